@@ -1,0 +1,1 @@
+"""Datasets: the procedural hierarchical world and loaders for the real datasets (SPEC §3)."""

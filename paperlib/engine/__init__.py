@@ -1,0 +1,1 @@
+"""Training and evaluation engine: configs, loops, checkpoints, distributed set-up."""

@@ -1,0 +1,1 @@
+"""Training losses: contrastive (InfoNCE), HiMo-CLIP (HiDe, MoLo), entailment (MERU, HyCoCLIP, ARGENT)."""

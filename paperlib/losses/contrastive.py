@@ -1,0 +1,65 @@
+"""Symmetric InfoNCE (CLIP's contrastive loss) and a gradient-carrying all-gather.
+
+The one place where image/text logits become a contrastive loss; HiMo-CLIP's MoLo
+(SPEC §1.1) and the hyperbolic losses (SPEC §2.2-2.3) call these.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch import Tensor
+
+
+def is_distributed() -> bool:
+    """True when a torch.distributed process group is initialised with more than one rank."""
+    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+
+
+def all_gather_with_grad(x: Tensor) -> Tensor:
+    """Concatenate ``x`` (batch, ...) from every rank along dim 0, keeping the autograd graph.
+
+    Uses ``torch.distributed.nn.functional.all_gather`` (as Long-CLIP does), whose backward
+    sums the incoming gradients of every rank's copy and returns each rank its slice.
+    Outside a multi-process group this is the identity.
+    """
+    if not is_distributed():
+        return x
+    from torch.distributed.nn.functional import all_gather
+
+    return torch.cat(all_gather(x.contiguous()), dim=0)
+
+
+def clip_logits(image_features: Tensor, text_features: Tensor, logit_scale: Tensor) -> Tensor:
+    """``exp(logit_scale) * v @ u.T`` for (batch, dim) features; rows index images."""
+    return logit_scale.exp() * image_features @ text_features.T
+
+
+def symmetric_cross_entropy(logits_per_image: Tensor, label_smoothing: float = 0.0) -> Tensor:
+    """½[CE(L, diag) + CE(Lᵀ, diag)] for a square (batch, batch) logit matrix (SPEC §1.1)."""
+    if logits_per_image.ndim != 2 or logits_per_image.shape[0] != logits_per_image.shape[1]:
+        raise ValueError(f"logits must be square (batch, batch); got {tuple(logits_per_image.shape)}")
+    labels = torch.arange(logits_per_image.shape[0], device=logits_per_image.device)
+    loss_i = F.cross_entropy(logits_per_image, labels, label_smoothing=label_smoothing)
+    loss_t = F.cross_entropy(logits_per_image.T, labels, label_smoothing=label_smoothing)
+    return 0.5 * (loss_i + loss_t)
+
+
+def infonce_loss(
+    image_features: Tensor,
+    text_features: Tensor,
+    logit_scale: Tensor,
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """CLIP's symmetric InfoNCE on (batch, dim) L2-normalised features.
+
+    Under ``torch.distributed`` the features of all ranks are gathered with gradient and
+    every rank computes the loss on the global batch (open_clip's ``ClipLoss`` with
+    ``gather_with_grad=True, local_loss=False``).
+    """
+    image_features = all_gather_with_grad(image_features)
+    text_features = all_gather_with_grad(text_features)
+    return symmetric_cross_entropy(
+        clip_logits(image_features, text_features, logit_scale), label_smoothing
+    )

@@ -1,0 +1,1 @@
+"""Evaluation metrics computed on precomputed features (never on models)."""

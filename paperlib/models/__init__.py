@@ -1,0 +1,1 @@
+"""Encoders and heads: open_clip factory, Long-CLIP stretch, MERU-style hyperbolic head."""

@@ -1,0 +1,304 @@
+"""Euclidean CLIP on open_clip encoders: factory, checkpoints, Long-CLIP's 248-token text.
+
+- ``create_model`` builds any open_clip architecture by name (the small CPU configs in
+  ``paperlib/model_configs`` are registered on import) with random weights, an open_clip
+  pretrained tag, or a local checkpoint file (loaded with ``weights_only=True``).
+- ``stretch_positional_embedding`` is Long-CLIP's 77 -> 248 stretch (SPEC §1.2), *not*
+  open_clip's ``resize_text_pos_embed`` (which interpolates every position linearly).
+- ``long_text="residual"`` adds Long-CLIP's frozen-base + trainable-residual table:
+  positions 0..keep-1 read the frozen stretched table, positions >= keep a trainable copy
+  (``positional_embedding_res``), so the first ``keep`` positions stay exactly the base model's.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import open_clip
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+MODEL_CONFIG_DIR = Path(__file__).resolve().parent.parent / "model_configs"
+open_clip.add_model_config(MODEL_CONFIG_DIR)
+
+BASE_CONTEXT_LENGTH = 77
+LONG_CONTEXT_LENGTH = 248
+LONG_TEXT_MODES = ("none", "stretch", "residual")
+
+
+class CLIPBundle(NamedTuple):
+    """What ``create_model`` returns: the model, its eval image transform, its tokenizer."""
+
+    model: nn.Module
+    preprocess: Any
+    tokenizer: Any
+
+
+# --------------------------------------------------------------------------- stretch
+
+
+def stretch_positional_embedding(table: Tensor, keep: int = 20, factor: int = 4) -> Tensor:
+    """Long-CLIP's positional stretch (SPEC §1.2), (L, width) -> (keep + factor·(L−keep), width).
+
+    Rows ``0..keep-1`` are copied; for ``i`` in ``0..L-keep-2`` and ``j`` in ``0..factor-1``,
+    ``new[keep + factor·i + j] = ((factor−j)·p[keep+i] + j·p[keep+i+1]) / factor``; the last
+    ``factor`` rows extrapolate ``p[L−1] + j·(p[L−1] − p[L−2]) / factor``.
+    With L = 77, keep = 20, factor = 4 this gives 248 rows.
+    """
+    if table.ndim != 2:
+        raise ValueError(f"positional table must be (positions, width); got {tuple(table.shape)}")
+    length = table.shape[0]
+    if not 0 < keep < length - 1:
+        raise ValueError(f"keep must be in 1..{length - 2} for a {length}-row table; got {keep}")
+    frac = torch.arange(factor, dtype=table.dtype, device=table.device) / factor  # j / factor
+    start, stop = table[keep:-1], table[keep + 1 :]
+    interpolated = start[:, None, :] + frac[None, :, None] * (stop - start)[:, None, :]
+    last_step = table[-1] - table[-2]
+    extrapolated = table[-1][None, :] + frac[:, None] * last_step[None, :]
+    return torch.cat(
+        [table[:keep], interpolated.reshape(-1, table.shape[1]), extrapolated], dim=0
+    )
+
+
+def _text_tower(model: nn.Module) -> nn.Module:
+    """The module that owns ``positional_embedding`` and the text ``transformer``."""
+    owner = model if hasattr(model, "positional_embedding") else getattr(model, "text", None)
+    if owner is None or not isinstance(getattr(owner, "positional_embedding", None), Tensor):
+        raise TypeError(
+            f"{type(model).__name__} has no text positional embedding "
+            "(expected an open_clip CLIP or CustomTextCLIP with a transformer text tower)"
+        )
+    return owner
+
+
+def _causal_mask(length: int) -> Tensor:
+    return torch.full((length, length), float("-inf")).triu_(1)
+
+
+def _add_positional_residual(tower: nn.Module, keep: int) -> None:
+    """Freeze ``tower.positional_embedding`` and route positions >= ``keep`` to a trainable copy.
+
+    Implemented as a forward pre-hook on the text transformer that adds
+    ``mask · (res − base)`` to its input, where the input already holds ``tokens + base``.
+    """
+    base = tower.positional_embedding
+    base.requires_grad_(False)
+    tower.positional_embedding_res = nn.Parameter(base.detach().clone())
+    tower.register_buffer(
+        "positional_residual_mask",
+        (torch.arange(base.shape[0]) >= keep).float()[:, None],
+        persistent=False,
+    )
+
+    def add_residual(module: nn.Module, args: tuple, kwargs: dict):
+        x, *rest = args
+        n = x.shape[-2]
+        delta = tower.positional_residual_mask[:n] * (
+            tower.positional_embedding_res[:n] - tower.positional_embedding[:n]
+        )
+        return (x + delta.to(x.dtype), *rest), kwargs
+
+    tower.transformer.register_forward_pre_hook(add_residual, with_kwargs=True)
+
+
+def extend_context(model: nn.Module, mode: str = "residual", keep: int = 20, factor: int = 4) -> None:
+    """Give a 77-token open_clip model Long-CLIP's 248-token text positions, in place.
+
+    ``mode="stretch"``: stretched table, trainable as a whole. ``mode="residual"``:
+    Long-CLIP's frozen stretched table + trainable residual copy (SPEC §1.2).
+    """
+    if mode not in ("stretch", "residual"):
+        raise ValueError(f"long_text mode must be 'stretch' or 'residual'; got {mode!r}")
+    tower = _text_tower(model)
+    table = tower.positional_embedding.detach()
+    stretched = stretch_positional_embedding(table, keep=keep, factor=factor)
+    tower.positional_embedding = nn.Parameter(stretched)
+    length = stretched.shape[0]
+    for owner in {id(model): model, id(tower): tower}.values():
+        if hasattr(owner, "context_length"):
+            owner.context_length = length
+        if isinstance(getattr(owner, "attn_mask", None), Tensor):
+            owner.register_buffer("attn_mask", _causal_mask(length), persistent=False)
+    if hasattr(tower, "num_pos"):
+        tower.num_pos = length
+    if mode == "residual":
+        _add_positional_residual(tower, keep)
+
+
+# --------------------------------------------------------------------------- checkpoints
+
+
+def load_checkpoint_state(path: str | Path) -> dict[str, Tensor]:
+    """Read a state dict from a local file with ``weights_only=True``.
+
+    Accepts a bare state dict or one nested under ``state_dict`` / ``model``; strips a
+    DistributedDataParallel ``module.`` prefix. Errors name the path and what was expected.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"checkpoint not found: {path} (expected a file written by torch.save holding a "
+            "model state dict, or an open_clip pretrained tag)"
+        )
+    try:
+        obj = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # noqa: BLE001 - re-raised with the path and the expectation
+        raise ValueError(
+            f"could not read checkpoint {path}: {type(err).__name__}: {err}. Expected a file "
+            "written by torch.save holding a state dict of tensors (loaded with weights_only=True)"
+        ) from err
+    for key in ("state_dict", "model"):
+        if isinstance(obj, dict) and isinstance(obj.get(key), dict):
+            obj = obj[key]
+    if not isinstance(obj, dict) or not all(isinstance(v, Tensor) for v in obj.values()):
+        raise ValueError(
+            f"checkpoint {path} does not hold a state dict of tensors "
+            f"(found {type(obj).__name__}); expected {{parameter name: tensor}}"
+        )
+    return {k.removeprefix("module."): v for k, v in obj.items()}
+
+
+def _checkpoint_context_length(state: dict[str, Tensor]) -> int | None:
+    for key in ("positional_embedding", "text.positional_embedding"):
+        if key in state:
+            return state[key].shape[0]
+    return None
+
+
+def load_checkpoint(model: nn.Module, path: str | Path) -> None:
+    """Load a local checkpoint into ``model`` strictly, naming the file on any mismatch.
+
+    A 248-token checkpoint without a residual table loads into a residual model by
+    initialising the residual from the loaded base table.
+    """
+    state = load_checkpoint_state(path)
+    own = model.state_dict()
+    for key in [k for k in own if k.endswith("positional_embedding_res") and k not in state]:
+        base_key = key.removesuffix("_res")
+        if base_key in state:
+            state[key] = state[base_key].clone()
+    missing = sorted(set(own) - set(state))
+    unexpected = sorted(set(state) - set(own))
+    shapes = [k for k in own if k in state and own[k].shape != state[k].shape]
+    if missing or unexpected or shapes:
+        detail = "; ".join(
+            part
+            for part in (
+                f"missing keys {missing[:5]}" if missing else "",
+                f"unexpected keys {unexpected[:5]}" if unexpected else "",
+                "shape mismatch " + ", ".join(
+                    f"{k}: file {tuple(state[k].shape)} vs model {tuple(own[k].shape)}"
+                    for k in shapes[:5]
+                )
+                if shapes
+                else "",
+            )
+            if part
+        )
+        raise ValueError(f"checkpoint {path} does not fit {type(model).__name__}: {detail}")
+    model.load_state_dict(state, strict=True)
+
+
+# --------------------------------------------------------------------------- factory
+
+
+def _is_local_path(pretrained: str) -> bool:
+    return Path(pretrained).suffix in {".pt", ".pth", ".bin", ".ckpt"} or "/" in pretrained
+
+
+def create_model(
+    name: str = "paper-tiny",
+    pretrained: str | Path | None = None,
+    *,
+    context_length: int = BASE_CONTEXT_LENGTH,
+    long_text: str = "residual",
+    keep: int = 20,
+    device: str | torch.device = "cpu",
+) -> CLIPBundle:
+    """Create an open_clip model by ``name`` with weights from ``pretrained``.
+
+    Args:
+        name: any open_clip architecture (``ViT-B-16``, ``ViT-L-14``, ``paper-tiny``...).
+        pretrained: ``None`` (random init), an open_clip tag (``"openai"``; needs the hub),
+            or a local checkpoint path (``weights_only=True``).
+        context_length: 77, or 248 for Long-CLIP text (SPEC §1.2).
+        long_text: at 248 tokens, ``"residual"`` (Long-CLIP: frozen stretched base +
+            trainable residual, default) or ``"stretch"`` (stretched table, all trainable).
+        keep: positions kept unchanged by the stretch (Long-CLIP: 20).
+    """
+    if name not in open_clip.list_models():
+        raise ValueError(
+            f"unknown model {name!r}: expected an open_clip architecture "
+            f"(e.g. ViT-B-16, ViT-L-14) or one of paperlib's configs in {MODEL_CONFIG_DIR}"
+        )
+    if context_length not in (BASE_CONTEXT_LENGTH, LONG_CONTEXT_LENGTH):
+        raise ValueError(f"context_length must be 77 or 248; got {context_length}")
+    if context_length == LONG_CONTEXT_LENGTH and long_text not in ("stretch", "residual"):
+        raise ValueError(f"long_text must be 'stretch' or 'residual' at 248 tokens; got {long_text!r}")
+    local = pretrained is not None and _is_local_path(str(pretrained))
+    tag = None if (pretrained is None or local) else str(pretrained)
+    previous = logging.getLogger().level
+    logging.getLogger().setLevel(logging.ERROR)  # open_clip warns loudly about random init
+    try:
+        model, _, preprocess = open_clip.create_model_and_transforms(name, pretrained=tag)
+    finally:
+        logging.getLogger().setLevel(previous)
+    if local:
+        state_length = _checkpoint_context_length(load_checkpoint_state(pretrained))
+        if state_length == LONG_CONTEXT_LENGTH and context_length != LONG_CONTEXT_LENGTH:
+            raise ValueError(
+                f"checkpoint {pretrained} has 248 text positions: create it with context_length=248"
+            )
+        if state_length == LONG_CONTEXT_LENGTH:  # stretch first so the shapes match the file
+            extend_context(model, long_text, keep)
+        load_checkpoint(model, pretrained)
+        if context_length == LONG_CONTEXT_LENGTH and state_length != LONG_CONTEXT_LENGTH:
+            extend_context(model, long_text, keep)
+    elif context_length == LONG_CONTEXT_LENGTH:
+        extend_context(model, long_text, keep)
+    tokenizer = open_clip.get_tokenizer(name, context_length=context_length)
+    return CLIPBundle(model.to(device), preprocess, tokenizer)
+
+
+# --------------------------------------------------------------------------- features
+
+
+def encode_image(model: nn.Module, images: Tensor) -> Tensor:
+    """(batch, 3, H, W) images -> (batch, dim) L2-normalised image features."""
+    return F.normalize(model.encode_image(images), dim=-1)
+
+
+def encode_text(model: nn.Module, tokens: Tensor) -> Tensor:
+    """(batch, context) token ids -> (batch, dim) L2-normalised text features."""
+    return F.normalize(model.encode_text(tokens), dim=-1)
+
+
+def similarity(image_features: Tensor, text_features: Tensor) -> Tensor:
+    """Cosine similarity (n_images, n_texts) of L2-normalised features (inference: SPEC §1.1)."""
+    return image_features @ text_features.T
+
+
+@torch.no_grad()
+def embed_texts(model: nn.Module, tokenizer, texts: list[str], batch_size: int = 256) -> Tensor:
+    """Tokenise and encode ``texts`` in batches; returns (len(texts), dim) normalised features."""
+    device = next(model.parameters()).device
+    chunks = [
+        encode_text(model, tokenizer(texts[i : i + batch_size]).to(device))
+        for i in range(0, len(texts), batch_size)
+    ]
+    return torch.cat(chunks).cpu()
+
+
+@torch.no_grad()
+def embed_images(model: nn.Module, preprocess, images: list, batch_size: int = 256) -> Tensor:
+    """Preprocess PIL images (or take ready tensors) and encode them in batches."""
+    device = next(model.parameters()).device
+    out = []
+    for i in range(0, len(images), batch_size):
+        batch = images[i : i + batch_size]
+        pixels = torch.stack([im if isinstance(im, Tensor) else preprocess(im) for im in batch])
+        out.append(encode_image(model, pixels.to(device)))
+    return torch.cat(out).cpu()

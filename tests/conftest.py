@@ -1,0 +1,25 @@
+"""Shared test set-up: offline hub, few threads, paths to the real evaluation data."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+torch.set_num_threads(min(2, os.cpu_count() or 1))
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("PAPERLIB_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The real evaluation data beside the checkout (skip cleanly where it is absent)."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real evaluation data not found at {SHARED_DATA}")
+    return SHARED_DATA
