@@ -33,10 +33,14 @@ def _environment() -> dict:
 def test_torch_pair_is_pinned_and_admitted_by_pyproject():
     pins = _constraints()
     assert {"torch", "torchvision"} <= set(pins)
-    deps = {Requirement(d).name.lower(): Requirement(d) for d in _pyproject()["project"]["dependencies"]}
+    deps = {
+        Requirement(d).name.lower(): Requirement(d) for d in _pyproject()["project"]["dependencies"]
+    }
     for name, pin in pins.items():
         (version,) = [s.version for s in pin.specifier if s.operator == "=="]
-        assert version in deps[name].specifier, f"constraints.txt pins {name}=={version} outside pyproject {deps[name]}"
+        assert version in deps[name].specifier, (
+            f"constraints.txt pins {name}=={version} outside pyproject {deps[name]}"
+        )
 
 
 def test_environment_yml_defers_to_pyproject():
@@ -52,12 +56,16 @@ def test_environment_yml_defers_to_pyproject():
     assert set(extras) <= set(_pyproject()["project"]["optional-dependencies"])
     assert any("constraints.txt" in p for p in pip), "environment.yml must use constraints.txt"
     # anything listed in both places must agree: conda packages and pip lines versus pyproject
-    deps = {Requirement(d).name.lower(): Requirement(d) for d in _pyproject()["project"]["dependencies"]}
+    deps = {
+        Requirement(d).name.lower(): Requirement(d) for d in _pyproject()["project"]["dependencies"]
+    }
     for entry in conda + [p for p in pip if not p.startswith("-")]:
         name, _, version = entry.partition("=")
         name = name.strip().lower().replace("_", "-")
         if name in deps and version:
-            assert deps[name].specifier.contains(version.strip("=")), f"{entry} vs pyproject {deps[name]}"
+            assert deps[name].specifier.contains(version.strip("=")), (
+                f"{entry} vs pyproject {deps[name]}"
+            )
 
 
 def test_readme_commands_and_ci_agree():

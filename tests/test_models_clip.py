@@ -65,7 +65,11 @@ def test_short_captions_identical_after_stretch(tmp_path):
     base = create_model("paper-tiny")
     path = tmp_path / "base77.pt"
     torch.save(base.model.state_dict(), path)
-    captions = ["a dog", "a red circle left of a blue square on grey", "two large striped triangles"]
+    captions = [
+        "a dog",
+        "a red circle left of a blue square on grey",
+        "two large striped triangles",
+    ]
     tokens77 = base.tokenizer(captions)
     assert (tokens77[:, 20:] == 0).all()  # every caption fits in 20 tokens
     for mode in ("residual", "stretch"):

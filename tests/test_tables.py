@@ -44,10 +44,17 @@ def test_retrieval_table_matches_spec():
 def test_argent_tables_match_spec():
     rows, _ = published_table("argent_main")
     spec = _spec_rows("| model | IN | avg16 |")
-    assert [[f"{r['model']}-{r['arch']}", r["imagenet_acc1"], r["avg16_acc1"], r["coco_t2i_r5"],
-             r["pep_auc"], r["pep_ap"]] for r in rows] == [
-        [c[0], *map(float, c[1:])] for c in spec
-    ]
+    assert [
+        [
+            f"{r['model']}-{r['arch']}",
+            r["imagenet_acc1"],
+            r["avg16_acc1"],
+            r["coco_t2i_r5"],
+            r["pep_auc"],
+            r["pep_ap"],
+        ]
+        for r in rows
+    ] == [[c[0], *map(float, c[1:])] for c in spec]
     text = SPEC.read_text()
     ablation = re.search(r"original Ent ([\d./]+);", text).group(1)
     assert published_table("argent_ablations")[0][0]["cls_acc1"] == float(ablation.split("/")[0])

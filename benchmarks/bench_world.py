@@ -1,0 +1,49 @@
+"""Samples/s of the procedural world at 64 px with every text, on one core (issue 5).
+
+Goal: >= 2,000 samples/s. Measures ``World.sample`` (image, crops, description, segments,
+chain, phrases, noise, COLA query, ground truth) and ``WorldDataset`` items (plus tensors and
+the resized box crop), single process, ``torch.set_num_threads(1)``; best of 3 repeats.
+Run: ``.venv/bin/python benchmarks/bench_world.py``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+from paperlib.data.world import World, WorldDataset
+
+GOAL = 2000.0
+
+
+def rate(make, count: int, repeats: int = 3) -> float:
+    """Best samples/s over ``repeats`` runs of ``count`` fresh indices."""
+    best = 0.0
+    for r in range(repeats):
+        start = time.perf_counter()
+        for index in range(r * count, (r + 1) * count):
+            make(index)
+        best = max(best, count / (time.perf_counter() - start))
+    return best
+
+
+def main() -> None:
+    torch.set_num_threads(1)
+    world = World(seed=0, image_size=64)
+    dataset = WorldDataset(seed=0, size=10**6, image_size=64)
+    world.sample(0), dataset[0]  # warm the per-size caches
+    sample_rate = rate(world.sample, 3000)
+    item_rate = rate(dataset.__getitem__, 2000)
+    print(
+        f"World.sample, 64 px, all texts, 1 core: {sample_rate:,.0f} samples/s "
+        f"({sample_rate / GOAL:.2f}x the {GOAL:,.0f}/s goal)"
+    )
+    print(
+        f"WorldDataset item (+ tensors, box resize), 64 px, 1 core: {item_rate:,.0f} samples/s "
+        f"({item_rate / GOAL:.2f}x the goal)"
+    )
+
+
+if __name__ == "__main__":
+    main()

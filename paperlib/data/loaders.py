@@ -1,0 +1,472 @@
+"""Loaders for the real datasets the papers use, in the formats of SPEC §3.
+
+Each ``load_*`` reads a user-given root and returns a list of :class:`Sample` (image paths are
+loaded lazily; wrap the list in :class:`~paperlib.data.sample.SampleDataset` for a DataLoader).
+A missing root, file or field raises an error naming it and the expected layout. GRIT shards are
+read with :func:`paperlib.data.webdataset.read_shards` (see :func:`grit_shards`). HierarCaps and
+HiMo-Docci have public URLs: :func:`fetch_hierarcaps` / :func:`fetch_himo_docci` download them
+with sha256 verification.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.error import URLError
+from urllib.request import urlopen
+
+from paperlib.data.sample import Sample
+
+HIERARCAPS_URL = (
+    "https://raw.githubusercontent.com/TAU-VAILab/hierarcaps/main/data/hierarcaps_test.csv"
+)
+HIERARCAPS_SHA256 = "3474564194fd2a85e1d8f4dbe6e040c795e94677b2982cfb161b14908cae33b0"
+HIMO_DOCCI_URL = (
+    "https://raw.githubusercontent.com/UnicomAI/HiMo-CLIP/main/eval/text_mono/himo_docci_data.json"
+)
+HIMO_DOCCI_SHA256 = "100b6a54489ddde771d2605f6dae9eb1712f67f7b39a9e1ee975ee2b75e14c77"
+
+LAYOUTS = {
+    "ShareGPT4V": "a JSON list of {'image': <path relative to image_root>, "
+    "'conversations': [..., {'value': <caption>}]}",
+    "Urban1k": "root/image/<id>.jpg and root/caption/<id>.txt (caption = first line)",
+    "DOCCI": "root/docci_descriptions.jsonlines (keys image_file, description, split) or "
+    "root/test_set.jsonl, images in root/images/",
+    "Long-DCI": "a tab-separated dci_long.csv with columns filepath, title; images under image_root",
+    "Flickr30k": "a text file of lines 'name.jpg#k<TAB>caption', 5 per image; images in image_root",
+    "COCO": "captions_val2017.json in COCO format (images: id, file_name; annotations: "
+    "image_id, caption); images in image_root",
+    "HierarCaps": "root/hierarcaps_test.csv (columns id, captions, image_url; captions "
+    "'general => ... => specific') and root/test_imgs/COCO_val2014_<12-digit id>.jpg",
+    "HiMo-Docci": "JSON Lines with keys img_path, caption (list of cumulative prefixes), "
+    "raw_caption; DOCCI images in image_root",
+    "ImageNet": "root/<wnid>/*.JPEG, one folder per class, plus class names per wnid",
+    "COLA": "a JSON list of [image_1_url, caption_1, image_2_url, caption_2]; images in "
+    "image_root named by the URL's last path part",
+}
+
+
+class DatasetFormatError(ValueError):
+    """A dataset file exists but lacks a field or breaks the published layout."""
+
+
+def require_path(path: str | Path, dataset: str) -> Path:
+    """``path`` as a Path; FileNotFoundError naming it and ``dataset``'s layout if absent."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{dataset}: {path} does not exist; expected {LAYOUTS[dataset]}")
+    return path
+
+
+def get_field(item: Any, key: str | int, dataset: str, where: str) -> Any:
+    """``item[key]``, or a DatasetFormatError naming the file/row, the field and the layout."""
+    try:
+        return item[key]
+    except (KeyError, IndexError, TypeError):
+        raise DatasetFormatError(
+            f"{dataset}: {where} has no field {key!r}; expected {LAYOUTS[dataset]}"
+        ) from None
+
+
+def check_images(samples: Sequence[Sample], dataset: str) -> list[Sample]:
+    """Raise FileNotFoundError listing (up to 5) image paths of ``samples`` that do not exist."""
+    missing = [str(s.image) for s in samples if s.image is not None and not Path(s.image).exists()]
+    if missing:
+        raise FileNotFoundError(
+            f"{dataset}: {len(missing)} image files missing, e.g. {missing[:5]}; "
+            f"expected {LAYOUTS[dataset]}"
+        )
+    return samples
+
+
+def _read_json_lines(path: Path, dataset: str) -> list[dict[str, Any]]:
+    items = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if line.strip():
+                try:
+                    items.append(json.loads(line))
+                except json.JSONDecodeError as err:
+                    raise DatasetFormatError(f"{dataset}: {path} line {number}: {err}") from None
+    return items
+
+
+# --------------------------------------------------------------------------- long text
+
+
+def load_sharegpt4v(
+    json_path: str | Path,
+    image_root: str | Path,
+    split: str = "all",
+    val_size: int = 1000,
+    require_images: bool = True,
+) -> list[Sample]:
+    """ShareGPT4V: caption = conversations[1].value with newlines as spaces (SPEC §3).
+
+    ``split``: "all", "val" (first ``val_size`` entries, Long-CLIP's choice) or "train" (rest).
+    """
+    if split not in ("all", "train", "val"):
+        raise ValueError(f"split must be 'all', 'train' or 'val', got {split!r}")
+    path, root = require_path(json_path, "ShareGPT4V"), Path(image_root)
+    items = json.loads(path.read_text(encoding="utf-8"))
+    items = items[:val_size] if split == "val" else items[val_size:] if split == "train" else items
+    samples = []
+    for i, item in enumerate(items):
+        where = f"{path} item {i}"
+        image = get_field(item, "image", "ShareGPT4V", where)
+        turn = get_field(
+            get_field(item, "conversations", "ShareGPT4V", where), 1, "ShareGPT4V", where
+        )
+        caption = get_field(turn, "value", "ShareGPT4V", where).replace("\n", " ")
+        samples.append(Sample(id=str(item.get("id", image)), image=root / image, caption=caption))
+    return check_images(samples, "ShareGPT4V") if require_images else samples
+
+
+def load_urban1k(root: str | Path, require_images: bool = True) -> list[Sample]:
+    """Urban1k: ``caption/<id>.txt`` (first line) paired with ``image/<id>.jpg``, sorted by id."""
+    root = require_path(root, "Urban1k")
+    if (root / "Urban1k").is_dir():
+        root = root / "Urban1k"
+    caption_dir = require_path(root / "caption", "Urban1k")
+    samples = []
+    for text_file in sorted(caption_dir.glob("*.txt")):
+        lines = text_file.read_text(encoding="utf-8").splitlines()
+        if not lines:
+            raise DatasetFormatError(
+                f"Urban1k: {text_file} is empty; expected {LAYOUTS['Urban1k']}"
+            )
+        image = root / "image" / f"{text_file.stem}.jpg"
+        samples.append(Sample(id=text_file.stem, image=image, caption=lines[0].strip()))
+    if not samples:
+        raise FileNotFoundError(
+            f"Urban1k: no .txt files in {caption_dir}; expected {LAYOUTS['Urban1k']}"
+        )
+    return check_images(samples, "Urban1k") if require_images else samples
+
+
+def load_docci(root: str | Path, split: str = "test", require_images: bool = True) -> list[Sample]:
+    """DOCCI: ``docci_descriptions.jsonlines`` filtered to ``split``, or ``test_set.jsonl``."""
+    root = require_path(root, "DOCCI")
+    full, test = root / "docci_descriptions.jsonlines", root / "test_set.jsonl"
+    if full.exists():
+        path, items = full, [x for x in _read_json_lines(full, "DOCCI") if x.get("split") == split]
+    elif test.exists() and split == "test":
+        path, items = test, _read_json_lines(test, "DOCCI")
+    else:
+        raise FileNotFoundError(
+            f"DOCCI: neither {full} nor {test} exists; expected {LAYOUTS['DOCCI']}"
+        )
+    samples = []
+    for i, item in enumerate(items):
+        where = f"{path} line {i + 1}"
+        image_file = get_field(item, "image_file", "DOCCI", where)
+        caption = get_field(item, "description", "DOCCI", where)
+        sample_id = str(item.get("example_id", Path(image_file).stem))
+        samples.append(Sample(id=sample_id, image=root / "images" / image_file, caption=caption))
+    return check_images(samples, "DOCCI") if require_images else samples
+
+
+def load_long_dci(
+    csv_path: str | Path, image_root: str | Path, require_images: bool = True
+) -> list[Sample]:
+    """Long-DCI: tab-separated ``dci_long.csv``; ``filepath`` under image_root, ``title`` caption."""
+    path, root = require_path(csv_path, "Long-DCI"), Path(image_root)
+    with open(path, encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t"))
+    samples = []
+    for i, row in enumerate(rows):
+        where = f"{path} row {i + 1}"
+        filepath = get_field(row, "filepath", "Long-DCI", where)
+        caption = get_field(row, "title", "Long-DCI", where)
+        samples.append(Sample(id=Path(filepath).stem, image=root / filepath, caption=caption))
+    return check_images(samples, "Long-DCI") if require_images else samples
+
+
+# --------------------------------------------------------------------------- short retrieval
+
+
+def load_flickr30k(
+    captions_file: str | Path,
+    image_root: str | Path,
+    captions_per_image: int = 5,
+    require_images: bool = True,
+) -> list[Sample]:
+    """Flickr30k 1k test: lines ``name.jpg#k<TAB>caption``; ``captions`` ordered by k."""
+    path, root = require_path(captions_file, "Flickr30k"), Path(image_root)
+    grouped: dict[str, dict[int, str]] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        key, tab, caption = line.partition("\t")
+        name, hash_mark, k = key.rpartition("#")
+        if not tab or not hash_mark or not k.isdigit():
+            raise DatasetFormatError(
+                f"Flickr30k: {path} line {number} is {line[:60]!r}; expected {LAYOUTS['Flickr30k']}"
+            )
+        grouped.setdefault(name, {})[int(k)] = caption.strip()
+    samples = []
+    for name, caps in grouped.items():
+        if len(caps) != captions_per_image:
+            raise DatasetFormatError(
+                f"Flickr30k: {path}: image {name} has {len(caps)} captions, expected "
+                f"{captions_per_image}"
+            )
+        ordered = [caps[k] for k in sorted(caps)]
+        samples.append(
+            Sample(id=Path(name).stem, image=root / name, caption=ordered[0], captions=ordered)
+        )
+    return check_images(samples, "Flickr30k") if require_images else samples
+
+
+def load_coco_captions(
+    annotation_file: str | Path,
+    image_root: str | Path,
+    captions_per_image: int = 5,
+    require_images: bool = True,
+) -> list[Sample]:
+    """COCO 5k (val2017): images in file order, first ``captions_per_image`` captions each."""
+    path, root = require_path(annotation_file, "COCO"), Path(image_root)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    images = get_field(data, "images", "COCO", str(path))
+    captions: dict[int, list[str]] = {}
+    for i, ann in enumerate(get_field(data, "annotations", "COCO", str(path))):
+        where = f"{path} annotation {i}"
+        image_id = get_field(ann, "image_id", "COCO", where)
+        captions.setdefault(image_id, []).append(get_field(ann, "caption", "COCO", where).strip())
+    samples = []
+    for i, image in enumerate(images):
+        where = f"{path} image {i}"
+        image_id = get_field(image, "id", "COCO", where)
+        file_name = get_field(image, "file_name", "COCO", where)
+        caps = captions.get(image_id, [])[:captions_per_image]
+        if len(caps) < captions_per_image:
+            raise DatasetFormatError(
+                f"COCO: {path}: image {image_id} has {len(caps)} captions, expected at least "
+                f"{captions_per_image}"
+            )
+        samples.append(
+            Sample(id=str(image_id), image=root / file_name, caption=caps[0], captions=caps)
+        )
+    return check_images(samples, "COCO") if require_images else samples
+
+
+# --------------------------------------------------------------------------- hierarchy
+
+
+def load_hierarcaps(root: str | Path, levels: int = 4, require_images: bool = True) -> list[Sample]:
+    """HierarCaps test: ``chain`` = the ' => '-separated captions (general -> specific),
+    ``caption`` = the last (original COCO) caption, image id from the end of ``image_url``."""
+    root = require_path(root, "HierarCaps")
+    path = require_path(root / "hierarcaps_test.csv", "HierarCaps")
+    with open(path, encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    samples = []
+    for i, row in enumerate(rows):
+        where = f"{path} row {i + 1}"
+        chain = [c.strip() for c in get_field(row, "captions", "HierarCaps", where).split("=>")]
+        url = get_field(row, "image_url", "HierarCaps", where)
+        if len(chain) != levels or not all(chain):
+            raise DatasetFormatError(
+                f"HierarCaps: {where} has {len(chain)} levels {chain!r}, expected {levels}"
+            )
+        digits = Path(url).stem.rsplit("_", 1)[-1]
+        if not digits.isdigit():
+            raise DatasetFormatError(
+                f"HierarCaps: {where}: image_url {url!r} does not end in COCO_val2014_<id>.jpg"
+            )
+        image_id = int(digits)
+        samples.append(
+            Sample(
+                id=get_field(row, "id", "HierarCaps", where),
+                image=root / "test_imgs" / f"COCO_val2014_{image_id:012d}.jpg",
+                caption=chain[-1],
+                short_caption=chain[0],
+                chain=chain,
+                meta={"image_id": image_id, "image_url": url},
+            )
+        )
+    return check_images(samples, "HierarCaps") if require_images else samples
+
+
+def load_himo_docci(
+    json_path: str | Path, image_root: str | Path | None = None, require_images: bool = True
+) -> list[Sample]:
+    """HiMo-Docci: ``segments`` = the K cumulative prefixes, ``caption`` = ``raw_caption``.
+
+    ``image`` is ``image_root / img_path`` (the DOCCI test images), or None without image_root.
+    """
+    path = require_path(json_path, "HiMo-Docci")
+    samples = []
+    for i, item in enumerate(_read_json_lines(path, "HiMo-Docci")):
+        where = f"{path} line {i + 1}"
+        img_path = get_field(item, "img_path", "HiMo-Docci", where)
+        segments = list(get_field(item, "caption", "HiMo-Docci", where))
+        if not segments:
+            raise DatasetFormatError(f"HiMo-Docci: {where} has an empty 'caption' list")
+        samples.append(
+            Sample(
+                id=Path(img_path).stem,
+                image=None if image_root is None else Path(image_root) / img_path,
+                caption=get_field(item, "raw_caption", "HiMo-Docci", where),
+                short_caption=segments[0],
+                segments=segments,
+                meta={"img_path": img_path},
+            )
+        )
+    return check_images(samples, "HiMo-Docci") if require_images and image_root else samples
+
+
+def grit_shards(root: str | Path) -> list[str]:
+    """Sorted ``*.tar`` shard paths under ``root`` (GRIT in HyCoCLIP's layout)."""
+    root = Path(root)
+    shards = sorted(str(p) for p in root.glob("*.tar")) if root.is_dir() else []
+    if not shards:
+        raise FileNotFoundError(
+            f"GRIT: no .tar shards in {root}; expected webdataset shards with child.jpg, "
+            "child.txt, numparents.txt, parent000.jpg, parent000.txt, ... (SPEC §3)"
+        )
+    return shards
+
+
+# --------------------------------------------------------------------------- classification
+
+
+def load_class_names(
+    source: str | Path | dict[str, str] | Sequence[str], wnids: list[str]
+) -> list[str]:
+    """Class names aligned with sorted ``wnids``, from a dict wnid->name, a list (sorted-wnid
+    order) or a file: JSON (dict or list) or text (one name per line)."""
+    if isinstance(source, (str, Path)):
+        path = require_path(source, "ImageNet")
+        text = path.read_text(encoding="utf-8")
+        source = json.loads(text) if path.suffix == ".json" else [x for x in text.splitlines() if x]
+    if isinstance(source, dict):
+        missing = [w for w in wnids if w not in source]
+        if missing:
+            raise DatasetFormatError(f"ImageNet: no class name for folders {missing[:5]}")
+        return [source[w] for w in wnids]
+    names = list(source)
+    if len(names) != len(wnids):
+        raise DatasetFormatError(
+            f"ImageNet: {len(names)} class names for {len(wnids)} class folders; expected one each"
+        )
+    return names
+
+
+def load_image_folder(
+    root: str | Path,
+    class_names: str | Path | dict[str, str] | Sequence[str] | None = None,
+    extensions: tuple[str, ...] = (".jpeg", ".jpg", ".png"),
+) -> list[Sample]:
+    """ImageNet-style ``root/<wnid>/*.JPEG``: label = index of the sorted wnid; ``caption`` =
+    class name (the wnid when no names are given); ``meta`` has wnid and class_names."""
+    root = require_path(root, "ImageNet")
+    wnids = sorted(p.name for p in root.iterdir() if p.is_dir())
+    if not wnids:
+        raise FileNotFoundError(
+            f"ImageNet: no class folders in {root}; expected {LAYOUTS['ImageNet']}"
+        )
+    names = wnids if class_names is None else load_class_names(class_names, wnids)
+    samples = []
+    for label, (wnid, name) in enumerate(zip(wnids, names)):
+        for image in sorted((root / wnid).iterdir()):
+            if image.suffix.lower() in extensions:
+                samples.append(
+                    Sample(
+                        id=f"{wnid}/{image.stem}",
+                        image=image,
+                        caption=name,
+                        label=label,
+                        meta={"wnid": wnid},
+                    )
+                )
+    return samples
+
+
+# --------------------------------------------------------------------------- composition
+
+
+def load_cola(
+    json_path: str | Path, image_root: str | Path, require_images: bool = True
+) -> list[Sample]:
+    """COLA multi-object: one Sample per query; ``captions`` = [caption 1, caption 2] and
+    ``meta['images']`` = [image 1, image 2]; caption k describes image k only."""
+    path, root = require_path(json_path, "COLA"), Path(image_root)
+    items = json.loads(path.read_text(encoding="utf-8"))
+    samples = []
+    for i, item in enumerate(items):
+        if not isinstance(item, list) or len(item) != 4:
+            raise DatasetFormatError(
+                f"COLA: {path} item {i} is not a 4-element list; expected {LAYOUTS['COLA']}"
+            )
+        url1, cap1, url2, cap2 = item
+        images = [root / str(url1).rsplit("/", 1)[-1], root / str(url2).rsplit("/", 1)[-1]]
+        samples.append(
+            Sample(
+                id=f"cola-{i:04d}",
+                image=images[0],
+                caption=cap1,
+                captions=[cap1, cap2],
+                meta={"images": images, "urls": [url1, url2]},
+            )
+        )
+    if require_images:
+        missing = [str(p) for s in samples for p in s.meta["images"] if not p.exists()]
+        if missing:
+            raise FileNotFoundError(
+                f"COLA: {len(missing)} images missing, e.g. {missing[:5]}; "
+                f"expected {LAYOUTS['COLA']}"
+            )
+    return samples
+
+
+# --------------------------------------------------------------------------- downloads
+
+
+def sha256_of(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def download(url: str, dest: str | Path, sha256: str, timeout: float = 60.0) -> Path:
+    """Download ``url`` to ``dest`` and verify its sha256; a verified existing file is kept.
+
+    Offline, raises ConnectionError naming the URL and where to put the file by hand.
+    """
+    dest = Path(dest)
+    if dest.exists() and sha256_of(dest) == sha256:
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    partial = dest.with_name(dest.name + ".part")
+    try:
+        with urlopen(url, timeout=timeout) as response, open(partial, "wb") as out:
+            shutil.copyfileobj(response, out)
+    except (URLError, OSError) as err:
+        partial.unlink(missing_ok=True)
+        raise ConnectionError(
+            f"could not download {url} ({err}); download it elsewhere and put it at {dest}"
+        ) from err
+    got = sha256_of(partial)
+    if got != sha256:
+        partial.unlink()
+        raise ValueError(f"checksum mismatch for {url}: sha256 {got}, expected {sha256}")
+    partial.replace(dest)
+    return dest
+
+
+def fetch_hierarcaps(root: str | Path) -> Path:
+    """``root/hierarcaps_test.csv`` (downloaded if absent); images are not downloaded."""
+    return download(HIERARCAPS_URL, Path(root) / "hierarcaps_test.csv", HIERARCAPS_SHA256)
+
+
+def fetch_himo_docci(root: str | Path) -> Path:
+    """``root/himo_docci_data.json`` (downloaded if absent)."""
+    return download(HIMO_DOCCI_URL, Path(root) / "himo_docci_data.json", HIMO_DOCCI_SHA256)

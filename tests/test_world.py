@@ -1,0 +1,253 @@
+"""The procedural world (issue 5): determinism, pixels agree with texts, segments, chains."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from torch.utils.data import DataLoader
+
+from paperlib.data.sample import collate_samples
+from paperlib.data.world import (
+    BACKGROUNDS,
+    COLOURS,
+    NOISE_SENTENCES,
+    PATTERNS,
+    POSITIONS,
+    SIZES,
+    SUBCATEGORIES,
+    TAXONOMY,
+    World,
+    WorldDataset,
+    chain_graph,
+    class_names,
+    cumulative_segments,
+    shade,
+    shape_mask,
+    taxonomy_graph,
+    zeroshot_prompts,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+COLOUR_NAMES = [name for name, _ in COLOURS]
+
+
+def fingerprint(seed: int, index: int, image_size: int) -> str:
+    sample = World(seed, image_size).sample(index)
+    digest = hashlib.sha256(sample.image.tobytes())
+    for box in sample.boxes:
+        digest.update(box.image.tobytes())
+    digest.update(json.dumps(sample.texts(), sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def read_objects_from_pixels(pixels: np.ndarray) -> dict[str, str]:
+    """Colour name -> position name, found from the pixels alone (exact palette matches)."""
+    size = pixels.shape[0]
+    edges = np.linspace(0, size, 4)
+    found = {}
+    for name, rgb in COLOURS:
+        ys, xs = np.nonzero(np.all(pixels == np.asarray(rgb, dtype=np.uint8), axis=-1))
+        if len(ys):
+            row = int(np.searchsorted(edges, ys.mean(), side="right") - 1)
+            col = int(np.searchsorted(edges, xs.mean(), side="right") - 1)
+            found[name] = POSITIONS[3 * row + col]
+    return found
+
+
+def read_objects_from_caption(caption: str) -> dict[str, str]:
+    """Colour name -> position name, parsed from the long description alone."""
+    found = {}
+    main = re.search(
+        r"is (?:small|medium-sized|large) and (\w+), with .*?\. It sits in the (.+?)\.", caption
+    )
+    found[main.group(1)] = main.group(2)
+    for colour, position in re.findall(
+        r"(?:A|An) (?:small|medium-sized|large) (\w+) \w+ .+? is in the (.+?)\.", caption
+    ):
+        found[colour] = position
+    return found
+
+
+def test_same_seed_index_gives_identical_sample_across_processes():
+    cases = [(3, 0, 64), (3, 17, 64), (11, 5, 32), (0, 2, 224)]
+    code = (
+        "import sys, json; sys.path.insert(0, {!r}); sys.path.insert(0, {!r})\n"
+        "from test_world import fingerprint\n"
+        "print(json.dumps([fingerprint(*c) for c in {!r}]))"
+    ).format(str(REPO), str(REPO / "tests"), cases)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    assert json.loads(out.stdout) == [fingerprint(*c) for c in cases]
+
+
+def test_sample_does_not_depend_on_global_rng_or_call_order():
+    world = World(5, 64)
+    first = world.sample(9)
+    np.random.seed(123)
+    torch.manual_seed(123)
+    world.sample(3)
+    again = World(5, 64).sample(9)
+    assert first.image.tobytes() == again.image.tobytes()
+    assert first.texts() == again.texts()
+    assert World(6, 64).sample(9).texts() != first.texts()
+
+
+@pytest.mark.parametrize("image_size", [32, 64, 224])
+def test_caption_colours_and_positions_match_the_pixels(image_size):
+    world = World(1, image_size)
+    for index in range(60 if image_size < 224 else 15):
+        sample = world.sample(index)
+        assert read_objects_from_pixels(np.asarray(sample.image)) == read_objects_from_caption(
+            sample.caption
+        )
+
+
+def test_main_object_shape_in_pixels_is_its_sub_category():
+    world = World(2, 64)
+    for index in range(40):
+        sample = world.sample(index)
+        main = sample.meta["objects"][0]
+        x0, y0, x1, y1 = main["box"]
+        patch = np.asarray(sample.image)[y0:y1, x0:x1].astype(int)
+        drawn = np.all(patch == main["rgb"], axis=-1) | np.all(patch == shade(main["rgb"]), axis=-1)
+        expected = shape_mask(SUBCATEGORIES.index(main["sub"]), x1 - x0)
+        assert np.array_equal(drawn, expected)
+        assert f"more precisely {'an' if main['sub'][0] in 'aeiou' else 'a'} {main['sub']}." in (
+            sample.caption
+        )
+
+
+def test_shapes_are_distinct_and_pattern_shades_never_collide_with_colours():
+    for side in range(6, 75):  # 6 px: a small shape at 32 px
+        masks = {shape_mask(k, side).tobytes() for k in range(len(SUBCATEGORIES))}
+        assert len(masks) == len(SUBCATEGORIES)
+    palette = {rgb for _, rgb in COLOURS} | {rgb for _, rgb in BACKGROUNDS}
+    shades = {shade(rgb) for _, rgb in COLOURS}
+    assert len(shades) == len(COLOURS) and not shades & palette
+
+
+def test_segments_are_cumulative_prefixes_and_caption_sizes():
+    world = World(4, 64)
+    counts = []
+    for index in range(3000):
+        sample = world.sample(index)
+        segs = sample.segments
+        assert segs[-1] == sample.caption and segs[0] == sample.short_caption
+        for shorter, longer in zip(segs, segs[1:]):
+            assert longer.startswith(shorter + " ")
+        counts.append(len(sample.caption.split()))
+    assert 60 <= min(counts) and max(counts) <= 150
+
+
+def test_num_segments_cuts_evenly_and_rejects_too_many():
+    sentences = [f"S{k}." for k in range(7)]
+    segs = cumulative_segments(sentences, 3)
+    assert segs == [" ".join(sentences[:3]), " ".join(sentences[:5]), " ".join(sentences)]
+    with pytest.raises(ValueError, match="num_segments"):
+        cumulative_segments(sentences, 8)
+    sample = World(0, 64, num_segments=2).sample(0)
+    assert len(sample.segments) == 2 and sample.segments[-1] == sample.caption
+
+
+def test_chain_levels_refine_each_other():
+    world = World(7, 64)
+    parent_of = {child: parent for parent, child in taxonomy_graph()}
+    for index in range(100):
+        sample = world.sample(index)
+        chain, facts = sample.chain, sample.meta["chain_facts"]
+        assert len(chain) == 4 and len(facts) == 4
+        for coarse, fine in zip(facts, facts[1:]):
+            assert coarse.items() < fine.items()
+        news = [facts[0]] + [dict(f.items() - c.items()) for c, f in zip(facts, facts[1:])]
+        for text, new in zip(chain, news):
+            assert new and all(value in text for value in new.values())
+        main = sample.meta["objects"][0]
+        assert parent_of[main["sub"]] == facts[1]["category"] == main["category"]
+        assert parent_of[main["category"]] == facts[0]["super"] == main["super"]
+    graph = chain_graph([world.sample(i) for i in range(20)])
+    assert all(len(children) >= 1 for children in graph.values())
+
+
+def test_boxes_are_crops_of_the_image_with_one_near_full_crop():
+    world = World(8, 64)
+    for index in range(30):
+        sample = world.sample(index)
+        pixels = np.asarray(sample.image)
+        assert sample.meta["box_kinds"][-1] == "near_full"
+        for box, truth in zip(sample.boxes, sample.meta["objects"] + [None]):
+            x0, y0, x1, y1 = box.box
+            assert np.array_equal(np.asarray(box.image), pixels[y0:y1, x0:x1])
+            if truth is not None:
+                assert truth["colour"] in box.phrase and truth["sub"] in box.phrase
+        x0, y0, x1, y1 = sample.boxes[-1].box
+        assert (x1 - x0) * (y1 - y0) >= 0.8 * 64 * 64
+
+
+def test_noise_sentences_are_irrelevant_to_every_image():
+    vocab = set(COLOUR_NAMES) | set(PATTERNS) | set(SIZES) | {"shape", "background", "corner"}
+    vocab |= {w for name in SUBCATEGORIES for w in name.split()} - {"a", "t", "l", "u", "x"}
+    for sentence in NOISE_SENTENCES:
+        assert not set(re.findall(r"[a-z-]+", sentence.lower())) & vocab, sentence
+    noise = World(0, 64).sample(3).meta["noise_sentences"]
+    assert len(set(noise)) == 3
+
+
+def test_cola_pair_swaps_colour_bindings_in_pixels_and_text():
+    world = World(9, 64)
+    pairs = [p for p in (world.cola_pair(i) for i in range(30)) if p is not None]
+    assert len(pairs) >= 10
+    for first, second in pairs:
+        query = first.meta["cola"]
+        assert second.meta["cola"]["caption"] == query["swapped_caption"]
+        i, j = query["objects"]
+        a, b = first.meta["objects"][i], first.meta["objects"][j]
+        seen_first = read_objects_from_pixels(np.asarray(first.image))
+        seen_second = read_objects_from_pixels(np.asarray(second.image))
+        assert seen_first[a["colour"]] == seen_second[b["colour"]] == a["position"]
+        assert seen_first[b["colour"]] == seen_second[a["colour"]] == b["position"]
+        assert query["caption"].split(" and ")[0].endswith(f"{a['colour']} {a['sub']}")
+
+
+def test_zero_shot_names_prompts_and_labels():
+    assert [len(class_names(k)) for k in (1, 2, 3)] == [4, 12, 24]
+    assert len(taxonomy_graph()) == 12 + 24
+    prompts = zeroshot_prompts(2)
+    assert "a picture of an ellipse." in prompts["ellipse"]
+    with pytest.raises(ValueError, match="level"):
+        class_names(4)
+    for index in range(20):
+        sample = World(3, 64).sample(index)
+        main = sample.meta["objects"][0]
+        names = [class_names(k + 1)[i] for k, i in enumerate(sample.meta["labels"])]
+        assert names == [main["super"], main["category"], main["sub"]]
+        assert main["sub"] in TAXONOMY[main["super"]][main["category"]]
+        assert class_names(3)[sample.label] == main["sub"]
+
+
+def test_world_rejects_bad_sizes():
+    with pytest.raises(ValueError, match="image_size"):
+        World(0, 16)
+    with pytest.raises(ValueError, match="max_objects"):
+        World(0, 64, min_objects=3, max_objects=2).sample(0)
+
+
+def test_world_dataset_batches_through_a_dataloader():
+    dataset = WorldDataset(seed=1, size=10, image_size=32)
+    batch = next(iter(DataLoader(dataset, batch_size=5, collate_fn=collate_samples)))
+    assert batch["image"].shape == (5, 3, 32, 32) and batch["box_image"].shape == (5, 3, 32, 32)
+    assert batch["labels"].shape == (5, 3) and batch["skipped"] == 0
+    sample = World(1, 32).sample(2)
+    assert batch["caption"][2] == sample.caption and batch["chain"][2] == sample.chain
+    expected = torch.from_numpy(np.asarray(sample.image).copy()).permute(2, 0, 1) / 255
+    assert torch.equal(batch["image"][2], expected)
+    with pytest.raises(IndexError):
+        dataset[10]
