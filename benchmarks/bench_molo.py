@@ -1,0 +1,146 @@
+"""MoLo cost against plain InfoNCE, and HiDe's share of a small-model training step.
+
+Prints, from one run at torch.set_num_threads(2):
+1. MoLo (forward+backward) time / InfoNCE (forward+backward) time at N=1024, d=768 and
+   N=256, d=512 (goal: <= 3 at 1024x768); for comparison MoLo(detach=True) and a MoLo
+   whose HiDe is a plain full ``torch.linalg.svd``, and the largest loss/gradient
+   difference between the two HiDe implementations (must be float tolerance).
+2. HiDe (forward+backward) time / one training step (forward, MoLo, backward, AdamW) of
+   the ``paper-tiny`` CPU model at batch 256.
+Timings alternate between the variants and report medians, so machine load hits all alike.
+
+    .venv/bin/python benchmarks/bench_molo.py [--repeats 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+
+from paperlib.losses.contrastive import infonce_loss, symmetric_cross_entropy
+from paperlib.losses.himo import hide, molo_loss
+from paperlib.models.clip import create_model
+
+
+def svd_molo(img, txt, logit_scale, tau=0.9, label_smoothing=0.1):
+    """MoLo with the straightforward HiDe: full SVD of the centred batch, autograd through it."""
+    mean = txt.mean(0)
+    x = txt - mean
+    _, s, vt = torch.linalg.svd(x, full_matrices=False)
+    ratio = (s**2).cumsum(0) / (s**2).sum().clamp_min(1e-8)
+    m = min(int((ratio < tau).sum()) + 1, s.shape[0])
+    comp = x @ vt[:m].T @ vt[:m] + mean
+    scale = logit_scale.exp()
+    return symmetric_cross_entropy(scale * img @ txt.T, label_smoothing) + symmetric_cross_entropy(
+        scale * img @ comp.T, label_smoothing
+    )
+
+
+def timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def median_times(fns: dict, repeats: int) -> dict:
+    for fn in fns.values():  # warm-up
+        fn()
+    times = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            times[name].append(timed(fn))
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def loss_case(n: int, d: int, repeats: int) -> None:
+    g = torch.Generator().manual_seed(0)
+    img = F.normalize(torch.randn(n, d, generator=g), dim=1).requires_grad_()
+    txt = F.normalize(torch.randn(n, d, generator=g), dim=1).requires_grad_()
+    scale = torch.tensor(4.6052, requires_grad=True)
+
+    def run(loss_fn):
+        def step():
+            img.grad = txt.grad = scale.grad = None
+            loss_fn().backward()
+
+        return step
+
+    fns = {
+        "infonce": run(lambda: infonce_loss(img, txt, scale, 0.1)),
+        "molo": run(lambda: molo_loss(img, txt, scale).loss),
+        "molo_detach": run(lambda: molo_loss(img, txt, scale, detach=True).loss),
+        "molo_svd": run(lambda: svd_molo(img, txt, scale)),
+    }
+    t = median_times(fns, repeats)
+
+    grads = []
+    for fn in (lambda: molo_loss(img, txt, scale).loss, lambda: svd_molo(img, txt, scale)):
+        img.grad = txt.grad = None
+        loss = fn()
+        loss.backward()
+        grads.append((loss.detach(), img.grad.clone(), txt.grad.clone()))
+    (l1, gi1, gt1), (l2, gi2, gt2) = grads
+    m = molo_loss(img, txt, scale).m
+    print(
+        f"N={n:5d} d={d:4d} m={m:4d} | InfoNCE {t['infonce'] * 1e3:7.1f} ms | "
+        f"MoLo {t['molo'] * 1e3:7.1f} ms | MoLo/InfoNCE {t['molo'] / t['infonce']:5.2f} | "
+        f"detach=True {t['molo_detach'] / t['infonce']:5.2f} | "
+        f"full-SVD {t['molo_svd'] / t['infonce']:5.2f} | "
+        f"|Δloss| {abs(l1 - l2).item():.1e} |Δgrad| "
+        f"{max((gi1 - gi2).abs().max().item(), (gt1 - gt2).abs().max().item()):.1e}"
+    )
+
+
+def training_step_case(batch: int, repeats: int) -> None:
+    torch.manual_seed(0)
+    model, _, _ = create_model("paper-tiny")
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    size = model.visual.image_size
+    size = size[0] if isinstance(size, tuple) else size
+    images = torch.randn(batch, 3, size, size)
+    tokens = torch.randint(1, 49000, (batch, 77))
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        img = F.normalize(model.encode_image(images), dim=-1)
+        txt = F.normalize(model.encode_text(tokens), dim=-1)
+        molo_loss(img, txt, model.logit_scale).loss.backward()
+        opt.step()
+
+    with torch.no_grad():
+        feats = F.normalize(model.encode_text(tokens), dim=-1)
+    upstream = torch.randn_like(feats)
+    leaf = feats.clone().requires_grad_()
+
+    def hide_only():
+        leaf.grad = None
+        (hide(leaf).features * upstream).sum().backward()
+
+    t = median_times({"step": step, "hide": hide_only}, repeats)
+    print(
+        f"paper-tiny batch {batch} (dim {feats.shape[1]}): training step "
+        f"{t['step'] * 1e3:7.1f} ms | HiDe fwd+bwd {t['hide'] * 1e3:6.2f} ms | "
+        f"HiDe share {100 * t['hide'] / t['step']:5.2f} %"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=15)
+    args = parser.parse_args()
+    torch.set_num_threads(2)
+    print(
+        f"torch {torch.__version__}, threads {torch.get_num_threads()}, medians of {args.repeats}"
+    )
+    for n, d in ((1024, 768), (256, 512)):
+        loss_case(n, d, args.repeats)
+    training_step_case(256, args.repeats)
+
+
+if __name__ == "__main__":
+    main()

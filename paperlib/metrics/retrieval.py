@@ -1,0 +1,131 @@
+"""Image-text retrieval Recall@K on precomputed features (SPEC §1.3).
+
+Protocols: 1:1 pairs (Urban1k, DOCCI, Long-DCI) and several captions per image
+(Flickr30k / COCO: 5 captions, text t belongs to image t // 5). An image→text query is a
+hit at K when *any* of its captions is in the top K; a text→image query when its image is.
+
+Ties (the papers do not say): the rank of a query's positive is the number of *negatives*
+scoring ``>=`` its best positive (``ties="pessimistic"``: a tie counts as a miss, so a
+constant scorer gets 0 recall) or ``>`` it (``"optimistic"``). Hit at K ⟺ rank < K.
+Values are fractions in [0, 1], as in CLIP_benchmark (the papers print percentages).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+TIES = ("pessimistic", "optimistic")
+
+
+def text_to_image_index(num_images: int, captions_per_image: int = 1) -> Tensor:
+    """Image index of each text for image-major caption order: ``t // captions_per_image``."""
+    if num_images < 1 or captions_per_image < 1:
+        raise ValueError(
+            f"num_images and captions_per_image must be >= 1; got {num_images}, "
+            f"{captions_per_image}"
+        )
+    return torch.arange(num_images * captions_per_image) // captions_per_image
+
+
+def _count_beating(scores: Tensor, positive_score: Tensor, negatives: Tensor, ties: str) -> Tensor:
+    """Per row: how many negatives score above (or tie, if pessimistic) the positive."""
+    beats = (
+        scores >= positive_score[:, None]
+        if ties == "pessimistic"
+        else scores > positive_score[:, None]
+    )
+    return (beats & negatives).sum(dim=1)
+
+
+def retrieval_ranks(
+    image_features: Tensor,
+    text_features: Tensor,
+    text_to_image: Tensor | None = None,
+    *,
+    ties: str = "pessimistic",
+    chunk_size: int = 1024,
+) -> tuple[Tensor, Tensor]:
+    """0-based ranks of the positives: ``(i2t (num_images,), t2i (num_texts,))``.
+
+    ``image_features`` (num_images, dim) and ``text_features`` (num_texts, dim) are
+    L2-normalised here (cosine scores). ``text_to_image`` (num_texts,) gives each text's
+    image; default 1:1 (requires num_texts == num_images). Scores are computed in chunks of
+    ``chunk_size`` queries, so 5k×25k COCO never holds the full matrix.
+    """
+    if ties not in TIES:
+        raise ValueError(f"ties must be one of {TIES}; got {ties!r}")
+    if image_features.ndim != 2 or text_features.ndim != 2:
+        raise ValueError("image_features and text_features must be (batch, dim) tensors")
+    n_img, n_txt = image_features.shape[0], text_features.shape[0]
+    if text_to_image is None:
+        if n_img != n_txt:
+            raise ValueError(
+                f"1:1 retrieval needs as many texts as images; got {n_txt} texts, {n_img} "
+                "images (pass text_to_image for several captions per image)"
+            )
+        text_to_image = torch.arange(n_txt)
+    text_to_image = torch.as_tensor(text_to_image, device=text_features.device).long()
+    if text_to_image.shape != (n_txt,):
+        raise ValueError(
+            f"text_to_image must have shape ({n_txt},); got {tuple(text_to_image.shape)}"
+        )
+    if n_txt and (text_to_image.min() < 0 or text_to_image.max() >= n_img):
+        raise ValueError(f"text_to_image values must index the {n_img} images")
+    img = F.normalize(image_features.float(), dim=-1)
+    txt = F.normalize(text_features.float(), dim=-1)
+    img_ids = torch.arange(n_img, device=img.device)
+
+    i2t = []
+    for start in range(0, n_img, chunk_size):
+        scores = img[start : start + chunk_size] @ txt.T  # (chunk, num_texts)
+        positive = text_to_image[None, :] == img_ids[start : start + chunk_size, None]
+        if not positive.any(dim=1).all():
+            raise ValueError("every image needs at least one caption in text_to_image")
+        best = scores.masked_fill(~positive, float("-inf")).amax(dim=1)
+        i2t.append(_count_beating(scores, best, ~positive, ties))
+    t2i = []
+    for start in range(0, n_txt, chunk_size):
+        scores = txt[start : start + chunk_size] @ img.T  # (chunk, num_images)
+        target = text_to_image[start : start + chunk_size]
+        positive = img_ids[None, :] == target[:, None]
+        best = scores.gather(1, target[:, None]).squeeze(1)
+        t2i.append(_count_beating(scores, best, ~positive, ties))
+    empty = torch.zeros(0, dtype=torch.long)
+    return (torch.cat(i2t) if i2t else empty), (torch.cat(t2i) if t2i else empty)
+
+
+def recall_at_k(ranks: Tensor, ks: Sequence[int] = (1, 5, 10)) -> dict[int, float]:
+    """Fraction of queries whose positive has rank < k, for each k."""
+    if len(ranks) == 0:
+        raise ValueError("recall_at_k needs at least one query rank")
+    return {k: float((ranks < k).float().mean()) for k in ks}
+
+
+def retrieval_metrics(
+    image_features: Tensor,
+    text_features: Tensor,
+    captions_per_image: int = 1,
+    ks: Sequence[int] = (1, 5, 10),
+    *,
+    ties: str = "pessimistic",
+) -> dict[str, float]:
+    """R@K in CLIP_benchmark's names (SPEC §5).
+
+    ``text_retrieval_recall@k`` = image→text (I2T), ``image_retrieval_recall@k`` =
+    text→image (T2I). Texts are image-major: ``captions_per_image`` consecutive captions
+    per image (1 for the long-text sets, 5 for Flickr30k / COCO).
+    """
+    mapping = text_to_image_index(image_features.shape[0], captions_per_image)
+    if text_features.shape[0] != mapping.shape[0]:
+        raise ValueError(
+            f"expected {mapping.shape[0]} texts ({image_features.shape[0]} images × "
+            f"{captions_per_image} captions); got {text_features.shape[0]}"
+        )
+    i2t, t2i = retrieval_ranks(image_features, text_features, mapping, ties=ties)
+    out = {f"image_retrieval_recall@{k}": v for k, v in recall_at_k(t2i, ks).items()}
+    out.update({f"text_retrieval_recall@{k}": v for k, v in recall_at_k(i2t, ks).items()})
+    return out
