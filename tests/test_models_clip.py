@@ -156,3 +156,16 @@ def test_checkpoint_of_another_architecture_is_refused(tmp_path):
 def test_unknown_model_name():
     with pytest.raises(ValueError, match="unknown model 'no-such-net'"):
         create_model("no-such-net")
+
+
+def test_training_checkpoint_with_clip_prefix_initialises_a_model(tmp_path):
+    torch.manual_seed(2)
+    bundle = create_model("paper-tiny")
+    path = tmp_path / "last.pt"
+    state = {f"clip.{k}": v for k, v in bundle.model.state_dict().items()}
+    torch.save({"model": state, "config": {"method": "clip"}, "step": 3}, path)
+    again = create_model("paper-tiny", pretrained=path, context_length=248)
+    torch.testing.assert_close(
+        again.model.positional_embedding[:20], bundle.model.positional_embedding[:20]
+    )
+    torch.testing.assert_close(again.model.visual.conv1.weight, bundle.model.visual.conv1.weight)

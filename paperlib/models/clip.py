@@ -134,8 +134,8 @@ def extend_context(model: nn.Module, mode: str = "residual", keep: int = 20, fac
 def load_checkpoint_state(path: str | Path) -> dict[str, Tensor]:
     """Read a state dict from a local file with ``weights_only=True``.
 
-    Accepts a bare state dict or one nested under ``state_dict`` / ``model``; strips a
-    DistributedDataParallel ``module.`` prefix. Errors name the path and what was expected.
+    Accepts a bare state dict or one nested under ``state_dict`` / ``model`` (so a paperlib
+    training checkpoint works); strips ``module.`` (DDP) and ``clip.`` (training module) prefixes. Errors name the path and what was expected.
     """
     path = Path(path)
     if not path.is_file():
@@ -158,7 +158,12 @@ def load_checkpoint_state(path: str | Path) -> dict[str, Tensor]:
             f"checkpoint {path} does not hold a state dict of tensors "
             f"(found {type(obj).__name__}); expected {{parameter name: tensor}}"
         )
-    return {k.removeprefix("module."): v for k, v in obj.items()}
+    # DDP wraps keys in "module."; paperlib training checkpoints hold the open_clip model
+    # under "clip." (Euclidean runs), so a run can initialise the next one.
+    for prefix in ("module.", "clip."):
+        if obj and all(k.startswith(prefix) for k in obj):
+            obj = {k.removeprefix(prefix): v for k, v in obj.items()}
+    return obj
 
 
 def _checkpoint_context_length(state: dict[str, Tensor]) -> int | None:

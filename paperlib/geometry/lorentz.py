@@ -1,0 +1,320 @@
+"""Lorentz (hyperboloid) model of curvature ``-curv``, SPEC §2.1.
+
+Points are stored by their space components ``x`` of shape (batch, dim); the time component
+``x_t = sqrt(1/curv + ‖x‖²)`` is implied. Every function computes in float32 or float64:
+half-precision inputs are cast up and autocast is disabled locally, so the functions behave
+the same under ``torch.autocast(dtype=torch.bfloat16)``.
+
+Numerical choices (the reference's ``eps=1e-8`` clamps are no-ops in float32):
+
+* norms use ``sqrt(max(‖x‖², tiny))``, so ``x = 0`` has finite values and gradients;
+* distances use the Lorentzian chord ``D = ‖x−y‖² − (x_t−y_t)² = -2/c − 2⟨x,y⟩_L ≥ 0`` and
+  ``d = (2/√c)·asinh(√(c·D)/2)`` (equal to ``acosh(1 + c·D/2)/√c``), instead of
+  ``acosh(−c⟨x,y⟩_L)``, which loses all digits for close points and has an infinite
+  gradient at ``x = y``;
+* ``exp_map0``/``log_map0`` are written as ``r(‖v‖)·v/‖v‖`` with ``sinh``/``asinh`` of the
+  norm: no ``sinh(t)/t`` cancellation in the gradient and the exact Jacobian at 0.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from typing import TypeVar
+
+import torch
+from torch import Tensor
+
+__all__ = [
+    "aperture_radius",
+    "dist_to_origin",
+    "exp_map0",
+    "exterior_angle",
+    "from_poincare",
+    "half_aperture",
+    "log_map0",
+    "lorentz_inner",
+    "paired_dist",
+    "pairwise_dist",
+    "pairwise_inner",
+    "tangent_pca",
+    "time_component",
+    "to_poincare",
+]
+
+F = TypeVar("F", bound=Callable[..., Tensor])
+
+#: MERU's cap on ``√c·‖v‖`` in ``exp_map0``: the output space norm is at most ``2**15/√c``.
+MAX_SINH_ARG = math.asinh(2.0**15)
+
+
+def _float_dtype(*values: object) -> torch.dtype:
+    dtypes = [v.dtype for v in values if isinstance(v, Tensor) and v.is_floating_point()]
+    return torch.float64 if torch.float64 in dtypes else torch.float32
+
+
+def in_float32(fn: F) -> F:
+    """Run ``fn`` with tensor arguments cast to float32 (float64 kept) and autocast disabled."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        dtype = _float_dtype(*args, *kwargs.values())
+
+        def cast(v):
+            return v.to(dtype) if isinstance(v, Tensor) and v.is_floating_point() else v
+
+        args = tuple(cast(a) for a in args)
+        kwargs = {k: cast(v) for k, v in kwargs.items()}
+        devices = {a.device.type for a in (*args, *kwargs.values()) if isinstance(a, Tensor)}
+        with _no_autocast(devices):
+            return fn(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+class _no_autocast:
+    def __init__(self, devices: set[str]):
+        self.contexts = [torch.autocast(device_type=d, enabled=False) for d in devices | {"cpu"}]
+
+    def __enter__(self):
+        for c in self.contexts:
+            c.__enter__()
+
+    def __exit__(self, *exc):
+        for c in reversed(self.contexts):
+            c.__exit__(*exc)
+
+
+def _curv(curv: float | Tensor, like: Tensor) -> Tensor:
+    if not isinstance(curv, Tensor) and not curv > 0:
+        raise ValueError(f"curv must be > 0 (the space has curvature -curv); got {curv}")
+    return torch.as_tensor(curv, dtype=like.dtype, device=like.device)
+
+
+def _safe_norm(x: Tensor, keepdim: bool = False) -> Tensor:
+    """‖x‖ over the last dim, floored at sqrt(tiny): finite value and zero gradient at 0."""
+    sq = (x * x).sum(-1, keepdim=keepdim)
+    return sq.clamp_min(torch.finfo(x.dtype).tiny).sqrt()
+
+
+def _safe_sqrt(x: Tensor) -> Tensor:
+    """sqrt with value 0 and gradient 0 at x ≤ 0 (the floor keeps the backward finite)."""
+    root = x.clamp_min(torch.finfo(x.dtype).tiny).sqrt()
+    return torch.where(x > 0, root, torch.zeros_like(root))
+
+
+@in_float32
+def time_component(x: Tensor, curv: float | Tensor) -> Tensor:
+    """``x_t = sqrt(1/c + ‖x‖²)`` for space components (..., dim) → (...)."""
+    curv = _curv(curv, x)
+    return torch.sqrt(1.0 / curv + (x * x).sum(-1))
+
+
+@in_float32
+def lorentz_inner(x: Tensor, y: Tensor, curv: float | Tensor) -> Tensor:
+    """Paired ``⟨x,y⟩_L = x·y − x_t·y_t`` for (batch, dim) inputs → (batch,)."""
+    return (x * y).sum(-1) - time_component(x, curv) * time_component(y, curv)
+
+
+@in_float32
+def pairwise_inner(x: Tensor, y: Tensor, curv: float | Tensor) -> Tensor:
+    """All-pairs ``⟨x_i,y_j⟩_L`` for (B1, dim), (B2, dim) → (B1, B2)."""
+    xt, yt = time_component(x, curv), time_component(y, curv)
+    return x @ y.T - xt[:, None] * yt[None, :]
+
+
+def _dist_from_chord(chord_sq: Tensor, curv: Tensor) -> Tensor:
+    """``d = (2/√c)·asinh(√(c·D)/2)`` = ``acosh(1 + c·D/2)/√c`` from the chord ``D ≥ 0``."""
+    sqrt_c = curv.sqrt()
+    return 2.0 / sqrt_c * torch.asinh(0.5 * sqrt_c * _safe_sqrt(chord_sq))
+
+
+def _radial_factor(a: Tensor, b: Tensor, at: Tensor, bt: Tensor, curv: Tensor) -> Tensor:
+    """``1 − ((a+b)/(a_t+b_t))²`` without cancellation, using ``a_t − a = (1/c)/(a_t + a)``."""
+    gap = (1.0 / curv) * (1.0 / (at + a) + 1.0 / (bt + b))
+    return gap * (at + a + bt + b) / (at + bt) ** 2
+
+
+def _perp_norm_sq(v: Tensor, direction: Tensor) -> Tensor:
+    """``‖v − (v·d̂)d̂‖²`` (d̂ = 0 where ``direction`` = 0)."""
+    unit = direction / _safe_norm(direction, keepdim=True)
+    return (v - (v * unit).sum(-1, keepdim=True) * unit).pow(2).sum(-1)
+
+
+def _paired_chord(x: Tensor, y: Tensor, curv: Tensor) -> tuple[Tensor, ...]:
+    """Chord ``D = ‖δ‖² − (x_t − y_t)²`` (δ = x − y) as a sum of non-negative terms.
+
+    With σ = x + y, S = x_t + y_t and u = σ/S: ``x_t − y_t = δ·u``, so
+    ``D = ‖δ‖²(1 − ‖u‖²) + ‖u‖²·‖δ_⊥σ‖²``, where
+    ``(1 − ‖u‖²)·S² = (S + ‖σ‖)·[1/(c(x_t+a)) + 1/(c(y_t+b)) + (a+b−‖σ‖)]`` and
+    ``a + b − ‖σ‖ = (2ab − 2x·y)/(a + b + ‖σ‖) ≥ 0``. Every term is computed from δ or from
+    positive quantities, so D keeps its relative precision for close points, for far
+    points on one ray and for antipodal points. Returns ``(D, a, b, x_t, y_t, δ)``.
+    """
+    delta, sigma = x - y, x + y
+    a, b = _safe_norm(x), _safe_norm(y)
+    at, bt = torch.sqrt(1.0 / curv + a * a), torch.sqrt(1.0 / curv + b * b)
+    sigma_norm = _safe_norm(sigma)
+    wedge = a * b * (x / a[..., None] - y / b[..., None]).pow(2).sum(-1)  # 2ab − 2x·y
+    gap = (1.0 / curv) * (1.0 / (at + a) + 1.0 / (bt + b)) + wedge / (a + b + sigma_norm)
+    one_minus_u2 = gap * (at + bt + sigma_norm) / (at + bt) ** 2
+    u2 = (sigma_norm / (at + bt)) ** 2
+    chord_sq = delta.pow(2).sum(-1) * one_minus_u2 + u2 * _perp_norm_sq(delta, sigma)
+    return chord_sq, a, b, at, bt, delta
+
+
+@in_float32
+def paired_dist(x: Tensor, y: Tensor, curv: float | Tensor) -> Tensor:
+    """Geodesic distance ``d(x_i, y_i)`` for (batch, dim) inputs → (batch,), SPEC §2.1.
+
+    Computed from the chord (:func:`_paired_chord`), which keeps full relative precision
+    for close points and for points far out on one ray. ``d(x, x) = 0`` exactly, with
+    zero gradient.
+    """
+    curv = _curv(curv, x)
+    x, y = torch.broadcast_tensors(x, y)
+    return _dist_from_chord(_paired_chord(x, y, curv)[0], curv)
+
+
+@in_float32
+def pairwise_dist(
+    x: Tensor, y: Tensor, curv: float | Tensor, rel_floor: float | None = None
+) -> Tensor:
+    """All-pairs geodesic distance for (B1, dim), (B2, dim) → (B1, B2), SPEC §2.1.
+
+    The angular part of the chord, ``2(a·b − x·y)``, comes from one matmul (as the
+    contrastive logits need); its rounding error is about ``eps·a·b``, so the chord is floored
+    at ``rel_floor·a·b`` (default ``8·eps`` of the dtype) with zero gradient below the floor:
+    coincident points get ``d ≈ √(rel_floor·a·b)`` instead of noise with a huge gradient.
+    Use :func:`paired_dist` where exact small distances matter.
+    """
+    curv = _curv(curv, x)
+    rel_floor = 8 * torch.finfo(x.dtype).eps if rel_floor is None else rel_floor
+    a, b = _safe_norm(x)[:, None], _safe_norm(y)[None, :]
+    at, bt = torch.sqrt(1.0 / curv + a * a), torch.sqrt(1.0 / curv + b * b)
+    angular = 2.0 * (a * b - x @ y.T)
+    chord_sq = (a - b) ** 2 * _radial_factor(a, b, at, bt, curv) + angular
+    floor = (rel_floor * a * b).detach()
+    return _dist_from_chord(torch.maximum(chord_sq, floor), curv)
+
+
+@in_float32
+def dist_to_origin(x: Tensor, curv: float | Tensor) -> Tensor:
+    """``d(O, x) = asinh(√c‖x‖)/√c`` for (batch, dim) → (batch,); zero gradient at x = 0."""
+    curv = _curv(curv, x)
+    return torch.asinh(curv.sqrt() * _safe_norm(x)) / curv.sqrt()
+
+
+@in_float32
+def exp_map0(v: Tensor, curv: float | Tensor, max_sinh_arg: float = MAX_SINH_ARG) -> Tensor:
+    """Exponential map at the origin, ``sinh(√c‖v‖)·v/(√c‖v‖)``, (batch, dim) → (batch, dim).
+
+    Written as ``(sinh(r)/√c)·v/‖v‖`` with ``r = √c‖v‖`` clamped at ``max_sinh_arg``
+    (MERU's ``asinh(2**15)``, so outputs stay finite in float32 for ‖v‖ up to 1e3 and
+    beyond); Jacobian at ``v = 0`` is the identity.
+    """
+    curv = _curv(curv, v)
+    norm = _safe_norm(v, keepdim=True)
+    r = (curv.sqrt() * norm).clamp_max(max_sinh_arg)
+    return torch.sinh(r) / curv.sqrt() * (v / norm)
+
+
+@in_float32
+def log_map0(x: Tensor, curv: float | Tensor) -> Tensor:
+    """Logarithmic map at the origin, ``acosh(√(1+c‖x‖²))·x/(√c‖x‖)``, SPEC §2.1.
+
+    Uses the identity ``acosh(√(1+s²)) = asinh(s)``: ``(asinh(√c‖x‖)/√c)·x/‖x‖``.
+    """
+    curv = _curv(curv, x)
+    norm = _safe_norm(x, keepdim=True)
+    return torch.asinh(curv.sqrt() * norm) / curv.sqrt() * (x / norm)
+
+
+def aperture_radius(curv: float | Tensor, min_radius: float = 0.1) -> float | Tensor:
+    """Norm ``2K/√c`` below which the half aperture ``asin(2K/(√c‖x‖))`` is undefined."""
+    if isinstance(curv, Tensor):
+        return 2.0 * min_radius / curv.sqrt()
+    return 2.0 * min_radius / math.sqrt(curv)
+
+
+@in_float32
+def half_aperture(
+    x: Tensor, curv: float | Tensor, min_radius: float = 0.1, asin_margin: float = 1e-4
+) -> Tensor:
+    """Half aperture of the entailment cone at parent x, ``asin(2K/(√c‖x‖))``, SPEC §2.1.
+
+    ``K = min_radius``. Inside the radius ``2K/√c`` the asin argument exceeds 1; it is
+    clamped to ``1 − asin_margin`` (MERU's margin of 1e-8 is a no-op in float32), so the
+    aperture saturates at ``asin(1 − 1e-4) ≈ π/2 − 0.014`` with zero gradient there, and the
+    gradient just outside the radius is at most ``1/√(2·asin_margin) ≈ 71`` (MERU: ≈ 1.4e4).
+    """
+    curv = _curv(curv, x)
+    arg = 2.0 * min_radius / (curv.sqrt() * _safe_norm(x))
+    return torch.asin(arg.clamp(max=1.0 - asin_margin))
+
+
+@in_float32
+def exterior_angle(parent: Tensor, child: Tensor, curv: float | Tensor) -> Tensor:
+    """Exterior angle at ``parent`` in the triangle O-parent-child, (batch, dim) → (batch,).
+
+    Same angle as MERU's ``oxy_angle(parent, child)`` and the ARGENT seed's φ: 0 when the
+    child lies on the parent's outward geodesic ray, π when the child lies between O and
+    the parent. From the hyperbolic laws of cosines and sines (A = d(O,parent),
+    B = d(parent,child), C = d(O,child), scaled by √c), with the common positive factor
+    ``sinh A·sinh B`` removed::
+
+        φ = atan2(c·‖p‖‖q‖·sin θ_O,  √c·(q_t − p_t) − √c·p_t·(cosh B − 1))
+
+    θ_O is the angle between the space parts, ``‖p‖‖q‖ sin θ_O = ‖p‖·‖(p−q)_⊥p‖``, and
+    ``cosh B − 1 = c·D/2`` from the chord, so the result is accurate near the ray (where
+    ``acos`` has an infinite gradient). Where both atan2 arguments vanish (child = parent,
+    or parent at the origin) the angle is defined as 0 (the child is at the cone's apex)
+    with zero gradient. For parents with ‖p‖ → 0 the angle is intrinsically ill-conditioned.
+    """
+    curv = _curv(curv, parent)
+    parent, child = torch.broadcast_tensors(parent, child)
+    chord_sq, a, b, at, bt, delta = _paired_chord(parent, child, curv)
+    # ‖p‖‖q‖ sin θ_O = ‖p ∧ q‖ = ‖p‖ · ‖δ_⊥p‖, accurate when the child is near the ray
+    sin_term = curv * a * _safe_sqrt(_perp_norm_sq(delta, parent))
+    cos_term = curv.sqrt() * ((b * b - a * a) / (at + bt) - at * 0.5 * curv * chord_sq)
+    degenerate = (sin_term.abs() + cos_term.abs()) <= torch.finfo(a.dtype).tiny ** 0.5
+    angle = torch.atan2(
+        torch.where(degenerate, torch.zeros_like(sin_term), sin_term),
+        torch.where(degenerate, torch.ones_like(cos_term), cos_term),
+    )
+    return torch.where(degenerate, torch.zeros_like(angle), angle)
+
+
+@in_float32
+def to_poincare(x: Tensor, curv: float | Tensor) -> Tensor:
+    """Lorentz space part → unit Poincaré ball (curvature −1): ``√c·x / (1 + √c·x_t)``.
+
+    Distances scale as ``d_P = √c·d_L`` (SPEC §2.1).
+    """
+    curv = _curv(curv, x)
+    sqrt_c = curv.sqrt()
+    return sqrt_c * x / (1.0 + sqrt_c * time_component(x, curv)[..., None])
+
+
+@in_float32
+def from_poincare(p: Tensor, curv: float | Tensor) -> Tensor:
+    """Inverse of :func:`to_poincare`: unit-ball point → space part ``2p/((1−‖p‖²)·√c)``."""
+    curv = _curv(curv, p)
+    sq = (p * p).sum(-1, keepdim=True)
+    return 2.0 * p / ((1.0 - sq).clamp_min(torch.finfo(p.dtype).eps) * curv.sqrt())
+
+
+@in_float32
+def tangent_pca(x: Tensor, curv: float | Tensor, n_components: int = 2) -> Tensor:
+    """Tangent PCA (SPEC §2.6 baseline): ``log_map0`` → PCA (centred, via SVD) → ``exp_map0``.
+
+    Returns space components (batch, n_components) on the same hyperboloid; the data are
+    expected to be centred at the origin (e.g. by a Fréchet-mean isometry) beforehand.
+    """
+    if not 1 <= n_components <= x.shape[-1]:
+        raise ValueError(f"n_components must be in [1, {x.shape[-1]}]; got {n_components}")
+    v = log_map0(x, curv)
+    centred = v - v.mean(0, keepdim=True)
+    _, _, vh = torch.linalg.svd(centred, full_matrices=False)
+    return exp_map0(centred @ vh[:n_components].T, curv)

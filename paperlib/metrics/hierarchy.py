@@ -1,0 +1,212 @@
+"""Hierarchy metrics on precomputed features: ARGENT's PEP (SPEC §2.4) and HierarCaps'
+d_corr and hierarchical retrieval precision/recall (SPEC §2.5).
+
+Feature layout: images (N, dim); caption chains (N, L, dim), level 0 the most general
+(HierarCaps: L = 4). ``geometry="euclidean"`` expects L2-normalised CLIP features and a
+``root`` (the empty-string embedding); ``geometry="hyperbolic"`` expects Lorentz space
+components, the root being the origin.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import torch
+from scipy.stats import kendalltau
+from sklearn.metrics import average_precision_score, roc_auc_score
+from torch import Tensor
+
+from paperlib.geometry.lorentz import dist_to_origin, exterior_angle, pairwise_dist
+
+__all__ = [
+    "PEPPairs",
+    "build_pep_pairs",
+    "caption_radii",
+    "caption_similarity",
+    "d_corr",
+    "entailment_score",
+    "hierarchical_retrieval",
+    "hierarcaps_metrics",
+    "pep_metrics",
+    "split_chain",
+]
+
+Geometry = Literal["euclidean", "hyperbolic"]
+
+
+def split_chain(captions: str, separator: str = "=>") -> list[str]:
+    """A HierarCaps ``captions`` field ``"a => b => c => d"`` → ``["a", "b", "c", "d"]``."""
+    return [part.strip() for part in captions.split(separator)]
+
+
+# --------------------------------------------------------------------------- PEP
+
+
+def entailment_score(parent: Tensor, child: Tensor, curv: float | Tensor) -> Tensor:
+    """``p_Ent = max(0, 1 − 2φ/π)`` with φ the exterior angle at the parent, (batch,)."""
+    return (1.0 - 2.0 * exterior_angle(parent, child, curv) / math.pi).clamp_min(0.0)
+
+
+@dataclass
+class PEPPairs:
+    """Scored (caption → image) pairs: ``image`` row, caption ``row`` and ``level``, label."""
+
+    image: np.ndarray
+    row: np.ndarray
+    level: np.ndarray
+    label: np.ndarray
+
+
+def build_pep_pairs(
+    roots: Sequence[str],
+    n_levels: int = 4,
+    kept: Sequence[int] | None = None,
+    pool_size: int = 100,
+    seed: int = 0,
+) -> PEPPairs:
+    """Positives and negative pool for PEP (our reproducible stand-in for the paper's
+    Qwen3-VL cleaning).
+
+    Rule: images = the rows in ``kept`` (default: all rows; pass e.g. a cleaned id list).
+    For image i, positives are its ``n_levels`` captions; negatives are the finest
+    (last-level) captions of ``pool_size`` other kept images whose most general caption
+    ``roots[j]`` differs from ``roots[i]`` (case- and space-insensitive) — a different root
+    concept makes the caption unlikely to describe image i ("low ambiguity"). The pool is a
+    uniform draw without replacement from ``numpy.random.default_rng(seed)``, images in
+    the order given; all of them when fewer are eligible.
+    """
+    rows = np.arange(len(roots)) if kept is None else np.asarray(kept, dtype=int)
+    if rows.size and (rows.min() < 0 or rows.max() >= len(roots)):
+        raise ValueError(f"kept rows must be in [0, {len(roots)}); got {rows.min()}..{rows.max()}")
+    keys = np.array([" ".join(r.lower().split()) for r in roots])
+    rng = np.random.default_rng(seed)
+    image, row, level, label = [], [], [], []
+    for i in rows:
+        image += [i] * n_levels
+        row += [i] * n_levels
+        level += list(range(n_levels))
+        label += [1] * n_levels
+        eligible = rows[(rows != i) & (keys[rows] != keys[i])]
+        pool = rng.choice(eligible, size=min(pool_size, eligible.size), replace=False)
+        image += [i] * pool.size
+        row += pool.tolist()
+        level += [n_levels - 1] * pool.size
+        label += [0] * pool.size
+    return PEPPairs(*(np.asarray(v, dtype=int) for v in (image, row, level, label)))
+
+
+def pep_metrics(
+    image_features: Tensor, caption_features: Tensor, pairs: PEPPairs, curv: float | Tensor
+) -> dict[str, float]:
+    """PEP AUC-ROC and AP (sklearn) of ``p_Ent(caption → image)`` over ``pairs``."""
+    parent = caption_features[torch.as_tensor(pairs.row), torch.as_tensor(pairs.level)]
+    child = image_features[torch.as_tensor(pairs.image)]
+    scores = entailment_score(parent, child, curv).detach().cpu().double().numpy()
+    return {
+        "pep_auc": float(roc_auc_score(pairs.label, scores)),
+        "pep_ap": float(average_precision_score(pairs.label, scores)),
+    }
+
+
+# ---------------------------------------------------------------------- HierarCaps
+
+
+def caption_radii(
+    caption_features: Tensor,
+    geometry: Geometry,
+    root: Tensor | None = None,
+    curv: float | Tensor | None = None,
+) -> Tensor:
+    """Radius of every caption (..., dim) → (...): ``‖e − root‖`` or ``d_L(O, e)``."""
+    if geometry == "euclidean":
+        if root is None:
+            raise ValueError("geometry='euclidean' needs root (the empty-string embedding)")
+        return (caption_features - root).norm(dim=-1)
+    if geometry == "hyperbolic":
+        if curv is None:
+            raise ValueError("geometry='hyperbolic' needs curv")
+        return dist_to_origin(caption_features, curv)
+    raise ValueError(f"geometry must be 'euclidean' or 'hyperbolic'; got {geometry!r}")
+
+
+def caption_similarity(
+    image_features: Tensor,
+    caption_features: Tensor,
+    geometry: Geometry,
+    curv: float | Tensor | None = None,
+) -> Tensor:
+    """(N_img, dim) × (M, dim) → (N_img, M): cosine, or ``−d_L`` for hyperbolic models."""
+    if geometry == "euclidean":
+        a = torch.nn.functional.normalize(image_features, dim=-1)
+        b = torch.nn.functional.normalize(caption_features, dim=-1)
+        return a @ b.T
+    if curv is None:
+        raise ValueError("geometry='hyperbolic' needs curv")
+    return -pairwise_dist(image_features, caption_features, curv)
+
+
+def d_corr(radii: Tensor) -> float:
+    """Mean over images of Kendall τ (scipy) between the L radii (N, L) and 1..L."""
+    levels = np.arange(1, radii.shape[1] + 1)
+    taus = [kendalltau(r, levels).statistic for r in radii.detach().cpu().double().numpy()]
+    return float(np.nanmean(taus))
+
+
+def hierarchical_retrieval(
+    similarity: Tensor, radii: Tensor, n_levels: int, n_thresholds: int = 50
+) -> dict[str, float]:
+    """Hierarchical retrieval precision/recall (SPEC §2.5).
+
+    ``similarity`` (N, N·L): image i against every caption, caption ``m`` belonging to
+    image ``m // L`` at level ``m % L``; ``radii`` (N·L,). Thresholds: ``n_thresholds``
+    evenly spaced values from the smallest to the largest caption radius. At each threshold
+    the prediction is the most similar caption with radius ≤ threshold; ``preds`` = set of
+    distinct predictions. precision = |preds ∩ GT| / |preds|, recall = (GT levels found)/L,
+    both averaged over images.
+    """
+    n_images, n_captions = similarity.shape
+    if n_captions != n_images * n_levels or radii.shape != (n_captions,):
+        raise ValueError(
+            f"similarity must be (N, N*L) and radii (N*L,); got {tuple(similarity.shape)}, "
+            f"{tuple(radii.shape)} with L={n_levels}"
+        )
+    sim = similarity.detach().cpu().double().numpy()
+    rad = radii.detach().cpu().double().numpy()
+    order = np.argsort(rad, kind="stable")
+    sorted_sim, sorted_rad = sim[:, order], rad[order]
+    thresholds = np.linspace(sorted_rad[0], sorted_rad[-1], n_thresholds)
+    counts = np.searchsorted(sorted_rad, thresholds, side="right")
+    picks = np.stack([order[np.argmax(sorted_sim[:, :k], axis=1)] for k in counts], axis=1)
+    precision, recall = [], []
+    for i, row in enumerate(picks):
+        preds = set(row.tolist())
+        hits = {m for m in preds if m // n_levels == i}
+        precision.append(len(hits) / len(preds))
+        recall.append(len(hits) / n_levels)
+    return {"precision": float(np.mean(precision)), "recall": float(np.mean(recall))}
+
+
+def hierarcaps_metrics(
+    image_features: Tensor,
+    caption_features: Tensor,
+    geometry: Geometry,
+    root: Tensor | None = None,
+    curv: float | Tensor | None = None,
+    n_thresholds: int = 50,
+) -> dict[str, float]:
+    """d_corr and hierarchical retrieval P/R for images (N, dim) and chains (N, L, dim)."""
+    n_images, n_levels, dim = caption_features.shape
+    if image_features.shape != (n_images, dim):
+        raise ValueError(
+            f"image_features must be (N, dim) = ({n_images}, {dim}); got "
+            f"{tuple(image_features.shape)}"
+        )
+    radii = caption_radii(caption_features, geometry, root, curv)
+    flat = caption_features.reshape(n_images * n_levels, dim)
+    similarity = caption_similarity(image_features, flat, geometry, curv)
+    retrieval = hierarchical_retrieval(similarity, radii.reshape(-1), n_levels, n_thresholds)
+    return {"d_corr": d_corr(radii), **retrieval}

@@ -1,0 +1,86 @@
+"""Zero-shot classification from precomputed features (CLIP_benchmark metric names).
+
+Class embeddings from per-class prompt features (n_classes, n_prompts, dim):
+
+* Euclidean CLIP: mean of the L2-normalised prompt features, renormalised;
+* hyperbolic (MERU, SPEC §2.2): average in the tangent space at the origin, then
+  ``exp_map0``. ``space="lifted"`` takes features already on the hyperboloid (the output of
+  ``HyperbolicCLIP.encode_text``) and averages their ``log_map0``; ``space="tangent"`` takes
+  the pre-exp features (open_clip features × exp(α_text)), as MERU's own code does. The two
+  agree exactly (``log_map0 ∘ exp_map0 = id``) unless ``exp_map0`` clamped a norm.
+
+Scores: cosine (Euclidean) or ``−d_L`` (hyperbolic).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import torch.nn.functional as F
+from sklearn.metrics import balanced_accuracy_score
+from torch import Tensor
+
+from paperlib.geometry.lorentz import exp_map0, log_map0, pairwise_dist
+
+__all__ = ["class_embeddings", "zero_shot_metrics", "zero_shot_scores"]
+
+Geometry = Literal["euclidean", "hyperbolic"]
+
+
+def class_embeddings(
+    prompt_features: Tensor,
+    geometry: Geometry,
+    curv: float | Tensor | None = None,
+    space: Literal["lifted", "tangent"] = "lifted",
+) -> Tensor:
+    """(n_classes, n_prompts, dim) prompt features → (n_classes, dim) class embeddings."""
+    if prompt_features.ndim != 3:
+        raise ValueError(
+            f"prompt_features must be (n_classes, n_prompts, dim); got {tuple(prompt_features.shape)}"
+        )
+    if geometry == "euclidean":
+        return F.normalize(F.normalize(prompt_features, dim=-1).mean(1), dim=-1)
+    if geometry != "hyperbolic":
+        raise ValueError(f"geometry must be 'euclidean' or 'hyperbolic'; got {geometry!r}")
+    if curv is None:
+        raise ValueError("geometry='hyperbolic' needs curv")
+    if space == "lifted":
+        tangent = log_map0(prompt_features, curv)
+    elif space == "tangent":
+        tangent = prompt_features.float()
+    else:
+        raise ValueError(f"space must be 'lifted' or 'tangent'; got {space!r}")
+    return exp_map0(tangent.mean(1), curv)
+
+
+def zero_shot_scores(
+    image_features: Tensor,
+    class_features: Tensor,
+    geometry: Geometry,
+    curv: float | Tensor | None = None,
+) -> Tensor:
+    """(n_images, dim) × (n_classes, dim) → (n_images, n_classes) scores."""
+    if geometry == "euclidean":
+        return F.normalize(image_features, dim=-1) @ F.normalize(class_features, dim=-1).T
+    if curv is None:
+        raise ValueError("geometry='hyperbolic' needs curv")
+    return -pairwise_dist(image_features, class_features, curv)
+
+
+def zero_shot_metrics(scores: Tensor, labels: Tensor) -> dict[str, float]:
+    """``acc1``, ``acc5`` (top-k hit rate; k capped at n_classes) and
+    ``mean_per_class_recall`` (sklearn's balanced accuracy, as CLIP_benchmark)."""
+    if scores.ndim != 2 or labels.shape != (scores.shape[0],):
+        raise ValueError(
+            f"scores must be (n_images, n_classes) and labels (n_images,); got "
+            f"{tuple(scores.shape)} and {tuple(labels.shape)}"
+        )
+    labels = labels.to(scores.device).long()
+    top = scores.topk(min(5, scores.shape[1]), dim=1).indices
+    hits = top == labels[:, None]
+    pred = top[:, 0].cpu().numpy()
+    return {
+        "acc1": float(hits[:, :1].any(1).float().mean()),
+        "acc5": float(hits.any(1).float().mean()),
+        "mean_per_class_recall": float(balanced_accuracy_score(labels.cpu().numpy(), pred)),
+    }

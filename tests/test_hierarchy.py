@@ -1,0 +1,183 @@
+"""PEP (SPEC §2.4) and HierarCaps metrics (SPEC §2.5) against naive reimplementations."""
+
+from __future__ import annotations
+
+import csv
+import math
+import zlib
+
+import numpy as np
+import pytest
+import torch
+from sklearn.metrics import average_precision_score, roc_auc_score
+
+from paperlib.geometry import lorentz as L
+from paperlib.metrics import hierarchy as Hm
+
+
+def _naive_p_ent(parent, child, curv):
+    """``max(0, 1 − 2φ/π)`` with MERU's acos angle, one pair at a time (float64)."""
+    p, c = parent.double(), child.double()
+    pt, ct = L.time_component(p, curv), L.time_component(c, curv)
+    c_inner = curv * (float(p @ c) - float(pt * ct))
+    num = float(ct) + c_inner * float(pt)
+    phi = math.acos(max(-1.0, min(1.0, num / (float(p.norm()) * math.sqrt(c_inner**2 - 1)))))
+    return max(0.0, 1 - 2 * phi / math.pi)
+
+
+def test_pep_pool_rule():
+    roots = ["dog", "Dog ", "cat", "bird", "cat", "tree", "car"]
+    pairs = Hm.build_pep_pairs(roots, kept=[0, 2, 3, 4, 5, 6], pool_size=3, seed=1)
+    again = Hm.build_pep_pairs(roots, kept=[0, 2, 3, 4, 5, 6], pool_size=3, seed=1)
+    assert all(np.array_equal(a, b) for a, b in zip(vars(pairs).values(), vars(again).values()))
+    for i in (0, 2, 3, 4, 5, 6):
+        mine = pairs.image == i
+        pos, neg = mine & (pairs.label == 1), mine & (pairs.label == 0)
+        assert sorted(pairs.level[pos]) == [0, 1, 2, 3] and set(pairs.row[pos]) == {i}
+        assert neg.sum() == 3 and set(pairs.level[neg]) == {3}
+        key = roots[i].strip().lower()
+        assert all(roots[j].strip().lower() != key and j != i for j in pairs.row[neg])
+        assert 1 not in pairs.row[mine]  # not kept
+    with pytest.raises(ValueError, match="kept rows"):
+        Hm.build_pep_pairs(roots, kept=[9])
+
+
+def test_pep_auc_ap_equal_sklearn_on_naive_scores():
+    gen = torch.Generator().manual_seed(0)
+    n, levels, dim, curv = 12, 4, 6, 0.5
+    images = L.exp_map0(torch.randn(n, dim, generator=gen), curv)
+    depth = torch.linspace(0.3, 1.0, levels)[None, :, None]
+    captions = L.exp_map0(
+        depth
+        * (L.log_map0(images, curv)[:, None] + 0.5 * torch.randn(n, levels, dim, generator=gen)),
+        curv,
+    )
+    roots = [f"root {i % 5}" for i in range(n)]
+    pairs = Hm.build_pep_pairs(roots, pool_size=4, seed=0)
+    out = Hm.pep_metrics(images, captions, pairs, curv)
+    scores = [
+        _naive_p_ent(captions[r, lv], images[i], curv)
+        for i, r, lv in zip(pairs.image, pairs.row, pairs.level)
+    ]
+    assert out["pep_auc"] == pytest.approx(roc_auc_score(pairs.label, scores), abs=1e-6)
+    assert out["pep_ap"] == pytest.approx(average_precision_score(pairs.label, scores), abs=1e-6)
+    assert 0.5 < out["pep_auc"] <= 1.0
+
+
+def test_entailment_score_limits():
+    direction = torch.nn.functional.normalize(torch.ones(1, 4), dim=-1)
+    assert float(Hm.entailment_score(direction, 3 * direction, 1.0)) == pytest.approx(1.0, abs=1e-3)
+    assert float(Hm.entailment_score(3 * direction, direction, 1.0)) == 0.0
+
+
+# ----------------------------------------------------------------- HierarCaps, real CSV
+
+
+def _naive_kendall(a):
+    """τ-a between values a and ranks 1..L by counting concordant pairs (no ties here)."""
+    n, s = len(a), 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            s += 1 if a[j] > a[i] else -1
+    return s / (n * (n - 1) / 2)
+
+
+def _naive_hierarcaps(images, captions, radius_fn, sim_fn, n_thresholds=50):
+    n, levels = len(images), len(captions[0])
+    flat = [c for chain in captions for c in chain]
+    radii = [radius_fn(c) for c in flat]
+    taus = [_naive_kendall(radii[i * levels : (i + 1) * levels]) for i in range(n)]
+    lo, hi = min(radii), max(radii)
+    thresholds = [lo + (hi - lo) * t / (n_thresholds - 1) for t in range(n_thresholds)]
+    thresholds[-1] = hi
+    precision, recall = [], []
+    for i in range(n):
+        sims = [sim_fn(images[i], c) for c in flat]
+        preds = set()
+        for t in thresholds:
+            within = [m for m in range(len(flat)) if radii[m] <= t]
+            preds.add(max(within, key=lambda m: (sims[m], -m)))
+        hits = [m for m in preds if m // levels == i]
+        precision.append(len(hits) / len(preds))
+        recall.append(len(hits) / levels)
+    return {
+        "d_corr": sum(taus) / n,
+        "precision": sum(precision) / n,
+        "recall": sum(recall) / n,
+    }
+
+
+def _caption_vector(text: str, dim: int) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(zlib.crc32(text.encode()))
+    return torch.randn(dim, generator=gen, dtype=torch.float64)
+
+
+@pytest.fixture(scope="module")
+def hierarcaps_chains(shared_data):
+    path = shared_data / "hierarcaps" / "hierarcaps_test.csv"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 1000
+    chains = [Hm.split_chain(r["captions"]) for r in rows]
+    assert all(len(c) == 4 for c in chains)
+    return chains[:60]
+
+
+def _synthetic_features(chains, dim=16):
+    """Deterministic per-caption vectors (hash of the text), longer captions further out."""
+    captions = torch.stack(
+        [
+            torch.stack([(0.3 + 0.05 * len(c.split())) * _caption_vector(c, dim) / 4 for c in ch])
+            for ch in chains
+        ]
+    )
+    images = captions[:, -1] + 0.2 * torch.stack(
+        [_caption_vector(f"img{i}", dim) for i in range(len(chains))]
+    )
+    return images, captions
+
+
+def test_hierarcaps_euclidean_equals_naive(hierarcaps_chains):
+    images, captions = _synthetic_features(hierarcaps_chains)
+    images = torch.nn.functional.normalize(images, dim=-1)
+    captions = torch.nn.functional.normalize(captions, dim=-1)
+    root = torch.nn.functional.normalize(_caption_vector("", 16), dim=0)
+    out = Hm.hierarcaps_metrics(images, captions, "euclidean", root=root)
+    naive = _naive_hierarcaps(
+        images,
+        captions,
+        radius_fn=lambda e: float((e - root).norm()),
+        sim_fn=lambda v, e: float(v @ e / (v.norm() * e.norm())),
+    )
+    for key in ("d_corr", "precision", "recall"):
+        assert out[key] == pytest.approx(naive[key], abs=1e-9), key
+
+
+def test_hierarcaps_hyperbolic_equals_naive(hierarcaps_chains):
+    curv = 0.8
+    images, captions = _synthetic_features(hierarcaps_chains)
+    images, captions = L.exp_map0(images, curv), L.exp_map0(captions, curv)
+
+    def dist(u, v):
+        inner = float(u @ v) - float(L.time_component(u, curv) * L.time_component(v, curv))
+        return math.acosh(max(1.0, -curv * inner)) / math.sqrt(curv)
+
+    out = Hm.hierarcaps_metrics(images, captions, "hyperbolic", curv=curv)
+    naive = _naive_hierarcaps(
+        images,
+        captions,
+        radius_fn=lambda e: dist(torch.zeros_like(e), e),
+        sim_fn=lambda v, e: -dist(v, e),
+    )
+    for key in ("d_corr", "precision", "recall"):
+        assert out[key] == pytest.approx(naive[key], abs=1e-6), key
+    assert out["d_corr"] > 0  # longer captions were placed further out
+
+
+def test_hierarcaps_checks_shapes():
+    with pytest.raises(ValueError, match="image_features"):
+        Hm.hierarcaps_metrics(torch.zeros(3, 5), torch.zeros(4, 4, 5), "hyperbolic", curv=1.0)
+    with pytest.raises(ValueError, match="root"):
+        Hm.hierarcaps_metrics(torch.zeros(4, 5), torch.zeros(4, 4, 5), "euclidean")

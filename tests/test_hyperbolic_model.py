@@ -1,0 +1,111 @@
+"""MERU-style hyperbolic CLIP head over an open_clip model (SPEC §2.2)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from paperlib.geometry.lorentz import exp_map0, pairwise_dist
+from paperlib.losses.entailment import meru_loss
+from paperlib.models.clip import create_model
+from paperlib.models.hyperbolic import HyperbolicCLIP
+
+
+@pytest.fixture(scope="module")
+def bundle():
+    torch.manual_seed(0)
+    model, _, tokenizer = create_model("paper-tiny")
+    return HyperbolicCLIP(model), tokenizer
+
+
+def _batch(tokenizer, n=4):
+    torch.manual_seed(1)
+    images = torch.randn(n, 3, 32, 32)
+    tokens = tokenizer([f"a photo of thing {i}" for i in range(n)])
+    return images, tokens
+
+
+def test_initial_values(bundle):
+    model, _ = bundle
+    assert model.curv.item() == pytest.approx(1.0)
+    assert model.visual_alpha.item() == pytest.approx(math.log(512**-0.5))
+    assert model.logit_scale.item() == pytest.approx(math.log(1 / 0.07))
+    assert not model.clip.logit_scale.requires_grad
+
+
+def test_features_are_exp_map_of_scaled_open_clip_features(bundle):
+    model, tokenizer = bundle
+    images, tokens = _batch(tokenizer)
+    with torch.no_grad():
+        out = model(images, tokens)
+        raw = model.clip.encode_image(images, normalize=False)
+        expected = exp_map0(raw * model.visual_alpha.exp(), model.curv)
+        raw_text = model.clip.encode_text(tokens, normalize=False)
+        expected_text = exp_map0(raw_text * model.textual_alpha.exp(), model.curv)
+    torch.testing.assert_close(out["image_features"], expected)
+    torch.testing.assert_close(out["text_features"], expected_text)
+    logits = model.logits(out["image_features"], out["text_features"])
+    ref = -pairwise_dist(out["image_features"], out["text_features"], 1.0) / 0.07
+    torch.testing.assert_close(logits, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_bf16_autocast_features_are_float32(bundle):
+    model, tokenizer = bundle
+    images, tokens = _batch(tokenizer)
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        features = model.encode_image(images)
+    assert features.dtype == torch.float32 and bool(torch.isfinite(features).all())
+
+
+def test_scalars_are_clamped_by_projection():
+    model, tokenizer = HyperbolicCLIP(create_model("paper-tiny").model, curv_init=0.5), None
+    with torch.no_grad():
+        model.visual_alpha.fill_(1.0)
+        model.textual_alpha.fill_(-3.0)
+        model.logit_scale.fill_(10.0)
+        model.log_curv.fill_(math.log(100.0))
+    model.clamp_parameters_()
+    assert model.visual_alpha.item() == 0.0 and model.textual_alpha.item() == -3.0
+    assert model.logit_scale.item() == pytest.approx(math.log(100.0))
+    assert model.curv.item() == pytest.approx(5.0)
+    with torch.no_grad():
+        model.log_curv.fill_(math.log(1e-3))
+    model.clamp_parameters_()
+    assert model.curv.item() == pytest.approx(0.05)
+    del tokenizer
+
+
+def test_param_groups_exclude_scalars_norms_and_biases(bundle):
+    model, _ = bundle
+    groups = model.param_groups(weight_decay=0.2)
+    decay, no_decay = ({id(p) for p in g["params"]} for g in groups)
+    assert groups[0]["weight_decay"] == 0.2 and groups[1]["weight_decay"] == 0.0
+    trainable = {id(p) for p in model.parameters() if p.requires_grad}
+    assert decay | no_decay == trainable and not decay & no_decay
+    for p in (model.visual_alpha, model.textual_alpha, model.log_curv, model.logit_scale):
+        assert id(p) in no_decay
+    for name, p in model.named_parameters():
+        if p.requires_grad and (p.ndim < 2 or name.endswith("bias")):
+            assert id(p) in no_decay, name
+    assert id(model.clip.visual.conv1.weight) in decay
+
+
+def test_training_step_gives_finite_gradients_to_every_scalar(bundle):
+    model, tokenizer = bundle
+    images, tokens = _batch(tokenizer)
+    optimiser = torch.optim.AdamW(model.param_groups(0.2), lr=1e-3)
+    image_features = model.encode_image(images)
+    text_features = model.encode_text(tokens)
+    loss = meru_loss(image_features, text_features, model.curv, model.logit_scale).total
+    loss.backward()
+    for p in (model.visual_alpha, model.textual_alpha, model.log_curv, model.logit_scale):
+        assert p.grad is not None and bool(torch.isfinite(p.grad)), p
+    optimiser.step()
+    assert bool(torch.isfinite(model.log_curv))
+
+
+def test_rejects_bad_curvature():
+    with pytest.raises(ValueError, match="curv_init"):
+        HyperbolicCLIP(create_model("paper-tiny").model, curv_init=0.0)
