@@ -1,6 +1,7 @@
 # The README's commands. Each does its own set-up on a fresh machine.
 #   make reproduce   the CPU-scale reproduction (smoke scale): every notebook, figures/
 #   make test        ruff + unit tests + nbval over every tutorial notebook
+#   make study       the full CPU-scale study (3 seeds), then every notebook
 #   make lab         JupyterLab on the paired notebooks
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -33,6 +34,11 @@ nbval: setup
 test: lint unit nbval
 
 reproduce: setup
+	HF_HUB_OFFLINE=1 $(PY) -m paperlib.study --scale smoke
+	HF_HUB_OFFLINE=1 MPLBACKEND=Agg $(PY) -m paperlib.notebooks reproduce --preset smoke-cpu
+
+study: setup
+	HF_HUB_OFFLINE=1 $(PY) -m paperlib.study --scale full
 	HF_HUB_OFFLINE=1 MPLBACKEND=Agg $(PY) -m paperlib.notebooks reproduce --preset smoke-cpu
 
 bench: setup

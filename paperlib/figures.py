@@ -62,3 +62,20 @@ def save(fig: plt.Figure, name: str, directory: str | Path | None = None,
                 os.unlink(tmp)
         written.append(target)
     return written
+
+
+def bars_with_errors(ax: plt.Axes, labels: list[str], samples: list[list[float]],
+                     ylabel: str, title: str = "", colors: list | None = None) -> None:
+    """Bar chart of per-group means with ± one standard deviation and the individual seeds."""
+    import numpy as np
+
+    means = [float(np.mean(s)) if s else float("nan") for s in samples]
+    stds = [float(np.std(s, ddof=1)) if len(s) > 1 else 0.0 for s in samples]
+    x = np.arange(len(labels))
+    ax.bar(x, means, yerr=stds, capsize=3, color=colors, alpha=0.8)
+    for i, s in enumerate(samples):
+        ax.scatter([i] * len(s), s, color="black", s=8, zorder=3)
+    ax.set_xticks(x, labels, rotation=30, ha="right")
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)

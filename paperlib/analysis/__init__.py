@@ -1,0 +1,1 @@
+"""Analyses behind the tutorial notebooks: small pure functions on features and logs."""
