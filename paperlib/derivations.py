@@ -1,18 +1,30 @@
-"""Closed-form quantities of the HiMo-CLIP monotonicity argument (tutorial 02).
+"""The HiMo-CLIP monotonicity argument in closed form, and its measurements (tutorial 02).
 
-A long text is a core plus increments, ``t_k = c + Σ_{j≤k} δ_j`` (unnormalised text
+A long text is a core plus increments, ``t_k = c + Σ_{j<k} δ_j`` (unnormalised text
 vectors); the image ``v`` is unit-norm. Its cosine score is ``s_k = a_k / n_k`` with
 projection ``a_k = v·t_k`` and norm ``n_k = ‖t_k‖``. For ``a_k > 0``:
 
     s_{k+1} > s_k  ⇔  a_{k+1} / a_k > n_{k+1} / n_k
 
 the projection must grow (relatively) faster than the norm. ``monotonicity_margin`` returns
-``a_{k+1}/a_k − n_{k+1}/n_k`` so its sign predicts whether the score rises.
+``a_{k+1}/a_k − n_{k+1}/n_k`` so its sign predicts whether the score rises. For a small
+increment, ``ds = (v·δ − s t̂·δ) / ‖t‖`` (:func:`score_derivative`).
+
+MoLo (SPEC §1.1) reads the same way with HiDe's reconstruction as the core: ``u = u' + r``,
+``r = (I − PᵀP)(u − ū)`` the dropped part (:func:`full_vs_component_scores`). The segment helpers
+turn the study's exported embeddings into the per-image scores s_k that HiMo@K summarises.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+import torch
+from torch import Tensor
+
+from paperlib.losses.himo import hide
+from paperlib.metrics.monotonicity import segment_scores
 
 
 def cumulative_texts(core: np.ndarray, increments: np.ndarray) -> np.ndarray:
@@ -34,3 +46,71 @@ def monotonicity_margin(image: np.ndarray, texts: np.ndarray) -> np.ndarray:
     proj = texts @ unit
     norm = np.linalg.norm(texts, axis=1)
     return proj[1:] / proj[:-1] - norm[1:] / norm[:-1]
+
+
+def score_derivative(image: np.ndarray, text: np.ndarray, increment: np.ndarray) -> float:
+    """``d/dε cos(v, t + εδ)`` at ε = 0: ``(v̂·δ − s t̂·δ) / ‖t‖`` with ``s = cos(v, t)``.
+
+    The first-order form of the condition: a small increment raises the score iff its
+    alignment with the image exceeds s times its alignment with the text it extends.
+    """
+    v = image / np.linalg.norm(image)
+    norm = np.linalg.norm(text)
+    t = text / norm
+    return float((v @ increment - (v @ t) * (t @ increment)) / norm)
+
+
+def full_vs_component_scores(image: Tensor, text: Tensor, tau: float = 0.9) -> dict[str, np.ndarray]:
+    """Full-text vs HiDe-component scores of matched (batch, dim) pairs (SPEC §1.1).
+
+    HiDe runs on the batch of ``text``; for each pair i: ``full`` = cos(v_i, u_i),
+    ``component`` = cos(v_i, u'_i), and ``margin`` = monotonicity_margin with core u'_i
+    and increment the dropped part u_i − u'_i (positive ⇔ full > component, when
+    v_i·u'_i > 0). Also returns ``m``, the components HiDe kept.
+    """
+    result = hide(text.double(), tau)
+    v = torch.nn.functional.normalize(image.double(), dim=-1).numpy()
+    u, comp = text.double().numpy(), result.features.numpy()
+    full = np.einsum("nd,nd->n", v, u) / np.linalg.norm(u, axis=1)
+    component = np.einsum("nd,nd->n", v, comp) / np.linalg.norm(comp, axis=1)
+    margin = np.array([monotonicity_margin(v[i], np.stack([comp[i], u[i]]))[0]
+                       for i in range(len(v))])  # fmt: skip
+    return {"full": full, "component": component, "margin": margin, "m": np.asarray(result.m)}
+
+
+def per_image_segment_scores(embeddings: dict) -> list[np.ndarray]:
+    """(K_i,) cosine scores s_k of image i with its cumulative caption prefixes k = 1..K_i.
+
+    ``embeddings`` holds ``image`` (N, dim), ``segments_all`` (ΣK_i, dim) and
+    ``segments_all_lengths`` (N,), as the study exports them.
+    """
+    lengths = embeddings["segments_all_lengths"]
+    if int(lengths.sum()) != embeddings["segments_all"].shape[0]:
+        raise ValueError(
+            f"segments_all has {embeddings['segments_all'].shape[0]} rows but "
+            f"segments_all_lengths sums to {int(lengths.sum())}"
+        )
+    segments = embeddings["segments_all"].split(lengths.tolist())
+    return [s.double().numpy() for s in segment_scores(embeddings["image"], segments)]
+
+
+def mean_by_segment_index(scores: Sequence[np.ndarray], relative: bool = False,
+                          min_count: int = 1) -> dict[str, np.ndarray]:
+    """Mean, standard error and count of s_k over the images that have a k-th segment.
+
+    ``relative``: use ``s_k − s_1`` per image (the rise since the first sentence). Indices
+    k with fewer than ``min_count`` images are left out. Returns arrays ``k`` (1-based),
+    ``mean``, ``sem`` (0 for a single image) and ``count``.
+    """
+    longest = max(len(s) for s in scores)
+    rows = [(s - s[0]) if relative else s for s in scores]
+    out = {"k": [], "mean": [], "sem": [], "count": []}
+    for k in range(longest):
+        column = np.array([r[k] for r in rows if len(r) > k])
+        if column.size < min_count:
+            continue
+        out["k"].append(k + 1)
+        out["mean"].append(column.mean())
+        out["sem"].append(column.std(ddof=1) / np.sqrt(column.size) if column.size > 1 else 0.0)
+        out["count"].append(column.size)
+    return {key: np.asarray(value) for key, value in out.items()}

@@ -65,7 +65,7 @@ class Scale:
 SCALES = {
     "smoke": Scale(seeds=(0,), pretrain_steps=40, finetune_steps=20, hyperbolic_steps=30,
                    pretrain_batch=64, batch_size=32, train_size=2048, eval_size=128, sweep=False),
-    "full": Scale(seeds=(0, 1, 2), pretrain_steps=300, finetune_steps=100, hyperbolic_steps=250,
+    "full": Scale(seeds=(0, 1, 2), pretrain_steps=300, finetune_steps=80, hyperbolic_steps=200,
                   pretrain_batch=128, batch_size=64, train_size=20_000, eval_size=300, sweep=True),
 }  # fmt: skip
 
@@ -255,12 +255,12 @@ def box_embeddings(checkpoint: Path, size: int, seed: int) -> dict[str, Any]:
 
 
 def available_scale(preferred: str = "auto") -> str:
-    """``preferred`` if given, else ``full`` when its results exist, else ``smoke``."""
+    """``preferred`` if given, else ``full`` when its study has finished, else ``smoke``."""
     if preferred != "auto":
         if preferred not in SCALES:
             raise ValueError(f"unknown study scale {preferred!r}; expected 'auto' or one of {list(SCALES)}")
         return preferred
-    return "full" if (results_dir("full")).is_dir() else "smoke"
+    return "full" if (results_dir("full") / "study.json").is_file() else "smoke"
 
 
 def run_folder(scale_name: str, study: str, variant: str, seed: int = 0) -> Path:
@@ -312,6 +312,9 @@ def run_study(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) ->
         print(f"[study {scale_name}] {run.name} done in {time.perf_counter() - start:.0f} s", flush=True)
     elapsed = time.perf_counter() - total
     print(f"[study {scale_name}] all {len(runs)} runs in {elapsed:.0f} s", flush=True)
+    summary = {"scale": scale_name, "runs": len(runs), "seeds": list(SCALES[scale_name].seeds),
+               "seconds_this_invocation": round(elapsed)}  # fmt: skip
+    (results_dir(scale_name) / "study.json").write_text(json.dumps(summary, indent=1) + "\n")
     return results_dir(scale_name)
 
 

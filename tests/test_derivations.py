@@ -3,8 +3,19 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
+import torch
 
-from paperlib.derivations import cumulative_scores, cumulative_texts, monotonicity_margin
+from paperlib.derivations import (
+    cumulative_scores,
+    cumulative_texts,
+    full_vs_component_scores,
+    mean_by_segment_index,
+    monotonicity_margin,
+    per_image_segment_scores,
+    score_derivative,
+)
+from paperlib.losses.himo import hide
 
 
 def test_margin_sign_predicts_score_change_on_random_texts():
@@ -40,3 +51,68 @@ def test_cumulative_texts_rows():
     texts = cumulative_texts(core, inc)
     np.testing.assert_array_equal(texts[0], core)
     np.testing.assert_array_equal(texts[2], core + inc[0] + inc[1])
+
+
+def test_score_derivative_matches_finite_differences():
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        v, t, d = rng.normal(size=(3, 8))
+        eps = 1e-6
+        s = cumulative_scores(v, np.stack([t - eps * d, t + eps * d]))
+        assert score_derivative(v, t, d) == pytest.approx((s[1] - s[0]) / (2 * eps), rel=1e-5)
+
+
+def test_full_vs_component_scores_against_direct_hide():
+    torch.manual_seed(0)
+    text = torch.nn.functional.normalize(torch.randn(24, 6) + 0.5, dim=-1)
+    image = torch.nn.functional.normalize(text + 0.3 * torch.randn(24, 6), dim=-1)
+    out = full_vs_component_scores(image, text, tau=0.7)
+    comp = hide(text.double(), 0.7).features
+    ref_comp = torch.nn.functional.cosine_similarity(image.double(), comp, dim=-1).numpy()
+    ref_full = torch.nn.functional.cosine_similarity(image.double(), text.double(), dim=-1).numpy()
+    np.testing.assert_allclose(out["component"], ref_comp, atol=1e-12)
+    np.testing.assert_allclose(out["full"], ref_full, atol=1e-12)
+    positive = (image.double() * comp).sum(-1).numpy() > 0
+    assert positive.sum() > 10
+    rises = out["full"] > out["component"]
+    np.testing.assert_array_equal((out["margin"] > 0)[positive], rises[positive])
+    assert int(out["m"]) == hide(text, 0.7).m
+
+
+def _embeddings():
+    torch.manual_seed(2)
+    lengths = torch.tensor([3, 1, 4])
+    return {
+        "image": torch.randn(3, 5),
+        "segments_all": torch.randn(int(lengths.sum()), 5),
+        "segments_all_lengths": lengths,
+    }
+
+
+def test_per_image_segment_scores_is_a_loop_of_cosines():
+    emb = _embeddings()
+    scores = per_image_segment_scores(emb)
+    assert [len(s) for s in scores] == [3, 1, 4]
+    start = 0
+    for i, s in enumerate(scores):
+        for k in range(len(s)):
+            seg = emb["segments_all"][start + k]
+            ref = torch.nn.functional.cosine_similarity(emb["image"][i], seg, dim=0)
+            assert s[k] == pytest.approx(float(ref), abs=1e-6)
+        start += len(s)
+    emb["segments_all_lengths"] = torch.tensor([3, 1, 3])
+    with pytest.raises(ValueError, match="segments_all has 8 rows"):
+        per_image_segment_scores(emb)
+
+
+def test_mean_by_segment_index_counts_only_images_that_reach_k():
+    scores = [np.array([0.1, 0.2, 0.4]), np.array([0.3]), np.array([0.0, 0.5])]
+    out = mean_by_segment_index(scores)
+    np.testing.assert_array_equal(out["k"], [1, 2, 3])
+    np.testing.assert_array_equal(out["count"], [3, 2, 1])
+    np.testing.assert_allclose(out["mean"], [0.4 / 3, 0.35, 0.4])
+    np.testing.assert_allclose(out["sem"][1], np.std([0.2, 0.5], ddof=1) / np.sqrt(2))
+    assert out["sem"][2] == 0.0
+    rel = mean_by_segment_index(scores, relative=True, min_count=2)
+    np.testing.assert_array_equal(rel["k"], [1, 2])
+    np.testing.assert_allclose(rel["mean"], [0.0, 0.3])

@@ -1,0 +1,230 @@
+"""What HiDe's principal components carry (tutorial 01; SPEC §1.1).
+
+HiDe keeps the top-m principal directions ``P`` (m, dim) of a batch of text features
+(batch, dim). These helpers measure the spectrum that fixes m, which ground-truth factors of
+the generated world each component's scores follow (the correlation ratio η²), how the
+reconstruction splits a feature into a kept and a dropped part, and how the subspace moves
+with the batch (principal angles, ``scipy.linalg.subspace_angles``). The decomposition itself
+is always :func:`paperlib.losses.himo.hide`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import torch
+from scipy.linalg import subspace_angles
+from torch import Tensor
+
+from paperlib.data.world import World
+from paperlib.losses.himo import HiDeResult, hide
+
+FACTORS = ("super-category", "category", "sub-category", "main colour", "main pattern",
+           "main size", "object count", "background")  # fmt: skip
+
+
+def factor_value_names(name: str) -> tuple[str, ...]:
+    """Readable names of the values of factor ``name`` (index = value in :func:`world_factors`)."""
+    from paperlib.data import world
+
+    names = {
+        "super-category": world.SUPERS,
+        "category": world.CATEGORIES,
+        "sub-category": world.SUBCATEGORIES,
+        "main colour": tuple(c[0] for c in world.COLOURS),
+        "main pattern": world.PATTERNS,
+        "main size": world.SIZES,
+        "object count": ("no object", "1 object", "2 objects", "3 objects", "4 objects"),
+        "background": tuple(f"{b[0]} background" for b in world.BACKGROUNDS),
+    }
+    if name not in names:
+        raise ValueError(f"unknown factor {name!r}; expected one of {FACTORS}")
+    return tuple(names[name])
+
+
+def world_factors(seed: int, size: int) -> dict[str, np.ndarray]:
+    """Ground truth of world samples 0..size-1: one (size,) int array per name in FACTORS.
+
+    The taxonomy, colour, pattern and size are those of the main object (object 0).
+    """
+    world = World(seed=seed)
+    scenes = [world.scene(i) for i in range(size)]
+    main = [s.objects[0] for s in scenes]
+    columns = {
+        "super-category": [o.super for o in main],
+        "category": [o.category for o in main],
+        "sub-category": [o.sub for o in main],
+        "main colour": [o.colour for o in main],
+        "main pattern": [o.pattern for o in main],
+        "main size": [o.size for o in main],
+        "object count": [len(s.objects) for s in scenes],
+        "background": [s.background for s in scenes],
+    }
+    return {name: np.asarray(columns[name], dtype=np.int64) for name in FACTORS}
+
+
+def _as_numpy(features: Tensor | np.ndarray) -> np.ndarray:
+    return np.asarray(torch.as_tensor(features).detach().double().cpu())
+
+
+def explained_variance_ratio(features: Tensor | np.ndarray) -> np.ndarray:
+    """(min(batch, dim),) share of the batch's variance along each principal direction.
+
+    ``S_j² / Σ S²`` for the singular values S of the centred (batch, dim) features, in
+    decreasing order; its cumulative sum is what HiDe compares with τ.
+    """
+    x = _as_numpy(features)
+    singular = np.linalg.svd(x - x.mean(axis=0), compute_uv=False)
+    power = singular**2
+    return power / max(power.sum(), 1e-300)
+
+
+def kept_counts(features: Tensor, taus: Sequence[float]) -> list[int]:
+    """HiDe's m for each threshold τ in ``taus`` on the (batch, dim) ``features``."""
+    return [hide(torch.as_tensor(features), tau).m for tau in taus]
+
+
+def component_scores(features: Tensor, result: HiDeResult) -> np.ndarray:
+    """(batch, m) coordinates ``P(u_i − ū)`` of each feature along HiDe's components."""
+    x = _as_numpy(features) - _as_numpy(result.mean)
+    return x @ _as_numpy(result.components).T
+
+
+def kept_and_dropped(features: Tensor, result: HiDeResult) -> tuple[np.ndarray, np.ndarray]:
+    """(batch, dim) ``u' − ū = PᵀP(u − ū)`` (kept) and ``u − u'`` (dropped) of a HiDe result."""
+    u, reconstructed = _as_numpy(features), _as_numpy(result.features)
+    return reconstructed - _as_numpy(result.mean), u - reconstructed
+
+
+def _between_and_total(values: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-column between-group and total sums of squares of (n, k) values."""
+    _, codes = np.unique(groups, return_inverse=True)
+    counts = np.bincount(codes).astype(np.float64)
+    centred = values - values.mean(axis=0)
+    group_sums = np.stack([np.bincount(codes, weights=col) for col in centred.T], axis=1)
+    between = (group_sums**2 / counts[:, None]).sum(axis=0)
+    return between, (centred**2).sum(axis=0)
+
+
+def _check_groups(values: np.ndarray, groups: np.ndarray) -> None:
+    if groups.ndim != 1 or groups.shape[0] != values.shape[0]:
+        raise ValueError(
+            f"groups must be one label per row: values has {values.shape[0]} rows, groups "
+            f"has shape {groups.shape}"
+        )
+
+
+def adjust_for_chance(eta2, groups):
+    """ε² = ``1 − (1 − η²)(n − 1)/(n − k)``: η² rescaled so that chance is 0 and 1 stays 1.
+
+    (The adjusted R² of regressing on the k group indicators.) Use it to compare η² across
+    batches whose number of groups k or size n differ; it can be slightly negative.
+    """
+    groups = np.asarray(groups)
+    n, k = groups.shape[0], np.unique(groups).size
+    if n <= k:
+        raise ValueError(f"need more rows than groups to adjust η²; got n={n}, k={k}")
+    return 1.0 - (1.0 - np.asarray(eta2)) * (n - 1) / (n - k)
+
+
+def correlation_ratio(values, groups) -> np.ndarray | float:
+    """η² = SS_between / SS_total of each column of (n,) or (n, k) ``values`` by ``groups``.
+
+    The fraction of a score's variance explained by the group means (1: the score is a
+    function of the group; 0: every group has the same mean). NaN for a constant column.
+    Chance level: :func:`chance_correlation_ratio`; chance-corrected: :func:`adjust_for_chance`.
+    """
+    values = _as_numpy(values)
+    groups = np.asarray(groups)
+    column = values.ndim == 1
+    values = values[:, None] if column else values
+    _check_groups(values, groups)
+    between, total = _between_and_total(values, groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        eta2 = np.where(total > 0, between / np.where(total > 0, total, 1.0), np.nan)
+    return float(eta2[0]) if column else eta2
+
+
+def pooled_correlation_ratio(values, groups) -> float:
+    """Multivariate η²: ``Σ SS_between / Σ SS_total`` over the columns of (n, dim) ``values``.
+
+    The share of the total variance of a set of vectors that the group means explain.
+    """
+    values = _as_numpy(values)
+    groups = np.asarray(groups)
+    _check_groups(values, groups)
+    between, total = _between_and_total(values, groups)
+    return float(between.sum() / total.sum()) if total.sum() > 0 else float("nan")
+
+
+def factor_correlations(scores, factors: Mapping[str, np.ndarray]) -> np.ndarray:
+    """(len(factors), k) η² of each of the k score columns with each ground-truth factor."""
+    return np.stack([np.atleast_1d(correlation_ratio(scores, g)) for g in factors.values()])
+
+
+def principal_angles(components_a, components_b) -> np.ndarray:
+    """Principal angles in degrees, ascending, between the spans of two (m, dim) row bases."""
+    a, b = _as_numpy(components_a), _as_numpy(components_b)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1]:
+        raise ValueError(
+            f"components must be (m, dim) with the same dim; got {a.shape} and {b.shape}"
+        )
+    return np.sort(np.degrees(subspace_angles(a.T, b.T)))
+
+
+def random_subspace_angle(dim: int, m: int, repeats: int = 200, seed: int = 0) -> float:
+    """Mean principal angle (degrees) between two uniformly random m-dim subspaces of R^dim.
+
+    The chance level for :func:`principal_angles` averaged over its m angles.
+    """
+    rng = np.random.default_rng(seed)
+    angles = [
+        principal_angles(np.linalg.qr(rng.normal(size=(dim, m)))[0].T,
+                         np.linalg.qr(rng.normal(size=(dim, m)))[0].T).mean()
+        for _ in range(repeats)
+    ]  # fmt: skip
+    return float(np.mean(angles))
+
+
+def batch_size_sweep(
+    features: Tensor,
+    sizes: Sequence[int],
+    tau: float = 0.9,
+    repeats: int = 10,
+    seed: int = 0,
+) -> dict[str, np.ndarray]:
+    """How HiDe's output depends on the batch size N, from random sub-batches of ``features``.
+
+    For each N in ``sizes`` and ``repeats`` random sub-batches (without replacement): m at
+    ``tau``, and the mean principal angle between the sub-batch's top-m_ref components and
+    those of the whole (batch, dim) ``features`` (m_ref = the whole batch's m at ``tau``, so
+    every N is compared in the same dimension). Returns (len(sizes), repeats) arrays
+    ``m`` and ``angle`` (degrees), ``sizes`` and the scalar ``m_ref``.
+    """
+    features = torch.as_tensor(features)
+    n = features.shape[0]
+    if any(not 2 <= s <= n for s in sizes):
+        raise ValueError(f"sizes must lie in [2, {n}] (the batch size); got {list(sizes)}")
+    reference = hide(features, tau)
+    rng = np.random.default_rng(seed)
+    m = np.zeros((len(sizes), repeats), dtype=np.int64)
+    angle = np.zeros((len(sizes), repeats))
+    for i, size in enumerate(sizes):
+        for r in range(repeats):
+            rows = torch.as_tensor(rng.choice(n, size=size, replace=False))
+            m[i, r] = hide(features[rows], tau).m
+            fixed = hide(features[rows], fixed_m=reference.m)
+            angle[i, r] = principal_angles(fixed.components, reference.components).mean()
+    return {"sizes": np.asarray(sizes), "m": m, "angle": angle, "m_ref": np.asarray(reference.m)}
+
+
+def chance_correlation_ratio(groups) -> float:
+    """Expected η² of a score unrelated to ``groups``: ``(k − 1)/(n − 1)`` for k groups, n rows.
+
+    (Exact for exchangeable scores: the mean of η² over all relabellings.) A factor with many
+    small groups reaches a large η² by chance, so read η² against this level.
+    """
+    groups = np.asarray(groups)
+    k = np.unique(groups).size
+    return (k - 1) / (groups.shape[0] - 1)

@@ -1,0 +1,178 @@
+"""Component analysis of tutorial 01 against sklearn, scipy and direct loops."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+from scipy.stats import f_oneway
+from sklearn.decomposition import PCA
+
+from paperlib.analysis.components import (
+    FACTORS,
+    adjust_for_chance,
+    batch_size_sweep,
+    chance_correlation_ratio,
+    component_scores,
+    correlation_ratio,
+    explained_variance_ratio,
+    factor_correlations,
+    factor_value_names,
+    kept_and_dropped,
+    kept_counts,
+    pooled_correlation_ratio,
+    principal_angles,
+    random_subspace_angle,
+    world_factors,
+)
+from paperlib.data.world import COLOURS, World
+from paperlib.losses.himo import hide
+
+
+def _features(n=40, dim=12, seed=0):
+    torch.manual_seed(seed)
+    scales = torch.logspace(0, -2, dim)
+    return torch.nn.functional.normalize(torch.randn(n, dim) * scales + 0.3, dim=-1)
+
+
+def test_explained_variance_ratio_matches_sklearn_pca():
+    u = _features()
+    ours = explained_variance_ratio(u)
+    ref = PCA().fit(u.double().numpy()).explained_variance_ratio_
+    np.testing.assert_allclose(ours, ref, rtol=1e-8, atol=1e-12)
+    assert ours.sum() == pytest.approx(1.0)
+
+
+def test_kept_counts_are_the_first_cumulative_crossings():
+    u = _features()
+    cumulative = np.cumsum(explained_variance_ratio(u))
+    taus = [0.3, 0.6, 0.9, 0.99]
+    expected = [int(np.argmax(cumulative >= tau - 1e-6)) + 1 for tau in taus]
+    assert kept_counts(u, taus) == expected
+    assert expected == sorted(expected)
+
+
+def test_component_scores_and_split_match_sklearn_projection():
+    u = _features().double()
+    result = hide(u, 0.8)
+    pca = PCA(n_components=result.m).fit(u.numpy())
+    scores = component_scores(u, result)
+    ref = pca.transform(u.numpy())
+    np.testing.assert_allclose(np.abs(scores), np.abs(ref), atol=1e-8)  # up to sign per column
+    kept, dropped = kept_and_dropped(u, result)
+    np.testing.assert_allclose(kept, scores @ result.components.numpy(), atol=1e-10)
+    np.testing.assert_allclose(kept + dropped, u.numpy() - u.numpy().mean(0), atol=1e-10)
+    np.testing.assert_allclose(kept.T @ dropped, 0.0, atol=1e-8)  # orthogonal parts
+
+
+def test_correlation_ratio_agrees_with_one_way_anova():
+    rng = np.random.default_rng(1)
+    groups = rng.integers(0, 5, size=60)
+    values = rng.normal(size=(60, 3)) + groups[:, None] * np.array([0.0, 0.5, 2.0])
+    eta2 = correlation_ratio(values, groups)
+    k, n = 5, 60
+    for j in range(3):
+        f = f_oneway(*[values[groups == g, j] for g in range(k)]).statistic
+        assert eta2[j] == pytest.approx(f * (k - 1) / (f * (k - 1) + n - k))
+    assert eta2[0] < eta2[1] < eta2[2]
+    assert correlation_ratio(values[:, 2], groups) == pytest.approx(eta2[2])
+
+
+def test_correlation_ratio_extremes():
+    groups = np.array([0, 0, 1, 1, 2, 2])
+    assert correlation_ratio(groups * 3.0 + 1, groups) == pytest.approx(1.0)
+    assert correlation_ratio(np.array([1.0, -1, 1, -1, 1, -1]), groups) == pytest.approx(0.0)
+    assert np.isnan(correlation_ratio(np.ones(6), groups))
+    with pytest.raises(ValueError, match="one label per row"):
+        correlation_ratio(np.ones(6), groups[:4])
+
+
+def test_pooled_correlation_ratio_is_the_variance_weighted_mean():
+    rng = np.random.default_rng(2)
+    groups = rng.integers(0, 3, size=30)
+    values = rng.normal(size=(30, 4)) * np.array([1, 2, 3, 4]) + groups[:, None]
+    eta2 = correlation_ratio(values, groups)
+    total = values.var(axis=0)
+    assert pooled_correlation_ratio(values, groups) == pytest.approx((eta2 * total).sum() / total.sum())
+
+
+def test_chance_correlation_ratio_is_the_mean_over_all_relabellings():
+    values = np.array([0.3, -1.2, 2.0, 0.7, 1.1, -0.4])
+    groups = np.array([0, 0, 1, 1, 1, 2])
+    perms = [correlation_ratio(values, groups[list(p)]) for p in itertools.permutations(range(6))]
+    assert np.mean(perms) == pytest.approx(chance_correlation_ratio(groups))
+    assert chance_correlation_ratio(groups) == pytest.approx(2 / 5)
+
+
+def test_factor_correlations_rows_follow_factors():
+    rng = np.random.default_rng(3)
+    a, b = rng.integers(0, 4, 50), rng.integers(0, 2, 50)
+    scores = np.stack([a + 0.01 * rng.normal(size=50), b + 0.01 * rng.normal(size=50)], axis=1)
+    table = factor_correlations(scores, {"a": a, "b": b})
+    assert table.shape == (2, 2)
+    assert table[0, 0] > 0.99 and table[1, 1] > 0.99
+    assert table[0, 1] < 0.5 and table[1, 0] < 0.5
+
+
+def test_principal_angles_against_closed_form():
+    theta = 0.4
+    a = np.array([[1.0, 0, 0], [0, 1, 0]])
+    b = np.array([[1.0, 0, 0], [0, np.cos(theta), np.sin(theta)]])
+    np.testing.assert_allclose(principal_angles(a, b), [0.0, np.degrees(theta)], atol=1e-7)
+    np.testing.assert_allclose(principal_angles(a, 3 * a[::-1]), [0.0, 0.0], atol=1e-6)
+    with pytest.raises(ValueError, match="same dim"):
+        principal_angles(a, np.eye(4)[:2])
+
+
+def test_random_subspace_angle_one_dimensional_closed_form():
+    # two random lines in R^2: the angle is uniform on [0°, 90°], mean 45°
+    assert random_subspace_angle(2, 1, repeats=4000) == pytest.approx(45.0, abs=1.5)
+    assert random_subspace_angle(50, 3, repeats=50) > 70.0
+
+
+def test_batch_size_sweep_converges_to_the_full_batch():
+    u = _features(n=64, dim=10)
+    sweep = batch_size_sweep(u, [16, 64], tau=0.9, repeats=3)
+    assert sweep["m"].shape == (2, 3) and sweep["angle"].shape == (2, 3)
+    assert int(sweep["m_ref"]) == hide(u, 0.9).m
+    np.testing.assert_array_equal(sweep["m"][1], int(sweep["m_ref"]))  # the full batch itself
+    np.testing.assert_allclose(sweep["angle"][1], 0.0, atol=1e-4)
+    assert sweep["angle"][0].mean() > sweep["angle"][1].mean()
+    with pytest.raises(ValueError, match="sizes must lie"):
+        batch_size_sweep(u, [100])
+
+
+def test_world_factors_match_rendered_samples():
+    factors = world_factors(seed=7, size=6)
+    assert list(factors) == list(FACTORS)
+    world = World(seed=7, image_size=32)
+    for i in range(6):
+        meta = world.sample(i).meta
+        assert [factors[n][i] for n in FACTORS[:3]] == meta["labels"]
+        assert factors["object count"][i] == len(meta["objects"])
+        assert COLOURS[factors["main colour"][i]][0] == meta["objects"][0]["colour"]
+        assert factor_value_names("main colour")[factors["main colour"][i]] == meta["objects"][0]["colour"]
+        assert factor_value_names("sub-category")[factors["sub-category"][i]] == meta["objects"][0]["sub"]
+        count = factor_value_names("object count")[factors["object count"][i]]
+        assert count.startswith(str(len(meta["objects"])))
+    with pytest.raises(ValueError, match="unknown factor"):
+        factor_value_names("shape")
+
+
+def test_adjusted_correlation_ratio_is_adjusted_r2_of_group_indicators():
+    rng = np.random.default_rng(4)
+    groups = rng.integers(0, 4, size=40)
+    y = rng.normal(size=40) + 0.5 * groups
+    onehot = np.eye(4)[groups]
+    fit = np.linalg.lstsq(onehot, y, rcond=None)[0]
+    r2 = 1 - ((y - onehot @ fit) ** 2).sum() / ((y - y.mean()) ** 2).sum()
+    adj_r2 = 1 - (1 - r2) * 39 / 36
+    eta2 = correlation_ratio(y, groups)
+    assert eta2 == pytest.approx(r2)
+    assert adjust_for_chance(eta2, groups) == pytest.approx(adj_r2)
+    assert adjust_for_chance(chance_correlation_ratio(groups), groups) == pytest.approx(0.0)
+    assert adjust_for_chance(1.0, groups) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="more rows than groups"):
+        adjust_for_chance(0.5, np.arange(3))
