@@ -1,0 +1,369 @@
+"""Analyses behind the hyperbolic tutorials: 03 (aperture failure) and 04 (HoroPCA plots).
+
+* Aperture and cone losses as functions of the parent's norm or of the exterior angle
+  (SPEC §2.1, §2.2, §2.4), with derivatives by autograd.
+* Training-log series of the study runs, stacked across seeds.
+* Poincaré-disc views of trained embeddings (HoroPCA, tangent PCA, UMAP; SPEC §2.6), their
+  distortion, and norm/weight distributions per hierarchy level and per box kind.
+
+Feature tensors are Lorentz space parts (batch, dim) of curvature ``-curv``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from paperlib.geometry.horopca import distortion, horopca, poincare_pairwise_dist
+from paperlib.geometry.lorentz import (
+    half_aperture,
+    paired_dist,
+    pairwise_dist,
+    tangent_pca,
+    to_poincare,
+)
+from paperlib.losses.entailment import adaent_weight
+
+__all__ = [
+    "BOX_KIND_NAMES",
+    "DiscView",
+    "LEVEL_NAMES",
+    "SeedSummary",
+    "aperture_profile",
+    "best_scale_distortion",
+    "child_at_angle",
+    "crop_weights",
+    "disc_views",
+    "draw_disc",
+    "hierarchy_points",
+    "inset_bounds",
+    "log_series",
+    "loss_along_ray",
+    "norm_groups",
+    "per_pair",
+    "seed_logs",
+    "stack_seeds",
+    "unique_rows",
+]
+
+#: Names of the hierarchy levels returned by :func:`hierarchy_points` (index = level).
+LEVEL_NAMES = ("text level 1 (general)", "text level 2", "text level 3",
+               "text level 4 (specific)", "image")  # fmt: skip
+#: ``box_kind`` codes of the study's exported box crops (``paperlib.study.box_embeddings``).
+BOX_KIND_NAMES = ("object crop", "near-full crop")
+
+
+# ------------------------------------------------------------------ aperture and cone losses
+
+
+def aperture_profile(
+    norms: Tensor, curv: float, min_radius: float = 0.1, asin_margin: float = 1e-4
+) -> tuple[Tensor, Tensor]:
+    """Half aperture ``asin(2K/(√c‖x‖))`` (SPEC §2.1) and its derivative d/d‖x‖ (autograd).
+
+    ``norms`` (n,) are parent norms; the computation runs in ``norms.dtype`` (float32 shows
+    MERU's behaviour with ``asin_margin=1e-8``, a no-op clamp in float32; float64 with
+    ``asin_margin=0`` is the exact function outside the radius). Returns ``(aperture, grad)``.
+    """
+    r = norms.detach().clone().requires_grad_(True)
+    parent = torch.stack([r, torch.zeros_like(r)], dim=-1)
+    aperture = half_aperture(parent, curv, min_radius=min_radius, asin_margin=asin_margin)
+    (grad,) = torch.autograd.grad(aperture.sum(), r)
+    return aperture.detach(), grad
+
+
+def child_at_angle(
+    parent_norm: float | Tensor,
+    angle: float | Tensor,
+    distance: float | Tensor,
+    curv: float,
+    dim: int = 2,
+    dtype: torch.dtype = torch.float64,
+) -> tuple[Tensor, Tensor]:
+    """A parent ``r·e₁`` and a child at geodesic distance ``s`` whose exterior angle is φ.
+
+    The child is ``cosh(√c s)·p + sinh(√c s)/√c · (cos φ·u_r + sin φ·e₂)`` on the hyperboloid,
+    with ``u_r = (√c r, √c p_t e₁)`` the unit outward radial tangent at p, so the exterior
+    angle at the parent (triangle O-parent-child, SPEC §2.1) is φ and ``d(parent, child) = s``.
+    Arguments broadcast; returns ``(parent, child)``, each (batch, dim).
+    """
+    if dim < 2:
+        raise ValueError(f"dim must be >= 2 to place a child off the parent's ray; got {dim}")
+    r, phi, s = torch.broadcast_tensors(
+        *(torch.as_tensor(v, dtype=dtype) for v in (parent_norm, angle, distance))
+    )
+    r, phi, s = r.reshape(-1), phi.reshape(-1), s.reshape(-1)
+    sqrt_c = math.sqrt(curv)
+    parent_time = torch.sqrt(1.0 / curv + r * r)
+    child = torch.zeros(r.shape[0], dim, dtype=dtype)
+    child[:, 0] = torch.cosh(sqrt_c * s) * r + torch.sinh(sqrt_c * s) * parent_time * torch.cos(phi)
+    child[:, 1] = torch.sinh(sqrt_c * s) * torch.sin(phi) / sqrt_c
+    parent = torch.zeros_like(child)
+    parent[:, 0] = r
+    return parent, child
+
+
+def per_pair(loss_fn: Callable[[Tensor, Tensor], Tensor], parent: Tensor, child: Tensor) -> Tensor:
+    """Per-pair values (batch,) of a batch-mean loss ``loss_fn(parent, child)``, one pair at a
+    time (e.g. ``functools.partial(entailment_loss, curv=1.0)``)."""
+    if parent.shape != child.shape:
+        raise ValueError(
+            f"parent and child must have equal shapes; got {parent.shape}, {child.shape}"
+        )
+    with torch.no_grad():
+        return torch.stack(
+            [loss_fn(parent[i : i + 1], child[i : i + 1]) for i in range(len(parent))]
+        )
+
+
+def loss_along_ray(
+    loss_fn: Callable[[Tensor], Tensor], norms: Tensor, dim: int = 2
+) -> tuple[Tensor, Tensor]:
+    """``ℓ(r·e₁)`` and ``dℓ/dr`` (autograd) for one parent moved along the first axis.
+
+    ``loss_fn`` maps a parent (1, dim) to a scalar (e.g. a cone loss against a fixed child,
+    or the norm regularizer). ``norms`` (n,) in the dtype to compute in. Returns two (n,).
+    """
+    values, grads = [], []
+    for r in norms:
+        r = r.detach().clone().requires_grad_(True)
+        parent = torch.cat([r.reshape(1, 1), torch.zeros(1, dim - 1, dtype=r.dtype)], dim=1)
+        value = loss_fn(parent)
+        grad = None
+        if value.requires_grad:
+            (grad,) = torch.autograd.grad(value, r, allow_unused=True)
+        values.append(value.detach().to(norms.dtype))
+        grads.append(torch.zeros_like(r) if grad is None else grad.to(norms.dtype))
+    return torch.stack(values), torch.stack(grads)
+
+
+# ------------------------------------------------------------------ training logs
+
+
+def log_series(log: Sequence[Mapping[str, Any]], key: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(steps, values)`` of the log records that hold ``key`` (diagnostics are logged only
+    every ``diag_every`` steps)."""
+    records = [r for r in log if key in r]
+    if not records:
+        present = sorted({k for r in log for k in r})
+        raise KeyError(f"no log record holds {key!r}; keys present: {present}")
+    return (np.array([r["step"] for r in records]),
+            np.array([float(r[key]) for r in records]))  # fmt: skip
+
+
+@dataclass
+class SeedSummary:
+    """One log key across seeds: ``steps`` (T,), ``mean`` and ``std`` (T,) over seeds
+    (std with ddof=1, 0 for one seed), ``values`` (n_seeds, T)."""
+
+    steps: np.ndarray
+    mean: np.ndarray
+    std: np.ndarray
+    values: np.ndarray
+
+    @property
+    def n_seeds(self) -> int:
+        return self.values.shape[0]
+
+
+def stack_seeds(logs: Sequence[Sequence[Mapping[str, Any]]], key: str) -> SeedSummary:
+    """Stack ``key`` over the logs of several seeds on the steps every log has."""
+    if not logs:
+        raise ValueError("stack_seeds needs at least one log")
+    series = [log_series(log, key) for log in logs]
+    steps = sorted(set.intersection(*(set(s.tolist()) for s, _ in series)))
+    if not steps:
+        raise ValueError(f"the logs share no step that holds {key!r}")
+    values = np.stack([v[np.isin(s, steps)] for s, v in series])
+    std = values.std(0, ddof=1) if len(values) > 1 else np.zeros(len(steps))
+    return SeedSummary(np.array(steps), values.mean(0), std, values)
+
+
+def seed_logs(scale: str, study: str, variant: str) -> dict[int, list[dict[str, Any]]]:
+    """Training logs of every finished seed of a study run: ``{seed: records}``."""
+    from paperlib.study import load_log, run_folder
+
+    root = run_folder(scale, study, variant, 0).parent
+    seeds = sorted(int(p.parent.name.removeprefix("seed")) for p in root.glob("seed*/done.json"))
+    return {seed: load_log(scale, study, variant, seed) for seed in seeds}
+
+
+# ------------------------------------------------------------------ embeddings
+
+
+def unique_rows(points: Tensor) -> Tensor:
+    """Indices (sorted) of the first occurrence of every distinct row of ``points`` (N, dim)."""
+    _, inverse = torch.unique(points, dim=0, return_inverse=True)
+    first = torch.full((int(inverse.max()) + 1,), len(points), dtype=torch.long)
+    first = first.scatter_reduce(0, inverse, torch.arange(len(points)), reduce="amin")
+    return first.sort().values
+
+
+def hierarchy_points(emb: Mapping[str, Tensor]) -> tuple[Tensor, Tensor]:
+    """Chain texts (levels 1–4, general → specific) and images, duplicates removed.
+
+    ``emb`` holds ``chain`` (N, 4, dim) and ``image`` (N, dim). Identical captions (general
+    levels repeat across images) would be zero-distance pairs, so each distinct point is kept
+    once. Returns ``points`` (M, dim) and ``level`` (M,) indexing :data:`LEVEL_NAMES`.
+    """
+    chain, image = emb["chain"], emb["image"]
+    n, levels = chain.shape[0], chain.shape[1]
+    points = torch.cat([chain.transpose(0, 1).reshape(-1, chain.shape[-1]), image])
+    level = torch.cat([torch.arange(levels).repeat_interleave(n), torch.full((n,), levels)])
+    keep = unique_rows(points)
+    return points[keep], level[keep]
+
+
+def best_scale_distortion(original: Tensor, projected: Tensor) -> tuple[float, float]:
+    """``min_s mean_{i<j} |s·d'_ij − d_ij| / d_ij`` and the minimising ``s`` (N, N) inputs.
+
+    With ``ρ = d'/d`` the objective is ``Σ ρ·|s − 1/ρ|``: its minimiser is the ρ-weighted
+    median of ``1/ρ``. For projections with an arbitrary scale (UMAP), this separates the
+    shape of the embedding from its size. Returns ``(distortion, s)``.
+    """
+    i, j = torch.triu_indices(original.shape[0], original.shape[0], offset=1)
+    ratio = (projected[i, j] / original[i, j]).double()
+    order = torch.argsort(1.0 / ratio)
+    cumulative = torch.cumsum(ratio[order], 0)
+    median = int(torch.searchsorted(cumulative, 0.5 * cumulative[-1]))
+    scale = float((1.0 / ratio)[order][median])
+    return distortion(original, scale * projected), scale
+
+
+@dataclass
+class DiscView:
+    """A 2-D view in the unit Poincaré disc: ``poincare`` (N, 2) for the data; ``origin`` (2,)
+    where the model's origin O lands; ``distortion`` against the unit-curvature distances
+    ``√c·d_L`` and ``scaled_distortion`` at the best uniform scale (data points only)."""
+
+    poincare: Tensor
+    origin: Tensor
+    distortion: float
+    scaled_distortion: float
+
+
+def disc_views(
+    x: Tensor,
+    curv: float,
+    methods: Sequence[str] = ("HoroPCA", "tangent PCA", "UMAP"),
+    n_neighbors: int = 15,
+    seed: int = 0,
+) -> dict[str, DiscView]:
+    """2-D Poincaré-disc views of (N, dim) space parts (SPEC §2.6), with their distortion.
+
+    * "HoroPCA": :func:`paperlib.geometry.horopca.horopca` (centred at the Fréchet mean);
+    * "tangent PCA": :func:`paperlib.geometry.lorentz.tangent_pca` (``log_map0`` → PCA,
+      centred in the tangent space at the origin → ``exp_map0``);
+    * "UMAP": umap-learn with ``output_metric="hyperboloid"`` (its output is the space part of
+      the unit hyperboloid, mapped to the disc by ``to_poincare``). Our choice where the
+      papers are silent: UMAP's input is the precomputed matrix of hyperbolic distances.
+
+    Both PCAs centre the data, so the disc's centre is not the model's origin: O is projected
+    as one extra point (our choice; it changes each fit by one point in N+1) and returned as
+    ``origin``. Distortion (HoroPCA paper): mean relative error of all pairwise distances of
+    the data, against ``√c·d_L`` (the disc has curvature −1). Runs in float64.
+    """
+    x = x.detach().double()
+    with_origin = torch.cat([x, torch.zeros_like(x[:1])])
+    lifted = with_origin * math.sqrt(curv)
+    original = pairwise_dist(lifted, lifted, 1.0, rel_floor=0.0).fill_diagonal_(0.0)
+    n = len(x)
+    views = {}
+    for method in methods:
+        if method == "HoroPCA":
+            disc = horopca(with_origin, curv, n_components=2).poincare
+        elif method == "tangent PCA":
+            disc = to_poincare(tangent_pca(with_origin, curv, n_components=2), curv)
+        elif method == "UMAP":
+            disc = _umap_disc(original, n_neighbors, seed)
+        else:
+            raise ValueError(f"unknown method {method!r}; expected HoroPCA, tangent PCA or UMAP")
+        projected = poincare_pairwise_dist(disc[:n])
+        scaled, _ = best_scale_distortion(original[:n, :n], projected)
+        views[method] = DiscView(disc[:n], disc[n], distortion(original[:n, :n], projected), scaled)
+    return views
+
+
+def _umap_disc(distances: Tensor, n_neighbors: int, seed: int) -> Tensor:
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm, via umap
+        import umap  # first import compiles with numba (~25 s)
+
+        warnings.filterwarnings("ignore", message="using precomputed metric")
+        reducer = umap.UMAP(n_components=2, n_neighbors=n_neighbors, metric="precomputed",
+                            output_metric="hyperboloid", random_state=seed, n_jobs=1)  # fmt: skip
+        hyperboloid = reducer.fit_transform(distances.numpy())
+    return to_poincare(torch.as_tensor(hyperboloid, dtype=torch.float64), 1.0)
+
+
+def draw_disc(
+    ax: Any,
+    view: DiscView,
+    level: Tensor,
+    limit: float = 1.05,
+    colours: Sequence[Any] | None = None,
+    sizes: Sequence[float] = (30, 22, 12, 8, 8),
+    origin_size: float = 8,
+) -> None:
+    """Scatter a :class:`DiscView` on a matplotlib axis: points coloured by ``level``
+    (:data:`LEVEL_NAMES`; most specific drawn first so the few generic points stay visible),
+    the unit circle, the model's origin as a black cross; square window ``±limit``."""
+    import matplotlib.pyplot as plt
+
+    if colours is None:
+        colours = [*plt.cm.viridis(np.linspace(0.0, 0.85, len(LEVEL_NAMES) - 1)), "C3"]
+    ax.add_patch(plt.Circle((0, 0), 1.0, fill=False, color="0.3", lw=1))
+    for i in reversed(range(len(LEVEL_NAMES))):
+        p = view.poincare[level == i]
+        ax.scatter(p[:, 0], p[:, 1], s=sizes[i], color=colours[i], alpha=0.75, lw=0,
+                   label=LEVEL_NAMES[i])  # fmt: skip
+    ax.plot(*view.origin, "kx", ms=origin_size, mew=origin_size / 4, label="origin O of the model")
+    ax.set(xlim=(-limit, limit), ylim=(-limit, limit), aspect="equal")
+    ax.grid(False)
+
+
+def inset_bounds(view: DiscView, limit: float, size: float = 0.3) -> list[float]:
+    """Axes-fraction bounds ``[x0, y0, w, h]`` of a square inset in the corner of a ``±limit``
+    window that holds the fewest of the view's points (and not the origin, if possible)."""
+    points = torch.cat([view.poincare, view.origin[None]]) / limit  # window → [-1, 1]²
+    edge = 1.0 - 2.0 * size
+    best = None
+    for x0, y0 in [(1 - size, 0.0), (0.0, 0.0), (1 - size, 1 - size), (0.0, 1 - size)]:
+        sx, sy = (1 if x0 > 0 else -1), (1 if y0 > 0 else -1)
+        inside = ((sx * points[:, 0] > edge) & (sy * points[:, 1] > edge)).sum()
+        if best is None or inside < best[0]:
+            best = (int(inside), [x0, y0, size, size])
+    return best[1]
+
+
+def norm_groups(emb: Mapping[str, Tensor]) -> dict[str, Tensor]:
+    """Space norms ‖x‖ per group: the distinct captions of each chain level, the images, and
+    (when present) the object crops and near-full crops (``box_kind`` 0 / 1)."""
+    points, level = hierarchy_points(emb)
+    norms = points.norm(dim=-1)
+    groups = {name: norms[level == i] for i, name in enumerate(LEVEL_NAMES)}
+    if "box_image" in emb:
+        box_norms = emb["box_image"].norm(dim=-1)
+        for kind, name in enumerate(BOX_KIND_NAMES):
+            groups[name] = box_norms[emb["box_kind"] == kind]
+    return groups
+
+
+def crop_weights(emb: Mapping[str, Tensor]) -> dict[str, tuple[Tensor, Tensor]]:
+    """Per box kind: ``d_L(crop, its image)`` and ARGENT's intra weight ``h = 1 − exp(−d)``
+    for the pair parent = box crop → child = full image (SPEC §2.4). ``{kind: (d, h)}``."""
+    curv = float(emb["curv"])
+    crops, images = emb["box_image"], emb["image"][emb["box_owner"]]
+    out = {}
+    for kind, name in enumerate(BOX_KIND_NAMES):
+        mask = emb["box_kind"] == kind
+        d = paired_dist(crops[mask], images[mask], curv)
+        out[name] = (d, adaent_weight(crops[mask], images[mask], curv, intra=True))
+    return out
