@@ -1,20 +1,27 @@
 """MoLo cost against plain InfoNCE, and HiDe's share of a small-model training step.
 
-Prints, from one run at torch.set_num_threads(2):
+Prints, from one run at torch.set_num_threads(2) (``--threads`` to change):
 1. MoLo (forward+backward) time / InfoNCE (forward+backward) time at N=1024, d=768 and
-   N=256, d=512 (goal: <= 3 at 1024x768); for comparison MoLo(detach=True) and a MoLo
-   whose HiDe is a plain full ``torch.linalg.svd``, and the largest loss/gradient
-   difference between the two HiDe implementations (must be float tolerance).
-2. HiDe (forward+backward) time / one training step (forward, MoLo, backward, AdamW) of
+   N=256, d=512 (goal: <= 3 at 1024x768); for comparison MoLo(detach=True), MoLo through
+   explicit u' features (``scope="local"``, which outside torch.distributed is the same
+   loss computed as HiDe + a second logits matmul), and a MoLo whose HiDe is a plain full
+   ``torch.linalg.svd``, and the largest loss/gradient difference between our MoLo and the
+   SVD one (must be float tolerance).
+2. The breakdown, each part timed on its own, as a fraction of InfoNCE: the Gram matrix,
+   its ``eigh``, one symmetric cross-entropy (fwd+bwd) with the ``.T`` column pass and
+   with a column pass over a (1, N, N) view, and what remains of MoLo after InfoNCE, Gram
+   and eigh (comp logits, their cross-entropy, the projector gradient).
+3. HiDe (forward+backward) time / one training step (forward, MoLo, backward, AdamW) of
    the ``paper-tiny`` CPU model at batch 256.
 Timings alternate between the variants and report medians, so machine load hits all alike.
 
-    .venv/bin/python benchmarks/bench_molo.py [--repeats 15]
+    .venv/bin/python benchmarks/bench_molo.py [--repeats 15] [--threads 2] [--skip-training-step]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 
@@ -40,6 +47,14 @@ def svd_molo(img, txt, logit_scale, tau=0.9, label_smoothing=0.1):
     )
 
 
+def column_view_sce(logits, label_smoothing):
+    """symmetric_cross_entropy's value, text→image CE over class dim 1 of a (1, N, N) view."""
+    labels = torch.arange(logits.shape[0])
+    rows = F.cross_entropy(logits, labels, label_smoothing=label_smoothing)
+    cols = F.cross_entropy(logits[None], labels[None], label_smoothing=label_smoothing)
+    return 0.5 * (rows + cols)
+
+
 def timed(fn) -> float:
     start = time.perf_counter()
     fn()
@@ -61,6 +76,10 @@ def loss_case(n: int, d: int, repeats: int) -> None:
     img = F.normalize(torch.randn(n, d, generator=g), dim=1).requires_grad_()
     txt = F.normalize(torch.randn(n, d, generator=g), dim=1).requires_grad_()
     scale = torch.tensor(4.6052, requires_grad=True)
+    x = (txt - txt.mean(0)).detach()
+    side = x if d <= n else x.T
+    gram = side.T @ side
+    logits = (scale.exp() * img @ txt.T).detach().requires_grad_()
 
     def run(loss_fn):
         def step():
@@ -69,11 +88,23 @@ def loss_case(n: int, d: int, repeats: int) -> None:
 
         return step
 
+    def ce_step(ce):
+        def step():
+            logits.grad = None
+            ce(logits, 0.1).backward()
+
+        return step
+
     fns = {
         "infonce": run(lambda: infonce_loss(img, txt, scale, 0.1)),
         "molo": run(lambda: molo_loss(img, txt, scale).loss),
         "molo_detach": run(lambda: molo_loss(img, txt, scale, detach=True).loss),
+        "molo_features": run(lambda: molo_loss(img, txt, scale, scope="local").loss),
         "molo_svd": run(lambda: svd_molo(img, txt, scale)),
+        "gram": lambda: side.T @ side,
+        "eigh": lambda: torch.linalg.eigh(gram),
+        "ce": ce_step(symmetric_cross_entropy),
+        "ce_view": ce_step(column_view_sce),
     }
     t = median_times(fns, repeats)
 
@@ -85,13 +116,20 @@ def loss_case(n: int, d: int, repeats: int) -> None:
         grads.append((loss.detach(), img.grad.clone(), txt.grad.clone()))
     (l1, gi1, gt1), (l2, gi2, gt2) = grads
     m = molo_loss(img, txt, scale).m
+    r = {name: time_s / t["infonce"] for name, time_s in t.items()}
     print(
         f"N={n:5d} d={d:4d} m={m:4d} | InfoNCE {t['infonce'] * 1e3:7.1f} ms | "
-        f"MoLo {t['molo'] * 1e3:7.1f} ms | MoLo/InfoNCE {t['molo'] / t['infonce']:5.2f} | "
-        f"detach=True {t['molo_detach'] / t['infonce']:5.2f} | "
-        f"full-SVD {t['molo_svd'] / t['infonce']:5.2f} | "
+        f"MoLo {t['molo'] * 1e3:7.1f} ms | MoLo/InfoNCE {r['molo']:5.2f} | "
+        f"detach=True {r['molo_detach']:5.2f} | via u' {r['molo_features']:5.2f} | "
+        f"full-SVD {r['molo_svd']:5.2f} | "
         f"|Δloss| {abs(l1 - l2).item():.1e} |Δgrad| "
         f"{max((gi1 - gi2).abs().max().item(), (gt1 - gt2).abs().max().item()):.1e}"
+    )
+    rest = r["molo"] - 1 - r["gram"] - r["eigh"]
+    print(
+        f"    breakdown / InfoNCE: Gram {r['gram']:4.2f} | eigh({gram.shape[0]}) {r['eigh']:4.2f}"
+        f" | rest of MoLo beyond InfoNCE+Gram+eigh {rest:4.2f} | one symmetric CE: "
+        f"{r['ce']:4.2f} (column view {r['ce_view']:4.2f})"
     )
 
 
@@ -132,14 +170,19 @@ def training_step_case(batch: int, repeats: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--skip-training-step", action="store_true")
     args = parser.parse_args()
-    torch.set_num_threads(2)
+    torch.set_num_threads(args.threads)
     print(
-        f"torch {torch.__version__}, threads {torch.get_num_threads()}, medians of {args.repeats}"
+        f"torch {torch.__version__}, threads {torch.get_num_threads()}, medians of "
+        f"{args.repeats}, load average {os.getloadavg()[0]:.2f} at start"
     )
     for n, d in ((1024, 768), (256, 512)):
         loss_case(n, d, args.repeats)
-    training_step_case(256, args.repeats)
+    if not args.skip_training_step:
+        training_step_case(256, args.repeats)
+    print(f"load average {os.getloadavg()[0]:.2f} at end")
 
 
 if __name__ == "__main__":

@@ -201,3 +201,69 @@ def test_molo_gradcheck_float64():
 def test_molo_rejects_mismatched_shapes():
     with pytest.raises(ValueError, match="same"):
         molo_loss(torch.randn(4, 3), torch.randn(5, 3), torch.tensor(1.0))
+
+
+def _svd_molo(img, txt, scale, m: int, lam: float, detach: bool = False):
+    """Reference MoLo: u' from autograd through torch.linalg.svd, logits from explicit u'."""
+    mean = txt.mean(0)
+    x = txt - mean
+    _, _, vt = torch.linalg.svd(x, full_matrices=False)
+    p = vt[:m].detach() if detach else vt[:m]
+    comp = x @ p.T @ p + mean
+    glob = symmetric_cross_entropy(scale.exp() * img @ txt.T, 0.1)
+    return glob + lam * symmetric_cross_entropy(scale.exp() * img @ comp.T, 0.1)
+
+
+@pytest.mark.parametrize("shape", [(40, 12), (12, 12), (9, 16)])  # batch >, =, < dim
+@pytest.mark.parametrize("m", [1, 3, 6, 8])  # kept block smaller and larger than dropped
+@pytest.mark.parametrize("detach", [False, True])
+def test_molo_matches_svd_autograd(shape, m, detach):
+    """Loss and all gradients equal autograd through an explicit SVD-built u'."""
+    g = torch.Generator().manual_seed(20)
+    img = F.normalize(torch.randn(*shape, generator=g, dtype=torch.float64), dim=1)
+    txt = _anisotropic(*shape, seed=21)
+    scale = torch.tensor(1.7, dtype=torch.float64)
+    ours = [t.clone().requires_grad_() for t in (img, txt, scale)]
+    out = molo_loss(*ours, fixed_m=m, lam=0.7, detach=detach)
+    out.loss.backward()
+    ref = [t.clone().requires_grad_() for t in (img, txt, scale)]
+    ref_loss = _svd_molo(*ref, m, 0.7, detach)
+    ref_loss.backward()
+    assert out.m == m
+    torch.testing.assert_close(out.loss, ref_loss, rtol=1e-12, atol=1e-12)
+    for a, b in zip(ours, ref):
+        torch.testing.assert_close(a.grad, b.grad, rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("shape", [(8, 5), (4, 6)])  # (dim, dim) and (batch, batch) Gram
+@pytest.mark.parametrize("fixed_m", [1, 3])  # kept block the smaller / the larger
+def test_molo_gradcheck_float64_both_blocks(shape, fixed_m):
+    g = torch.Generator().manual_seed(22)
+    img = F.normalize(torch.randn(*shape, generator=g, dtype=torch.float64), dim=1)
+    txt = _anisotropic(*shape, seed=23)
+    scale = torch.tensor(1.0, dtype=torch.float64)
+    inputs = tuple(t.requires_grad_() for t in (img, txt, scale))
+    assert torch.autograd.gradcheck(
+        lambda a, b, s: molo_loss(a, b, s, fixed_m=fixed_m).loss, inputs
+    )
+
+
+def test_molo_renormalize_uses_normalised_features():
+    torch.manual_seed(24)
+    img = F.normalize(torch.randn(20, 6, dtype=torch.float64), dim=1)
+    txt = _anisotropic(20, 6, seed=25)
+    scale = torch.tensor(2.0, dtype=torch.float64)
+    out = molo_loss(img, txt, scale, fixed_m=2, renormalize=True)
+    unit = hide(txt, fixed_m=2, renormalize=True).features
+    ref = symmetric_cross_entropy(scale.exp() * img @ unit.T, 0.1)
+    torch.testing.assert_close(out.comp_loss, ref)
+
+
+def test_molo_float32_close_to_float64():
+    img = F.normalize(torch.randn(64, 16, dtype=torch.float64), dim=1)
+    txt = _anisotropic(64, 16, seed=26)
+    scale = torch.tensor(4.6052, dtype=torch.float64)
+    ref = molo_loss(img, txt, scale)
+    out = molo_loss(img.float(), txt.float(), scale.float())
+    assert out.m == ref.m and out.loss.dtype == torch.float32
+    torch.testing.assert_close(out.loss.double(), ref.loss, rtol=1e-5, atol=1e-5)

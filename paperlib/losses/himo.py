@@ -5,11 +5,14 @@ directions of the batch and m is the smallest count whose cumulative explained v
 reaches ``tau``. MoLo: ``L = L_global + lam · L_comp``, two symmetric InfoNCE terms, with
 ``u`` and with ``u'``.
 
-Implementation: ``Pᵀ P`` is the top-m eigenprojector of the smaller of the two Gram
+Implementation: ``Pᵀ P`` is the top-m eigenprojector Π of the smaller of the two Gram
 matrices ``XᵀX`` (dim, dim) or ``XXᵀ`` (batch, batch) of the centred batch X (the same
 subspace as the SVD's), computed by one float32 ``eigh``. Its gradient is a custom
 backward that only involves the gap between kept and dropped eigenvalues, so it is
 finite on degenerate batches (repeated eigenvalues inside either group are harmless).
+MoLo (global scope) never forms u': ``v u'ᵀ = v Π Xᵀ + (v·ū)1ᵀ = v uᵀ − v (I − Π) Xᵀ`` (or
+the same with the (batch, batch) projector acting on the logits), so the comp logits and
+their gradient cost rank-min(m, k − m) products on top of the global ones.
 """
 
 from __future__ import annotations
@@ -58,43 +61,84 @@ class MoLoOutput:
     explained_variance: float
 
 
-class _TopEigenProjection(torch.autograd.Function):
-    """``Y = X V_A V_Aᵀ`` for X (n, k), V the eigenvectors of ``XᵀX`` sorted descending.
+@dataclass
+class _Spectrum:
+    """Eigendecomposition of ``C = sideᵀ side``: ``vecs`` (k, k) columns and ``eigvals`` (k,)
+    sorted descending, the kept count ``m``, its explained-variance ratio, and ``gap_tol``."""
 
-    ``V`` and ``eigvals`` are computed from X by the caller (no graph); the backward adds
-    the dependence of the projector on X through ``C = XᵀX``:
-    ``dΠ = Σ_{a≤m<b} (v_bᵀ dC v_a)/(λ_a − λ_b) (v_a v_bᵀ + v_b v_aᵀ)``.
-    Pairs whose gap is ``<= gap_tol`` contribute zero (the derivative is undefined there).
+    vecs: Tensor
+    eigvals: Tensor
+    m: int
+    explained: Tensor
+    gap_tol: float
+
+
+def _inverse_gaps(eigvals: Tensor, m: int, gap_tol: float) -> Tensor:
+    """(m, k − m) matrix ``1/(λ_a − λ_b)`` for kept a, dropped b; 0 where the gap ≤ gap_tol."""
+    gap = eigvals[:m, None] - eigvals[None, m:]
+    return torch.where(gap > gap_tol, 1.0 / gap.clamp_min(gap_tol), 0.0)
+
+
+def _add_projector_term(coords: Tensor, xv: Tensor, kmat: Tensor, m: int) -> Tensor:
+    """Add ``X(S + Sᵀ)``, ``S = V_m K V_rᵀ``, to a gradient given in eigen-coordinates.
+
+    The projector's derivative turns an upstream ``∂L/∂Π`` into ``∂L/∂C = V_m K V_rᵀ``
+    (sym.) with ``K_ab = v_aᵀ(E + Eᵀ)v_b / (λ_a − λ_b)``; through ``C = XᵀX`` this gives
+    ``∂L/∂X = X(S + Sᵀ)``, whose coordinates are ``[X V_r Kᵀ | X V_m K]`` (xv = X V).
+    """
+    coords[:, :m] += xv[:, m:] @ kmat.T
+    coords[:, m:] += xv[:, :m] @ kmat
+    return coords
+
+
+class _ProjectedProduct(torch.autograd.Function):
+    """``L Π_s Rᵀ`` (``Rᵀ = I`` when ``right`` is None), Π_s the projector on the kept block
+    V[:, :m] (``kept=True``) or the dropped block V[:, m:] (``kept=False``, Π_s = I − Π) of
+    the eigenvectors V (sorted descending) of ``C = sideᵀ side``.
+
+    ``vecs`` and ``eigvals`` come from the caller (no graph). With ``through`` the backward
+    adds Π's dependence on ``side`` through C for an upstream W, ``E = ∂L/∂Π = ±LᵀWR``:
+    ``dΠ = Σ_{a≤m<b} (v_bᵀ dC v_a)/(λ_a − λ_b) (v_a v_bᵀ + v_b v_aᵀ)``; pairs whose gap is
+    ``<= gap_tol`` contribute zero (the derivative is undefined there). ``side`` may be the
+    same tensor as ``left`` or ``right``; its eigen-coordinates are then reused.
     """
 
     @staticmethod
-    def forward(ctx, x: Tensor, vecs: Tensor, eigvals: Tensor, m: int, gap_tol: float):
-        xv = x @ vecs  # (n, k) coordinates in the eigenbasis
+    def forward(ctx, left, right, side, vecs, eigvals, m: int, gap_tol: float, kept, through):
         k = vecs.shape[1]
-        if m >= k:
-            y = x.clone()
-        elif m <= k - m:
-            y = xv[:, :m] @ vecs[:, :m].T
-        else:
-            y = x - xv[:, m:] @ vecs[:, m:].T
-        ctx.m, ctx.gap_tol = m, gap_tol
-        ctx.save_for_backward(xv, vecs, eigvals)
-        return y
+        ctx.block, ctx.other = (slice(0, m), slice(m, k)) if kept else (slice(m, k), slice(0, m))
+        ctx.m, ctx.gap_tol, ctx.kept = m, gap_tol, kept
+        ctx.through, ctx.has_right = through and 0 < m < k, right is not None
+        ctx.side_is = "left" if side is left else "right" if side is right else None
+        lv = left @ vecs  # eigen-coordinates
+        rv = right @ vecs if ctx.has_right else vecs
+        sv = {"left": lv, "right": rv}.get(ctx.side_is)
+        if sv is None:
+            sv = side @ vecs if ctx.through else None
+        ctx.save_for_backward(lv, rv, sv, vecs, eigvals)
+        return lv[:, ctx.block] @ rv[:, ctx.block].T
 
     @staticmethod
-    def backward(ctx, grad_y: Tensor):
-        xv, vecs, eigvals = ctx.saved_tensors
-        m = ctx.m
-        if m >= vecs.shape[1]:
-            return grad_y, None, None, None, None
-        gv = grad_y @ vecs
-        xa, xb, ga, gb = xv[:, :m], xv[:, m:], gv[:, :m], gv[:, m:]
-        gap = eigvals[:m, None] - eigvals[None, m:]
-        inv_gap = torch.where(gap > ctx.gap_tol, 1.0 / gap.clamp_min(ctx.gap_tol), 0.0)
-        # v_aᵀ(XᵀG + GᵀX)v_b for kept a, dropped b, as one (m, 2n) @ (2n, k - m) product
-        k = (torch.cat([xa, ga]).T @ torch.cat([gb, xb])) * inv_gap
-        grad_x = torch.cat([ga + xb @ k.T, xa @ k], dim=1) @ vecs.T
-        return grad_x, None, None, None, None
+    def backward(ctx, grad_out: Tensor):
+        lv, rv, sv, vecs, eigvals = ctx.saved_tensors
+        s, o, m = ctx.block, ctx.other, ctx.m
+        w_rs = grad_out @ rv[:, s]  # W R V_s
+        wt_ls = grad_out.T @ lv[:, s]  # Wᵀ L V_s
+        first = {"left": w_rs, "right": wt_ls} if ctx.has_right else {"left": w_rs}
+        grad_side = None
+        if ctx.through:
+            # Ẽ = Vᵀ(LᵀWR)V in blocks: Ẽ[o, s] = (L V_o)ᵀ W R V_s, Ẽ[s, o] = (Wᵀ L V_s)ᵀ R V_o
+            sym = lv[:, o].T @ w_rs + (wt_ls.T @ rv[:, o]).T  # Ẽ[o, s] + Ẽ[s, o]ᵀ
+            kmat = (sym.T if ctx.kept else -sym) * _inverse_gaps(eigvals, m, ctx.gap_tol)
+            side_coords = _add_projector_term(torch.zeros_like(sv), sv, kmat, m)
+            if ctx.side_is is not None:  # side is left/right: one product for both terms
+                side_coords[:, s] += first.pop(ctx.side_is)
+            grad_side = side_coords @ vecs.T
+        grads = {name: block @ vecs[:, s].T for name, block in first.items()}
+        if ctx.side_is is not None and grad_side is not None:
+            grads[ctx.side_is], grad_side = grad_side, None
+        none = (None,) * 6
+        return grads["left"], grads.get("right"), grad_side, *none
 
 
 def _choose_m(eigvals: Tensor, tau: float, fixed_m: int | None) -> tuple[int, Tensor]:
@@ -104,6 +148,31 @@ def _choose_m(eigvals: Tensor, tau: float, fixed_m: int | None) -> tuple[int, Te
     m = fixed_m if fixed_m is not None else int((ratio < tau).sum()) + 1
     m = max(1, min(m, n))
     return m, ratio[m - 1]
+
+
+def _spectrum(
+    side: Tensor, rank_bound: int, tau: float, fixed_m: int | None, gap_tol: float | None
+) -> _Spectrum:
+    """Eigendecomposition of ``sideᵀ side`` (no graph) and HiDe's choice of m.
+
+    ``rank_bound`` = min(batch, dim) limits m. Default ``gap_tol``: ``k·eps·λ_max``.
+    """
+    gram = side.detach().T @ side.detach()
+    eigvals, vecs = torch.linalg.eigh(gram)
+    eigvals, vecs = eigvals.flip(0).clamp_min(0.0), vecs.flip(1)
+    m, explained = _choose_m(eigvals[:rank_bound], tau, fixed_m)
+    eps = torch.finfo(side.dtype).eps
+    tol = gap_tol if gap_tol is not None else side.shape[1] * eps * float(eigvals[0])
+    return _Spectrum(vecs, eigvals, m, explained, max(tol, torch.finfo(side.dtype).tiny))
+
+
+def _components(x: Tensor, spec: _Spectrum) -> Tensor:
+    """P (m, dim), no gradient: V_m of XᵀX, or on the left side v = Xᵀw/s from XXᵀ's w."""
+    with torch.no_grad():
+        if x.shape[1] <= x.shape[0]:
+            return spec.vecs[:, : spec.m].T
+        scale = spec.eigvals[: spec.m].sqrt().clamp_min(torch.finfo(x.dtype).tiny)
+        return F.normalize((x.T @ spec.vecs[:, : spec.m] / scale).T, dim=1)
 
 
 def _sign_fixed(rows: Tensor) -> Tensor:
@@ -126,6 +195,11 @@ def _validate(text_features: Tensor, tau: float, fixed_m: int | None, scope: str
         raise ValueError(f"scope must be one of {SCOPES}; got {scope!r}")
 
 
+def _work_dtype(t: Tensor) -> torch.dtype:
+    """The decomposition runs in float64 for float64 input, else float32."""
+    return torch.float64 if t.dtype == torch.float64 else torch.float32
+
+
 def _hide_batch(
     text_features: Tensor,
     tau: float,
@@ -135,8 +209,7 @@ def _hide_batch(
     gap_tol: float | None,
 ) -> HiDeResult:
     """HiDe on exactly the rows given (no gathering)."""
-    in_dtype = text_features.dtype
-    work_dtype = torch.float64 if in_dtype == torch.float64 else torch.float32
+    work_dtype = _work_dtype(text_features)
     with torch.autocast(text_features.device.type, enabled=False):
         u = text_features.to(work_dtype)
         mean = u.mean(dim=0)
@@ -144,31 +217,23 @@ def _hide_batch(
         n, dim = x.shape
         # Right side (dim, dim) when dim <= n, else left side: Π_N X = (Xᵀ Π_N)ᵀ.
         side = x if dim <= n else x.T
-        gram = side.detach().T @ side.detach()
-        eigvals, vecs = torch.linalg.eigh(gram)
-        eigvals, vecs = eigvals.flip(0).clamp_min(0.0), vecs.flip(1)
-        m, explained = _choose_m(eigvals[: min(n, dim)], tau, fixed_m)
-        tol = gap_tol
-        if tol is None:
-            tol = side.shape[1] * torch.finfo(work_dtype).eps * float(eigvals[0])
-        tol = max(tol, torch.finfo(work_dtype).tiny)
-        if detach:
-            proj = vecs[:, :m] @ vecs[:, :m].T
-            y = side @ proj.detach()
+        spec = _spectrum(side, min(n, dim), tau, fixed_m, gap_tol)
+        m = spec.m
+        components = _components(x, spec)
+        if detach:  # P constant: u' − ū = X PᵀP
+            y = (x @ components.T) @ components
         else:
-            y = _TopEigenProjection.apply(side, vecs, eigvals, m, tol)
-        y = y if dim <= n else y.T
+            kept = m <= side.shape[1] - m  # project through the smaller block
+            y = _ProjectedProduct.apply(
+                side, None, side, spec.vecs, spec.eigvals, m, spec.gap_tol, kept, True
+            )
+            y = y if kept else side - y
+            y = y if dim <= n else y.T
         out = y + mean
         if renormalize:
             out = F.normalize(out, dim=-1)
-        with torch.no_grad():
-            if dim <= n:
-                comps = vecs[:, :m].T
-            else:  # right singular vectors from the left ones: v = Xᵀ w / s
-                scale = eigvals[:m].sqrt().clamp_min(torch.finfo(work_dtype).tiny)
-                comps = F.normalize((x.detach().T @ vecs[:, :m] / scale).T, dim=1)
-            comps = _sign_fixed(comps)
-    return HiDeResult(out.to(in_dtype), m, explained.detach(), comps, mean.detach())
+        comps = _sign_fixed(components)
+    return HiDeResult(out.to(text_features.dtype), m, spec.explained.detach(), comps, mean.detach())
 
 
 def hide(
@@ -204,6 +269,46 @@ def hide(
     return _hide_batch(text_features, tau, fixed_m, detach, renormalize, gap_tol)
 
 
+def _comp_logits_without_features(
+    image_features: Tensor,
+    text_features: Tensor,
+    global_logits: Tensor,
+    logit_scale: Tensor,
+    tau: float,
+    fixed_m: int | None,
+    detach: bool,
+) -> tuple[Tensor, int, Tensor]:
+    """``clip_logits(v, u')`` without forming u' (same values and gradients as via HiDe).
+
+    With X = u − ū, e = exp(logit_scale) and c = e(v·ū)1ᵀ: ``e v u'ᵀ = e v Π Xᵀ + c`` for the
+    (dim, dim) projector Π (batch ≥ dim), ``= (global − c) Π_N + c`` for the (batch, batch)
+    one (batch < dim). The kept block is used when m ≤ k − m (k the Gram size), else the
+    dropped one: ``global − (the same product with I − Π)``. Returns (logits, m, explained).
+    """
+    work_dtype = _work_dtype(text_features)
+    with torch.autocast(text_features.device.type, enabled=False):
+        v, u = image_features.to(work_dtype), text_features.to(work_dtype)
+        glob = global_logits.to(work_dtype)
+        mean = u.mean(dim=0)
+        x = u - mean
+        right_side = x.shape[0] >= x.shape[1]
+        side = x if right_side else x.T
+        spec = _spectrum(side, min(x.shape), tau, fixed_m, None)
+        kept = spec.m <= side.shape[1] - spec.m
+        scaled_v = logit_scale.to(work_dtype).exp() * v  # cheaper than scaling logits
+        offset = (scaled_v @ mean)[:, None]  # c = e(v·ū)1ᵀ
+        if detach:  # P constant: e v (X PᵀP)ᵀ = e (v Pᵀ)(X Pᵀ)ᵀ, P's rows as the "kept" basis
+            left, right, vecs, kept = scaled_v, x, _components(x, spec).T, True
+        else:
+            left, right = (scaled_v, x) if right_side else (glob - offset, None)
+            vecs = spec.vecs
+        product = _ProjectedProduct.apply(
+            left, right, side, vecs, spec.eigvals, spec.m, spec.gap_tol, kept, not detach
+        )
+        logits = product + offset if kept else glob - product
+    return logits.to(global_logits.dtype), spec.m, spec.explained.detach()
+
+
 def molo_loss(
     image_features: Tensor,
     text_features: Tensor,
@@ -228,6 +333,8 @@ def molo_loss(
     carrying gather). Gradient convention: the gather's backward sums every rank's
     contribution, so rank r's input gradient is world_size × ∂L/∂(its slice); DDP's
     gradient averaging then yields exactly ∂L/∂θ of the global loss.
+    With global scope and no ``renormalize``, the comp logits are computed from the
+    decomposition directly, without forming u' (same values, cheaper; module docstring).
     """
     _validate(text_features, tau, fixed_m, scope)
     if image_features.shape != text_features.shape:
@@ -235,26 +342,26 @@ def molo_loss(
             "image_features and text_features must have the same (batch, dim) shape; got "
             f"{tuple(image_features.shape)} and {tuple(text_features.shape)}"
         )
-    if scope == "local":
-        parts = _hide_batch(text_features, tau, fixed_m, detach, renormalize, None)
-        text_all = all_gather_with_grad(text_features)
-        comp_all = all_gather_with_grad(parts.features)
-    else:
-        text_all = all_gather_with_grad(text_features)
-        parts = _hide_batch(text_all, tau, fixed_m, detach, renormalize, None)
-        comp_all = parts.features
+    text_all = all_gather_with_grad(text_features)
     image_all = all_gather_with_grad(image_features)
-    global_loss = symmetric_cross_entropy(
-        clip_logits(image_all, text_all, logit_scale), label_smoothing
-    )
+    global_logits = clip_logits(image_all, text_all, logit_scale)
     with torch.set_grad_enabled(torch.is_grad_enabled() and lam != 0.0):
-        comp_loss = symmetric_cross_entropy(
-            clip_logits(image_all, comp_all, logit_scale), label_smoothing
-        )
+        if scope == "global" and not renormalize:
+            comp_logits, m, explained = _comp_logits_without_features(
+                image_all, text_all, global_logits, logit_scale, tau, fixed_m, detach
+            )
+        else:
+            hide_input = text_all if scope == "global" else text_features
+            parts = _hide_batch(hide_input, tau, fixed_m, detach, renormalize, None)
+            comp = parts.features if scope == "global" else all_gather_with_grad(parts.features)
+            comp_logits = clip_logits(image_all, comp, logit_scale)
+            m, explained = parts.m, parts.explained_variance
+        comp_loss = symmetric_cross_entropy(comp_logits, label_smoothing)
+    global_loss = symmetric_cross_entropy(global_logits, label_smoothing)
     return MoLoOutput(
         loss=global_loss + lam * comp_loss,
         global_loss=global_loss,
         comp_loss=comp_loss,
-        m=parts.m,
-        explained_variance=float(parts.explained_variance),
+        m=m,
+        explained_variance=float(explained),
     )
