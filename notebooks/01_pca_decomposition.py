@@ -66,18 +66,19 @@ from paperlib.analysis.components import (
 )
 from paperlib.figures import save, use_style
 from paperlib.losses.himo import hide
-from paperlib.study import EVAL_SEED_OFFSET, available_scale, load_embeddings
+from paperlib.study import (
+    EVAL_SEED_OFFSET,
+    HIMO_COLORS,
+    HIMO_MODELS,
+    available_scale,
+    load_embeddings,
+)
 
 use_style()
 torch.manual_seed(seed)
 pd.set_option("display.precision", 2)
 scale = available_scale(scale)
-MODELS = {  # study variant -> short label
-    "pretrain (short captions)": "pre-trained",
-    "InfoNCE (long captions)": "InfoNCE",
-    "MoLo (τ=0.9, λ=1)": "MoLo",
-}
-COLORS = {"pre-trained": "tab:gray", "InfoNCE": "tab:blue", "MoLo": "tab:red"}
+MODELS, COLORS = HIMO_MODELS, HIMO_COLORS  # study variant -> short label; label -> colour
 text = {label: load_embeddings(scale, "himo", variant)["caption"].double()
         for variant, label in MODELS.items()}  # fmt: skip
 n, dim = text["MoLo"].shape

@@ -51,19 +51,14 @@ from paperlib.derivations import (
 )
 from paperlib.figures import save, use_style
 from paperlib.metrics.monotonicity import himo_at_k, monotonicity_correlations
-from paperlib.study import available_scale, load_embeddings, load_results
+from paperlib.study import HIMO_COLORS, HIMO_MODELS, available_scale, load_embeddings, load_results
 from paperlib.tables.summary import Column, mean_std, study_table, values, verdict
 
 use_style()
 torch.manual_seed(seed)
 rng = np.random.default_rng(seed)
 scale = available_scale(scale)
-MODELS = {  # study variant -> short label
-    "pretrain (short captions)": "pre-trained",
-    "InfoNCE (long captions)": "InfoNCE",
-    "MoLo (τ=0.9, λ=1)": "MoLo",
-}
-COLORS = {"pre-trained": "tab:gray", "InfoNCE": "tab:blue", "MoLo": "tab:red"}
+MODELS, COLORS = HIMO_MODELS, HIMO_COLORS  # study variant -> short label; label -> colour
 print(f"study scale: {scale}")
 
 # %% [markdown]

@@ -42,6 +42,10 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 HIMO_BENCHMARKS = ("world-long", "world-short", "world-monotonicity", "world-cola")
 ARGENT_BENCHMARKS = ("world-zeroshot", "world-long", "world-hierarchy")
 EVAL_SEED_OFFSET = 10_000  # held-out world: scenes the training world never draws
+# the HiMo runs the tutorials compare: study variant -> short label, and their colours
+HIMO_MODELS = {"pretrain (short captions)": "pre-trained", "InfoNCE (long captions)": "InfoNCE",
+               "MoLo (τ=0.9, λ=1)": "MoLo"}  # fmt: skip
+HIMO_COLORS = {"pre-trained": "tab:gray", "InfoNCE": "tab:blue", "MoLo": "tab:red"}
 # the runs whose held-out embeddings the tutorials read (seed 0)
 EMBEDDING_VARIANTS = ("pretrain (short captions)", "InfoNCE (long captions)", "MoLo (τ=0.9, λ=1)",
                       "MERU (Ent)", "HyCoCLIP (Ent)", "ARGENT")
@@ -65,7 +69,7 @@ class Scale:
 SCALES = {
     "smoke": Scale(seeds=(0,), pretrain_steps=40, finetune_steps=20, hyperbolic_steps=30,
                    pretrain_batch=64, batch_size=32, train_size=2048, eval_size=128, sweep=False),
-    "full": Scale(seeds=(0, 1, 2), pretrain_steps=300, finetune_steps=80, hyperbolic_steps=200,
+    "full": Scale(seeds=(0, 1, 2), pretrain_steps=300, finetune_steps=80, hyperbolic_steps=150,
                   pretrain_batch=128, batch_size=64, train_size=20_000, eval_size=300, sweep=True),
 }  # fmt: skip
 
