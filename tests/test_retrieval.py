@@ -100,3 +100,39 @@ def test_bad_inputs_are_named():
         retrieval_ranks(img, img, ties="random")
     with pytest.raises(ValueError, match="at least one caption"):
         retrieval_ranks(img, img, torch.tensor([0, 0, 1]))
+
+
+def test_scores_version_equals_feature_version_on_cosine_scores():
+    g = torch.Generator().manual_seed(7)
+    img = torch.nn.functional.normalize(torch.randn(20, 8, generator=g), dim=-1)
+    txt = torch.nn.functional.normalize(torch.randn(20, 8, generator=g), dim=-1)
+    from paperlib.metrics.retrieval import retrieval_metrics_from_scores
+
+    assert retrieval_metrics_from_scores(img @ txt.T) == retrieval_metrics(img, txt)
+
+
+def test_duplicate_captions_count_as_hits():
+    from paperlib.metrics.retrieval import retrieval_metrics_from_scores, same_text_positives
+
+    texts = ["a", "b", "a", "c"]
+    positive = same_text_positives(texts)
+    assert positive.tolist() == [
+        [True, False, True, False],
+        [False, True, False, False],
+        [True, False, True, False],
+        [False, False, False, True],
+    ]
+    # identical captions have identical scores: a tie between the two "a" texts
+    scores = torch.tensor([
+        [0.9, 0.1, 0.9, 0.0],
+        [0.2, 0.8, 0.2, 0.1],
+        [0.7, 0.0, 0.7, 0.3],
+        [0.1, 0.2, 0.1, 0.6],
+    ])  # fmt: skip
+    naive = retrieval_metrics_from_scores(scores, ks=(1,))
+    assert naive["text_retrieval_recall@1"] == 0.5  # images 0 and 2 lose on the tie
+    fixed = retrieval_metrics_from_scores(scores, positive, ks=(1,))
+    assert fixed["text_retrieval_recall@1"] == 1.0
+    # text 2 ("a") retrieves image 0, which also has caption "a": a hit
+    assert fixed["image_retrieval_recall@1"] == 1.0
+    assert naive["image_retrieval_recall@1"] == 0.75

@@ -129,3 +129,45 @@ def retrieval_metrics(
     out = {f"image_retrieval_recall@{k}": v for k, v in recall_at_k(t2i, ks).items()}
     out.update({f"text_retrieval_recall@{k}": v for k, v in recall_at_k(i2t, ks).items()})
     return out
+
+
+def same_text_positives(texts: Sequence[str]) -> Tensor:
+    """(n, n) positive mask for 1:1 pairs whose texts repeat: image i ↔ text j when the two
+    captions are the same string (short captions of a synthetic world often coincide, and a
+    duplicate caption is as correct as the image's own)."""
+    ids = {t: i for i, t in enumerate(dict.fromkeys(texts))}
+    codes = torch.tensor([ids[t] for t in texts])
+    return codes[:, None] == codes[None, :]
+
+
+def retrieval_metrics_from_scores(
+    scores: Tensor,
+    positive: Tensor | None = None,
+    ks: Sequence[int] = (1, 5, 10),
+    *,
+    ties: str = "pessimistic",
+) -> dict[str, float]:
+    """R@K (CLIP_benchmark names) from an (images, texts) score matrix of any geometry.
+
+    ``positive`` (images, texts) marks the correct pairs (default: the diagonal). An image
+    query is ranked by its best positive text, a text query by its best positive image, and
+    the rank counts the negatives that beat it (ties as in :func:`retrieval_ranks`).
+    """
+    if ties not in TIES:
+        raise ValueError(f"ties must be one of {TIES}; got {ties!r}")
+    if positive is None:
+        if scores.shape[0] != scores.shape[1]:
+            raise ValueError(f"1:1 retrieval needs a square score matrix; got {tuple(scores.shape)}")
+        positive = torch.eye(scores.shape[0], dtype=torch.bool)
+    if positive.shape != scores.shape:
+        raise ValueError(f"positive mask {tuple(positive.shape)} must match scores {tuple(scores.shape)}")
+    if not positive.any(1).all() or not positive.any(0).all():
+        raise ValueError("every image and every text needs at least one positive")
+    scores = scores.float()
+    best_text = scores.masked_fill(~positive, float("-inf")).amax(dim=1)
+    best_image = scores.T.masked_fill(~positive.T, float("-inf")).amax(dim=1)
+    i2t = _count_beating(scores, best_text, ~positive, ties)
+    t2i = _count_beating(scores.T, best_image, ~positive.T, ties)
+    out = {f"image_retrieval_recall@{k}": v for k, v in recall_at_k(t2i, ks).items()}
+    out.update({f"text_retrieval_recall@{k}": v for k, v in recall_at_k(i2t, ks).items()})
+    return out
