@@ -31,7 +31,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _inputs():
+def _inputs(BATCH: int, DIM: int):
     g = torch.Generator().manual_seed(0)
     img = F.normalize(torch.randn(WORLD * BATCH, DIM, generator=g, dtype=torch.float64), dim=1)
     scales = torch.logspace(0, -1, DIM, dtype=torch.float64)
@@ -39,13 +39,13 @@ def _inputs():
     return img, F.normalize(txt, dim=1), torch.tensor(1.5, dtype=torch.float64)
 
 
-def _worker(rank: int, port: int, out_path: str) -> None:
+def _worker(rank: int, port: int, out_path: str, BATCH: int, DIM: int) -> None:
     torch.set_num_threads(1)
     dist.init_process_group(
         "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=WORLD
     )
     try:
-        img, txt, scale = _inputs()
+        img, txt, scale = _inputs(BATCH, DIM)
         rows = slice(rank * BATCH, (rank + 1) * BATCH)
         results = {}
         for scope in ("global", "local"):
@@ -68,12 +68,16 @@ def _worker(rank: int, port: int, out_path: str) -> None:
 
 
 @pytest.mark.distributed
-def test_two_process_molo_matches_single_process(tmp_path):
+@pytest.mark.parametrize(
+    ("BATCH", "DIM"),
+    [(BATCH, DIM), (4, 16)],  # global batch > dim, and < dim (gradients reach the gather transposed)
+)
+def test_two_process_molo_matches_single_process(tmp_path, BATCH, DIM):
     out_path = str(tmp_path / "rank")
-    mp.spawn(_worker, args=(_free_port(), out_path), nprocs=WORLD, join=True)
+    mp.spawn(_worker, args=(_free_port(), out_path, BATCH, DIM), nprocs=WORLD, join=True)
     ranks = [torch.load(f"{out_path}.{r}") for r in range(WORLD)]
 
-    img, txt, scale = _inputs()
+    img, txt, scale = _inputs(BATCH, DIM)
     # single process, global scope: PCA over the concatenated batch
     a, b, s = (t.clone().requires_grad_() for t in (img, txt, scale))
     ref = molo_loss(a, b, s, tau=0.8)

@@ -28,7 +28,24 @@ def all_gather_with_grad(x: Tensor) -> Tensor:
         return x
     from torch.distributed.nn.functional import all_gather
 
-    return torch.cat(all_gather(x.contiguous()), dim=0)
+    return _ContiguousGrad.apply(torch.cat(all_gather(x.contiguous()), dim=0))
+
+
+class _ContiguousGrad(torch.autograd.Function):
+    """Identity whose backward makes the incoming gradient contiguous.
+
+    The gather's backward exchanges gradient slices with ``all_to_all`` (gloo) or
+    ``reduce_scatter`` (NCCL), which read raw storage: a gradient that reaches the gathered
+    tensor as a transposed view (e.g. through ``x.T @ ...``) would be exchanged scrambled.
+    """
+
+    @staticmethod
+    def forward(ctx, x: Tensor) -> Tensor:
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> Tensor:
+        return grad.contiguous()
 
 
 def clip_logits(image_features: Tensor, text_features: Tensor, logit_scale: Tensor) -> Tensor:
