@@ -1,0 +1,133 @@
+"""Atomic training checkpoints and exact resume (model, optimiser, scheduler, data, RNG).
+
+A checkpoint is one ``torch.save`` dict written to ``<name>.tmp`` and moved into place with
+``os.replace`` (atomic on POSIX), so a crash never leaves a half-written ``last.pt``. It holds
+the model state, optimiser and scheduler states, the step (the data position: the batch
+sampler is a pure function of seed and step), every rank's RNG states (torch, CUDA, numpy,
+python) and the resolved config. Everything loads with ``weights_only=True``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+LAST = "last.pt"
+
+
+def rng_state() -> dict[str, Any]:
+    """This process's RNG states as tensors and plain numbers (``weights_only`` loadable)."""
+    np_state = np.random.get_state(legacy=False)
+    py_version, py_internal, py_gauss = random.getstate()
+    state = {
+        "torch": torch.get_rng_state(),
+        "numpy": {
+            "key": torch.from_numpy(np_state["state"]["key"].astype(np.int64)),
+            "pos": int(np_state["state"]["pos"]),
+            "has_gauss": int(np_state["has_gauss"]),
+            "gauss": float(np_state["gauss"]),
+        },
+        "python": {"version": py_version, "internal": list(py_internal), "gauss": py_gauss},
+    }
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    """Restore what :func:`rng_state` returned."""
+    torch.set_rng_state(state["torch"])
+    np_ = state["numpy"]
+    np.random.set_state(
+        {
+            "bit_generator": "MT19937",
+            "state": {"key": np_["key"].numpy().astype(np.uint32), "pos": np_["pos"]},
+            "has_gauss": np_["has_gauss"],
+            "gauss": np_["gauss"],
+        }
+    )
+    py = state["python"]
+    random.setstate((py["version"], tuple(py["internal"]), py["gauss"]))
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def atomic_save(obj: Any, path: str | Path) -> Path:
+    """``torch.save`` to ``path`` via a temporary file, fsync and ``os.replace``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as handle:
+        torch.save(obj, handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+    return path
+
+
+def save_checkpoint(
+    path: str | Path,
+    *,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    step: int,
+    rng_states: list[dict[str, Any]],
+    config: dict[str, Any],
+) -> Path:
+    """Write a full training checkpoint atomically; ``rng_states`` is one entry per rank."""
+    return atomic_save(
+        {
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "scheduler": scheduler.state_dict(),
+            "step": step,
+            "rng": rng_states,
+            "config": config,
+        },
+        path,
+    )
+
+
+def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
+    """Read a checkpoint written by :func:`save_checkpoint` (``weights_only=True``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"checkpoint not found: {path}")
+    state = torch.load(path, map_location=map_location, weights_only=True)
+    missing = {"model", "optimizer", "scheduler", "step", "rng", "config"} - set(state)
+    if missing:
+        raise ValueError(f"{path} is not a training checkpoint: missing {sorted(missing)}")
+    return state
+
+
+def latest(output_dir: str | Path) -> Path | None:
+    """``output_dir/last.pt`` if it exists (the checkpoint a run resumes from)."""
+    path = Path(output_dir) / LAST
+    return path if path.is_file() else None
+
+
+def restore(
+    state: dict[str, Any],
+    *,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    rank: int = 0,
+) -> int:
+    """Load model/optimiser/scheduler and this rank's RNG from ``state``; returns the step.
+
+    With a different world size than the saving run, rank ``r`` takes the saved RNG of rank
+    ``r mod saved_world`` (the data order does not depend on it: it is a function of the step).
+    """
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    rngs = state["rng"]
+    set_rng_state(rngs[rank % len(rngs)])
+    return int(state["step"])

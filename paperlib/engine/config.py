@@ -1,0 +1,428 @@
+"""Validated training configs: dataclasses built from YAML/JSON files and ``key=value`` overrides.
+
+A config has a ``method`` and five sections (``model``, ``data``, ``loss``, ``optim``,
+``train``). Values are merged in this order: dataclass defaults, the method's paper defaults
+(:data:`METHOD_DEFAULTS`, SPEC §1.2, §2.2-2.4), the file, then dotted overrides such as
+``optim.lr=1e-5`` (values parsed as YAML). Every problem (unknown method, unknown key, wrong
+type, bad choice, missing data root) raises :class:`ConfigError` naming the dotted key, before
+anything is built.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import math
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+EUCLIDEAN_METHODS = ("clip", "longclip", "himo")
+HYPERBOLIC_METHODS = ("meru", "hycoclip", "argent")
+METHODS = EUCLIDEAN_METHODS + HYPERBOLIC_METHODS
+REAL_DATASETS = ("sharegpt4v", "webdataset")
+LN_100 = math.log(100.0)
+
+
+class ConfigError(ValueError):
+    """A config problem; the message starts with the dotted key at fault."""
+
+
+@dataclass
+class ModelConfig:
+    """The network. ``init``: ``random``, an open_clip pretrained tag, or a local checkpoint."""
+
+    name: str = "paper-tiny"
+    init: str = "random"
+    context_length: int = 77
+    long_text: Literal["stretch", "residual"] = "residual"
+    keep: int = 20
+    logit_scale_init: float | None = None  # HiMo resets it to ln 100 (SPEC §1.1); None keeps it
+    curv_init: float = 1.0  # hyperbolic methods (SPEC §2.2)
+    learn_curv: bool = True
+
+
+@dataclass
+class DataConfig:
+    """Training data. ``world``: the generated world; ``synthetic``: random tensors (dry runs)."""
+
+    dataset: Literal["world", "synthetic", "sharegpt4v", "webdataset"] = "world"
+    root: str | None = None
+    size: int = 512  # samples of the world / synthetic set (ignored for real data)
+    image_size: int = 32  # world rendering size
+    seed: int = 0
+    caption: Literal["caption", "short_caption"] = "caption"
+    num_workers: int = 0
+
+
+@dataclass
+class LossConfig:
+    """Loss options of every method; each method reads the keys it needs (SPEC §1.1, §2.2-2.4)."""
+
+    label_smoothing: float = 0.0
+    # HiMo (MoLo / HiDe)
+    tau: float = 0.9
+    lam: float = 1.0
+    scope: Literal["global", "local"] = "global"
+    detach: bool = False
+    renormalize: bool = False
+    fixed_m: int | None = None
+    # MERU / HyCoCLIP
+    entail_weight: float = 0.2
+    eta_inter: float = 0.7
+    eta_intra: float = 1.2
+    # ARGENT
+    gamma1: float = 0.1
+    gamma2: float = 0.1
+    weights: Literal["intra", "all", "none"] = "intra"
+    regularize: bool = True
+    entailment: Literal["adaent", "ent"] = "adaent"
+    # AdaEnt's unknowns (paper eq. 7 unreadable; losses.entailment.adaent_loss): our defaults
+    adaent_beta: float = 0.1
+    adaent_placement: Literal["outside", "inside"] = "outside"
+    adaent_normalize: Literal["mean", "weighted"] = "mean"
+    detach_weight: bool = True
+
+
+@dataclass
+class OptimConfig:
+    """AdamW with linear warm-up then cosine decay to ``min_lr_ratio · lr``."""
+
+    lr: float = 5e-4
+    weight_decay: float = 0.2
+    betas: tuple[float, float] = (0.9, 0.98)
+    eps: float = 1e-8
+    warmup_steps: int = 0
+    min_lr_ratio: float = 0.0
+    max_grad_norm: float | None = None
+    decay_logit_scale: bool = False  # HiMo's reference weight-decays logit_scale (SPEC §1.1)
+
+
+@dataclass
+class TrainConfig:
+    """The loop. ``batch_size`` is global (all ranks, all accumulation steps together)."""
+
+    steps: int = 100
+    batch_size: int = 32
+    accum_steps: int = 1
+    precision: Literal["auto", "fp32", "bf16"] = "auto"
+    device: str = "auto"
+    seed: int = 0
+    log_every: int = 10
+    diag_every: int = 50
+    ckpt_every: int = 100
+    output_dir: str = "runs/default"
+    resume: bool = True
+    progress: bool = True
+    find_unused_parameters: bool = False
+
+
+@dataclass
+class Config:
+    """A whole run: ``method`` plus its sections."""
+
+    method: str
+    model: ModelConfig = field(default_factory=ModelConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+    loss: LossConfig = field(default_factory=LossConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+
+    @property
+    def hyperbolic(self) -> bool:
+        return self.method in HYPERBOLIC_METHODS
+
+
+SECTIONS: dict[str, type] = {
+    "model": ModelConfig,
+    "data": DataConfig,
+    "loss": LossConfig,
+    "optim": OptimConfig,
+    "train": TrainConfig,
+}
+
+_MERU_OPTIM = {"lr": 5e-4, "weight_decay": 0.2, "betas": (0.9, 0.98), "warmup_steps": 4000}
+
+METHOD_DEFAULTS: dict[str, dict[str, dict[str, Any]]] = {
+    # Global InfoNCE only, open_clip/MERU's CLIP baseline optimiser.
+    "clip": {"optim": dict(_MERU_OPTIM)},
+    # Long-CLIP-style baseline: 248-token residual positions, plain InfoNCE on long captions
+    # (Long-CLIP's short-caption/PCA-of-image term is not included), Long-CLIP's optimiser.
+    "longclip": {
+        "model": {"context_length": 248, "long_text": "residual"},
+        "optim": {"lr": 1e-6, "weight_decay": 0.01, "betas": (0.9, 0.999), "warmup_steps": 200},
+    },
+    # HiMo-CLIP (SPEC §1.1-1.2).
+    "himo": {
+        "model": {"context_length": 248, "long_text": "residual", "logit_scale_init": LN_100},
+        "loss": {"label_smoothing": 0.1, "tau": 0.9, "lam": 1.0, "scope": "global"},
+        "optim": {
+            "lr": 1e-6,
+            "weight_decay": 0.01,
+            "betas": (0.9, 0.999),
+            "warmup_steps": 200,
+            "decay_logit_scale": True,
+        },
+    },
+    # MERU (SPEC §2.2).
+    "meru": {"optim": dict(_MERU_OPTIM), "loss": {"entail_weight": 0.2}},
+    # HyCoCLIP (SPEC §2.3); the SPEC names no optimiser: HyCoCLIP inherits MERU's.
+    "hycoclip": {
+        "optim": dict(_MERU_OPTIM),
+        "loss": {"entail_weight": 0.2, "eta_inter": 0.7, "eta_intra": 1.2},
+    },
+    # ARGENT (SPEC §2.4) on top of HyCoCLIP's batch; optimiser as HyCoCLIP.
+    "argent": {
+        "optim": dict(_MERU_OPTIM),
+        "loss": {
+            "gamma1": 0.1,
+            "gamma2": 0.1,
+            "weights": "intra",
+            "regularize": True,
+            "entailment": "adaent",
+        },  # fmt: skip
+    },
+}
+
+
+# --------------------------------------------------------------------------- raw dicts
+
+
+def read_file(path: str | Path) -> dict[str, Any]:
+    """Read a YAML or JSON config file into a dict (errors name the file)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}")
+    try:
+        text = path.read_text()
+        raw = json.loads(text) if path.suffix == ".json" else (yaml.safe_load(text) or {})
+    except (yaml.YAMLError, json.JSONDecodeError) as err:
+        raise ConfigError(f"{path}: not valid YAML/JSON: {err}") from err
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level, got {type(raw).__name__}")
+    return raw
+
+
+def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Return a copy of ``raw`` with ``section.key=value`` overrides (value parsed as YAML)."""
+    out = copy.deepcopy(raw)
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"override {item!r}: expected key=value, e.g. optim.lr=1e-5")
+        value = yaml.safe_load(text) if text else None
+        node = out
+        parts = key.strip().split(".")
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise ConfigError(f"{key}: {part!r} is a value, not a section")
+            node = child
+        node[parts[-1]] = value
+    return out
+
+
+def deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """``top`` over ``base``, merging nested dicts."""
+    out = copy.deepcopy(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+# --------------------------------------------------------------------------- type checks
+
+
+def _type_name(hint: Any) -> str:
+    return getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
+
+
+def _coerce(value: Any, hint: Any, key: str) -> Any:
+    """Check ``value`` against the type ``hint``; ints pass as floats, lists as tuples."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        options = typing.get_args(hint)
+        if value is None and type(None) in options:
+            return None
+        errors = []
+        for option in options:
+            if option is type(None):
+                continue
+            try:
+                return _coerce(value, option, key)
+            except ConfigError as err:
+                errors.append(str(err))
+        raise ConfigError(f"{key}: expected {_type_name(hint)}, got {value!r}")
+    if origin is Literal:
+        choices = typing.get_args(hint)
+        if value not in choices:
+            raise ConfigError(f"{key}: expected one of {list(choices)}, got {value!r}")
+        return value
+    if origin is tuple:
+        args = typing.get_args(hint)
+        if not isinstance(value, (list, tuple)) or len(value) != len(args):
+            raise ConfigError(f"{key}: expected a list of {len(args)} values, got {value!r}")
+        return tuple(_coerce(v, a, f"{key}[{i}]") for i, (v, a) in enumerate(zip(value, args)))
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{key}: expected true or false, got {value!r}")
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{key}: expected an integer, got {value!r}")
+        return value
+    if hint is float:
+        if isinstance(value, str):  # PyYAML reads 1e-5 (no dot) as a string
+            try:
+                value = float(value)
+            except ValueError:
+                pass
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{key}: expected a number, got {value!r}")
+        return float(value)
+    if hint is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{key}: expected a string, got {value!r}")
+        return value
+    raise TypeError(f"{key}: unsupported config type {hint}")  # a bug in this module
+
+
+def _build_section(cls: type, raw: Any, section: str) -> Any:
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{section}: expected a mapping of keys, got {raw!r}")
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    unknown = sorted(set(raw) - set(names))
+    if unknown:
+        raise ConfigError(
+            f"{section}.{unknown[0]}: unknown key; {section} accepts {', '.join(names)}"
+        )
+    values = {k: _coerce(v, hints[k], f"{section}.{k}") for k, v in raw.items()}
+    return cls(**values)
+
+
+# --------------------------------------------------------------------------- semantics
+
+
+def _check_positive(value: float | int, key: str, allow_zero: bool = False) -> None:
+    if value < 0 or (value == 0 and not allow_zero):
+        raise ConfigError(f"{key}: expected {'>= 0' if allow_zero else '> 0'}, got {value}")
+
+
+def validate(config: Config) -> Config:
+    """Semantic checks that need more than a type; raises ConfigError naming the key."""
+    m, d, lo, o, t = config.model, config.data, config.loss, config.optim, config.train
+    if m.context_length not in (77, 248):
+        raise ConfigError(f"model.context_length: expected 77 or 248, got {m.context_length}")
+    import open_clip  # deferred: importing open_clip costs a second
+
+    import paperlib.models.clip  # noqa: F401  (registers paperlib's small configs)
+
+    if m.name not in open_clip.list_models():
+        raise ConfigError(
+            f"model.name: unknown architecture {m.name!r}; expected an open_clip model name "
+            "(e.g. ViT-B-16, ViT-L-14, paper-tiny)"
+        )
+    looks_like_path = "/" in m.init or Path(m.init).suffix in {".pt", ".pth", ".bin", ".ckpt"}
+    if looks_like_path and not Path(m.init).is_file():
+        raise ConfigError(f"model.init: checkpoint file not found: {m.init}")
+    if config.hyperbolic and m.context_length != 77:
+        raise ConfigError("model.context_length: the hyperbolic methods use 77 tokens (SPEC §2.4)")
+    _check_positive(m.curv_init, "model.curv_init")
+    if d.dataset in REAL_DATASETS:
+        if not d.root:
+            raise ConfigError(f"data.root: required for data.dataset={d.dataset!r} (a local path)")
+        if not Path(d.root).exists():
+            raise ConfigError(f"data.root: path does not exist: {d.root}")
+    if config.method in ("hycoclip", "argent") and d.dataset == "sharegpt4v":
+        raise ConfigError(
+            f"data.dataset: {config.method} needs box crops and phrases (world, synthetic or "
+            "GRIT-layout webdataset shards); sharegpt4v has none"
+        )
+    _check_positive(d.size, "data.size")
+    if not 32 <= d.image_size <= 224:
+        raise ConfigError(f"data.image_size: expected 32..224, got {d.image_size}")
+    _check_positive(d.num_workers, "data.num_workers", allow_zero=True)
+    if not 0.0 < lo.tau <= 1.0:
+        raise ConfigError(f"loss.tau: expected a value in (0, 1], got {lo.tau}")
+    if not 0.0 <= lo.label_smoothing < 1.0:
+        raise ConfigError(f"loss.label_smoothing: expected [0, 1), got {lo.label_smoothing}")
+    _check_positive(lo.adaent_beta, "loss.adaent_beta")
+    if lo.adaent_normalize == "weighted" and lo.adaent_placement != "outside":
+        raise ConfigError("loss.adaent_normalize: 'weighted' needs loss.adaent_placement=outside")
+    if lo.fixed_m is not None:
+        _check_positive(lo.fixed_m, "loss.fixed_m")
+    for key in ("lam", "entail_weight", "gamma1", "gamma2", "eta_inter", "eta_intra"):
+        _check_positive(getattr(lo, key), f"loss.{key}", allow_zero=True)
+    _check_positive(o.lr, "optim.lr")
+    _check_positive(o.weight_decay, "optim.weight_decay", allow_zero=True)
+    for i, beta in enumerate(o.betas):
+        if not 0.0 <= beta < 1.0:
+            raise ConfigError(f"optim.betas[{i}]: expected [0, 1), got {beta}")
+    _check_positive(o.warmup_steps, "optim.warmup_steps", allow_zero=True)
+    if not 0.0 <= o.min_lr_ratio <= 1.0:
+        raise ConfigError(f"optim.min_lr_ratio: expected [0, 1], got {o.min_lr_ratio}")
+    if o.max_grad_norm is not None:
+        _check_positive(o.max_grad_norm, "optim.max_grad_norm")
+    for key in ("steps", "batch_size", "accum_steps", "log_every", "diag_every", "ckpt_every"):
+        _check_positive(getattr(t, key), f"train.{key}")
+    if t.batch_size % t.accum_steps:
+        raise ConfigError(
+            f"train.accum_steps: {t.accum_steps} does not divide train.batch_size={t.batch_size}"
+        )
+    if t.device != "auto" and t.device.split(":")[0] not in ("cpu", "cuda"):
+        raise ConfigError(f"train.device: expected auto, cpu, cuda or cuda:N, got {t.device!r}")
+    return config
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def build_config(raw: dict[str, Any]) -> Config:
+    """A validated :class:`Config` from a raw dict (method defaults applied underneath)."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"config: expected a mapping, got {type(raw).__name__}")
+    method = raw.get("method")
+    if method is None:
+        raise ConfigError(f"method: missing; expected one of {list(METHODS)}")
+    if method not in METHODS:
+        raise ConfigError(f"method: unknown method {method!r}; expected one of {list(METHODS)}")
+    unknown = sorted(set(raw) - {"method", *SECTIONS})
+    if unknown:
+        raise ConfigError(
+            f"{unknown[0]}: unknown key; a config has method and sections {', '.join(SECTIONS)}"
+        )
+    merged = deep_merge(METHOD_DEFAULTS[method], {k: v for k, v in raw.items() if k != "method"})
+    sections = {name: _build_section(cls, merged.get(name), name) for name, cls in SECTIONS.items()}
+    return validate(Config(method=method, **sections))
+
+
+def load_config(
+    source: str | Path | dict[str, Any], overrides: list[str] | tuple[str, ...] = ()
+) -> Config:
+    """Load a YAML/JSON file (or a dict) and apply ``key=value`` overrides; validated."""
+    raw = dict(source) if isinstance(source, dict) else read_file(source)
+    return build_config(apply_overrides(raw, list(overrides)))
+
+
+def to_dict(config: Config) -> dict[str, Any]:
+    """Plain JSON-serialisable dict (tuples become lists); ``build_config`` inverts it."""
+    return json.loads(json.dumps(dataclasses.asdict(config)))
+
+
+def save_config(config: Config, path: str | Path) -> Path:
+    """Write the resolved config as JSON (readable by :func:`load_config`)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(to_dict(config), indent=2) + "\n")
+    return path

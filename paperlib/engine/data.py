@@ -1,0 +1,201 @@
+"""Training batches: datasets by name, a resumable global-batch sampler, tokenising collate.
+
+The sampler makes global batch ``s`` a pure function of ``(seed, s)``: epoch ``e = s //
+steps_per_epoch`` shuffles with ``torch.Generator().manual_seed(seed + e)``, and rank ``r``
+takes the ``r``-th contiguous slice of the global batch. So the gathered batch under DDP is
+exactly the single-process batch (same order), and the data position saved in a checkpoint
+is just the step. Webdataset shards stream in order; resuming one skips the consumed batches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from PIL import Image
+from torch.utils.data import DataLoader, Dataset, IterableDataset, Sampler
+
+from paperlib.data.sample import Sample, collate_samples, sample_to_item
+from paperlib.engine.config import Config, DataConfig
+
+SYNTHETIC_WORDS = ("red", "blue", "small", "large", "circle", "square", "left", "right", "dog")
+
+
+class GlobalBatchSampler(Sampler[list[int]]):
+    """Yields this rank's index slice of global batches ``start_step, start_step + 1, ...``."""
+
+    def __init__(
+        self,
+        num_samples: int,
+        global_batch: int,
+        *,
+        rank: int = 0,
+        world_size: int = 1,
+        seed: int = 0,
+        start_step: int = 0,
+        num_steps: int | None = None,
+    ) -> None:
+        if global_batch % world_size:
+            raise ValueError(
+                f"train.batch_size={global_batch} must be divisible by the world size {world_size}"
+            )
+        if num_samples < global_batch:
+            raise ValueError(
+                f"data.size={num_samples} is smaller than train.batch_size={global_batch}"
+            )
+        self.num_samples, self.global_batch = num_samples, global_batch
+        self.rank, self.world_size, self.seed = rank, world_size, seed
+        self.start_step, self.num_steps = start_step, num_steps
+        self.steps_per_epoch = num_samples // global_batch
+        self.local_batch = global_batch // world_size
+
+    def global_indices(self, step: int) -> list[int]:
+        """All ranks' indices of global batch ``step`` (drop-last epochs)."""
+        epoch, within = divmod(step, self.steps_per_epoch)
+        order = torch.randperm(
+            self.num_samples, generator=torch.Generator().manual_seed(self.seed + epoch)
+        )
+        start = within * self.global_batch
+        return order[start : start + self.global_batch].tolist()
+
+    def __iter__(self) -> Iterator[list[int]]:
+        step = self.start_step
+        end = None if self.num_steps is None else self.start_step + self.num_steps
+        while end is None or step < end:
+            idx = self.global_indices(step)
+            lo = self.rank * self.local_batch
+            yield idx[lo : lo + self.local_batch]
+            step += 1
+
+    def __len__(self) -> int:
+        if self.num_steps is None:
+            raise TypeError("an unbounded GlobalBatchSampler has no length")
+        return self.num_steps
+
+
+class SyntheticDataset(Dataset):
+    """Random images (3, size, size) and short random captions; for dry runs of presets."""
+
+    def __init__(self, size: int, image_size: int, seed: int = 0) -> None:
+        self.size, self.image_size, self.seed = size, image_size, seed
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        gen = torch.Generator().manual_seed(self.seed * 1_000_003 + index)
+        words = torch.randint(len(SYNTHETIC_WORDS), (6,), generator=gen).tolist()
+        caption = " ".join(SYNTHETIC_WORDS[w] for w in words)
+        shape = (3, self.image_size, self.image_size)
+        return {
+            "image": torch.randn(shape, generator=gen),
+            "caption": caption,
+            "short_caption": caption.split()[0],
+            "box_image": torch.randn(shape, generator=gen),
+            "box_phrase": " ".join(caption.split()[:2]),
+        }
+
+
+def _box_item(transform: Callable, sample: Sample, *, seed: int) -> dict[str, Any]:
+    """A GRIT sample as a training item: image, caption and one box chosen from (seed, id)."""
+    item = sample_to_item(sample, transform(sample.load_image()))
+    if sample.boxes:
+        choice = int(
+            np.random.default_rng([seed, abs(hash(sample.id)) % 2**31]).integers(len(sample.boxes))
+        )
+        box = sample.boxes[choice]
+        crop = (
+            box.image
+            if isinstance(box.image, Image.Image)
+            else Image.open(box.image).convert("RGB")
+        )
+        item["box_image"], item["box_phrase"] = transform(crop), box.phrase
+    else:  # no box: the whole image and caption stand in (HyCoCLIP samples always have one)
+        item["box_image"], item["box_phrase"] = item["image"], sample.caption
+    return item
+
+
+def build_dataset(
+    data: DataConfig, transform: Callable, *, image_size: int, rank: int = 0, world_size: int = 1
+) -> Dataset | IterableDataset:
+    """The training dataset named by ``data.dataset`` (items are dicts, see ``collate``)."""
+    if data.dataset == "world":
+        from paperlib.data.world import WorldDataset
+
+        return WorldDataset(seed=data.seed, size=data.size, image_size=data.image_size,
+                            transform=transform)  # fmt: skip
+    if data.dataset == "synthetic":
+        return SyntheticDataset(data.size, image_size, data.seed)
+    if data.dataset == "sharegpt4v":
+        from paperlib.data.loaders import load_sharegpt4v
+        from paperlib.data.sample import SampleDataset
+
+        root = Path(data.root)
+        json_files = sorted(root.glob("*.json"))
+        if not json_files:
+            raise FileNotFoundError(f"data.root: no ShareGPT4V .json file in {root}")
+        return SampleDataset(load_sharegpt4v(json_files[0], root, split="train"), transform)
+    if data.dataset == "webdataset":
+        from paperlib.data.loaders import grit_shards
+        from paperlib.data.webdataset import read_shards
+
+        shards = read_shards(grit_shards(data.root), split_by_node=world_size > 1)
+        return shards.map(partial(_box_item, transform, seed=data.seed))
+    raise ValueError(f"data.dataset: unknown dataset {data.dataset!r}")
+
+
+class Collate:
+    """Batch items and tokenise: ``image``, ``text`` and (with boxes) ``box_image``, ``box_text``."""
+
+    def __init__(self, tokenizer: Callable, caption: str = "caption", boxes: bool = False) -> None:
+        self.tokenizer, self.caption, self.boxes = tokenizer, caption, boxes
+
+    def __call__(self, items: list[dict[str, Any] | None]) -> dict[str, torch.Tensor]:
+        batch = collate_samples(items)
+        out = {"image": batch["image"], "text": self.tokenizer(batch[self.caption])}
+        if self.boxes:
+            out["box_image"] = batch["box_image"]
+            out["box_text"] = self.tokenizer(batch["box_phrase"])
+        return out
+
+
+def build_loader(
+    config: Config,
+    dataset: Dataset | IterableDataset,
+    tokenizer: Callable,
+    *,
+    rank: int,
+    world_size: int,
+    start_step: int,
+) -> DataLoader:
+    """A DataLoader yielding this rank's local batches from ``start_step`` to ``train.steps``."""
+    t = config.train
+    collate = Collate(tokenizer, config.data.caption, boxes=config.method in ("hycoclip", "argent"))
+    common = {"collate_fn": collate, "num_workers": config.data.num_workers}
+    if isinstance(dataset, IterableDataset):
+        local = t.batch_size // world_size
+        loader = DataLoader(dataset, batch_size=local, drop_last=True, **common)
+        return _skip(loader, start_step)
+    sampler = GlobalBatchSampler(
+        len(dataset), t.batch_size, rank=rank, world_size=world_size, seed=t.seed,
+        start_step=start_step, num_steps=max(0, t.steps - start_step),
+    )  # fmt: skip
+    return DataLoader(dataset, batch_sampler=sampler, **common)
+
+
+def _skip(loader: DataLoader, count: int) -> Iterator:
+    """Endless pass over a streaming loader (re-read at the end) after skipping ``count`` batches."""
+    seen = 0
+    while True:
+        empty = True
+        for batch in loader:
+            empty = False
+            seen += 1
+            if seen > count:
+                yield batch
+        if empty:
+            raise ValueError("data.root: the webdataset shards hold no complete batch")

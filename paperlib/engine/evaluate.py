@@ -1,0 +1,361 @@
+"""Evaluate a training checkpoint on the papers' benchmarks; results in CLIP_benchmark's format.
+
+One embedding pass per dataset (every image and text any of its benchmarks needs), cached on
+disk under ``cache_dir`` keyed by the checkpoint (resolved path, size, mtime) and the dataset
+spec. Scores follow the model's geometry: cosine for Euclidean models (SPEC §1.1), ``−d_L``
+for hyperbolic ones (SPEC §2.2); PEP (an entailment-cone score) only applies to hyperbolic ones.
+
+Benchmarks (``BENCHMARKS``):
+
+- ``world-long`` / ``world-short``: 1:1 retrieval R@1/5/10 with the generated world's long /
+  short captions (task ``zeroshot_retrieval``);
+- ``world-monotonicity``: HiMo@2, HiMo@3 (``metrics.monotonicity`` cuts), HiMo@K over all
+  cumulative sentence prefixes, SSI with one injected noise sentence (lower is better);
+- ``world-cola``: COLA-style top-1 accuracy on colour-swapped image pairs;
+- ``world-zeroshot``: zero-shot classification per taxonomy level (``world-zeroshot-L1..L3``);
+- ``world-hierarchy``: HierarCaps-style d_corr and hierarchical retrieval P/R on the world's
+  4-level chains, plus PEP AUC/AP for hyperbolic models;
+- ``hierarcaps``: the same on the real HierarCaps test set (needs its root).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from paperlib.engine.config import build_config
+from paperlib.engine.methods import build_module
+from paperlib.geometry.lorentz import pairwise_dist
+from paperlib.metrics import composition, hierarchy, monotonicity, results, retrieval, zeroshot
+
+WORLD_BENCHMARKS = (
+    "world-long",
+    "world-short",
+    "world-monotonicity",
+    "world-cola",
+    "world-zeroshot",
+    "world-hierarchy",
+)
+BENCHMARKS = WORLD_BENCHMARKS + ("hierarcaps",)
+
+
+# --------------------------------------------------------------------------- model
+
+
+def load_trained(checkpoint: str | Path, device: str | torch.device = "cpu"):
+    """(module, preprocess, tokenizer, config) from a checkpoint written by ``engine.train``."""
+    path = Path(checkpoint)
+    if path.is_dir():
+        path = path / "last.pt"
+    if not path.is_file():
+        raise FileNotFoundError(f"checkpoint not found: {path} (expected a last.pt from training)")
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    if "config" not in state or "model" not in state:
+        raise ValueError(f"{path} is not a paperlib training checkpoint (no 'config'/'model')")
+    raw = dict(state["config"])
+    raw["model"] = {**raw["model"], "init": "random"}  # the weights come from this file
+    config = build_config(raw)
+    module, preprocess, tokenizer = build_module(config, device)
+    module.load_state_dict(state["model"])
+    module.eval()
+    return module, preprocess, tokenizer, config
+
+
+def checkpoint_key(checkpoint: str | Path) -> str:
+    """Cache key of a checkpoint file: hash of its resolved path, size and mtime."""
+    path = Path(checkpoint).resolve()
+    if path.is_dir():
+        path = path / "last.pt"
+    stat = path.stat()
+    return hashlib.sha1(f"{path}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:16]
+
+
+class Embedder:
+    """Batched, no-grad image/text embedding with the trained module."""
+
+    def __init__(self, module, preprocess, tokenizer, batch_size: int = 128) -> None:
+        self.module, self.preprocess, self.tokenizer = module, preprocess, tokenizer
+        self.batch_size = batch_size
+        self.device = next(module.parameters()).device
+
+    @torch.no_grad()
+    def texts(self, texts: Sequence[str]) -> Tensor:
+        out = [
+            self.module.embed_text(
+                self.tokenizer(list(texts[i : i + self.batch_size])).to(self.device)
+            )
+            for i in range(0, len(texts), self.batch_size)
+        ]
+        return torch.cat(out).float().cpu()
+
+    @torch.no_grad()
+    def images(self, images: Sequence) -> Tensor:
+        out = []
+        for i in range(0, len(images), self.batch_size):
+            pixels = torch.stack([self.preprocess(im) for im in images[i : i + self.batch_size]])
+            out.append(self.module.embed_image(pixels.to(self.device)))
+        return torch.cat(out).float().cpu()
+
+
+def cached(path: Path, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Load ``path`` if present, else compute, save atomically and return."""
+    if path.is_file():
+        return torch.load(path, weights_only=True)
+    value = compute()
+    from paperlib.engine.checkpoint import atomic_save
+
+    atomic_save(value, path)
+    return value
+
+
+# --------------------------------------------------------------------------- embedding passes
+
+
+def world_embeddings(embed: Embedder, size: int, seed: int, image_size: int) -> dict[str, Any]:
+    """Every feature the world benchmarks need, in one pass over ``size`` world samples."""
+    from paperlib.data.world import NOISE_SENTENCES, World, class_names, zeroshot_prompts
+
+    world = World(seed=seed, image_size=image_size)
+    samples = [world.sample(i) for i in range(size)]
+    captions = [s.caption for s in samples]
+    out: dict[str, Any] = {
+        "image": embed.images([s.image for s in samples]),
+        "caption": embed.texts(captions),
+        "short_caption": embed.texts([s.short_caption for s in samples]),
+        "noisy_caption": embed.texts(
+            monotonicity.inject_noise(captions, 1, pool=list(NOISE_SENTENCES), seed=seed)
+        ),
+        "chain": embed.texts([c for s in samples for c in s.chain]).view(size, 4, -1),
+        "labels": torch.tensor([s.meta["labels"] for s in samples]),
+    }
+    for k in (2, 3):
+        segs = [monotonicity.cumulative_segments(c, k) for c in captions]
+        keep = [i for i, s in enumerate(segs) if s is not None]
+        out[f"segments{k}_rows"] = torch.tensor(keep)
+        out[f"segments{k}"] = embed.texts([t for i in keep for t in segs[i]]).view(len(keep), k, -1)
+    lengths = [len(s.segments) for s in samples]
+    out["segments_all"] = embed.texts([t for s in samples for t in s.segments])
+    out["segments_all_lengths"] = torch.tensor(lengths)
+    pairs = [p for p in (world.cola_pair(i) for i in range(size)) if p is not None]
+    out["cola_image"] = embed.images([s.image for p in pairs for s in p]).view(len(pairs), 2, -1)
+    cola_texts = [
+        t
+        for p in pairs
+        for t in (p[0].meta["cola"]["caption"], p[0].meta["cola"]["swapped_caption"])
+    ]
+    out["cola_text"] = embed.texts(cola_texts).view(len(pairs), 2, -1)
+    for level in (1, 2, 3):
+        prompts = zeroshot_prompts(level)
+        names = class_names(level)
+        flat = [p for n in names for p in prompts[n]]
+        out[f"prompts_L{level}"] = embed.texts(flat).view(len(names), len(prompts[names[0]]), -1)
+    out["empty"] = embed.texts([""])[0]
+    out["roots"] = [s.chain[0] for s in samples]
+    return out
+
+
+def hierarcaps_embeddings(embed: Embedder, root: str | Path, limit: int | None) -> dict[str, Any]:
+    """Images and 4-level chains of the real HierarCaps test set (first ``limit`` rows)."""
+    from paperlib.data.loaders import load_hierarcaps
+
+    samples = load_hierarcaps(root)[:limit]
+    images = [s.load_image() for s in samples]
+    return {
+        "image": embed.images(images),
+        "chain": embed.texts([c for s in samples for c in s.chain]).view(len(samples), 4, -1),
+        "empty": embed.texts([""])[0],
+        "roots": [s.chain[0] for s in samples],
+    }
+
+
+# --------------------------------------------------------------------------- scores & metrics
+
+
+def paired_scores(geometry: str, curv: float, image: Tensor, text: Tensor) -> Tensor:
+    """Score of row i of ``image`` with row i of ``text`` (..., dim) -> (...)."""
+    if geometry == "euclidean":
+        return torch.nn.functional.cosine_similarity(image, text, dim=-1)
+    from paperlib.geometry.lorentz import paired_dist
+
+    return -paired_dist(image, text, curv)
+
+
+def score_matrix(geometry: str, curv: float, image: Tensor, text: Tensor) -> Tensor:
+    """(n_images, n_texts) scores: cosine or ``−d_L``."""
+    if geometry == "euclidean":
+        return retrieval_normalized(image) @ retrieval_normalized(text).T
+    return -pairwise_dist(image, text, curv)
+
+
+def retrieval_normalized(x: Tensor) -> Tensor:
+    return torch.nn.functional.normalize(x.float(), dim=-1)
+
+
+def retrieval_from_scores(scores: Tensor, ks: Sequence[int] = (1, 5, 10)) -> dict[str, float]:
+    """1:1 R@K (CLIP_benchmark names) from a square score matrix, pessimistic ties."""
+    pos = scores.diagonal()
+    i2t = (scores >= pos[:, None]).sum(1) - 1
+    t2i = (scores >= pos[None, :]).sum(0) - 1
+    out = {results.image_retrieval_recall(k): v for k, v in retrieval.recall_at_k(t2i, ks).items()}
+    out.update(
+        {results.text_retrieval_recall(k): v for k, v in retrieval.recall_at_k(i2t, ks).items()}
+    )
+    return out
+
+
+def _retrieval(geometry: str, curv: float, image: Tensor, text: Tensor) -> dict[str, float]:
+    if geometry == "euclidean":
+        return retrieval.retrieval_metrics(image, text)
+    return retrieval_from_scores(score_matrix(geometry, curv, image, text))
+
+
+def world_metrics(
+    emb: dict[str, Any], benchmark: str, geometry: str, curv: float
+) -> dict[str, dict[str, float]]:
+    """{dataset name: metrics} for one world benchmark from its cached embeddings."""
+    image = emb["image"]
+    if benchmark == "world-long":
+        return {benchmark: _retrieval(geometry, curv, image, emb["caption"])}
+    if benchmark == "world-short":
+        return {benchmark: _retrieval(geometry, curv, image, emb["short_caption"])}
+    if benchmark == "world-monotonicity":
+        out = {}
+        for k in (2, 3):
+            rows = emb[f"segments{k}_rows"]
+            scores = paired_scores(geometry, curv, image[rows][:, None, :], emb[f"segments{k}"])
+            out[f"himo@{k}"] = 100 * monotonicity.strict_monotone_accuracy(scores)
+        flat = paired_scores(
+            geometry, curv,
+            image.repeat_interleave(emb["segments_all_lengths"], dim=0), emb["segments_all"],
+        )  # fmt: skip
+        per_image = list(flat.split(emb["segments_all_lengths"].tolist()))
+        out["himo@K"] = monotonicity.himo_at_k([p for p in per_image if len(p) > 1])
+        clean = paired_scores(geometry, curv, image, emb["caption"])
+        noisy = paired_scores(geometry, curv, image, emb["noisy_caption"])
+        out["ssi"] = monotonicity.semantic_stability_index(clean, noisy)
+        return {benchmark: out}
+    if benchmark == "world-cola":
+        img, txt = emb["cola_image"], emb["cola_text"]
+        scores = paired_scores(geometry, curv, img[:, :, None, :], txt[:, None, :, :])
+        return {benchmark: {"acc1": float(composition.cola_correct(scores).float().mean())}}
+    if benchmark == "world-zeroshot":
+        out = {}
+        for level in (1, 2, 3):
+            classes = zeroshot.class_embeddings(emb[f"prompts_L{level}"], geometry, curv)
+            scores = zeroshot.zero_shot_scores(image, classes, geometry, curv)
+            out[f"{benchmark}-L{level}"] = zeroshot.zero_shot_metrics(
+                scores, emb["labels"][:, level - 1]
+            )
+        return out
+    if benchmark in ("world-hierarchy", "hierarcaps"):
+        root = emb["empty"] if geometry == "euclidean" else None
+        out = hierarchy.hierarcaps_metrics(image, emb["chain"], geometry, root=root,
+                                           curv=curv if geometry == "hyperbolic" else None)  # fmt: skip
+        if geometry == "hyperbolic":
+            pool = min(100, len(emb["roots"]) - 1)
+            pairs = hierarchy.build_pep_pairs(emb["roots"], 4, pool_size=pool)
+            out.update(hierarchy.pep_metrics(image, emb["chain"], pairs, curv))
+        return {benchmark: out}
+    raise ValueError(f"unknown benchmark {benchmark!r}; expected one of {list(BENCHMARKS)}")
+
+
+TASKS = {
+    "world-long": "zeroshot_retrieval",
+    "world-short": "zeroshot_retrieval",
+    "world-monotonicity": "monotonicity",
+    "world-cola": "composition",
+    "world-zeroshot": "zeroshot_classification",
+    "world-hierarchy": "hierarchy",
+    "hierarcaps": "hierarchy",
+}
+
+
+def evaluate(
+    checkpoint: str | Path,
+    benchmarks: Sequence[str] = WORLD_BENCHMARKS,
+    *,
+    output_dir: str | Path,
+    world_size: int = 256,
+    world_seed: int = 12345,
+    world_image_size: int | None = None,
+    hierarcaps_root: str | Path | None = None,
+    hierarcaps_limit: int | None = None,
+    cache_dir: str | Path | None = None,
+    batch_size: int = 128,
+    device: str = "cpu",
+    model_label: str | None = None,
+) -> list[dict[str, Any]]:
+    """Evaluate ``checkpoint`` on ``benchmarks``; writes ``<output_dir>/<dataset>.json`` files
+    (CLIP_benchmark keys) and ``results.md`` (merged table); returns the result dicts.
+
+    ``world_seed`` should differ from the training world's ``data.seed`` (held-out scenes);
+    ``world_image_size`` defaults to the model's input size.
+    """
+    unknown = [b for b in benchmarks if b not in BENCHMARKS]
+    if unknown:
+        raise ValueError(f"unknown benchmark {unknown[0]!r}; expected one of {list(BENCHMARKS)}")
+    if "hierarcaps" in benchmarks and hierarcaps_root is None:
+        raise ValueError(
+            "benchmark 'hierarcaps' needs hierarcaps_root (the folder of hierarcaps_test.csv)"
+        )
+    module, preprocess, tokenizer, config = load_trained(checkpoint, device)
+    geometry = module.geometry
+    curv = module.model.curv.item() if geometry == "hyperbolic" else 0.0
+    embed = Embedder(module, preprocess, tokenizer, batch_size)
+    output_dir = Path(output_dir)
+    cache = Path(cache_dir or output_dir / "cache") / checkpoint_key(checkpoint)
+    size = world_image_size or _model_image_size(module)
+    label = model_label or f"{config.method}:{config.model.name}"
+    rows: list[dict[str, Any]] = []
+    world_needed = [b for b in benchmarks if b in WORLD_BENCHMARKS]
+    datasets: list[tuple[str, dict[str, Any]]] = []
+    if world_needed:
+        spec = f"world-{world_seed}-{world_size}-{size}"
+        emb = cached(
+            cache / f"{spec}.pt", lambda: world_embeddings(embed, world_size, world_seed, size)
+        )
+        datasets += [(b, emb) for b in world_needed]
+    if "hierarcaps" in benchmarks:
+        spec = f"hierarcaps-{hierarcaps_limit or 'all'}"
+        emb = cached(
+            cache / f"{spec}.pt",
+            lambda: hierarcaps_embeddings(embed, hierarcaps_root, hierarcaps_limit),
+        )
+        datasets.append(("hierarcaps", emb))
+    for benchmark, emb in datasets:
+        for dataset, metrics in world_metrics(emb, benchmark, geometry, curv).items():
+            result = results.make_result(dataset, label, str(checkpoint), TASKS[benchmark], metrics)
+            results.write_result(output_dir / f"{dataset}.json", result)
+            rows.append(result)
+    (output_dir / "results.md").write_text(markdown_table(output_dir) + "\n")
+    return rows
+
+
+def markdown_table(results_dir: str | Path) -> str:
+    """The merged results of a folder (``metrics.results.merge_results``) as a markdown table."""
+    rows = results.merge_results(results_dir)
+    columns = ["dataset", "model"] + results.metric_columns(rows)
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for row in rows:
+        cells = [
+            f"{row[c]:.4g}" if isinstance(row.get(c), float) else str(row.get(c, ""))
+            for c in columns
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _model_image_size(module) -> int:
+    size = getattr(module.clip.visual, "image_size", 224)
+    return size[0] if isinstance(size, (tuple, list)) else int(size)
+
+
+def summary(rows: list[dict[str, Any]]) -> str:
+    """One JSON line per result (for logs)."""
+    return "\n".join(json.dumps({"dataset": r["dataset"], **r["metrics"]}) for r in rows)

@@ -1,0 +1,273 @@
+"""One training module per method: batch -> features (``forward``) -> loss terms (``compute_loss``).
+
+The split lets the loop run ``forward`` under DDP/autocast and the loss in float32 on the
+(gathered) features, and lets gradient accumulation cache features (see ``engine.train``).
+
+- ``clip``: global InfoNCE (``losses.contrastive.infonce_loss``).
+- ``longclip``: the same loss on long captions with Long-CLIP's 248-token residual text
+  positions (a baseline: Long-CLIP's extra short-caption term is not included).
+- ``himo``: MoLo with HiDe (``losses.himo.molo_loss``), SPEC §1.1.
+- ``meru``, ``hycoclip``, ``argent``: the Lorentz model of ``models.hyperbolic`` and the
+  losses of ``losses.entailment`` (SPEC §2.2-2.4).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from torch import Tensor, nn
+
+from paperlib.engine.config import Config, LossConfig
+from paperlib.losses.contrastive import infonce_loss
+from paperlib.losses.entailment import argent_loss, hycoclip_loss, meru_loss
+from paperlib.losses.himo import molo_loss
+from paperlib.metrics.diagnostics import aperture_diagnostics
+from paperlib.models.clip import create_model, encode_image, encode_text
+from paperlib.models.hyperbolic import HyperbolicCLIP
+
+LOGIT_SCALE_MAX = 4.605170185988092  # ln 100: open_clip's and MERU's clamp
+
+
+@dataclass
+class LossResult:
+    """``total`` (the loss to minimise), its named ``terms`` and float ``stats`` (e.g. HiDe m)."""
+
+    total: Tensor
+    terms: dict[str, Tensor]
+    stats: dict[str, float] = field(default_factory=dict)
+
+
+def _decay_groups(
+    named: list[tuple[str, nn.Parameter]], weight_decay: float, decay_names: tuple[str, ...] = ()
+) -> list[dict]:
+    """AdamW groups: weight decay on matrices (and ``decay_names``), none on gains and biases."""
+    decay, no_decay = [], []
+    for name, p in named:
+        if not p.requires_grad:
+            continue
+        (decay if p.ndim >= 2 or name in decay_names else no_decay).append(p)
+    return [
+        {"params": decay, "weight_decay": weight_decay},
+        {"params": no_decay, "weight_decay": 0.0},
+    ]
+
+
+class EuclideanModule(nn.Module):
+    """An open_clip CLIP trained with InfoNCE (``clip``, ``longclip``) or MoLo (``himo``)."""
+
+    inputs = ("image", "text")
+
+    def __init__(self, clip: nn.Module, method: str, loss: LossConfig) -> None:
+        super().__init__()
+        self.clip, self.method, self.loss_cfg = clip, method, loss
+
+    @property
+    def logit_scale(self) -> nn.Parameter:
+        return self.clip.logit_scale
+
+    def forward(self, batch: dict[str, Tensor]) -> dict[str, Tensor]:
+        """{"image": (batch, dim), "text": (batch, dim)}, both L2-normalised."""
+        return {
+            "image": encode_image(self.clip, batch["image"]),
+            "text": encode_text(self.clip, batch["text"]),
+        }
+
+    geometry = "euclidean"
+
+    def embed_image(self, images: Tensor) -> Tensor:
+        """(batch, 3, H, W) -> (batch, dim) L2-normalised (inference: plain cosine, SPEC §1.1)."""
+        return encode_image(self.clip, images)
+
+    def embed_text(self, tokens: Tensor) -> Tensor:
+        return encode_text(self.clip, tokens)
+
+    def compute_loss(self, features: dict[str, Tensor]) -> LossResult:
+        img, txt, scale, lo = (
+            features["image"],
+            features["text"],
+            self.clip.logit_scale,
+            self.loss_cfg,
+        )
+        if self.method != "himo":
+            loss = infonce_loss(img, txt, scale, lo.label_smoothing)
+            return LossResult(loss, {"contrastive": loss})
+        out = molo_loss(
+            img, txt, scale, tau=lo.tau, lam=lo.lam, label_smoothing=lo.label_smoothing,
+            fixed_m=lo.fixed_m, detach=lo.detach, renormalize=lo.renormalize, scope=lo.scope,
+        )  # fmt: skip
+        return LossResult(
+            out.loss,
+            {"global": out.global_loss, "comp": out.comp_loss},
+            {"hide_m": float(out.m), "hide_explained_variance": out.explained_variance},
+        )
+
+    def param_groups(self, weight_decay: float, decay_logit_scale: bool = False) -> list[dict]:
+        names = ("logit_scale",) if decay_logit_scale else ()
+        return _decay_groups(list(self.clip.named_parameters()), weight_decay, names)
+
+    @torch.no_grad()
+    def after_step(self) -> None:
+        """Clamp ``logit_scale`` to [0, ln 100] as open_clip does."""
+        self.clip.logit_scale.clamp_(0, LOGIT_SCALE_MAX)
+
+    def scalars(self) -> dict[str, float]:
+        return {"logit_scale": self.clip.logit_scale.item()}
+
+    def diagnostics(self, features: dict[str, Tensor]) -> dict[str, float]:
+        return {}
+
+
+class HyperbolicModule(nn.Module):
+    """A :class:`~paperlib.models.hyperbolic.HyperbolicCLIP` trained with MERU's, HyCoCLIP's or
+    ARGENT's loss. HyCoCLIP/ARGENT batches add ``box_image`` and ``box_text`` (SPEC §2.3);
+    images and box crops go through the image encoder together (one call), as do the texts."""
+
+    def __init__(self, model: HyperbolicCLIP, method: str, loss: LossConfig) -> None:
+        super().__init__()
+        self.model, self.method, self.loss_cfg = model, method, loss
+        self.boxes = method in ("hycoclip", "argent")
+
+    @property
+    def clip(self) -> nn.Module:
+        return self.model.clip
+
+    @property
+    def logit_scale(self) -> nn.Parameter:
+        return self.model.logit_scale
+
+    def forward(self, batch: dict[str, Tensor]) -> dict[str, Tensor]:
+        """Lorentz space components (batch, dim): image, text (and box_image, box_text)."""
+        if not self.boxes:
+            return {
+                "image": self.model.encode_image(batch["image"]),
+                "text": self.model.encode_text(batch["text"]),
+            }
+        n = batch["image"].shape[0]
+        images = self.model.encode_image(torch.cat([batch["image"], batch["box_image"]]))
+        texts = self.model.encode_text(torch.cat([batch["text"], batch["box_text"]]))
+        return {
+            "image": images[:n],
+            "text": texts[:n],
+            "box_image": images[n:],
+            "box_text": texts[n:],
+        }
+
+    geometry = "hyperbolic"
+
+    def embed_image(self, images: Tensor) -> Tensor:
+        """(batch, 3, H, W) -> (batch, dim) Lorentz space components."""
+        return self.model.encode_image(images)
+
+    def embed_text(self, tokens: Tensor) -> Tensor:
+        return self.model.encode_text(tokens)
+
+    def compute_loss(self, features: dict[str, Tensor]) -> LossResult:
+        f, lo, curv, scale = features, self.loss_cfg, self.model.curv, self.model.logit_scale
+        if self.method == "meru":
+            out = meru_loss(f["image"], f["text"], curv, scale, lo.entail_weight)
+        elif self.method == "hycoclip":
+            out = hycoclip_loss(
+                f["image"], f["text"], f["box_image"], f["box_text"], curv, scale,
+                lo.entail_weight, lo.eta_inter, lo.eta_intra,
+            )  # fmt: skip
+        else:
+            out = argent_loss(
+                f["image"], f["text"], f["box_image"], f["box_text"], curv, scale,
+                gamma1=lo.gamma1, gamma2=lo.gamma2, entailment=lo.entailment,
+                weights=lo.weights, regularize=lo.regularize, beta=lo.adaent_beta,
+                placement=lo.adaent_placement, normalize=lo.adaent_normalize,
+                detach_weight=lo.detach_weight, eta_inter=lo.eta_inter, eta_intra=lo.eta_intra,
+            )  # fmt: skip
+        terms = {"contrastive": out.contrastive, "entailment": out.entailment}
+        if self.method == "argent":
+            terms["regularizer"] = out.regularizer
+        return LossResult(out.total, terms)
+
+    def param_groups(self, weight_decay: float, decay_logit_scale: bool = False) -> list[dict]:
+        """MERU's groups: no weight decay on logit_scale, α, curvature, gains and biases."""
+        return self.model.param_groups(weight_decay)
+
+    def after_step(self) -> None:
+        self.model.clamp_parameters_()
+
+    def scalars(self) -> dict[str, float]:
+        m = self.model
+        return {
+            "logit_scale": m.logit_scale.item(),
+            "curv": m.curv.item(),
+            "visual_alpha": m.visual_alpha.item(),
+            "textual_alpha": m.textual_alpha.item(),
+        }
+
+    def diagnostics(self, features: dict[str, Tensor]) -> dict[str, float]:
+        """Aperture-failure statistics of this batch (``metrics.diagnostics``), prefixed ``diag/``."""
+        stats = aperture_diagnostics(features, self.model.curv.detach())
+        return {f"diag/{k}": v for k, v in stats.items()}
+
+
+HYPERBOLIC_SCALARS = (
+    "model.log_curv",
+    "model.visual_alpha",
+    "model.textual_alpha",
+    "model.logit_scale",
+)
+
+
+def read_init_checkpoint(path: str) -> tuple[dict[str, Tensor], dict[str, Tensor]] | None:
+    """For a paperlib training checkpoint (``last.pt``): its open_clip state (the ``clip.`` /
+    ``model.clip.`` sub-dict, prefixes removed) and its hyperbolic scalars; else None (an
+    open_clip-format file, loaded by ``models.clip.create_model``)."""
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    if not (isinstance(state, dict) and "config" in state and "model" in state):
+        return None
+    clip_state, scalars = {}, {}
+    for key, value in state["model"].items():
+        for prefix in ("clip.", "model.clip."):
+            if key.startswith(prefix):
+                clip_state[key.removeprefix(prefix)] = value
+        if key in HYPERBOLIC_SCALARS:
+            scalars[key] = value
+    return clip_state, scalars
+
+
+def build_module(config: Config, device: torch.device | str = "cpu"):
+    """The method's training module, its image transform and tokenizer.
+
+    ``model.init``: ``random``, an open_clip pretrained tag, an open_clip-format state file,
+    or a paperlib training checkpoint (``last.pt`` of any method: its encoders are loaded,
+    and MERU/HyCoCLIP/ARGENT's curvature, α and logit scale when both runs are hyperbolic).
+    """
+    m = config.model
+    pretrained = None if m.init == "random" else m.init
+    scalars: dict[str, Tensor] = {}
+    tmp = None
+    if pretrained is not None and Path(pretrained).is_file():
+        found = read_init_checkpoint(pretrained)
+        if found is not None:
+            clip_state, scalars = found
+            tmp = tempfile.NamedTemporaryFile(suffix=".pt", delete=False)
+            torch.save(clip_state, tmp.name)
+            pretrained = tmp.name
+    try:
+        bundle = create_model(
+            m.name, pretrained, context_length=m.context_length, long_text=m.long_text, keep=m.keep
+        )
+    finally:
+        if tmp is not None:
+            os.unlink(tmp.name)
+    if config.hyperbolic:
+        model = HyperbolicCLIP(bundle.model, curv_init=m.curv_init, learn_curv=m.learn_curv)
+        module = HyperbolicModule(model, config.method, config.loss)
+        with torch.no_grad():
+            for key, value in scalars.items():
+                module.get_parameter(key).copy_(value)
+    else:
+        module = EuclideanModule(bundle.model, config.method, config.loss)
+    if m.logit_scale_init is not None:
+        with torch.no_grad():
+            module.logit_scale.fill_(m.logit_scale_init)
+    return module.to(device), bundle.preprocess, bundle.tokenizer

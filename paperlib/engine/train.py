@@ -1,0 +1,351 @@
+"""The training loop, the only stateful place: data -> model -> loss -> AdamW (SPEC §1.2, §2.2-2.4).
+
+- linear warm-up then cosine decay (:class:`WarmupCosine`), a ``LambdaLR``;
+- ``train.accum_steps`` > 1 splits the global batch into micro-batches *without* changing the
+  loss: features of every micro-batch are computed without gradient, the loss and its
+  feature gradients on the whole batch, then each micro-batch is re-encoded with gradient and
+  back-propagated with its slice of those gradients (gradient caching). The result equals the
+  one-pass gradient; it needs a deterministic forward (no dropout, as in CLIP's defaults);
+- bf16 autocast on CUDA, float32 on CPU (``train.precision``); losses always in float32;
+- tqdm progress, JSON-lines log ``<output_dir>/log.jsonl`` (loss terms, HiDe m, lr, logit
+  scale, aperture diagnostics every ``train.diag_every`` steps);
+- a non-finite loss raises :class:`NonFiniteLossError` naming the step and the term, before the
+  weights change; SIGTERM saves ``last.pt`` after the current step and returns cleanly;
+- resume from ``<output_dir>/last.pt`` (``train.resume``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from paperlib.engine import checkpoint, distributed
+from paperlib.engine.config import Config, ConfigError, load_config, save_config, to_dict
+from paperlib.engine.data import build_dataset, build_loader
+from paperlib.engine.methods import LossResult, build_module
+
+
+class NonFiniteLossError(FloatingPointError):
+    """The loss became NaN or infinite; the message names the step and the term."""
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` returns: where the run lives, how far it got, what it logged."""
+
+    output_dir: Path
+    step: int
+    status: str  # "finished" or "interrupted"
+    checkpoint: Path | None
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+
+class WarmupCosine:
+    """LR factor: ``(s+1)/warmup`` for s < warmup, then cosine from 1 to ``min_ratio`` at ``total``."""
+
+    def __init__(self, warmup: int, total: int, min_ratio: float = 0.0) -> None:
+        self.warmup, self.total, self.min_ratio = warmup, total, min_ratio
+
+    def __call__(self, step: int) -> float:
+        if step < self.warmup:
+            return (step + 1) / self.warmup
+        span = max(1, self.total - self.warmup)
+        progress = min(1.0, (step - self.warmup) / span)
+        return self.min_ratio + (1 - self.min_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
+
+
+class _StopFlag:
+    """Set by SIGTERM; installed only in the main thread and restored afterwards."""
+
+    def __init__(self) -> None:
+        self.set = False
+        self._previous = None
+
+    def __enter__(self) -> _StopFlag:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGTERM, self._handle)
+        return self
+
+    def _handle(self, signum, frame) -> None:
+        self.set = True
+
+    def __exit__(self, *exc) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGTERM, self._previous)
+
+
+def seed_everything(seed: int) -> None:
+    import random
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def autocast_context(precision: str, device: torch.device):
+    """bf16 autocast for ``bf16`` (or ``auto`` on CUDA); nothing for float32."""
+    use_bf16 = precision == "bf16" or (precision == "auto" and device.type == "cuda")
+    if not use_bf16:
+        return contextlib.nullcontext()
+    return torch.autocast(device.type, dtype=torch.bfloat16)
+
+
+def reduce_terms(out: LossResult) -> dict[str, float]:
+    """``total`` and every term, averaged over ranks (one all-reduce).
+
+    Terms computed on the gathered global batch are equal on every rank; per-rank terms
+    (e.g. the entailment means of ``losses.entailment``) average to the global-batch mean, so
+    the logged curve is the single-process one.
+    """
+    names = ["total", *out.terms]
+    values = torch.stack(
+        [out.total.detach().float(), *[v.detach().float() for v in out.terms.values()]]
+    )
+    return dict(zip(names, distributed.mean_across_ranks(values).tolist()))
+
+
+def check_finite(out: LossResult, step: int) -> dict[str, float]:
+    """The rank-averaged terms; raises :class:`NonFiniteLossError` naming the step (1-based)
+    and the first non-finite term (every rank raises: the values are all-reduced)."""
+    values = reduce_terms(out)
+    if math.isfinite(values["total"]):
+        return values
+    bad = [name for name, value in values.items() if name != "total" and not math.isfinite(value)]
+    term = bad[0] if bad else "total"
+    raise NonFiniteLossError(
+        f"loss is not finite at step {step}: term {term!r} = {values[term]} (all terms: "
+        + ", ".join(f"{k}={v:.4g}" for k, v in values.items())
+        + "); stopping before the weights are updated"
+    )
+
+
+def _to_device(batch: dict[str, Tensor], device: torch.device) -> dict[str, Tensor]:
+    return {k: v.to(device, non_blocking=True) for k, v in batch.items()}
+
+
+def _float(features: dict[str, Tensor]) -> dict[str, Tensor]:
+    return {k: v.float() for k, v in features.items()}
+
+
+def backward_step(
+    model: nn.Module,
+    module: nn.Module,
+    batch: dict[str, Tensor],
+    *,
+    accum_steps: int,
+    amp,
+    step: int,
+) -> tuple[LossResult, dict[str, float], dict[str, Tensor]]:
+    """Forward + loss + backward for one global step.
+
+    Returns the loss, its rank-averaged float terms (:func:`check_finite`) and the detached
+    features.
+
+    ``model`` is what runs the forward (the DDP wrapper or ``module`` itself). With
+    ``accum_steps`` > 1 the gradient is accumulated by gradient caching (module docstring)
+    without DDP hooks; the caller then averages gradients across ranks.
+    """
+    if accum_steps == 1:
+        with amp:
+            features = model(batch)
+        out = module.compute_loss(_float(features))
+        values = check_finite(out, step)
+        out.total.backward()
+        return out, values, {k: v.detach() for k, v in features.items()}
+    n = next(iter(batch.values())).shape[0]
+    size = n // accum_steps
+    micro = [
+        {k: v[i * size : (i + 1) * size] for k, v in batch.items()} for i in range(accum_steps)
+    ]
+    with torch.no_grad(), amp:
+        cached = [module(mb) for mb in micro]
+    full = {k: torch.cat([c[k] for c in cached]).float().requires_grad_() for k in cached[0]}
+    out = module.compute_loss(full)
+    values = check_finite(out, step)
+    out.total.backward()
+    for i, mb in enumerate(micro):
+        with amp:
+            features = module(mb)
+        keys = list(features)
+        grads = [full[k].grad[i * size : (i + 1) * size] for k in keys]
+        torch.autograd.backward([features[k].float() for k in keys], grads)
+    return out, values, {k: v.detach() for k, v in full.items()}
+
+
+def build_optimizer(module: nn.Module, config: Config):
+    o = config.optim
+    groups = module.param_groups(o.weight_decay, o.decay_logit_scale)
+    optimizer = torch.optim.AdamW(groups, lr=o.lr, betas=o.betas, eps=o.eps)
+    schedule = WarmupCosine(o.warmup_steps, config.train.steps, o.min_lr_ratio)
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+
+
+def _check_resume(saved: dict[str, Any], config: Config, path: Path) -> None:
+    now = to_dict(config)
+    for key in ("method", "model", "loss"):
+        if saved.get(key) != now[key]:
+            raise ConfigError(
+                f"train.output_dir: {path} holds a run with a different {key!r}; "
+                "choose another train.output_dir or set train.resume=false"
+            )
+
+
+class JsonlLog:
+    """Append-only JSON-lines log (written by rank 0 only)."""
+
+    def __init__(self, path: Path, enabled: bool) -> None:
+        self.path, self.enabled = path, enabled
+        if enabled:
+            path.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(self, record: dict[str, Any]) -> None:
+        if self.enabled:
+            with open(self.path, "a") as handle:
+                handle.write(json.dumps(record) + "\n")
+
+
+def train(
+    config: Config | str | Path | dict, overrides: list[str] | tuple[str, ...] = ()
+) -> TrainResult:
+    """Run (or resume) training as configured; see the module docstring."""
+    if not isinstance(config, Config):
+        config = load_config(config, overrides)
+    elif overrides:
+        config = load_config(to_dict(config), overrides)
+    t = config.train
+    info = distributed.init_distributed(t.device)
+    out_dir = Path(t.output_dir)
+    seed_everything(t.seed)
+    module, preprocess, tokenizer = build_module(config, info.device)
+    optimizer, scheduler = build_optimizer(module, config)
+    params = [p for g in optimizer.param_groups for p in g["params"]]
+
+    start = 0
+    last = checkpoint.latest(out_dir) if t.resume else None
+    if last is not None:
+        state = checkpoint.load_checkpoint(last, map_location=info.device)
+        _check_resume(state["config"], config, last)
+        start = checkpoint.restore(state, model=module, optimizer=optimizer,
+                                   scheduler=scheduler, rank=info.rank)  # fmt: skip
+        del state
+    if info.is_main:
+        save_config(config, out_dir / "config.json")
+    model = distributed.wrap_ddp(module, info, t.find_unused_parameters)
+    dataset = build_dataset(config.data, preprocess, image_size=_image_size(module),
+                            rank=info.rank, world_size=info.world_size)  # fmt: skip
+    loader = build_loader(config, dataset, tokenizer, rank=info.rank,
+                          world_size=info.world_size, start_step=start)  # fmt: skip
+    log = JsonlLog(out_dir / "log.jsonl", info.is_main)
+    amp = autocast_context(t.precision, info.device)
+    history: list[dict[str, Any]] = []
+    status, step = "finished", start
+    progress = _progress(t, start, info.is_main)
+    module.train()
+    tick, seen = time.perf_counter(), 0
+
+    def save() -> Path | None:
+        rngs = distributed.all_gather_objects(checkpoint.rng_state())
+        path = None
+        if info.is_main:
+            path = checkpoint.save_checkpoint(
+                out_dir / checkpoint.LAST, model=module, optimizer=optimizer,
+                scheduler=scheduler, step=step, rng_states=rngs, config=to_dict(config),
+            )  # fmt: skip
+        distributed.barrier()
+        return path
+
+    with _StopFlag() as stop:
+        for batch in loader:
+            if step >= t.steps:
+                break
+            batch = _to_device(batch, info.device)
+            optimizer.zero_grad(set_to_none=True)
+            out, values, features = backward_step(model, module, batch, accum_steps=t.accum_steps,
+                                          amp=amp, step=step + 1)  # fmt: skip
+            if t.accum_steps > 1:
+                distributed.average_gradients(params)
+            if config.optim.max_grad_norm is not None:
+                torch.nn.utils.clip_grad_norm_(params, config.optim.max_grad_norm)
+            lr = optimizer.param_groups[0]["lr"]
+            optimizer.step()
+            scheduler.step()
+            module.after_step()
+            step += 1
+            seen += t.batch_size
+            progress.update(1)
+            if step % t.log_every == 0 or step == t.steps:
+                now = time.perf_counter()
+                record = {
+                    "step": step,
+                    "lr": lr,
+                    "loss": values["total"],
+                    **{k: v for k, v in values.items() if k != "total"},
+                    **out.stats,
+                    **module.scalars(),
+                    "samples_per_s": seen / max(now - tick, 1e-9),
+                }
+                if step % t.diag_every == 0:
+                    record.update(module.diagnostics(features))
+                tick, seen = now, 0
+                history.append(record)
+                log.write(record)
+                progress.set_postfix(loss=f"{record['loss']:.4f}")
+            if step % t.ckpt_every == 0 and step < t.steps:
+                save()
+            if distributed.any_true(stop.set, info.device):
+                status = "interrupted"
+                break
+    progress.close()
+    path = save()
+    log.write({"step": step, "status": status})
+    if info.is_main and status == "interrupted":
+        print(f"[train] SIGTERM: stopped after step {step}; checkpoint {path}", flush=True)
+    return TrainResult(out_dir, step, status, path, history)
+
+
+def dry_run(config: Config, steps: int = 1) -> list[dict[str, float]]:
+    """Build the model, optimiser and data of ``config`` and take ``steps`` steps in memory
+    (no checkpoint, no log, no distributed set-up); returns the loss terms per step.
+
+    Use it to validate a preset before launching it (``python -m paperlib.train --dry-run``).
+    """
+    t = config.train
+    device = distributed.pick_device(t.device)
+    seed_everything(t.seed)
+    module, preprocess, tokenizer = build_module(config, device)
+    optimizer, scheduler = build_optimizer(module, config)
+    dataset = build_dataset(config.data, preprocess, image_size=_image_size(module))
+    loader = build_loader(config, dataset, tokenizer, rank=0, world_size=1, start_step=0)
+    amp = autocast_context(t.precision, device)
+    out = []
+    for step, batch in zip(range(steps), loader):
+        optimizer.zero_grad(set_to_none=True)
+        _, values, _ = backward_step(module, module, _to_device(batch, device),
+                                     accum_steps=t.accum_steps, amp=amp, step=step + 1)  # fmt: skip
+        optimizer.step()
+        scheduler.step()
+        module.after_step()
+        out.append(values)
+    return out
+
+
+def _image_size(module: nn.Module) -> int:
+    size = getattr(module.clip.visual, "image_size", 224)  # every method module has .clip
+    return size[0] if isinstance(size, (tuple, list)) else int(size)
+
+
+def _progress(t, start: int, main: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=t.steps, initial=start, disable=not (t.progress and main), desc="train")

@@ -1,0 +1,96 @@
+"""Train from a config file: ``python -m paperlib.train CONFIG [section.key=value ...]``.
+
+Runs unchanged single-process or under ``torchrun`` (DDP), e.g.::
+
+    python -m paperlib.train params/train_himo/smoke-cpu.yaml train.steps=20
+    torchrun --nproc_per_node 8 -m paperlib.train configs.yaml
+
+``CONFIG`` is a YAML/JSON file with ``method`` and the sections of
+:mod:`paperlib.engine.config`; a notebook parameter file (with a ``config`` key holding that
+mapping) is accepted too. Notebooks call :func:`run` and :func:`read_log`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from paperlib.engine.config import Config, ConfigError, load_config, read_file
+from paperlib.engine.train import NonFiniteLossError, TrainResult, train
+
+
+def config_from(
+    source: str | Path | dict[str, Any], overrides: list[str] | tuple[str, ...] = ()
+) -> Config:
+    """A validated config from a file or dict.
+
+    A notebook parameter file (``config:`` mapping plus optional ``overrides:`` list) is
+    unwrapped; its overrides apply first, then ``overrides``.
+    """
+    raw = read_file(source) if not isinstance(source, dict) else dict(source)
+    if "config" in raw and isinstance(raw["config"], dict):
+        overrides = [*raw.get("overrides", []), *overrides]
+        raw = raw["config"]
+    return load_config(raw, overrides)
+
+
+def run(
+    source: str | Path | dict[str, Any] | Config, overrides: list[str] | tuple[str, ...] = ()
+) -> TrainResult:
+    """Train (or resume) from a config; returns :class:`~paperlib.engine.train.TrainResult`."""
+    config = source if isinstance(source, Config) else config_from(source, overrides)
+    return train(config, overrides if isinstance(source, Config) else ())
+
+
+def read_log(output_dir: str | Path) -> list[dict[str, Any]]:
+    """The step records of ``<output_dir>/log.jsonl`` (status lines left out)."""
+    path = Path(output_dir) / "log.jsonl"
+    if not path.is_file():
+        raise FileNotFoundError(f"no training log at {path}")
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [r for r in records if "loss" in r]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m paperlib.train",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("config", type=Path, help="YAML/JSON config file")
+    parser.add_argument("overrides", nargs="*", help="section.key=value (value parsed as YAML)")
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="validate, build and take one step in memory; write nothing",
+    )
+    args = parser.parse_intermixed_args(argv)
+    try:
+        config = config_from(args.config, args.overrides)
+    except ConfigError as err:
+        print(f"config error: {err}", file=sys.stderr)
+        return 2
+    if args.dry_run:
+        from paperlib.engine.train import dry_run
+
+        print(f"[train] dry run: {dry_run(config)[0]}")
+        return 0
+    from paperlib.engine import distributed
+
+    try:
+        result = train(config)
+        if distributed.is_main():
+            print(f"[train] {result.status} at step {result.step}; checkpoint {result.checkpoint}")
+    except NonFiniteLossError as err:
+        print(f"training stopped: {err}", file=sys.stderr)
+        return 3
+    finally:
+        distributed.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

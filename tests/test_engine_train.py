@@ -1,0 +1,139 @@
+"""The training loop: schedule, precision choice, logs (HiDe m, diagnostics), methods' terms."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+
+from paperlib.engine.config import load_config
+from paperlib.engine.train import WarmupCosine, autocast_context, dry_run, train
+from paperlib.train import main as train_main
+from paperlib.train import read_log
+from tests.engine_helpers import tiny_config
+
+
+def test_warmup_cosine_closed_form():
+    sched = WarmupCosine(warmup=4, total=14, min_ratio=0.1)
+    assert [sched(s) for s in range(4)] == [0.25, 0.5, 0.75, 1.0]
+    for s in range(4, 20):
+        progress = min(1.0, (s - 4) / 10)
+        assert sched(s) == pytest.approx(0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+    assert sched(14) == pytest.approx(0.1) and sched(9) == pytest.approx(0.55)
+
+
+def test_precision_choice():
+    assert isinstance(
+        autocast_context("auto", torch.device("cpu")),
+        type(autocast_context("fp32", torch.device("cpu"))),
+    )
+    ctx = autocast_context("bf16", torch.device("cpu"))
+    with ctx:
+        assert (torch.ones(2, 2) @ torch.ones(2, 2)).dtype == torch.bfloat16
+    with autocast_context("auto", torch.device("cpu")):
+        assert (torch.ones(2, 2) @ torch.ones(2, 2)).dtype == torch.float32
+
+
+@pytest.mark.parametrize(
+    "method, terms",
+    [
+        ("clip", {"contrastive"}),
+        ("longclip", {"contrastive"}),
+        ("himo", {"global", "comp", "hide_m", "hide_explained_variance"}),
+        ("meru", {"contrastive", "entailment", "curv"}),
+        ("hycoclip", {"contrastive", "entailment", "curv"}),
+        ("argent", {"contrastive", "entailment", "regularizer", "curv"}),
+    ],
+)
+def test_every_method_trains_and_logs_its_terms(tmp_path, method, terms):
+    result = train(tiny_config(method, tmp_path, train={"steps": 2}))
+    log = read_log(tmp_path)
+    assert [r["step"] for r in log] == [1, 2] and log == result.history
+    assert terms <= set(log[0]) and {"loss", "lr", "logit_scale"} <= set(log[0])
+    has_diag = any(k.startswith("diag/") for k in log[1])  # diag_every=2
+    assert has_diag == (method in ("meru", "hycoclip", "argent"))
+    if method == "himo":
+        assert log[0]["loss"] == pytest.approx(log[0]["global"] + log[0]["comp"], rel=1e-6)
+        assert 1 <= log[0]["hide_m"] <= 16
+    state = torch.load(tmp_path / "last.pt", weights_only=True)
+    assert state["step"] == 2 and state["config"]["method"] == method
+
+
+def test_lr_follows_the_schedule(tmp_path):
+    result = train(tiny_config("clip", tmp_path, optim={"lr": 1e-3, "warmup_steps": 2},
+                               train={"steps": 4}))  # fmt: skip
+    sched = WarmupCosine(2, 4)
+    assert [r["lr"] for r in result.history] == pytest.approx([1e-3 * sched(s) for s in range(4)])
+
+
+def test_himo_logit_scale_reset_and_decayed(tmp_path):
+    config = load_config(tiny_config("himo", tmp_path))
+    assert config.model.logit_scale_init == pytest.approx(math.log(100))
+    from paperlib.engine.methods import build_module
+    from paperlib.engine.train import build_optimizer
+
+    module, _, _ = build_module(config)
+    assert module.clip.logit_scale.item() == pytest.approx(math.log(100))
+    optimizer, _ = build_optimizer(module, config)
+    decayed = [p for g in optimizer.param_groups if g["weight_decay"] > 0 for p in g["params"]]
+    assert any(p is module.clip.logit_scale for p in decayed)
+    clip = load_config(tiny_config("clip", tmp_path))
+    module, _, _ = build_module(clip)
+    optimizer, _ = build_optimizer(module, clip)
+    decayed = [p for g in optimizer.param_groups if g["weight_decay"] > 0 for p in g["params"]]
+    assert not any(p is module.clip.logit_scale for p in decayed)
+
+
+def test_dry_run_writes_nothing(tmp_path):
+    values = dry_run(load_config(tiny_config("argent", tmp_path / "never")))
+    assert set(values[0]) == {"total", "contrastive", "entailment", "regularizer"}
+    assert not (tmp_path / "never").exists()
+
+
+def test_cli_trains_from_a_parameter_file(tmp_path, capsys):
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({"config": tiny_config("clip", tmp_path / "run"),
+                                "overrides": ["train.steps=1"]}))  # fmt: skip
+    assert train_main([str(path), "train.log_every=1"]) == 0
+    assert "finished at step 1" in capsys.readouterr().out
+    assert [r["step"] for r in read_log(tmp_path / "run")] == [1]
+
+
+def test_trains_from_grit_layout_webdataset_shards(tmp_path):
+    from paperlib.data.webdataset import write_shards
+    from paperlib.data.world import World
+
+    world = World(seed=3, image_size=32)
+    write_shards((world.sample(i) for i in range(24)), tmp_path / "shards", maxcount=12)
+    raw = tiny_config("hycoclip", tmp_path / "run", train={"steps": 3, "batch_size": 8},
+                      data={"dataset": "webdataset", "root": str(tmp_path / "shards")})  # fmt: skip
+    result = train(raw)  # 3 batches of 8 from 24 streamed samples, box crops from the shards
+    assert result.step == 3 and all(math.isfinite(r["entailment"]) for r in result.history)
+
+
+def test_init_from_a_training_checkpoint(tmp_path):
+    from paperlib.engine.methods import build_module
+
+    train(tiny_config("clip", tmp_path / "clip", train={"steps": 1}))
+    train(tiny_config("meru", tmp_path / "meru", train={"steps": 1}))
+    trained = torch.load(tmp_path / "clip" / "last.pt", weights_only=True)["model"]
+    # clip -> himo at 248 tokens: encoders loaded, positions stretched (Long-CLIP) after loading
+    himo = load_config(tiny_config("himo", tmp_path / "h", model={
+        "init": str(tmp_path / "clip" / "last.pt"), "context_length": 248}))  # fmt: skip
+    module, _, _ = build_module(himo)
+    for key in ("visual.conv1.weight", "token_embedding.weight", "text_projection"):
+        assert torch.equal(module.clip.state_dict()[key], trained[f"clip.{key}"])
+    assert torch.equal(
+        module.clip.positional_embedding[:20], trained["clip.positional_embedding"][:20]
+    )
+    # meru -> argent: encoders and the hyperbolic scalars
+    meru = torch.load(tmp_path / "meru" / "last.pt", weights_only=True)["model"]
+    argent = load_config(
+        tiny_config("argent", tmp_path / "a", model={"init": str(tmp_path / "meru" / "last.pt")})
+    )
+    module, _, _ = build_module(argent)
+    state = module.state_dict()
+    for key in ("model.log_curv", "model.visual_alpha", "model.clip.visual.conv1.weight"):
+        assert torch.equal(state[key], meru[key])

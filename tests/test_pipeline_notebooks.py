@@ -1,0 +1,49 @@
+"""The train/eval notebooks run headlessly with papermill at their smoke-cpu presets."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from paperlib.notebooks import NOTEBOOK_DIR, load_parameters, preset_path, run
+
+pytestmark = pytest.mark.slow
+
+
+def _params(stem: str) -> dict:
+    return load_parameters(preset_path(NOTEBOOK_DIR / f"{stem}.py", "smoke-cpu"))
+
+
+@pytest.mark.parametrize("paper", ["himo", "argent"])
+def test_train_then_eval_notebooks(tmp_path, paper):
+    train_params = _params(f"train_{paper}")
+    run_dir = tmp_path / "run"
+    train_params["config"]["train"]["output_dir"] = str(run_dir)  # absolute: wins over REPO_ROOT
+    out = run(NOTEBOOK_DIR / f"train_{paper}.py", train_params, output_dir=tmp_path / "nb")
+    steps = train_params["config"]["train"]["steps"]
+    log = [json.loads(x) for x in (run_dir / "log.jsonl").read_text().splitlines()]
+    assert log[-1] == {"step": steps, "status": "finished"}
+    executed = json.loads(out.read_text())
+    assert any(
+        o.get("output_type") == "display_data" and "image/png" in o.get("data", {})
+        for c in executed["cells"]
+        for o in c.get("outputs", [])
+    )  # fmt: skip  (the loss plot)
+
+    eval_params = {**_params(f"eval_{paper}"), "checkpoint": str(run_dir),
+                   "output_dir": str(tmp_path / "eval"), "world_size": 48}  # fmt: skip
+    run(NOTEBOOK_DIR / f"eval_{paper}.py", eval_params, output_dir=tmp_path / "nb")
+    table = (tmp_path / "eval" / "results.md").read_text()
+    assert "| world-long |" in table and "| world-monotonicity |" in table
+    hierarchy = json.loads((tmp_path / "eval" / "world-hierarchy.json").read_text())["metrics"]
+    assert ("pep_auc" in hierarchy) == (paper == "argent")
+
+
+def test_eval_notebook_trains_when_the_checkpoint_is_missing(tmp_path):
+    params = {**_params("eval_himo"), "checkpoint": str(tmp_path / "run"),
+              "output_dir": str(tmp_path / "eval"), "world_size": 32}  # fmt: skip
+    config = load_parameters(preset_path(NOTEBOOK_DIR / "train_himo.py", "smoke-cpu"))["config"]
+    params["train_config"] = {**config, "train": {**config["train"], "steps": 3}}
+    run(NOTEBOOK_DIR / "eval_himo.py", params, output_dir=tmp_path / "nb")
+    assert (tmp_path / "run" / "last.pt").is_file() and (tmp_path / "eval" / "results.md").is_file()
