@@ -285,7 +285,7 @@ for label, rho in rhos.items():
 results = load_results(scale)
 columns = [Column("HiMo@2 (%)", "world-monotonicity", "himo@2"),
            Column("HiMo@3 (%)", "world-monotonicity", "himo@3"),
-           Column("HiMo@K (ρ)", "world-monotonicity", "himo@K")]  # fmt: skip
+           Column("HiMo@K (ρ)", "world-monotonicity", "himo@k_pearson")]  # fmt: skip
 found = {r["variant"] for r in results if r["study"] == "himo"}
 variants = [v for v in MODELS if v in found] + sorted(found - set(MODELS))  # sweep runs last
 seeds = sorted({r["seed"] for r in results if r["study"] == "himo"})

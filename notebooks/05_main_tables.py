@@ -99,9 +99,9 @@ himo_columns = [
     Column("short R@1 T2I", "world-short", "image_retrieval_recall@1", 100),
     Column("HiMo@2", "world-monotonicity", "himo@2"),
     Column("HiMo@3", "world-monotonicity", "himo@3"),
-    Column("HiMo@K (ρ)", "world-monotonicity", "himo@K"),
+    Column("HiMo@K (ρ)", "world-monotonicity", "himo@k_pearson"),
     Column("SSI ↓", "world-monotonicity", "ssi", higher_is_better=False),
-    Column("COLA", "world-cola", "acc1", 100),
+    Column("COLA", "world-cola", "cola_accuracy", 100),
 ]
 study_table(rows, HIMO, himo_variants, himo_columns, digits=2)
 

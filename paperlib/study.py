@@ -181,9 +181,21 @@ def _slug(text: str) -> str:
     return "-".join(part for part in keep.split("-") if part)
 
 
-def execute(run: Run, scale_name: str, checkpoints: dict[tuple[str, int], Path]) -> Path:
-    """Train (or resume) and evaluate one run; copy its results and log under ``results/``."""
+def evaluate_into(run: Run, scale_name: str, checkpoint: Path, target: Path) -> Path:
+    """Evaluate ``checkpoint`` on the run's benchmarks into ``target``; returns the cache folder."""
     from paperlib.evaluate import run as evaluate_run
+
+    cache = REPO_ROOT / "runs" / f"study-{scale_name}" / "cache"
+    evaluate_run(
+        checkpoint, target, benchmarks=list(run.benchmarks), world_size=SCALES[scale_name].eval_size,
+        world_seed=EVAL_SEED_OFFSET + run.seed, cache_dir=cache, model_label=run.variant,
+    )  # fmt: skip
+    return cache
+
+
+def execute(run: Run, scale_name: str, checkpoints: dict[tuple[str, int], Path],
+            reevaluate: bool = False) -> Path:
+    """Train (or resume) and evaluate one run; copy its results and log under ``results/``."""
     from paperlib.train import run as train_run
 
     target = results_dir(scale_name) / run.study / _slug(run.variant) / f"seed{run.seed}"
@@ -193,17 +205,15 @@ def execute(run: Run, scale_name: str, checkpoints: dict[tuple[str, int], Path])
     output = Path(config["train"]["output_dir"])
     checkpoint = output / "last.pt"
     if (target / "done.json").is_file() and checkpoint.is_file():
+        if reevaluate:  # metrics again from the cached embeddings (after a metric changed)
+            evaluate_into(run, scale_name, checkpoint, target)
         return checkpoint
     start = time.perf_counter()
     result = train_run(config)
     if result.status != "finished":
         raise RuntimeError(f"{run.name}: training {result.status} at step {result.step}")
     train_seconds = time.perf_counter() - start
-    cache = REPO_ROOT / "runs" / f"study-{scale_name}" / "cache"
-    evaluate_run(
-        checkpoint, target, benchmarks=list(run.benchmarks), world_size=SCALES[scale_name].eval_size,
-        world_seed=EVAL_SEED_OFFSET + run.seed, cache_dir=cache, model_label=run.variant,
-    )  # fmt: skip
+    cache = evaluate_into(run, scale_name, checkpoint, target)
     shutil.copyfile(output / "log.jsonl", target / "log.jsonl")
     if run.seed == 0 and run.variant in EMBEDDING_VARIANTS:
         export_embeddings(checkpoint, cache, target, SCALES[scale_name].eval_size, run)
@@ -304,7 +314,8 @@ def load_results(scale_name: str) -> list[dict[str, Any]]:
     return rows
 
 
-def run_study(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) -> Path:
+def run_study(scale_name: str, studies: tuple[str, ...] = ("himo", "argent"),
+              reevaluate: bool = False) -> Path:
     """Run (or finish) every run of the study; returns the results folder."""
     runs = plan(scale_name, studies)
     checkpoints: dict[tuple[str, int], Path] = {}
@@ -312,7 +323,7 @@ def run_study(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) ->
     for i, run in enumerate(runs, 1):
         start = time.perf_counter()
         print(f"[study {scale_name}] {i}/{len(runs)} {run.name}", flush=True)
-        checkpoints[(run.variant, run.seed)] = execute(run, scale_name, checkpoints)
+        checkpoints[(run.variant, run.seed)] = execute(run, scale_name, checkpoints, reevaluate)
         print(f"[study {scale_name}] {run.name} done in {time.perf_counter() - start:.0f} s", flush=True)
     elapsed = time.perf_counter() - total
     print(f"[study {scale_name}] all {len(runs)} runs in {elapsed:.0f} s", flush=True)
@@ -327,9 +338,11 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", choices=sorted(SCALES), default="smoke")
     parser.add_argument("--studies", nargs="+", choices=("himo", "argent"), default=["himo", "argent"])
+    parser.add_argument("--reevaluate", action="store_true",
+                        help="recompute the metrics of finished runs from their cached embeddings")
     args = parser.parse_args(argv)
     torch.set_num_threads(min(2, torch.get_num_threads()))
-    run_study(args.scale, tuple(args.studies))
+    run_study(args.scale, tuple(args.studies), args.reevaluate)
     return 0
 
 

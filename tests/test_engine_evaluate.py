@@ -11,6 +11,7 @@ from paperlib.engine import evaluate as ev
 from paperlib.engine.train import train
 from paperlib.evaluate import main as evaluate_main
 from paperlib.metrics.results import read_result
+from paperlib.metrics.retrieval import retrieval_metrics_from_scores
 from tests.engine_helpers import tiny_config
 
 
@@ -23,10 +24,10 @@ def runs(tmp_path_factory):
     }
 
 
-def test_retrieval_from_scores_matches_a_naive_loop():
+def test_score_matrix_retrieval_matches_a_naive_loop():
     torch.manual_seed(0)
     scores = torch.randn(7, 7)
-    got = ev.retrieval_from_scores(scores, ks=(1, 3))
+    got = retrieval_metrics_from_scores(scores, ks=(1, 3))
     for k in (1, 3):
         t2i = sum(int((scores[:, j] >= scores[j, j]).sum() - 1 < k) for j in range(7)) / 7
         i2t = sum(int((scores[i] >= scores[i, i]).sum() - 1 < k) for i in range(7)) / 7
@@ -65,9 +66,11 @@ def test_evaluate_writes_results_and_reuses_cache(runs, tmp_path, method):
 
         scores = -pairwise_dist(img, txt, module.model.curv.item())
     long = next(r for r in rows if r["dataset"] == "world-long")["metrics"]
-    direct = ev.retrieval_from_scores(scores)
+    direct = retrieval_metrics_from_scores(scores)
     for key, value in direct.items():
         assert long[key] == pytest.approx(value)
+    short_texts = ev.world_short_captions(12345, 24)
+    assert short_texts == [s.short_caption for s in samples]
     # second call: served from the cache (file untouched), same numbers
     mtime = cache_files[0].stat().st_mtime_ns
     rows2 = ev.evaluate(runs[method], output_dir=out, world_size=24)

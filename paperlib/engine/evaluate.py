@@ -160,6 +160,13 @@ def world_embeddings(embed: Embedder, size: int, seed: int, image_size: int) -> 
     return out
 
 
+def world_short_captions(seed: int, size: int) -> list[str]:
+    """The short captions of world samples ``0..size-1`` (texts only, nothing rendered)."""
+    from paperlib.data.world import draw_scene, scene_sentences
+
+    return [scene_sentences(draw_scene(seed, i))[0] for i in range(size)]
+
+
 def hierarcaps_embeddings(embed: Embedder, root: str | Path, limit: int | None) -> dict[str, Any]:
     """Images and 4-level chains of the real HierarCaps test set (first ``limit`` rows)."""
     from paperlib.data.loaders import load_hierarcaps
@@ -189,30 +196,15 @@ def paired_scores(geometry: str, curv: float, image: Tensor, text: Tensor) -> Te
 def score_matrix(geometry: str, curv: float, image: Tensor, text: Tensor) -> Tensor:
     """(n_images, n_texts) scores: cosine or ``−d_L``."""
     if geometry == "euclidean":
-        return retrieval_normalized(image) @ retrieval_normalized(text).T
+        normalize = torch.nn.functional.normalize
+        return normalize(image.float(), dim=-1) @ normalize(text.float(), dim=-1).T
     return -pairwise_dist(image, text, curv)
 
 
-def retrieval_normalized(x: Tensor) -> Tensor:
-    return torch.nn.functional.normalize(x.float(), dim=-1)
-
-
-def retrieval_from_scores(scores: Tensor, ks: Sequence[int] = (1, 5, 10)) -> dict[str, float]:
-    """1:1 R@K (CLIP_benchmark names) from a square score matrix, pessimistic ties."""
-    pos = scores.diagonal()
-    i2t = (scores >= pos[:, None]).sum(1) - 1
-    t2i = (scores >= pos[None, :]).sum(0) - 1
-    out = {results.image_retrieval_recall(k): v for k, v in retrieval.recall_at_k(t2i, ks).items()}
-    out.update(
-        {results.text_retrieval_recall(k): v for k, v in retrieval.recall_at_k(i2t, ks).items()}
-    )
-    return out
-
-
-def _retrieval(geometry: str, curv: float, image: Tensor, text: Tensor) -> dict[str, float]:
-    if geometry == "euclidean":
-        return retrieval.retrieval_metrics(image, text)
-    return retrieval_from_scores(score_matrix(geometry, curv, image, text))
+def _retrieval(
+    geometry: str, curv: float, image: Tensor, text: Tensor, positive: Tensor | None = None
+) -> dict[str, float]:
+    return retrieval.retrieval_metrics_from_scores(score_matrix(geometry, curv, image, text), positive)
 
 
 def world_metrics(
@@ -223,27 +215,32 @@ def world_metrics(
     if benchmark == "world-long":
         return {benchmark: _retrieval(geometry, curv, image, emb["caption"])}
     if benchmark == "world-short":
-        return {benchmark: _retrieval(geometry, curv, image, emb["short_caption"])}
+        # short world captions repeat (super-category + background): an identical caption
+        # counts as correct, so a tie between duplicates is not scored as a miss
+        positive = retrieval.same_text_positives(emb["short_texts"])
+        return {benchmark: _retrieval(geometry, curv, image, emb["short_caption"], positive)}
     if benchmark == "world-monotonicity":
         out = {}
         for k in (2, 3):
             rows = emb[f"segments{k}_rows"]
             scores = paired_scores(geometry, curv, image[rows][:, None, :], emb[f"segments{k}"])
-            out[f"himo@{k}"] = 100 * monotonicity.strict_monotone_accuracy(scores)
+            out[{2: results.HIMO_AT_2, 3: results.HIMO_AT_3}[k]] = (
+                100 * monotonicity.strict_monotone_accuracy(scores)
+            )
         flat = paired_scores(
             geometry, curv,
             image.repeat_interleave(emb["segments_all_lengths"], dim=0), emb["segments_all"],
         )  # fmt: skip
         per_image = list(flat.split(emb["segments_all_lengths"].tolist()))
-        out["himo@K"] = monotonicity.himo_at_k([p for p in per_image if len(p) > 1])
+        out[results.HIMO_AT_K] = monotonicity.himo_at_k([p for p in per_image if len(p) > 1])
         clean = paired_scores(geometry, curv, image, emb["caption"])
         noisy = paired_scores(geometry, curv, image, emb["noisy_caption"])
-        out["ssi"] = monotonicity.semantic_stability_index(clean, noisy)
+        out[results.SSI] = monotonicity.semantic_stability_index(clean, noisy)
         return {benchmark: out}
     if benchmark == "world-cola":
         img, txt = emb["cola_image"], emb["cola_text"]
         scores = paired_scores(geometry, curv, img[:, :, None, :], txt[:, None, :, :])
-        return {benchmark: {"acc1": float(composition.cola_correct(scores).float().mean())}}
+        return {benchmark: {results.COLA_ACCURACY: float(composition.cola_correct(scores).float().mean())}}
     if benchmark == "world-zeroshot":
         out = {}
         for level in (1, 2, 3):
@@ -320,6 +317,7 @@ def evaluate(
         emb = cached(
             cache / f"{spec}.pt", lambda: world_embeddings(embed, world_size, world_seed, size)
         )
+        emb = {**emb, "short_texts": world_short_captions(world_seed, world_size)}
         datasets += [(b, emb) for b in world_needed]
     if "hierarcaps" in benchmarks:
         spec = f"hierarcaps-{hierarcaps_limit or 'all'}"
