@@ -41,31 +41,17 @@ output_dir = "runs/notebook/argent-eval"
 from IPython.display import Markdown, display
 
 from paperlib.engine.evaluate import markdown_table
-from paperlib.evaluate import run
+from paperlib.evaluate import run_or_train
 from paperlib.notebooks import REPO_ROOT
-from paperlib.train import config_from
-from paperlib.train import run as train
 
-checkpoint_path = REPO_ROOT / checkpoint
-if not (checkpoint_path / "last.pt").is_file() and not checkpoint_path.is_file():
-    if train_config is None:
-        raise FileNotFoundError(f"checkpoint {checkpoint_path} not found and no train_config given")
-    cfg = config_from(REPO_ROOT / train_config if isinstance(train_config, str) else train_config)
-    cfg.train.output_dir = str(checkpoint_path)
-    train(cfg)
-if hierarcaps_root is not None:
-    hierarcaps_root = (REPO_ROOT / hierarcaps_root).expanduser()
-    if hierarcaps_root.is_dir():
-        benchmarks = [*benchmarks, "hierarcaps"]
-    else:
-        print(f"HierarCaps not found at {hierarcaps_root}: benchmark 'hierarcaps' skipped")
-        hierarcaps_root = None
-rows = run(
-    checkpoint_path,
-    REPO_ROOT / output_dir,
+rows = run_or_train(
+    checkpoint,
+    output_dir,
+    train_config=train_config,
     benchmarks=benchmarks,
-    world_size=world_size,
     hierarcaps_root=hierarcaps_root,
+    root=REPO_ROOT,
+    world_size=world_size,
     hierarcaps_limit=hierarcaps_limit,
 )
 

@@ -32,16 +32,11 @@ config = {
 overrides = []
 
 # %%
-import matplotlib.pyplot as plt
-
+from paperlib.figures import plot_log
 from paperlib.notebooks import REPO_ROOT
-from paperlib.train import read_log, run
+from paperlib.train import read_log, run_in
 
-config = {**config, "train": {**config.get("train", {})}}
-config["train"]["output_dir"] = str(
-    REPO_ROOT / config["train"].get("output_dir", "runs/notebook/himo")
-)
-result = run(config, overrides)
+result = run_in(REPO_ROOT, config, overrides)
 print(result.status, "at step", result.step, "->", result.checkpoint)
 
 # %% [markdown]
@@ -49,11 +44,4 @@ print(result.status, "at step", result.step, "->", result.checkpoint)
 # The total loss and its terms, one point per logged step (`<output_dir>/log.jsonl`).
 
 # %%
-log = read_log(result.output_dir)
-plots = [k for k in ("global", "comp", "hide_m") if k in log[0]]
-fig, axes = plt.subplots(1, 1 + len(plots), figsize=(4 * (1 + len(plots)), 3))
-steps = [r["step"] for r in log]
-for ax, key in zip(axes, ["loss", *plots]):
-    ax.plot(steps, [r[key] for r in log])
-    ax.set(title=key, xlabel="step")
-fig.tight_layout()
+fig = plot_log(read_log(result.output_dir), ["global", "comp", "hide_m"])

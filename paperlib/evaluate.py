@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,46 @@ from paperlib.engine.evaluate import BENCHMARKS, WORLD_BENCHMARKS, evaluate, mar
 def run(checkpoint: str | Path, output_dir: str | Path, **options: Any) -> list[dict[str, Any]]:
     """:func:`paperlib.engine.evaluate.evaluate` with its keyword options; returns the results."""
     return evaluate(checkpoint, output_dir=output_dir, **options)
+
+
+def run_or_train(
+    checkpoint: str | Path,
+    output_dir: str | Path,
+    *,
+    train_config: str | Path | dict | None = None,
+    benchmarks: Sequence[str] = WORLD_BENCHMARKS,
+    hierarcaps_root: str | Path | None = None,
+    root: str | Path = ".",
+    **options: Any,
+) -> list[dict[str, Any]]:
+    """What the eval notebooks do: evaluate ``checkpoint`` (paths relative to ``root``).
+
+    When the checkpoint is missing and ``train_config`` is given, that config is trained
+    first, into the checkpoint's folder. HierarCaps is added when ``hierarcaps_root`` exists
+    and skipped with a message when it does not.
+    """
+    from paperlib.train import config_from
+    from paperlib.train import run as train
+
+    root = Path(root)
+    path = root / checkpoint
+    if not (path / "last.pt").is_file() and not path.is_file():
+        if train_config is None:
+            raise FileNotFoundError(f"checkpoint {path} not found and no train_config given")
+        source = root / train_config if isinstance(train_config, (str, Path)) else train_config
+        config = config_from(source)
+        config.train.output_dir = str(path)
+        train(config)
+    benchmarks = list(benchmarks)
+    if hierarcaps_root is not None:
+        hierarcaps_root = (root / hierarcaps_root).expanduser()
+        if hierarcaps_root.is_dir():
+            benchmarks.append("hierarcaps")
+        else:
+            print(f"HierarCaps not found at {hierarcaps_root}: benchmark 'hierarcaps' skipped")
+            hierarcaps_root = None
+    return run(path, root / output_dir, benchmarks=benchmarks, hierarcaps_root=hierarcaps_root,
+               **options)  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -79,3 +79,17 @@ def bars_with_errors(ax: plt.Axes, labels: list[str], samples: list[list[float]]
     ax.set_ylabel(ylabel)
     if title:
         ax.set_title(title)
+
+
+def plot_log(log: list[dict], keys: list[str], title: str = "") -> plt.Figure:
+    """One panel per logged quantity (``loss`` first) against the training step."""
+    keys = ["loss", *[k for k in keys if k != "loss" and k in log[0]]]
+    fig, axes = plt.subplots(1, len(keys), figsize=(4 * len(keys), 3), squeeze=False)
+    steps = [r["step"] for r in log]
+    for ax, key in zip(axes[0], keys):
+        ax.plot(steps, [r[key] for r in log])
+        ax.set(title=key, xlabel="training step", ylabel=key)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig

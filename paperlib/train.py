@@ -45,6 +45,14 @@ def run(
     return train(config, overrides if isinstance(source, Config) else ())
 
 
+def run_in(root: str | Path, config: dict[str, Any], overrides: list[str] | tuple[str, ...] = ()
+           ) -> TrainResult:
+    """:func:`run` with ``train.output_dir`` taken relative to ``root`` (the notebooks' repo)."""
+    train_section = dict(config.get("train", {}))
+    train_section["output_dir"] = str(Path(root) / train_section.get("output_dir", "runs/notebook"))
+    return run({**config, "train": train_section}, overrides)
+
+
 def read_log(output_dir: str | Path) -> list[dict[str, Any]]:
     """The step records of ``<output_dir>/log.jsonl`` (status lines left out)."""
     path = Path(output_dir) / "log.jsonl"
