@@ -3,6 +3,11 @@
     python -m paperlib.evaluate runs/himo-smoke --output results/himo-smoke
     python -m paperlib.evaluate runs/argent/last.pt --benchmarks world-hierarchy hierarcaps \\
         --hierarcaps-root ../shared/data/hierarcaps
+    python -m paperlib.evaluate runs/himo/last.pt --benchmarks urban1k coco \\
+        --root urban1k=data/Urban1k --root coco=data/coco --limit coco=1000
+
+Real benchmarks read ``--root NAME=PATH`` folders in the layouts of
+``paperlib.engine.evaluate.ROOT_LAYOUTS``; a missing one fails before anything is embedded.
 
 Writes one CLIP_benchmark-format JSON per dataset and a merged ``results.md`` into
 ``--output``; embeddings are cached per checkpoint and dataset. Notebooks call :func:`run`.
@@ -17,6 +22,20 @@ from pathlib import Path
 from typing import Any
 
 from paperlib.engine.evaluate import BENCHMARKS, WORLD_BENCHMARKS, evaluate, markdown_table
+
+
+def parse_assignments(pairs: Sequence[str], option: str, cast=str) -> dict[str, Any]:
+    """``["NAME=VALUE", ...]`` -> {NAME: cast(VALUE)}; ValueError naming ``option`` otherwise."""
+    out = {}
+    for pair in pairs:
+        name, eq, value = pair.partition("=")
+        if not eq or not name or not value:
+            raise ValueError(f"{option} expects NAME=VALUE (e.g. urban1k=data/Urban1k); got {pair!r}")
+        try:
+            out[name] = cast(value)
+        except ValueError:
+            raise ValueError(f"{option} {pair!r}: {value!r} is not a valid {cast.__name__}") from None
+    return out
 
 
 def run(checkpoint: str | Path, output_dir: str | Path, **options: Any) -> list[dict[str, Any]]:
@@ -79,6 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--world-seed", type=int, default=12345)
     parser.add_argument("--hierarcaps-root", type=Path)
     parser.add_argument("--hierarcaps-limit", type=int)
+    parser.add_argument("--root", action="append", default=[], metavar="NAME=PATH",
+                        help="folder of a real benchmark (repeat per benchmark)")  # fmt: skip
+    parser.add_argument("--limit", action="append", default=[], metavar="NAME=N",
+                        help="keep the first N samples of a real benchmark")  # fmt: skip
+    parser.add_argument("--noise-seed", type=int, default=0, help="seed of SSI's noise sentences")
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args(argv)
@@ -86,7 +110,10 @@ def main(argv: list[str] | None = None) -> int:
         evaluate(
             args.checkpoint, args.benchmarks, output_dir=args.output, world_size=args.world_size,
             world_seed=args.world_seed, hierarcaps_root=args.hierarcaps_root,
-            hierarcaps_limit=args.hierarcaps_limit, batch_size=args.batch_size, device=args.device,
+            hierarcaps_limit=args.hierarcaps_limit,
+            roots=parse_assignments(args.root, "--root", Path),
+            limits=parse_assignments(args.limit, "--limit", int), noise_seed=args.noise_seed,
+            batch_size=args.batch_size, device=args.device,
         )  # fmt: skip
     except (FileNotFoundError, ValueError) as err:
         print(f"evaluate: {err}", file=sys.stderr)

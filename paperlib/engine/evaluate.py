@@ -16,6 +16,17 @@ Benchmarks (``BENCHMARKS``):
 - ``world-hierarchy``: HierarCaps-style d_corr and hierarchical retrieval P/R on the world's
   4-level chains, plus PEP AUC/AP for hyperbolic models;
 - ``hierarcaps``: the same on the real HierarCaps test set (needs its root).
+
+Real benchmarks (``REAL_BENCHMARKS``), each read from ``roots[name]`` in the layout of
+``ROOT_LAYOUTS`` (checked before any embedding):
+
+- ``urban1k`` / ``docci`` / ``long-dci``: 1:1 long-caption retrieval R@1/5/10 (SPEC §1.3), and
+  ``<name>-monotonicity``: HiMo@2/HiMo@3 on ``cumulative_segments`` cuts, SSI with one noise
+  sentence drawn (seeded) from the other captions;
+- ``flickr30k`` / ``coco``: 5-captions-per-image retrieval (text t belongs to image t // 5);
+- ``himo-docci``: HiMo@K over the given cumulative prefixes (DOCCI test images);
+- ``imagenet``: zero-shot top-1/top-5 with class names and prompt templates;
+- ``cola``: COLA multi-object top-1 accuracy (COLA's text-to-image rule).
 """
 
 from __future__ import annotations
@@ -42,7 +53,21 @@ WORLD_BENCHMARKS = (
     "world-zeroshot",
     "world-hierarchy",
 )
-BENCHMARKS = WORLD_BENCHMARKS + ("hierarcaps",)
+LONG_CAPTION_BENCHMARKS = ("urban1k", "docci", "long-dci")
+REAL_BENCHMARKS = LONG_CAPTION_BENCHMARKS + ("flickr30k", "coco", "himo-docci", "imagenet", "cola")
+BENCHMARKS = WORLD_BENCHMARKS + ("hierarcaps",) + REAL_BENCHMARKS
+
+# Files each real benchmark's root must hold (our choice where the papers name no layout).
+ROOT_LAYOUTS: dict[str, tuple[str, ...]] = {
+    "urban1k": ("caption", "image"),  # <id>.txt and <id>.jpg (root/Urban1k/ also accepted)
+    "docci": ("images",),  # + docci_descriptions.jsonlines or test_set.jsonl
+    "long-dci": ("dci_long.csv", "images"),  # filepath column relative to root/images
+    "flickr30k": ("test_1k.txt", "images"),  # Karpathy 1k test, 'name.jpg#k<TAB>caption'
+    "coco": ("captions_val2017.json", "val2017"),
+    "himo-docci": ("himo_docci_data.json", "images"),  # images = the DOCCI test images
+    "imagenet": ("val", "classnames"),  # val/<wnid>/*.JPEG; classnames.json or .txt
+    "cola": ("COLA_multiobjects_matching_benchmark.json", "images"),
+}
 
 
 # --------------------------------------------------------------------------- model
@@ -181,6 +206,217 @@ def hierarcaps_embeddings(embed: Embedder, root: str | Path, limit: int | None) 
     }
 
 
+# --------------------------------------------------------------------------- real datasets
+
+
+class LazyImages(Sequence):
+    """Image paths that decode to RGB PIL images only when sliced (one batch at a time)."""
+
+    def __init__(self, paths: Sequence[str | Path]) -> None:
+        self.paths = list(paths)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __getitem__(self, index):
+        from paperlib.data.sample import resolve_image
+
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        image = resolve_image(self.paths[index])
+        if image is None:
+            raise FileNotFoundError(f"image {self.paths[index]} is missing or unreadable")
+        return image
+
+
+def _has(root: Path, entry: str) -> bool:
+    if entry == "classnames":
+        return any((root / f"classnames{ext}").is_file() for ext in (".json", ".txt"))
+    return (root / entry).exists()
+
+
+def check_root(benchmark: str, root: str | Path | None) -> Path:
+    """``root`` as a Path; FileNotFoundError naming the benchmark and its layout when the
+    folder or one of ``ROOT_LAYOUTS[benchmark]`` is missing."""
+    layout = ", ".join(
+        f"<root>/{e}" + (".json or .txt" if e == "classnames" else "") for e in ROOT_LAYOUTS[benchmark]
+    )
+    if root is None:
+        raise FileNotFoundError(
+            f"benchmark {benchmark!r} needs roots[{benchmark!r}] (CLI: --root "
+            f"{benchmark}=PATH), a folder with {layout}"
+        )
+    root = Path(root).expanduser()
+    if benchmark == "urban1k" and (root / "Urban1k").is_dir():
+        root = root / "Urban1k"
+    missing = [e for e in ROOT_LAYOUTS[benchmark] if not _has(root, e)]
+    if benchmark == "docci" and not any(
+        (root / f).is_file() for f in ("docci_descriptions.jsonlines", "test_set.jsonl")
+    ):
+        missing.append("docci_descriptions.jsonlines or test_set.jsonl")
+    if not root.is_dir() or missing:
+        what = "does not exist" if not root.is_dir() else f"lacks {', '.join(missing)}"
+        raise FileNotFoundError(
+            f"benchmark {benchmark!r}: root {root} {what}; expected a folder with {layout}"
+        )
+    return root
+
+
+def load_real(benchmark: str, root: Path, limit: int | None = None) -> list:
+    """The Samples of a real benchmark from its checked root (first ``limit`` of them)."""
+    from paperlib.data import loaders
+
+    if benchmark == "urban1k":
+        samples = loaders.load_urban1k(root)
+    elif benchmark == "docci":
+        samples = loaders.load_docci(root)
+    elif benchmark == "long-dci":
+        samples = loaders.load_long_dci(root / "dci_long.csv", root / "images")
+    elif benchmark == "flickr30k":
+        samples = loaders.load_flickr30k(root / "test_1k.txt", root / "images")
+    elif benchmark == "coco":
+        samples = loaders.load_coco_captions(root / "captions_val2017.json", root / "val2017")
+    elif benchmark == "himo-docci":
+        samples = loaders.load_himo_docci(root / "himo_docci_data.json", root / "images")
+    elif benchmark == "imagenet":
+        names = next(
+            root / f"classnames{e}" for e in (".json", ".txt") if (root / f"classnames{e}").is_file()
+        )
+        samples = loaders.load_image_folder(root / "val", names)
+        wnids = sorted(p.name for p in (root / "val").iterdir() if p.is_dir())
+        class_names = loaders.load_class_names(names, wnids)  # all classes, even past a limit
+        for sample in samples:
+            sample.meta["class_names"] = class_names
+    elif benchmark == "cola":
+        samples = loaders.load_cola(root / "COLA_multiobjects_matching_benchmark.json",
+                                    root / "images")  # fmt: skip
+    else:
+        raise ValueError(f"unknown real benchmark {benchmark!r}; expected one of {REAL_BENCHMARKS}")
+    if not samples:
+        raise ValueError(f"benchmark {benchmark!r}: no samples found under {root}")
+    return samples[:limit]
+
+
+def imagenet_templates(root: Path, templates: Sequence[str] | None = None) -> list[str]:
+    """Prompt templates (``{}`` = class name): ``templates``, else ``root/templates.txt`` (one
+    a line), else the generic templates of the generated world (our default; the papers use
+    CLIP's 80 ImageNet templates, which the user supplies as templates.txt)."""
+    from paperlib.data.world import PROMPT_TEMPLATES
+
+    if templates is None:
+        path = root / "templates.txt"
+        templates = (
+            [t for t in path.read_text(encoding="utf-8").splitlines() if t.strip()]
+            if path.is_file()
+            else list(PROMPT_TEMPLATES)
+        )
+    bad = [t for t in templates if "{}" not in t]
+    if not templates or bad:
+        raise ValueError(f"imagenet prompt templates must each contain '{{}}'; got {bad[:3]}")
+    return list(templates)
+
+
+def real_embeddings(
+    embed: Embedder,
+    benchmark: str,
+    samples: list,
+    *,
+    noise_seed: int = 0,
+    templates: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Every feature one real benchmark needs, in one pass over its samples."""
+    images = LazyImages([s.image for s in samples])
+    if benchmark in LONG_CAPTION_BENCHMARKS:
+        captions = [s.caption for s in samples]
+        out: dict[str, Any] = {
+            "image": embed.images(images),
+            "caption": embed.texts(captions),
+            "noisy_caption": embed.texts(monotonicity.inject_noise(captions, 1, seed=noise_seed)),
+        }
+        for k in (2, 3):
+            segs = [monotonicity.cumulative_segments(c, k) for c in captions]
+            keep = [i for i, seg in enumerate(segs) if seg is not None]
+            out[f"segments{k}_rows"] = torch.tensor(keep, dtype=torch.long)
+            texts = [t for i in keep for t in segs[i]]
+            out[f"segments{k}"] = (
+                embed.texts(texts).view(len(keep), k, -1) if keep else torch.zeros(0, k, 1)
+            )
+        return out
+    if benchmark in ("flickr30k", "coco"):
+        return {
+            "image": embed.images(images),
+            "captions": embed.texts([c for s in samples for c in s.captions]),
+            "captions_per_image": torch.tensor([len(s.captions) for s in samples]),
+        }
+    if benchmark == "himo-docci":
+        return {
+            "image": embed.images(images),
+            "segments_all": embed.texts([t for s in samples for t in s.segments]),
+            "segments_all_lengths": torch.tensor([len(s.segments) for s in samples]),
+        }
+    if benchmark == "imagenet":
+        names = samples[0].meta["class_names"]
+        flat = [t.format(n) for n in names for t in templates]
+        return {
+            "image": embed.images(images),
+            "labels": torch.tensor([s.label for s in samples]),
+            "prompts": embed.texts(flat).view(len(names), len(templates), -1),
+        }
+    if benchmark == "cola":
+        pairs = LazyImages([p for s in samples for p in s.meta["images"]])
+        return {
+            "cola_image": embed.images(pairs).view(len(samples), 2, -1),
+            "cola_text": embed.texts([c for s in samples for c in s.captions]).view(
+                len(samples), 2, -1
+            ),
+        }
+    raise ValueError(f"unknown real benchmark {benchmark!r}; expected one of {REAL_BENCHMARKS}")
+
+
+def real_metrics(
+    emb: dict[str, Any], benchmark: str, geometry: str, curv: float
+) -> dict[str, dict[str, float]]:
+    """{dataset name: metrics} for one real benchmark from its cached embeddings."""
+    if benchmark in LONG_CAPTION_BENCHMARKS:
+        image = emb["image"]
+        mono: dict[str, float] = {}
+        for k, name in ((2, results.HIMO_AT_2), (3, results.HIMO_AT_3)):
+            rows = emb[f"segments{k}_rows"]
+            if len(rows):  # captions with fewer than k sentences are left out (SPEC §1.3)
+                scores = paired_scores(geometry, curv, image[rows][:, None, :], emb[f"segments{k}"])
+                mono[name] = 100 * monotonicity.strict_monotone_accuracy(scores)
+        clean = paired_scores(geometry, curv, image, emb["caption"])
+        noisy = paired_scores(geometry, curv, image, emb["noisy_caption"])
+        mono[results.SSI] = monotonicity.semantic_stability_index(clean, noisy)
+        return {
+            benchmark: _retrieval(geometry, curv, image, emb["caption"]),
+            f"{benchmark}-monotonicity": mono,
+        }
+    if benchmark in ("flickr30k", "coco"):
+        owner = torch.repeat_interleave(
+            torch.arange(len(emb["image"])), emb["captions_per_image"]
+        )  # text t's image (t // 5 for 5 captions each)
+        positive = torch.arange(len(emb["image"]))[:, None] == owner[None, :]
+        return {benchmark: _retrieval(geometry, curv, emb["image"], emb["captions"], positive)}
+    if benchmark == "himo-docci":
+        lengths = emb["segments_all_lengths"]
+        flat = paired_scores(
+            geometry, curv, emb["image"].repeat_interleave(lengths, dim=0), emb["segments_all"]
+        )
+        per_image = [p for p in flat.split(lengths.tolist()) if len(p) > 1]
+        return {benchmark: {results.HIMO_AT_K: monotonicity.himo_at_k(per_image)}}
+    if benchmark == "imagenet":
+        classes = zeroshot.class_embeddings(emb["prompts"], geometry, curv)
+        scores = zeroshot.zero_shot_scores(emb["image"], classes, geometry, curv)
+        return {benchmark: zeroshot.zero_shot_metrics(scores, emb["labels"])}
+    if benchmark == "cola":
+        img, txt = emb["cola_image"], emb["cola_text"]
+        scores = paired_scores(geometry, curv, img[:, :, None, :], txt[:, None, :, :])
+        accuracy = float(composition.cola_correct(scores).float().mean())
+        return {benchmark: {results.COLA_ACCURACY: accuracy}}
+    raise ValueError(f"unknown real benchmark {benchmark!r}; expected one of {REAL_BENCHMARKS}")
+
+
 # --------------------------------------------------------------------------- scores & metrics
 
 
@@ -270,6 +506,11 @@ TASKS = {
     "world-zeroshot": "zeroshot_classification",
     "world-hierarchy": "hierarchy",
     "hierarcaps": "hierarchy",
+    **{b: "zeroshot_retrieval" for b in LONG_CAPTION_BENCHMARKS + ("flickr30k", "coco")},
+    **{f"{b}-monotonicity": "monotonicity" for b in LONG_CAPTION_BENCHMARKS},
+    "himo-docci": "monotonicity",
+    "imagenet": "zeroshot_classification",
+    "cola": "composition",
 }
 
 
@@ -283,6 +524,10 @@ def evaluate(
     world_image_size: int | None = None,
     hierarcaps_root: str | Path | None = None,
     hierarcaps_limit: int | None = None,
+    roots: dict[str, str | Path] | None = None,
+    limits: dict[str, int] | None = None,
+    noise_seed: int = 0,
+    templates: Sequence[str] | None = None,
     cache_dir: str | Path | None = None,
     batch_size: int = 128,
     device: str = "cpu",
@@ -292,15 +537,32 @@ def evaluate(
     (CLIP_benchmark keys) and ``results.md`` (merged table); returns the result dicts.
 
     ``world_seed`` should differ from the training world's ``data.seed`` (held-out scenes);
-    ``world_image_size`` defaults to the model's input size.
+    ``world_image_size`` defaults to the model's input size. ``roots`` maps each real benchmark
+    (and optionally ``hierarcaps``) to its folder (``ROOT_LAYOUTS``); ``limits`` keeps the first
+    N samples of a benchmark; ``noise_seed`` seeds SSI's noise sentences; ``templates`` are
+    ImageNet's prompt templates (default: see :func:`imagenet_templates`).
     """
     unknown = [b for b in benchmarks if b not in BENCHMARKS]
     if unknown:
         raise ValueError(f"unknown benchmark {unknown[0]!r}; expected one of {list(BENCHMARKS)}")
+    roots, limits = dict(roots or {}), dict(limits or {})
+    bad = [k for k in (*roots, *limits) if k not in REAL_BENCHMARKS + ("hierarcaps",)]
+    if bad:
+        raise ValueError(
+            f"roots/limits name unknown benchmark {bad[0]!r}; expected one of "
+            f"{list(REAL_BENCHMARKS + ('hierarcaps',))}"
+        )
+    hierarcaps_root = hierarcaps_root or roots.get("hierarcaps")
+    hierarcaps_limit = hierarcaps_limit or limits.get("hierarcaps")
     if "hierarcaps" in benchmarks and hierarcaps_root is None:
         raise ValueError(
             "benchmark 'hierarcaps' needs hierarcaps_root (the folder of hierarcaps_test.csv)"
         )
+    real = {  # checked and listed before the model loads or anything is embedded
+        b: load_real(b, check_root(b, roots.get(b)), limits.get(b))
+        for b in benchmarks
+        if b in REAL_BENCHMARKS
+    }
     module, preprocess, tokenizer, config = load_trained(checkpoint, device)
     geometry = module.geometry
     curv = module.model.curv.item() if geometry == "hyperbolic" else 0.0
@@ -326,9 +588,22 @@ def evaluate(
             lambda: hierarcaps_embeddings(embed, hierarcaps_root, hierarcaps_limit),
         )
         datasets.append(("hierarcaps", emb))
+    for benchmark, samples in real.items():
+        prompts = imagenet_templates(Path(roots[benchmark]), templates) if benchmark == "imagenet" else []
+        key = f"{Path(roots[benchmark]).resolve()}:{limits.get(benchmark)}:{noise_seed}:{prompts}"
+        spec = f"{benchmark}-{hashlib.sha1(key.encode()).hexdigest()[:12]}"
+        emb = cached(
+            cache / f"{spec}.pt",
+            lambda b=benchmark, s=samples, p=prompts: real_embeddings(
+                embed, b, s, noise_seed=noise_seed, templates=p
+            ),
+        )
+        datasets.append((benchmark, emb))
     for benchmark, emb in datasets:
-        for dataset, metrics in world_metrics(emb, benchmark, geometry, curv).items():
-            result = results.make_result(dataset, label, str(checkpoint), TASKS[benchmark], metrics)
+        metric_fn = real_metrics if benchmark in REAL_BENCHMARKS else world_metrics
+        for dataset, metrics in metric_fn(emb, benchmark, geometry, curv).items():
+            task = TASKS.get(dataset, TASKS[benchmark])
+            result = results.make_result(dataset, label, str(checkpoint), task, metrics)
             results.write_result(output_dir / f"{dataset}.json", result)
             rows.append(result)
     (output_dir / "results.md").write_text(markdown_table(output_dir) + "\n")
