@@ -204,7 +204,7 @@ def execute(run: Run, scale_name: str, checkpoints: dict[tuple[str, int], Path],
         config["model"]["init"] = str(checkpoints[(run.after, run.seed)])
     output = Path(config["train"]["output_dir"])
     checkpoint = output / "last.pt"
-    if (target / "done.json").is_file() and checkpoint.is_file():
+    if (target / "run.done").is_file() and checkpoint.is_file():
         if reevaluate:  # metrics again from the cached embeddings (after a metric changed)
             evaluate_into(run, scale_name, checkpoint, target)
         return checkpoint
@@ -217,7 +217,7 @@ def execute(run: Run, scale_name: str, checkpoints: dict[tuple[str, int], Path],
     shutil.copyfile(output / "log.jsonl", target / "log.jsonl")
     if run.seed == 0 and run.variant in EMBEDDING_VARIANTS:
         export_embeddings(checkpoint, cache, target, SCALES[scale_name].eval_size, run)
-    (target / "done.json").write_text(json.dumps({
+    (target / "run.done").write_text(json.dumps({
         "run": run.name, "variant": run.variant, "study": run.study, "seed": run.seed,
         "config": config, "train_seconds": round(train_seconds, 1),
     }, indent=1))  # fmt: skip
@@ -280,7 +280,7 @@ def available_scale(preferred: str = "auto") -> str:
 def run_folder(scale_name: str, study: str, variant: str, seed: int = 0) -> Path:
     """``results/<scale>/<study>/<variant slug>/seed<k>``; errors say how to produce it."""
     folder = results_dir(scale_name) / study / _slug(variant) / f"seed{seed}"
-    if not (folder / "done.json").is_file():
+    if not (folder / "run.done").is_file():
         raise FileNotFoundError(
             f"no finished study run at {folder}: run `python -m paperlib.study --scale {scale_name}`"
         )
@@ -303,11 +303,9 @@ def load_results(scale_name: str) -> list[dict[str, Any]]:
     from paperlib.metrics.results import read_result
 
     rows = []
-    for done in sorted(results_dir(scale_name).glob("*/*/seed*/done.json")):
+    for done in sorted(results_dir(scale_name).glob("*/*/seed*/run.done")):
         info = json.loads(done.read_text())
         for path in sorted(done.parent.glob("*.json")):
-            if path.name == "done.json":
-                continue
             result = read_result(path)
             rows.append({"study": info["study"], "variant": info["variant"], "seed": info["seed"],
                          "dataset": result["dataset"], **result["metrics"]})  # fmt: skip

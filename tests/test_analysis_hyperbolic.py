@@ -148,7 +148,7 @@ def test_seed_logs_finds_every_finished_seed(tmp_path, monkeypatch):
     for seed in (0, 2):
         folder = tmp_path / "results" / "full" / "argent" / "argent" / f"seed{seed}"
         folder.mkdir(parents=True)
-        (folder / "done.json").write_text("{}")
+        (folder / "run.done").write_text("{}")
         lines = [json.dumps(r) for r in _log([5], scale=seed + 1)] + [
             '{"step": 5, "status": "finished"}'
         ]

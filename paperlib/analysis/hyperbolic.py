@@ -191,7 +191,7 @@ def seed_logs(scale: str, study: str, variant: str) -> dict[int, list[dict[str, 
     from paperlib.study import load_log, run_folder
 
     root = run_folder(scale, study, variant, 0).parent
-    seeds = sorted(int(p.parent.name.removeprefix("seed")) for p in root.glob("seed*/done.json"))
+    seeds = sorted(int(p.parent.name.removeprefix("seed")) for p in root.glob("seed*/run.done"))
     return {seed: load_log(scale, study, variant, seed) for seed in seeds}
 
 
