@@ -10,6 +10,7 @@ into exactly the gradient of the global loss.
 from __future__ import annotations
 
 import socket
+from datetime import timedelta
 
 import pytest
 import torch
@@ -42,7 +43,8 @@ def _inputs(BATCH: int, DIM: int):
 def _worker(rank: int, port: int, out_path: str, BATCH: int, DIM: int) -> None:
     torch.set_num_threads(1)
     dist.init_process_group(
-        "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=WORLD
+        "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=WORLD,
+        timeout=timedelta(seconds=60),
     )
     try:
         img, txt, scale = _inputs(BATCH, DIM)
@@ -63,6 +65,7 @@ def _worker(rank: int, port: int, out_path: str, BATCH: int, DIM: int) -> None:
                 "hide": hide(txt[rows], 0.8, scope=scope).features,
             }
         torch.save(results, f"{out_path}.{rank}")
+        dist.barrier()  # no rank tears gloo down while the other still has work in flight
     finally:
         dist.destroy_process_group()
 
