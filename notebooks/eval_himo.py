@@ -24,14 +24,7 @@
 # %% tags=["parameters"]
 checkpoint = "runs/notebook/himo"
 train_config = None
-benchmarks = [
-    "world-long",
-    "world-short",
-    "world-monotonicity",
-    "world-cola",
-    "world-zeroshot",
-    "world-hierarchy",
-]
+benchmarks = None  # None: every world benchmark (paperlib.engine.evaluate.WORLD_BENCHMARKS)
 world_size = 128
 hierarcaps_root = None
 hierarcaps_limit = None

@@ -48,7 +48,7 @@ def run_or_train(
     output_dir: str | Path,
     *,
     train_config: str | Path | dict | None = None,
-    benchmarks: Sequence[str] = WORLD_BENCHMARKS,
+    benchmarks: Sequence[str] | None = None,
     hierarcaps_root: str | Path | None = None,
     root: str | Path = ".",
     **options: Any,
@@ -56,7 +56,8 @@ def run_or_train(
     """What the eval notebooks do: evaluate ``checkpoint`` (paths relative to ``root``).
 
     When the checkpoint is missing and ``train_config`` is given, that config is trained
-    first, into the checkpoint's folder. HierarCaps is added when ``hierarcaps_root`` exists
+    first, into the checkpoint's folder. ``benchmarks=None`` means every world benchmark.
+    HierarCaps is added when ``hierarcaps_root`` exists
     and skipped with a message when it does not.
     """
     from paperlib.train import config_from
@@ -71,7 +72,7 @@ def run_or_train(
         config = config_from(source)
         config.train.output_dir = str(path)
         train(config)
-    benchmarks = list(benchmarks)
+    benchmarks = list(WORLD_BENCHMARKS if benchmarks is None else benchmarks)
     if hierarcaps_root is not None:
         hierarcaps_root = (root / hierarcaps_root).expanduser()
         if hierarcaps_root.is_dir():

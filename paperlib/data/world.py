@@ -39,6 +39,7 @@ from PIL import Image
 from torch.utils.data import Dataset
 
 from paperlib.data.sample import BoxSample, Sample, pil_to_tensor, sample_to_item
+from paperlib.segments import cumulative_prefixes
 
 # --- taxonomy: super-category -> category -> sub-categories (leaf order = label order) ---
 TAXONOMY: dict[str, dict[str, tuple[str, ...]]] = {
@@ -465,18 +466,9 @@ def scene_cola_query(scene: Scene) -> dict[str, Any] | None:
 
 
 def cumulative_segments(sentences: list[str], num_segments: int | None = None) -> list[str]:
-    """Cumulative sentence prefixes; with ``num_segments`` = K, K prefixes ending at sentence
-    ceil(j * n / K), j = 1..K (our choice: the papers do not say how segments are cut)."""
-    n = len(sentences)
-    if num_segments is None:
-        ends = range(1, n + 1)
-    else:
-        if not 1 <= num_segments <= n:
-            raise ValueError(
-                f"num_segments must be in [1, {n}] for this caption, got {num_segments}"
-            )
-        ends = [-(-j * n // num_segments) for j in range(1, num_segments + 1)]
-    return [" ".join(sentences[:e]) for e in ends]
+    """Cumulative sentence prefixes: all of them, or ``num_segments`` cut by the rule of
+    :mod:`paperlib.segments` (our choice: the papers do not say how segments are cut)."""
+    return cumulative_prefixes(sentences, num_segments, name="num_segments")
 
 
 # --------------------------------------------------------------------------- the world

@@ -22,6 +22,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from paperlib.segments import cumulative_prefixes
+
 # A sentence ends at . ! or ? (plus closing quotes/brackets), followed by whitespace and an
 # upper-case letter, a digit or an opening quote/bracket. Not after these abbreviations:
 ABBREVIATIONS = frozenset({"mr", "mrs", "ms", "dr", "st", "vs", "e.g", "i.e", "approx", "no"})
@@ -44,17 +46,15 @@ def split_sentences(text: str) -> list[str]:
 def cumulative_segments(caption: str, k: int) -> list[str] | None:
     """K cumulative prefixes of ``caption``; None when it has fewer than K sentences.
 
-    With n ≥ K sentences, segment j (1..K) is the first ``ceil(j·n/K)`` sentences: the
-    sentences are spread as evenly as possible, earlier segments taking the extra ones,
-    and segment K is the whole caption. Prefixes are joined with single spaces.
+    With n ≥ K sentences, segment j (1..K) is the first ``ceil(j·n/K)`` sentences
+    (:mod:`paperlib.segments`); prefixes are joined with single spaces.
     """
     if k < 1:
         raise ValueError(f"k (number of segments) must be >= 1; got {k}")
     sentences = split_sentences(caption)
-    n = len(sentences)
-    if n < k:
+    if len(sentences) < k:
         return None
-    return [" ".join(sentences[: math.ceil(j * n / k)]) for j in range(1, k + 1)]
+    return cumulative_prefixes(sentences, k)
 
 
 def segment_scores(image_features: Tensor, segment_features: Sequence[Tensor]) -> list[Tensor]:
