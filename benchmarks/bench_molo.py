@@ -9,8 +9,14 @@ Prints, from one run at torch.set_num_threads(2) (``--threads`` to change):
    SVD one (must be float tolerance).
 2. The breakdown, each part timed on its own, as a fraction of InfoNCE: the Gram matrix,
    its ``eigh``, one symmetric cross-entropy (fwd+bwd) with the ``.T`` column pass and
-   with a column pass over a (1, N, N) view, and what remains of MoLo after InfoNCE, Gram
-   and eigh (comp logits, their cross-entropy, the projector gradient).
+   with a column pass over a (1, N, N) view, what remains of MoLo after InfoNCE, Gram
+   and eigh (comp logits, their cross-entropy, the projector gradient), and the bare
+   matrix products of the comp term (forward and exact backward, shapes as in
+   ``paperlib.losses.himo._ProjectedProduct``; q = min(m, d − m); N ≥ d only, else nan).
+   "Floor" = 1 + Gram + eigh + one CE + those products: what this exact formulation
+   costs with no overhead.
+   The same case is repeated with an anisotropic text batch (singular values ∝ 1/k, the
+   kind of spectrum trained text encoders give), where m is small and so is q.
 3. HiDe (forward+backward) time / one training step (forward, MoLo, backward, AdamW) of
    the ``paper-tiny`` CPU model at batch 256.
 Timings alternate between the variants and report medians, so machine load hits all alike.
@@ -47,6 +53,26 @@ def svd_molo(img, txt, logit_scale, tau=0.9, label_smoothing=0.1):
     )
 
 
+def comp_products(n: int, d: int, q: int, g: torch.Generator):
+    """The comp term's matrix products (q = width of the smaller eigenvector block), bare."""
+    a, x, w = (
+        torch.randn(n, d, generator=g),
+        torch.randn(n, d, generator=g),
+        torch.randn(n, n, generator=g),
+    )
+    v_s, v_o = torch.randn(d, q, generator=g), torch.randn(d, d - q, generator=g)
+
+    def run():
+        lv, rv = a @ v_s, x @ v_s  # forward: coordinates on the block and the rank-q logits
+        _ = torch.addmm(w, lv, rv.T, alpha=-1.0)
+        w_r, wt_l = w @ rv, w.T @ lv  # backward: direct terms
+        w_p = v_o @ (v_o.T @ (a.T @ w_r + x.T @ wt_l))  # projector term through C = XᵀX
+        _ = w_r @ v_s.T
+        _ = torch.cat([wt_l + x @ w_p, rv], 1) @ torch.cat([v_s.T, w_p.T], 0)
+
+    return run
+
+
 def column_view_sce(logits, label_smoothing):
     """symmetric_cross_entropy's value, text→image CE over class dim 1 of a (1, N, N) view."""
     labels = torch.arange(logits.shape[0])
@@ -71,10 +97,12 @@ def median_times(fns: dict, repeats: int) -> dict:
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 
-def loss_case(n: int, d: int, repeats: int) -> None:
+def loss_case(n: int, d: int, repeats: int, anisotropic: bool = False) -> None:
     g = torch.Generator().manual_seed(0)
     img = F.normalize(torch.randn(n, d, generator=g), dim=1).requires_grad_()
-    txt = F.normalize(torch.randn(n, d, generator=g), dim=1).requires_grad_()
+    spectrum = 1.0 / torch.arange(1, d + 1) if anisotropic else torch.ones(d)
+    txt = F.normalize(torch.randn(n, d, generator=g) * spectrum, dim=1).requires_grad_()
+    m = molo_loss(img, txt, torch.tensor(4.6052)).m
     scale = torch.tensor(4.6052, requires_grad=True)
     x = (txt - txt.mean(0)).detach()
     side = x if d <= n else x.T
@@ -106,6 +134,8 @@ def loss_case(n: int, d: int, repeats: int) -> None:
         "ce": ce_step(symmetric_cross_entropy),
         "ce_view": ce_step(column_view_sce),
     }
+    if n >= d:  # the (dim, dim) Gram, the products comp_products times
+        fns["products"] = comp_products(n, d, min(m, d - m), g)
     t = median_times(fns, repeats)
 
     grads = []
@@ -115,10 +145,10 @@ def loss_case(n: int, d: int, repeats: int) -> None:
         loss.backward()
         grads.append((loss.detach(), img.grad.clone(), txt.grad.clone()))
     (l1, gi1, gt1), (l2, gi2, gt2) = grads
-    m = molo_loss(img, txt, scale).m
     r = {name: time_s / t["infonce"] for name, time_s in t.items()}
+    label = "anisotropic" if anisotropic else "isotropic"
     print(
-        f"N={n:5d} d={d:4d} m={m:4d} | InfoNCE {t['infonce'] * 1e3:7.1f} ms | "
+        f"N={n:5d} d={d:4d} {label} m={m:4d} | InfoNCE {t['infonce'] * 1e3:7.1f} ms | "
         f"MoLo {t['molo'] * 1e3:7.1f} ms | MoLo/InfoNCE {r['molo']:5.2f} | "
         f"detach=True {r['molo_detach']:5.2f} | via u' {r['molo_features']:5.2f} | "
         f"full-SVD {r['molo_svd']:5.2f} | "
@@ -126,10 +156,12 @@ def loss_case(n: int, d: int, repeats: int) -> None:
         f"{max((gi1 - gi2).abs().max().item(), (gt1 - gt2).abs().max().item()):.1e}"
     )
     rest = r["molo"] - 1 - r["gram"] - r["eigh"]
+    floor = 1 + r["gram"] + r["eigh"] + r["ce"] + r.get("products", float("nan"))
     print(
         f"    breakdown / InfoNCE: Gram {r['gram']:4.2f} | eigh({gram.shape[0]}) {r['eigh']:4.2f}"
         f" | rest of MoLo beyond InfoNCE+Gram+eigh {rest:4.2f} | one symmetric CE: "
-        f"{r['ce']:4.2f} (column view {r['ce_view']:4.2f})"
+        f"{r['ce']:4.2f} (column view {r['ce_view']:4.2f}) | comp products bare "
+        f"{r.get('products', float('nan')):4.2f} | floor {floor:4.2f}"
     )
 
 
@@ -180,6 +212,7 @@ def main() -> None:
     )
     for n, d in ((1024, 768), (256, 512)):
         loss_case(n, d, args.repeats)
+    loss_case(1024, 768, args.repeats, anisotropic=True)
     if not args.skip_training_step:
         training_step_case(256, args.repeats)
     print(f"load average {os.getloadavg()[0]:.2f} at end")

@@ -133,9 +133,10 @@ def test_finite_gradients_on_degenerate_batch():
     assert torch.isfinite(dup.grad).all() and torch.isfinite(molo.loss)
 
 
-def test_detach_keeps_linear_gradient_only():
-    u = _anisotropic(20, 8, seed=9).requires_grad_()
-    w = torch.randn(20, 8, dtype=torch.float64)
+@pytest.mark.parametrize("shape", [(20, 8), (6, 10)])  # (dim, dim) and (batch, batch) Gram
+def test_detach_keeps_linear_gradient_only(shape):
+    u = _anisotropic(*shape, seed=9).requires_grad_()
+    w = torch.randn(*shape, dtype=torch.float64)
     out = hide(u, fixed_m=3, detach=True)
     (out.features * w).sum().backward()
     p = out.components  # constant directions
