@@ -170,6 +170,24 @@ def plan(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) -> list
     return runs
 
 
+def repo_relative(path: str | Path) -> str:
+    """``path`` relative to the repository when it lies inside it, else unchanged: what the
+    results files record, so they read the same wherever the repository is cloned."""
+    try:
+        return Path(path).resolve().relative_to(REPO_ROOT).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _portable_config(config: dict[str, Any]) -> dict[str, Any]:
+    """The run's config as recorded in ``run.done``: its folder and init checkpoint relative."""
+    config = json.loads(json.dumps(config))
+    config["train"]["output_dir"] = repo_relative(config["train"]["output_dir"])
+    if Path(config["model"]["init"]).suffix == ".pt":
+        config["model"]["init"] = repo_relative(config["model"]["init"])
+    return config
+
+
 def results_dir(scale_name: str) -> Path:
     return REPO_ROOT / "results" / scale_name
 
@@ -189,6 +207,7 @@ def evaluate_into(run: Run, scale_name: str, checkpoint: Path, target: Path) -> 
     evaluate_run(
         checkpoint, target, benchmarks=list(run.benchmarks), world_size=SCALES[scale_name].eval_size,
         world_seed=EVAL_SEED_OFFSET + run.seed, cache_dir=cache, model_label=run.variant,
+        pretrained_label=repo_relative(checkpoint),
     )  # fmt: skip
     return cache
 
@@ -219,7 +238,7 @@ def execute(run: Run, scale_name: str, checkpoints: dict[tuple[str, int], Path],
         export_embeddings(checkpoint, cache, target, SCALES[scale_name].eval_size, run)
     (target / "run.done").write_text(json.dumps({
         "run": run.name, "variant": run.variant, "study": run.study, "seed": run.seed,
-        "config": config, "train_seconds": round(train_seconds, 1),
+        "config": _portable_config(config), "train_seconds": round(train_seconds, 1),
     }, indent=1))  # fmt: skip
     return checkpoint
 

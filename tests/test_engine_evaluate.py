@@ -73,9 +73,11 @@ def test_evaluate_writes_results_and_reuses_cache(runs, tmp_path, method):
     assert short_texts == [s.short_caption for s in samples]
     # second call: served from the cache (file untouched), same numbers
     mtime = cache_files[0].stat().st_mtime_ns
-    rows2 = ev.evaluate(runs[method], output_dir=out, world_size=24)
+    rows2 = ev.evaluate(runs[method], output_dir=out, world_size=24, pretrained_label="ckpt")
     assert cache_files[0].stat().st_mtime_ns == mtime
     assert [r["metrics"] for r in rows2] == [r["metrics"] for r in rows]
+    assert {r["pretrained"] for r in rows} == {str(runs[method])}  # default: the path given
+    assert {read_result(out / f"{r['dataset']}.json")["pretrained"] for r in rows2} == {"ckpt"}
     assert "| world-long |" in (out / "results.md").read_text()
 
 

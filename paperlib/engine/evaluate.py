@@ -532,9 +532,12 @@ def evaluate(
     batch_size: int = 128,
     device: str = "cpu",
     model_label: str | None = None,
+    pretrained_label: str | None = None,
 ) -> list[dict[str, Any]]:
     """Evaluate ``checkpoint`` on ``benchmarks``; writes ``<output_dir>/<dataset>.json`` files
     (CLIP_benchmark keys) and ``results.md`` (merged table); returns the result dicts.
+    ``model_label`` / ``pretrained_label`` fill the files' ``model`` / ``pretrained`` keys
+    (defaults: ``method:model-name`` and the checkpoint path as given).
 
     ``world_seed`` should differ from the training world's ``data.seed`` (held-out scenes);
     ``world_image_size`` defaults to the model's input size. ``roots`` maps each real benchmark
@@ -603,7 +606,8 @@ def evaluate(
         metric_fn = real_metrics if benchmark in REAL_BENCHMARKS else world_metrics
         for dataset, metrics in metric_fn(emb, benchmark, geometry, curv).items():
             task = TASKS.get(dataset, TASKS[benchmark])
-            result = results.make_result(dataset, label, str(checkpoint), task, metrics)
+            pretrained = pretrained_label or str(checkpoint)
+            result = results.make_result(dataset, label, pretrained, task, metrics)
             results.write_result(output_dir / f"{dataset}.json", result)
             rows.append(result)
     (output_dir / "results.md").write_text(markdown_table(output_dir) + "\n")
