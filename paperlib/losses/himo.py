@@ -17,9 +17,9 @@ works in the ambient space and touches the other eigenvector block only through 
 (dim, q) products (``_ProjectedProduct``).
 
 Cost (``benchmarks/bench_molo.py``, 2 CPU threads, N = 1024, d = 768, isotropic random
-features, m = 446): MoLo ≈ 3.5 × InfoNCE, of which the Gram matrix is 0.2 and its eigh
-0.8; the exact formulation's overhead-free floor measures 3.3. With a decaying spectrum
-(m = 10) it is ≈ 2.6 ×.
+features, m = 446): MoLo 3.5–3.8 × InfoNCE over five runs, of which the Gram matrix is 0.2
+and its eigh 0.8–0.9; the exact formulation's overhead-free floor measures 3.3–3.45. With
+a decaying spectrum (σ_k ∝ 1/k, m = 10) it is 2.45–2.75 ×.
 """
 
 from __future__ import annotations
