@@ -15,8 +15,8 @@ Prints, from one run at torch.set_num_threads(2) (``--threads`` to change):
    ``paperlib.losses.himo._ProjectedProduct``; q = min(m, d − m); N ≥ d only, else nan).
    "Floor" = 1 + Gram + eigh + one CE + those products: what this exact formulation
    costs with no overhead.
-   The same case is repeated with an anisotropic text batch (singular values ∝ 1/k, the
-   kind of spectrum trained text encoders give), where m is small and so is q.
+   The same case is repeated with an anisotropic text batch (singular values ∝ 1/k),
+   where m is small and so is q.
 3. HiDe (forward+backward) time / one training step (forward, MoLo, backward, AdamW) of
    the ``paper-tiny`` CPU model at batch 256.
 Timings alternate between the variants and report medians, so machine load hits all alike.
