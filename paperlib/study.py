@@ -263,27 +263,24 @@ def export_embeddings(checkpoint: Path, cache: Path, target: Path, eval_size: in
 def box_embeddings(checkpoint: Path, size: int, seed: int) -> dict[str, Any]:
     """Hyperbolic features of every box crop of the held-out world (object and near-full crops)."""
     from paperlib.data.world import World
-    from paperlib.engine.evaluate import load_trained
+    from paperlib.engine.evaluate import Embedder, load_trained
+    from paperlib.engine.methods import input_size
 
     module, preprocess, _, _ = load_trained(checkpoint)
-    module.eval()
-    image_size = module.clip.visual.image_size
     world = World(seed=seed, image_size=64)
     crops, kinds, owners = [], [], []
     for i in range(size):
         sample = world.sample(i)
         for box, kind in zip(sample.boxes, sample.meta["box_kinds"]):
-            crops.append(preprocess(box.image))
+            crops.append(box.image)
             kinds.append(0 if kind == "object" else 1)
             owners.append(i)
-    features = torch.cat([module.embed_image(torch.stack(crops[i:i + 256]))
-                          for i in range(0, len(crops), 256)])  # fmt: skip
     return {
-        "box_image": features.float(),
+        "box_image": Embedder(module, preprocess, None, batch_size=256).images(crops),
         "box_kind": torch.tensor(kinds),  # 0 = object crop, 1 = near-full crop
         "box_owner": torch.tensor(owners),
         "curv": torch.tensor(float(module.model.curv)),
-        "image_size": torch.tensor(image_size if isinstance(image_size, int) else image_size[0]),
+        "image_size": torch.tensor(input_size(module)),
     }
 
 
@@ -313,8 +310,9 @@ def load_embeddings(scale_name: str, study: str, variant: str) -> dict[str, Any]
 
 def load_log(scale_name: str, study: str, variant: str, seed: int = 0) -> list[dict[str, Any]]:
     """The training log records (one dict per logged step) of a study run."""
-    lines = (run_folder(scale_name, study, variant, seed) / "log.jsonl").read_text().splitlines()
-    return [r for r in map(json.loads, filter(None, lines)) if "loss" in r]
+    from paperlib.train import read_log
+
+    return read_log(run_folder(scale_name, study, variant, seed))
 
 
 def load_results(scale_name: str) -> list[dict[str, Any]]:

@@ -29,13 +29,6 @@ class LoadReport:
     def num_skipped(self) -> int:
         return len(self.skipped)
 
-    def merge(self, other: LoadReport) -> LoadReport:
-        """Add another report's counts into this one (e.g. one per DataLoader worker)."""
-        self.loaded += other.loaded
-        self.converted.update(other.converted)
-        self.skipped.extend(other.skipped)
-        return self
-
     def summary(self) -> str:
         conv = ", ".join(f"{m}: {n}" for m, n in sorted(self.converted.items())) or "none"
         return (

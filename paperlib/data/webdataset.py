@@ -143,7 +143,6 @@ def read_shards(
     urls: str | list[str],
     report: LoadReport | None = None,
     transform: Callable[[Image.Image], Any] | None = None,
-    handler: Callable = wds.reraise_exception,
     split_by_node: bool = False,
 ) -> wds.WebDataset:
     """Iterable of Samples from shards, in order (no shuffling); with ``transform``, of the dict
@@ -161,7 +160,7 @@ def read_shards(
     dataset = wds.WebDataset(
         urls,
         shardshuffle=False,
-        handler=handler,
+        handler=wds.reraise_exception,
         empty_check=False,
         nodesplitter=wds.split_by_node if split_by_node else wds.single_node_only,
     )

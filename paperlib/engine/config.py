@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-import math
 import types
 import typing
 from dataclasses import dataclass, field
@@ -22,11 +21,13 @@ from typing import Any, Literal
 
 import yaml
 
+from paperlib.models import LOGIT_SCALE_MAX
+
 EUCLIDEAN_METHODS = ("clip", "longclip", "himo")
 HYPERBOLIC_METHODS = ("meru", "hycoclip", "argent")
+BOX_METHODS = ("hycoclip", "argent")  # they also train on box crops (GRIT boxes)
 METHODS = EUCLIDEAN_METHODS + HYPERBOLIC_METHODS
 REAL_DATASETS = ("sharegpt4v", "webdataset")
-LN_100 = math.log(100.0)
 
 
 class ConfigError(ValueError):
@@ -159,7 +160,7 @@ METHOD_DEFAULTS: dict[str, dict[str, dict[str, Any]]] = {
     },
     # HiMo-CLIP (SPEC §1.1-1.2).
     "himo": {
-        "model": {"context_length": 248, "long_text": "residual", "logit_scale_init": LN_100},
+        "model": {"context_length": 248, "long_text": "residual", "logit_scale_init": LOGIT_SCALE_MAX},
         "loss": {"label_smoothing": 0.1, "tau": 0.9, "lam": 1.0, "scope": "global"},
         "optim": {
             "lr": 1e-6,
@@ -252,14 +253,13 @@ def _coerce(value: Any, hint: Any, key: str) -> Any:
         options = typing.get_args(hint)
         if value is None and type(None) in options:
             return None
-        errors = []
         for option in options:
             if option is type(None):
                 continue
             try:
                 return _coerce(value, option, key)
-            except ConfigError as err:
-                errors.append(str(err))
+            except ConfigError:
+                pass
         raise ConfigError(f"{key}: expected {_type_name(hint)}, got {value!r}")
     if origin is Literal:
         choices = typing.get_args(hint)
@@ -344,7 +344,7 @@ def validate(config: Config) -> Config:
             raise ConfigError(f"data.root: required for data.dataset={d.dataset!r} (a local path)")
         if not Path(d.root).exists():
             raise ConfigError(f"data.root: path does not exist: {d.root}")
-    if config.method in ("hycoclip", "argent") and d.dataset == "sharegpt4v":
+    if config.method in BOX_METHODS and d.dataset == "sharegpt4v":
         raise ConfigError(
             f"data.dataset: {config.method} needs box crops and phrases (world, synthetic or "
             "GRIT-layout webdataset shards); sharegpt4v has none"

@@ -9,6 +9,7 @@ is just the step. Webdataset shards stream in order; resuming one skips the cons
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
@@ -20,7 +21,7 @@ from PIL import Image
 from torch.utils.data import DataLoader, Dataset, IterableDataset, Sampler
 
 from paperlib.data.sample import Sample, collate_samples, sample_to_item
-from paperlib.engine.config import Config, DataConfig
+from paperlib.engine.config import BOX_METHODS, Config, DataConfig
 
 SYNTHETIC_WORDS = ("red", "blue", "small", "large", "circle", "square", "left", "right", "dog")
 
@@ -52,13 +53,15 @@ class GlobalBatchSampler(Sampler[list[int]]):
         self.start_step, self.num_steps = start_step, num_steps
         self.steps_per_epoch = num_samples // global_batch
         self.local_batch = global_batch // world_size
+        self._epoch_order: tuple[int, torch.Tensor] | None = None  # (epoch, its permutation)
 
     def global_indices(self, step: int) -> list[int]:
         """All ranks' indices of global batch ``step`` (drop-last epochs)."""
         epoch, within = divmod(step, self.steps_per_epoch)
-        order = torch.randperm(
-            self.num_samples, generator=torch.Generator().manual_seed(self.seed + epoch)
-        )
+        if self._epoch_order is None or self._epoch_order[0] != epoch:  # one shuffle an epoch
+            generator = torch.Generator().manual_seed(self.seed + epoch)
+            self._epoch_order = (epoch, torch.randperm(self.num_samples, generator=generator))
+        order = self._epoch_order[1]
         start = within * self.global_batch
         return order[start : start + self.global_batch].tolist()
 
@@ -105,7 +108,7 @@ def _box_item(transform: Callable, sample: Sample, *, seed: int) -> dict[str, An
     item = sample_to_item(sample, transform(sample.load_image()))
     if sample.boxes:
         choice = int(
-            np.random.default_rng([seed, abs(hash(sample.id)) % 2**31]).integers(len(sample.boxes))
+            np.random.default_rng([seed, zlib.crc32(sample.id.encode())]).integers(len(sample.boxes))
         )
         box = sample.boxes[choice]
         crop = (
@@ -120,7 +123,7 @@ def _box_item(transform: Callable, sample: Sample, *, seed: int) -> dict[str, An
 
 
 def build_dataset(
-    data: DataConfig, transform: Callable, *, image_size: int, rank: int = 0, world_size: int = 1
+    data: DataConfig, transform: Callable, *, image_size: int, world_size: int = 1
 ) -> Dataset | IterableDataset:
     """The training dataset named by ``data.dataset`` (items are dicts, see ``collate``)."""
     if data.dataset == "world":
@@ -174,7 +177,7 @@ def build_loader(
 ) -> DataLoader:
     """A DataLoader yielding this rank's local batches from ``start_step`` to ``train.steps``."""
     t = config.train
-    collate = Collate(tokenizer, config.data.caption, boxes=config.method in ("hycoclip", "argent"))
+    collate = Collate(tokenizer, config.data.caption, boxes=config.method in BOX_METHODS)
     common = {"collate_fn": collate, "num_workers": config.data.num_workers}
     if isinstance(dataset, IterableDataset):
         local = t.batch_size // world_size

@@ -32,7 +32,6 @@ Real benchmarks (``REAL_BENCHMARKS``), each read from ``roots[name]`` in the lay
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,9 +40,9 @@ import torch
 from torch import Tensor
 
 from paperlib.engine.config import build_config
-from paperlib.engine.methods import build_module
-from paperlib.geometry.lorentz import pairwise_dist
+from paperlib.engine.methods import build_module, input_size
 from paperlib.metrics import composition, hierarchy, monotonicity, results, retrieval, zeroshot
+from paperlib.metrics.scores import pairwise_scores
 
 WORLD_BENCHMARKS = (
     "world-long",
@@ -197,9 +196,8 @@ def hierarcaps_embeddings(embed: Embedder, root: str | Path, limit: int | None) 
     from paperlib.data.loaders import load_hierarcaps
 
     samples = load_hierarcaps(root)[:limit]
-    images = [s.load_image() for s in samples]
     return {
-        "image": embed.images(images),
+        "image": embed.images(LazyImages([s.image for s in samples])),
         "chain": embed.texts([c for s in samples for c in s.chain]).view(len(samples), 4, -1),
         "empty": embed.texts([""])[0],
         "roots": [s.chain[0] for s in samples],
@@ -429,18 +427,12 @@ def paired_scores(geometry: str, curv: float, image: Tensor, text: Tensor) -> Te
     return -paired_dist(image, text, curv)
 
 
-def score_matrix(geometry: str, curv: float, image: Tensor, text: Tensor) -> Tensor:
-    """(n_images, n_texts) scores: cosine or ``−d_L``."""
-    if geometry == "euclidean":
-        normalize = torch.nn.functional.normalize
-        return normalize(image.float(), dim=-1) @ normalize(text.float(), dim=-1).T
-    return -pairwise_dist(image, text, curv)
-
-
 def _retrieval(
     geometry: str, curv: float, image: Tensor, text: Tensor, positive: Tensor | None = None
 ) -> dict[str, float]:
-    return retrieval.retrieval_metrics_from_scores(score_matrix(geometry, curv, image, text), positive)
+    return retrieval.retrieval_metrics_from_scores(
+        pairwise_scores(image, text, geometry, curv), positive
+    )
 
 
 def world_metrics(
@@ -572,7 +564,7 @@ def evaluate(
     embed = Embedder(module, preprocess, tokenizer, batch_size)
     output_dir = Path(output_dir)
     cache = Path(cache_dir or output_dir / "cache") / checkpoint_key(checkpoint)
-    size = world_image_size or _model_image_size(module)
+    size = world_image_size or input_size(module)
     label = model_label or f"{config.method}:{config.model.name}"
     rows: list[dict[str, Any]] = []
     world_needed = [b for b in benchmarks if b in WORLD_BENCHMARKS]
@@ -602,11 +594,11 @@ def evaluate(
             ),
         )
         datasets.append((benchmark, emb))
+    pretrained = pretrained_label or str(checkpoint)
     for benchmark, emb in datasets:
         metric_fn = real_metrics if benchmark in REAL_BENCHMARKS else world_metrics
         for dataset, metrics in metric_fn(emb, benchmark, geometry, curv).items():
             task = TASKS.get(dataset, TASKS[benchmark])
-            pretrained = pretrained_label or str(checkpoint)
             result = results.make_result(dataset, label, pretrained, task, metrics)
             results.write_result(output_dir / f"{dataset}.json", result)
             rows.append(result)
@@ -628,11 +620,3 @@ def markdown_table(results_dir: str | Path) -> str:
     return "\n".join(lines)
 
 
-def _model_image_size(module) -> int:
-    size = getattr(module.clip.visual, "image_size", 224)
-    return size[0] if isinstance(size, (tuple, list)) else int(size)
-
-
-def summary(rows: list[dict[str, Any]]) -> str:
-    """One JSON line per result (for logs)."""
-    return "\n".join(json.dumps({"dataset": r["dataset"], **r["metrics"]}) for r in rows)

@@ -13,23 +13,20 @@ The split lets the loop run ``forward`` under DDP/autocast and the loss in float
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 from torch import Tensor, nn
 
-from paperlib.engine.config import Config, LossConfig
+from paperlib.engine.config import BOX_METHODS, Config, LossConfig
 from paperlib.losses.contrastive import infonce_loss
 from paperlib.losses.entailment import argent_loss, hycoclip_loss, meru_loss
 from paperlib.losses.himo import molo_loss
 from paperlib.metrics.diagnostics import aperture_diagnostics
+from paperlib.models import LOGIT_SCALE_MAX
 from paperlib.models.clip import create_model, encode_image, encode_text
 from paperlib.models.hyperbolic import HyperbolicCLIP
-
-LOGIT_SCALE_MAX = 4.605170185988092  # ln 100: open_clip's and MERU's clamp
 
 
 @dataclass
@@ -129,7 +126,7 @@ class HyperbolicModule(nn.Module):
     def __init__(self, model: HyperbolicCLIP, method: str, loss: LossConfig) -> None:
         super().__init__()
         self.model, self.method, self.loss_cfg = model, method, loss
-        self.boxes = method in ("hycoclip", "argent")
+        self.boxes = method in BOX_METHODS
 
     @property
     def clip(self) -> nn.Module:
@@ -244,21 +241,13 @@ def build_module(config: Config, device: torch.device | str = "cpu"):
     m = config.model
     pretrained = None if m.init == "random" else m.init
     scalars: dict[str, Tensor] = {}
-    tmp = None
     if pretrained is not None and Path(pretrained).is_file():
         found = read_init_checkpoint(pretrained)
         if found is not None:
-            clip_state, scalars = found
-            tmp = tempfile.NamedTemporaryFile(suffix=".pt", delete=False)
-            torch.save(clip_state, tmp.name)
-            pretrained = tmp.name
-    try:
-        bundle = create_model(
-            m.name, pretrained, context_length=m.context_length, long_text=m.long_text, keep=m.keep
-        )
-    finally:
-        if tmp is not None:
-            os.unlink(tmp.name)
+            pretrained, scalars = found  # the run's open_clip state, read once
+    bundle = create_model(
+        m.name, pretrained, context_length=m.context_length, long_text=m.long_text, keep=m.keep
+    )
     if config.hyperbolic:
         model = HyperbolicCLIP(bundle.model, curv_init=m.curv_init, learn_curv=m.learn_curv)
         module = HyperbolicModule(model, config.method, config.loss)
@@ -271,3 +260,9 @@ def build_module(config: Config, device: torch.device | str = "cpu"):
         with torch.no_grad():
             module.logit_scale.fill_(m.logit_scale_init)
     return module.to(device), bundle.preprocess, bundle.tokenizer
+
+
+def input_size(module: nn.Module) -> int:
+    """Side of the square images a method module's encoder takes (every module has ``.clip``)."""
+    size = getattr(module.clip.visual, "image_size", 224)
+    return size[0] if isinstance(size, (tuple, list)) else int(size)

@@ -33,7 +33,7 @@ from torch import Tensor, nn
 from paperlib.engine import checkpoint, distributed
 from paperlib.engine.config import Config, ConfigError, load_config, save_config, to_dict
 from paperlib.engine.data import build_dataset, build_loader
-from paperlib.engine.methods import LossResult, build_module
+from paperlib.engine.methods import LossResult, build_module, input_size
 
 
 class NonFiniteLossError(FloatingPointError):
@@ -242,8 +242,8 @@ def train(
     if info.is_main:
         save_config(config, out_dir / "config.json")
     model = distributed.wrap_ddp(module, info, t.find_unused_parameters)
-    dataset = build_dataset(config.data, preprocess, image_size=_image_size(module),
-                            rank=info.rank, world_size=info.world_size)  # fmt: skip
+    dataset = build_dataset(config.data, preprocess, image_size=input_size(module),
+                            world_size=info.world_size)  # fmt: skip
     loader = build_loader(config, dataset, tokenizer, rank=info.rank,
                           world_size=info.world_size, start_step=start)  # fmt: skip
     log = JsonlLog(out_dir / "log.jsonl", info.is_main)
@@ -325,7 +325,7 @@ def dry_run(config: Config, steps: int = 1) -> list[dict[str, float]]:
     seed_everything(t.seed)
     module, preprocess, tokenizer = build_module(config, device)
     optimizer, scheduler = build_optimizer(module, config)
-    dataset = build_dataset(config.data, preprocess, image_size=_image_size(module))
+    dataset = build_dataset(config.data, preprocess, image_size=input_size(module))
     loader = build_loader(config, dataset, tokenizer, rank=0, world_size=1, start_step=0)
     amp = autocast_context(t.precision, device)
     out = []
@@ -338,11 +338,6 @@ def dry_run(config: Config, steps: int = 1) -> list[dict[str, float]]:
         module.after_step()
         out.append(values)
     return out
-
-
-def _image_size(module: nn.Module) -> int:
-    size = getattr(module.clip.visual, "image_size", 224)  # every method module has .clip
-    return size[0] if isinstance(size, (tuple, list)) else int(size)
 
 
 def _progress(t, start: int, main: bool):

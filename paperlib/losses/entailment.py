@@ -128,14 +128,19 @@ def meru_loss(
     )
 
 
+#: HyCoCLIP/ARGENT's (parent, child, is_intra) entailment pairs, SPEC §2.3.
+ENTAILMENT_PAIRS = (
+    ("text", "image", False),
+    ("box_text", "box_image", False),
+    ("box_image", "image", True),
+    ("box_text", "text", True),
+)
+
+
 def _pairs(image: Tensor, text: Tensor, box_image: Tensor, box_text: Tensor):
-    """The four (parent, child, is_intra) entailment pairs of the module table."""
-    return [
-        (text, image, False),
-        (box_text, box_image, False),
-        (box_image, image, True),
-        (box_text, text, True),
-    ]
+    """The four (parent, child, is_intra) feature pairs of :data:`ENTAILMENT_PAIRS`."""
+    named = {"image": image, "text": text, "box_image": box_image, "box_text": box_text}
+    return [(named[parent], named[child], intra) for parent, child, intra in ENTAILMENT_PAIRS]
 
 
 def hycoclip_entailment_loss(

@@ -24,6 +24,7 @@ a decaying spectrum (σ_k ∝ 1/k, m = 10) it is 2.45–2.75 ×.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import torch
@@ -111,15 +112,14 @@ class _ProjectedProduct(torch.autograd.Function):
     def forward(ctx, base, left, right, side, vecs, eigvals, m: int, gap_tol: float, kept, through):
         k = vecs.shape[1]
         block, other = (slice(0, m), slice(m, k)) if kept else (slice(m, k), slice(0, m))
-        sign = 1.0 if kept else -1.0
         v_s = vecs[:, block]
         lv = left @ v_s
         rv = v_s if right is None else right @ v_s
         if base is None:
             out = lv @ rv.T if kept else (lv @ rv.T).neg_()
         else:
-            out = torch.addmm(base, lv, rv.T, alpha=sign)
-        ctx.other, ctx.block, ctx.sign, ctx.kept = other, block, sign, kept
+            out = torch.addmm(base, lv, rv.T, alpha=1.0 if kept else -1.0)
+        ctx.other, ctx.block, ctx.kept = other, block, kept
         ctx.m, ctx.gap_tol = m, gap_tol
         ctx.through = through and 0 < m < k
         ctx.side_is = "left" if side is left else "right" if side is right else None
@@ -131,30 +131,30 @@ class _ProjectedProduct(torch.autograd.Function):
     def backward(ctx, grad_out: Tensor):
         left, right, side, vecs, eigvals, lv, rv = ctx.saved_tensors
         v_s = vecs[:, ctx.block]
+        sign = 1.0 if ctx.kept else -1.0
         grad_base = None if ctx.base_shape is None else grad_out.sum_to_size(ctx.base_shape)
-        w_r = (grad_out @ rv).mul_(ctx.sign)  # σ W R V_s
-        wt_l = (grad_out.T @ lv).mul_(ctx.sign)  # σ Wᵀ L V_s
-        # each input's gradient as (coordinates on V_s, then optional ``+ extra @ wpᵀ``)
-        coords = {"left": w_r, "right": wt_l if right is not None else None, "side": None}
-        extra, w_p = {}, None
+        # each input's gradient in coordinates on V_s (then multiplied by V_sᵀ)
+        coords = {"left": (grad_out @ rv).mul_(sign)}  # σ W R V_s
+        if right is not None or ctx.through:
+            coords["right"] = (grad_out.T @ lv).mul_(sign)  # σ Wᵀ L V_s
+        grads = dict.fromkeys(("left", "right", "side"))
+        wanted = dict(zip(grads, ctx.needs_input_grad[1:4]))
         if ctx.through:
+            w_r, wt_l = coords["left"], coords.pop("right") if right is None else coords["right"]
             sym = left.T @ w_r + (wt_l if right is None else right.T @ wt_l)  # (E + Eᵀ) V_s
             v_o = vecs[:, ctx.other]
             inv = _inverse_gaps(eigvals, ctx.m, ctx.gap_tol)  # 1/(λ_kept − λ_dropped)
             w_p = v_o @ ((v_o.T @ sym) * (inv.T if ctx.kept else -inv))  # V_o J
+            # ∂side = (side W_p) V_sᵀ + (side V_s) W_pᵀ, plus side's own direct term
             name = ctx.side_is or "side"
-            side_v = {"left": lv, "right": rv}.get(ctx.side_is)
-            side_v = side @ v_s if side_v is None else side_v
-            coords[name] = side @ w_p if coords[name] is None else coords[name].addmm_(side, w_p)
-            extra[name] = side_v
-        wanted = dict(zip(("left", "right", "side"), ctx.needs_input_grad[1:4]))
-        grads = {}
+            direct = coords.pop(name, None)
+            if wanted[name]:
+                side_v = {"left": lv, "right": rv}.get(ctx.side_is)
+                side_v = side @ v_s if side_v is None else side_v
+                c = side @ w_p if direct is None else direct.addmm_(side, w_p)
+                grads[name] = torch.cat([c, side_v], 1) @ torch.cat([v_s.T, w_p.T], 0)
         for name, c in coords.items():
-            if c is None or not wanted[name]:
-                grads[name] = None
-            elif name in extra:  # c V_sᵀ + side_v w_pᵀ as one product
-                grads[name] = torch.cat([c, extra[name]], 1) @ torch.cat([v_s.T, w_p.T], 0)
-            else:
+            if wanted[name]:
                 grads[name] = c @ v_s.T
         none = (None,) * 6
         return grad_base, grads["left"], grads["right"], grads["side"], *none
@@ -170,16 +170,17 @@ def _choose_m(eigvals: Tensor, tau: float, fixed_m: int | None) -> tuple[int, Te
 
 
 def _spectrum(
-    side: Tensor, rank_bound: int, tau: float, fixed_m: int | None, gap_tol: float | None
+    side: Tensor, tau: float, fixed_m: int | None, gap_tol: float | None
 ) -> _Spectrum:
     """Eigendecomposition of ``sideᵀ side`` (no graph) and HiDe's choice of m.
 
-    ``rank_bound`` = min(batch, dim) limits m. Default ``gap_tol``: ``k·eps·λ_max``.
+    The Gram is the smaller one, so its size k = min(batch, dim) bounds m. Default
+    ``gap_tol``: ``k·eps·λ_max``.
     """
     gram = side.detach().T @ side.detach()
     eigvals, vecs = torch.linalg.eigh(gram)
     eigvals, vecs = eigvals.flip(0).clamp_min(0.0), vecs.flip(1)
-    m, explained = _choose_m(eigvals[:rank_bound], tau, fixed_m)
+    m, explained = _choose_m(eigvals, tau, fixed_m)
     eps = torch.finfo(side.dtype).eps
     tol = gap_tol if gap_tol is not None else side.shape[1] * eps * float(eigvals[0])
     return _Spectrum(vecs, eigvals, m, explained, max(tol, torch.finfo(side.dtype).tiny))
@@ -192,6 +193,44 @@ def _components(x: Tensor, spec: _Spectrum) -> Tensor:
             return spec.vecs[:, : spec.m].T
         scale = spec.eigvals[: spec.m].sqrt().clamp_min(torch.finfo(x.dtype).tiny)
         return F.normalize((x.T @ spec.vecs[:, : spec.m] / scale).T, dim=1)
+
+
+@dataclass
+class _Decomposition:
+    """A batch centred and decomposed for projection (shared by HiDe and MoLo).
+
+    ``mean`` ū, ``x`` = u − ū, ``spec`` of the smaller Gram; the projection runs through
+    ``side`` (x, or xᵀ for the (batch, batch) Gram when batch < dim; ``right_side`` tells
+    which) with eigenvector columns ``vecs``, using the kept block if ``kept`` (m ≤ k − m,
+    the smaller block) else the dropped one.
+    """
+
+    mean: Tensor
+    x: Tensor
+    side: Tensor
+    right_side: bool
+    spec: _Spectrum
+    vecs: Tensor
+    kept: bool
+
+    @functools.cached_property
+    def components(self) -> Tensor:
+        return _components(self.x, self.spec)
+
+
+def _decompose(u: Tensor, tau: float, fixed_m: int | None, gap_tol: float | None,
+               detach: bool) -> _Decomposition:
+    """Centre ``u`` and eigendecompose its smaller Gram. With ``detach`` on the (batch, batch)
+    side, the constant is P (dim-side), not Π_N: the dim-side basis Pᵀ is used instead."""
+    mean = u.mean(dim=0)
+    x = u - mean
+    right_side = x.shape[0] >= x.shape[1]
+    side = x if right_side else x.T
+    spec = _spectrum(side, tau, fixed_m, gap_tol)
+    out = _Decomposition(mean, x, side, right_side, spec, spec.vecs, spec.m <= side.shape[1] - spec.m)
+    if detach and not right_side:
+        out.right_side, out.side, out.vecs, out.kept = True, x, out.components.T, True
+    return out
 
 
 def _sign_fixed(rows: Tensor) -> Tensor:
@@ -230,31 +269,19 @@ def _hide_batch(
     """HiDe on exactly the rows given (no gathering)."""
     work_dtype = _work_dtype(text_features)
     with torch.autocast(text_features.device.type, enabled=False):
-        u = text_features.to(work_dtype)
-        mean = u.mean(dim=0)
-        x = u - mean
-        n, dim = x.shape
-        # Right side (dim, dim) when dim <= n, else left side: Π_N X = (Xᵀ Π_N)ᵀ.
-        side = x if dim <= n else x.T
-        spec = _spectrum(side, min(n, dim), tau, fixed_m, gap_tol)
-        m = spec.m
-        components = _components(x, spec)
-        if detach and dim > n:  # P constant (dim-side), not the (batch, batch) projector
-            y = _ProjectedProduct.apply(
-                None, x, None, x, components.T, spec.eigvals, m, spec.gap_tol, True, False
-            )
-        else:
-            kept = m <= side.shape[1] - m  # project through the smaller block
-            base = None if kept else side
-            y = _ProjectedProduct.apply(
-                base, side, None, side, spec.vecs, spec.eigvals, m, spec.gap_tol, kept, not detach
-            )
-            y = y if dim <= n else y.T
-        out = y + mean
+        d = _decompose(text_features.to(work_dtype), tau, fixed_m, gap_tol, detach)
+        spec, side = d.spec, d.side
+        y = _ProjectedProduct.apply(  # side Π (through the smaller block)
+            None if d.kept else side, side, None, side, d.vecs, spec.eigvals, spec.m,
+            spec.gap_tol, d.kept, not detach,
+        )  # fmt: skip
+        out = (y if d.right_side else y.T) + d.mean
         if renormalize:
             out = F.normalize(out, dim=-1)
-        comps = _sign_fixed(components)
-    return HiDeResult(out.to(text_features.dtype), m, spec.explained.detach(), comps, mean.detach())
+        comps = _sign_fixed(d.components)
+    return HiDeResult(
+        out.to(text_features.dtype), spec.m, spec.explained.detach(), comps, d.mean.detach()
+    )
 
 
 def hide(
@@ -308,24 +335,17 @@ def _comp_logits_without_features(
     """
     work_dtype = _work_dtype(text_features)
     with torch.autocast(text_features.device.type, enabled=False):
-        v, u = image_features.to(work_dtype), text_features.to(work_dtype)
+        v = image_features.to(work_dtype)
         glob = global_logits.to(work_dtype)
-        mean = u.mean(dim=0)
-        x = u - mean
-        right_side = x.shape[0] >= x.shape[1]
-        side = x if right_side else x.T
-        spec = _spectrum(side, min(x.shape), tau, fixed_m, None)
-        kept = spec.m <= side.shape[1] - spec.m
+        d = _decompose(text_features.to(work_dtype), tau, fixed_m, None, detach)
+        spec = d.spec
         scaled_v = logit_scale.to(work_dtype).exp() * v  # cheaper than scaling logits
-        offset = (scaled_v @ mean)[:, None]  # c = e(v·ū)1ᵀ
-        vecs = spec.vecs
-        if detach and not right_side:  # P constant (dim-side), not the (batch, batch) projector
-            right_side, vecs, kept = True, _components(x, spec).T, True
-        left, right = (scaled_v, x) if right_side else (glob - offset, None)
-        base = offset if kept else glob
+        offset = (scaled_v @ d.mean)[:, None]  # c = e(v·ū)1ᵀ
+        left, right = (scaled_v, d.x) if d.right_side else (glob - offset, None)
         logits = _ProjectedProduct.apply(
-            base, left, right, side, vecs, spec.eigvals, spec.m, spec.gap_tol, kept, not detach
-        )
+            offset if d.kept else glob, left, right, d.side, d.vecs, spec.eigvals, spec.m,
+            spec.gap_tol, d.kept, not detach,
+        )  # fmt: skip
     return logits.to(global_logits.dtype), spec.m, spec.explained.detach()
 
 

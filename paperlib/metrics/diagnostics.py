@@ -14,16 +14,12 @@ import torch
 from torch import Tensor
 
 from paperlib.geometry.lorentz import aperture_radius, exterior_angle, half_aperture
+from paperlib.losses.entailment import ENTAILMENT_PAIRS
 
 __all__ = ["DEFAULT_PAIRS", "aperture_diagnostics"]
 
-#: HyCoCLIP/ARGENT's (parent, child) pairs, SPEC §2.3.
-DEFAULT_PAIRS = (
-    ("text", "image"),
-    ("box_text", "box_image"),
-    ("box_image", "image"),
-    ("box_text", "text"),
-)
+#: HyCoCLIP/ARGENT's (parent, child) pairs, SPEC §2.3 (the entailment losses' table).
+DEFAULT_PAIRS = tuple((parent, child) for parent, child, _ in ENTAILMENT_PAIRS)
 
 
 @torch.no_grad()
@@ -67,9 +63,7 @@ def aperture_diagnostics(
         angle = exterior_angle(parent, child, curv_value)
         aperture = half_aperture(parent, curv_value, min_radius=min_radius)
         key = f"{parent_name}->{child_name}"
-        out[f"{key}/frac_parent_inside_radius"] = float(
-            (parent.float().norm(dim=-1) < radius).float().mean()
-        )
+        out[f"{key}/frac_parent_inside_radius"] = out[f"{parent_name}/frac_inside_radius"]
         out[f"{key}/angle_mean"] = float(angle.mean())
         out[f"{key}/aperture_mean"] = float(aperture.mean())
         out[f"{key}/frac_outside_cone"] = float((angle > aperture).float().mean())

@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import torch
@@ -20,13 +19,13 @@ from scipy.stats import kendalltau
 from sklearn.metrics import average_precision_score, roc_auc_score
 from torch import Tensor
 
-from paperlib.geometry.lorentz import dist_to_origin, exterior_angle, pairwise_dist
+from paperlib.geometry.lorentz import dist_to_origin, exterior_angle
+from paperlib.metrics.scores import Geometry, pairwise_scores
 
 __all__ = [
     "PEPPairs",
     "build_pep_pairs",
     "caption_radii",
-    "caption_similarity",
     "d_corr",
     "entailment_score",
     "hierarchical_retrieval",
@@ -35,7 +34,6 @@ __all__ = [
     "split_chain",
 ]
 
-Geometry = Literal["euclidean", "hyperbolic"]
 
 
 def split_chain(captions: str, separator: str = "=>") -> list[str]:
@@ -133,22 +131,6 @@ def caption_radii(
     raise ValueError(f"geometry must be 'euclidean' or 'hyperbolic'; got {geometry!r}")
 
 
-def caption_similarity(
-    image_features: Tensor,
-    caption_features: Tensor,
-    geometry: Geometry,
-    curv: float | Tensor | None = None,
-) -> Tensor:
-    """(N_img, dim) × (M, dim) → (N_img, M): cosine, or ``−d_L`` for hyperbolic models."""
-    if geometry == "euclidean":
-        a = torch.nn.functional.normalize(image_features, dim=-1)
-        b = torch.nn.functional.normalize(caption_features, dim=-1)
-        return a @ b.T
-    if curv is None:
-        raise ValueError("geometry='hyperbolic' needs curv")
-    return -pairwise_dist(image_features, caption_features, curv)
-
-
 def d_corr(radii: Tensor) -> float:
     """Mean over images of Kendall τ (scipy) between the L radii (N, L) and 1..L."""
     levels = np.arange(1, radii.shape[1] + 1)
@@ -207,6 +189,6 @@ def hierarcaps_metrics(
         )
     radii = caption_radii(caption_features, geometry, root, curv)
     flat = caption_features.reshape(n_images * n_levels, dim)
-    similarity = caption_similarity(image_features, flat, geometry, curv)
+    similarity = pairwise_scores(image_features, flat, geometry, curv)
     retrieval = hierarchical_retrieval(similarity, radii.reshape(-1), n_levels, n_thresholds)
     return {"d_corr": d_corr(radii), **retrieval}

@@ -20,11 +20,11 @@ import torch.nn.functional as F
 from sklearn.metrics import balanced_accuracy_score
 from torch import Tensor
 
-from paperlib.geometry.lorentz import exp_map0, log_map0, pairwise_dist
+from paperlib.geometry.lorentz import exp_map0, log_map0
+from paperlib.metrics.scores import Geometry
+from paperlib.metrics.scores import pairwise_scores as zero_shot_scores  # images × classes
 
 __all__ = ["class_embeddings", "zero_shot_metrics", "zero_shot_scores"]
-
-Geometry = Literal["euclidean", "hyperbolic"]
 
 
 def class_embeddings(
@@ -51,20 +51,6 @@ def class_embeddings(
     else:
         raise ValueError(f"space must be 'lifted' or 'tangent'; got {space!r}")
     return exp_map0(tangent.mean(1), curv)
-
-
-def zero_shot_scores(
-    image_features: Tensor,
-    class_features: Tensor,
-    geometry: Geometry,
-    curv: float | Tensor | None = None,
-) -> Tensor:
-    """(n_images, dim) × (n_classes, dim) → (n_images, n_classes) scores."""
-    if geometry == "euclidean":
-        return F.normalize(image_features, dim=-1) @ F.normalize(class_features, dim=-1).T
-    if curv is None:
-        raise ValueError("geometry='hyperbolic' needs curv")
-    return -pairwise_dist(image_features, class_features, curv)
 
 
 def zero_shot_metrics(scores: Tensor, labels: Tensor) -> dict[str, float]:

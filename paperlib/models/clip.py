@@ -26,7 +26,6 @@ open_clip.add_model_config(MODEL_CONFIG_DIR)
 
 BASE_CONTEXT_LENGTH = 77
 LONG_CONTEXT_LENGTH = 248
-LONG_TEXT_MODES = ("none", "stretch", "residual")
 
 
 class CLIPBundle(NamedTuple):
@@ -174,12 +173,17 @@ def _checkpoint_context_length(state: dict[str, Tensor]) -> int | None:
 
 
 def load_checkpoint(model: nn.Module, path: str | Path) -> None:
-    """Load a local checkpoint into ``model`` strictly, naming the file on any mismatch.
+    """Load a local checkpoint into ``model`` strictly, naming the file on any mismatch."""
+    load_state(model, load_checkpoint_state(path), path)
 
-    A 248-token checkpoint without a residual table loads into a residual model by
-    initialising the residual from the loaded base table.
+
+def load_state(model: nn.Module, state: dict[str, Tensor], path: str | Path) -> None:
+    """Load ``state`` (read from ``path``, named in errors) into ``model`` strictly.
+
+    A 248-token state without a residual table loads into a residual model by initialising
+    the residual from the loaded base table (``state`` itself is left unchanged).
     """
-    state = load_checkpoint_state(path)
+    state = dict(state)
     own = model.state_dict()
     for key in [k for k in own if k.endswith("positional_embedding_res") and k not in state]:
         base_key = key.removesuffix("_res")
@@ -216,7 +220,7 @@ def _is_local_path(pretrained: str) -> bool:
 
 def create_model(
     name: str = "paper-tiny",
-    pretrained: str | Path | None = None,
+    pretrained: str | Path | dict[str, Tensor] | None = None,
     *,
     context_length: int = BASE_CONTEXT_LENGTH,
     long_text: str = "residual",
@@ -228,7 +232,7 @@ def create_model(
     Args:
         name: any open_clip architecture (``ViT-B-16``, ``ViT-L-14``, ``paper-tiny``...).
         pretrained: ``None`` (random init), an open_clip tag (``"openai"``; needs the hub),
-            or a local checkpoint path (``weights_only=True``).
+            a local checkpoint path (``weights_only=True``), or an open_clip state dict.
         context_length: 77, or 248 for Long-CLIP text (SPEC §1.2).
         long_text: at 248 tokens, ``"residual"`` (Long-CLIP: frozen stretched base +
             trainable residual, default) or ``"stretch"`` (stretched table, all trainable).
@@ -243,7 +247,8 @@ def create_model(
         raise ValueError(f"context_length must be 77 or 248; got {context_length}")
     if context_length == LONG_CONTEXT_LENGTH and long_text not in ("stretch", "residual"):
         raise ValueError(f"long_text must be 'stretch' or 'residual' at 248 tokens; got {long_text!r}")
-    local = pretrained is not None and _is_local_path(str(pretrained))
+    given = isinstance(pretrained, dict)
+    local = given or (pretrained is not None and _is_local_path(str(pretrained)))
     tag = None if (pretrained is None or local) else str(pretrained)
     previous = logging.getLogger().level
     logging.getLogger().setLevel(logging.ERROR)  # open_clip warns loudly about random init
@@ -252,14 +257,16 @@ def create_model(
     finally:
         logging.getLogger().setLevel(previous)
     if local:
-        state_length = _checkpoint_context_length(load_checkpoint_state(pretrained))
+        source = "the given state dict" if given else pretrained
+        state = pretrained if given else load_checkpoint_state(pretrained)
+        state_length = _checkpoint_context_length(state)
         if state_length == LONG_CONTEXT_LENGTH and context_length != LONG_CONTEXT_LENGTH:
             raise ValueError(
-                f"checkpoint {pretrained} has 248 text positions: create it with context_length=248"
+                f"checkpoint {source} has 248 text positions: create it with context_length=248"
             )
         if state_length == LONG_CONTEXT_LENGTH:  # stretch first so the shapes match the file
             extend_context(model, long_text, keep)
-        load_checkpoint(model, pretrained)
+        load_state(model, state, source)
         if context_length == LONG_CONTEXT_LENGTH and state_length != LONG_CONTEXT_LENGTH:
             extend_context(model, long_text, keep)
     elif context_length == LONG_CONTEXT_LENGTH:

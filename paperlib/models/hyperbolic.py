@@ -16,11 +16,12 @@ import math
 import torch
 from torch import Tensor, nn
 
-from paperlib.geometry.lorentz import exp_map0, pairwise_dist
+from paperlib.geometry.lorentz import exp_map0
+from paperlib.losses.entailment import hyperbolic_logits
+from paperlib.models import LOGIT_SCALE_MAX
 
 __all__ = ["HyperbolicCLIP", "no_weight_decay"]
 
-LOGIT_SCALE_MAX = math.log(100.0)
 
 
 def no_weight_decay(name: str, param: Tensor) -> bool:
@@ -100,7 +101,7 @@ class HyperbolicCLIP(nn.Module):
 
     def logits(self, image_features: Tensor, text_features: Tensor) -> Tensor:
         """``-d_L(image_i, text_j) · exp(logit_scale)``, (n_images, n_texts)."""
-        return -pairwise_dist(image_features, text_features, self.curv) * self.logit_scale.exp()
+        return hyperbolic_logits(image_features, text_features, self.curv, self.logit_scale)
 
     def param_groups(self, weight_decay: float) -> list[dict]:
         """AdamW groups: ``weight_decay`` on matrices, none on :func:`no_weight_decay` params."""

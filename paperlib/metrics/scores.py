@@ -1,0 +1,29 @@
+"""One image-by-text score rule for every metric: cosine for Euclidean CLIP, ``−d_L`` for
+hyperbolic models (MERU, SPEC §2.2; larger is more similar in both)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import torch.nn.functional as F
+from torch import Tensor
+
+from paperlib.geometry.lorentz import pairwise_dist
+
+__all__ = ["Geometry", "pairwise_scores"]
+
+Geometry = Literal["euclidean", "hyperbolic"]
+
+
+def pairwise_scores(
+    image_features: Tensor,
+    text_features: Tensor,
+    geometry: Geometry,
+    curv: float | Tensor | None = None,
+) -> Tensor:
+    """(N, dim) × (M, dim) → (N, M): cosine of the L2-normalised rows, or ``−d_L``."""
+    if geometry == "euclidean":
+        return F.normalize(image_features, dim=-1) @ F.normalize(text_features, dim=-1).T
+    if curv is None:
+        raise ValueError("geometry='hyperbolic' needs curv")
+    return -pairwise_dist(image_features, text_features, curv)
