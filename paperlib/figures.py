@@ -7,13 +7,14 @@ interrupted run never leaves a half-written figure behind.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use(os.environ.get("MPLBACKEND", "Agg"))
 import matplotlib.pyplot as plt  # noqa: E402
+
+from paperlib.atomic import atomic_write  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 STYLE = {
@@ -49,17 +50,10 @@ def save(fig: plt.Figure, name: str, directory: str | Path | None = None,
     directory.mkdir(parents=True, exist_ok=True)
     written = []
     for fmt in formats:
+        # fixed metadata so re-running a notebook gives byte-stable PDFs
+        metadata = {"CreationDate": None} if fmt == "pdf" else {"Software": None}
         target = directory / f"{name}.{fmt}"
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=f".{fmt}")
-        os.close(fd)
-        try:
-            # fixed metadata so re-running a notebook gives byte-stable PDFs
-            metadata = {"CreationDate": None} if fmt == "pdf" else {"Software": None}
-            fig.savefig(tmp, format=fmt, metadata=metadata)
-            os.replace(tmp, target)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        atomic_write(target, lambda h, f=fmt, m=metadata: fig.savefig(h, format=f, metadata=m))
         written.append(target)
     return written
 

@@ -38,6 +38,8 @@ from typing import Any
 
 import torch
 
+from paperlib.atomic import atomic_write_text
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 HIMO_BENCHMARKS = ("world-long", "world-short", "world-monotonicity", "world-cola")
 ARGENT_BENCHMARKS = ("world-zeroshot", "world-long", "world-hierarchy")
@@ -236,7 +238,7 @@ def execute(run: Run, scale_name: str, checkpoints: dict[tuple[str, int], Path],
     shutil.copyfile(output / "log.jsonl", target / "log.jsonl")
     if run.seed == 0 and run.variant in EMBEDDING_VARIANTS:
         export_embeddings(checkpoint, cache, target, SCALES[scale_name].eval_size, run)
-    (target / "run.done").write_text(json.dumps({
+    atomic_write_text(target / "run.done", json.dumps({
         "run": run.name, "variant": run.variant, "study": run.study, "seed": run.seed,
         "config": _portable_config(config), "train_seconds": round(train_seconds, 1),
     }, indent=1))  # fmt: skip
@@ -344,7 +346,7 @@ def run_study(scale_name: str, studies: tuple[str, ...] = ("himo", "argent"),
     print(f"[study {scale_name}] all {len(runs)} runs in {elapsed:.0f} s", flush=True)
     summary = {"scale": scale_name, "runs": len(runs), "seeds": list(SCALES[scale_name].seeds),
                "seconds_this_invocation": round(elapsed)}  # fmt: skip
-    (results_dir(scale_name) / "study.json").write_text(json.dumps(summary, indent=1) + "\n")
+    atomic_write_text(results_dir(scale_name) / "study.json", json.dumps(summary, indent=1) + "\n")
     return results_dir(scale_name)
 
 

@@ -258,6 +258,11 @@ def load_coco_captions(
 # --------------------------------------------------------------------------- hierarchy
 
 
+def split_chain(captions: str, separator: str = "=>") -> list[str]:
+    """A HierarCaps ``captions`` field ``"a => b => c => d"`` → ``["a", "b", "c", "d"]``."""
+    return [part.strip() for part in captions.split(separator)]
+
+
 def load_hierarcaps(root: str | Path, levels: int = 4, require_images: bool = True) -> list[Sample]:
     """HierarCaps test: ``chain`` = the ' => '-separated captions (general -> specific),
     ``caption`` = the last (original COCO) caption, image id from the end of ``image_url``."""
@@ -268,7 +273,7 @@ def load_hierarcaps(root: str | Path, levels: int = 4, require_images: bool = Tr
     samples = []
     for i, row in enumerate(rows):
         where = f"{path} row {i + 1}"
-        chain = [c.strip() for c in get_field(row, "captions", "HierarCaps", where).split("=>")]
+        chain = split_chain(get_field(row, "captions", "HierarCaps", where))
         url = get_field(row, "image_url", "HierarCaps", where)
         if len(chain) != levels or not all(chain):
             raise DatasetFormatError(

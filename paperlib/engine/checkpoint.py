@@ -1,6 +1,6 @@
 """Atomic training checkpoints and exact resume (model, optimiser, scheduler, data, RNG).
 
-A checkpoint is one ``torch.save`` dict written to ``<name>.tmp`` and moved into place with
+A checkpoint is one ``torch.save`` dict written to a temporary file and moved into place with
 ``os.replace`` (atomic on POSIX), so a crash never leaves a half-written ``last.pt``. It holds
 the model state, optimiser and scheduler states, the step (the data position: the batch
 sampler is a pure function of seed and step), every rank's RNG states (torch, CUDA, numpy,
@@ -9,13 +9,14 @@ python) and the resolved config. Everything loads with ``weights_only=True``.
 
 from __future__ import annotations
 
-import os
 import random
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+
+from paperlib.atomic import atomic_write
 
 LAST = "last.pt"
 
@@ -58,16 +59,8 @@ def set_rng_state(state: dict[str, Any]) -> None:
 
 
 def atomic_save(obj: Any, path: str | Path) -> Path:
-    """``torch.save`` to ``path`` via a temporary file, fsync and ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as handle:
-        torch.save(obj, handle)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-    return path
+    """``torch.save`` to ``path`` atomically (:func:`paperlib.atomic.atomic_write`)."""
+    return atomic_write(path, lambda handle: torch.save(obj, handle))
 
 
 def save_checkpoint(

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 import yaml
 
+from paperlib.atomic import atomic_write_text
 from paperlib.models import LOGIT_SCALE_MAX
 
 EUCLIDEAN_METHODS = ("clip", "longclip", "himo")
@@ -422,7 +423,4 @@ def to_dict(config: Config) -> dict[str, Any]:
 
 def save_config(config: Config, path: str | Path) -> Path:
     """Write the resolved config as JSON (readable by :func:`load_config`)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(to_dict(config), indent=2) + "\n")
-    return path
+    return atomic_write_text(path, json.dumps(to_dict(config), indent=2) + "\n")

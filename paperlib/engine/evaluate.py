@@ -141,6 +141,21 @@ def cached(path: Path, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- embedding passes
 
 
+def segment_embeddings(embed: Embedder, captions: Sequence[str]) -> dict[str, Tensor]:
+    """HiMo@2/3 inputs: each caption's 2 and 3 cumulative segments (``segments{k}``) and the
+    rows of the captions long enough to have them (``segments{k}_rows``; SPEC §1.3)."""
+    out: dict[str, Tensor] = {}
+    for k in (2, 3):
+        segs = [monotonicity.cumulative_segments(c, k) for c in captions]
+        keep = [i for i, seg in enumerate(segs) if seg is not None]
+        out[f"segments{k}_rows"] = torch.tensor(keep, dtype=torch.long)
+        texts = [t for i in keep for t in segs[i]]
+        out[f"segments{k}"] = (
+            embed.texts(texts).view(len(keep), k, -1) if keep else torch.zeros(0, k, 1)
+        )
+    return out
+
+
 def world_embeddings(embed: Embedder, size: int, seed: int, image_size: int) -> dict[str, Any]:
     """Every feature the world benchmarks need, in one pass over ``size`` world samples."""
     from paperlib.data.world import NOISE_SENTENCES, World, class_names, zeroshot_prompts
@@ -158,11 +173,7 @@ def world_embeddings(embed: Embedder, size: int, seed: int, image_size: int) -> 
         "chain": embed.texts([c for s in samples for c in s.chain]).view(size, 4, -1),
         "labels": torch.tensor([s.meta["labels"] for s in samples]),
     }
-    for k in (2, 3):
-        segs = [monotonicity.cumulative_segments(c, k) for c in captions]
-        keep = [i for i, s in enumerate(segs) if s is not None]
-        out[f"segments{k}_rows"] = torch.tensor(keep)
-        out[f"segments{k}"] = embed.texts([t for i in keep for t in segs[i]]).view(len(keep), k, -1)
+    out.update(segment_embeddings(embed, captions))
     lengths = [len(s.segments) for s in samples]
     out["segments_all"] = embed.texts([t for s in samples for t in s.segments])
     out["segments_all_lengths"] = torch.tensor(lengths)
@@ -331,14 +342,7 @@ def real_embeddings(
             "caption": embed.texts(captions),
             "noisy_caption": embed.texts(monotonicity.inject_noise(captions, 1, seed=noise_seed)),
         }
-        for k in (2, 3):
-            segs = [monotonicity.cumulative_segments(c, k) for c in captions]
-            keep = [i for i, seg in enumerate(segs) if seg is not None]
-            out[f"segments{k}_rows"] = torch.tensor(keep, dtype=torch.long)
-            texts = [t for i in keep for t in segs[i]]
-            out[f"segments{k}"] = (
-                embed.texts(texts).view(len(keep), k, -1) if keep else torch.zeros(0, k, 1)
-            )
+        out.update(segment_embeddings(embed, captions))
         return out
     if benchmark in ("flickr30k", "coco"):
         return {
@@ -377,15 +381,8 @@ def real_metrics(
     """{dataset name: metrics} for one real benchmark from its cached embeddings."""
     if benchmark in LONG_CAPTION_BENCHMARKS:
         image = emb["image"]
-        mono: dict[str, float] = {}
-        for k, name in ((2, results.HIMO_AT_2), (3, results.HIMO_AT_3)):
-            rows = emb[f"segments{k}_rows"]
-            if len(rows):  # captions with fewer than k sentences are left out (SPEC §1.3)
-                scores = paired_scores(geometry, curv, image[rows][:, None, :], emb[f"segments{k}"])
-                mono[name] = 100 * monotonicity.strict_monotone_accuracy(scores)
-        clean = paired_scores(geometry, curv, image, emb["caption"])
-        noisy = paired_scores(geometry, curv, image, emb["noisy_caption"])
-        mono[results.SSI] = monotonicity.semantic_stability_index(clean, noisy)
+        mono = _himo_at_2_3(emb, geometry, curv)
+        mono[results.SSI] = _ssi(emb, geometry, curv)
         return {
             benchmark: _retrieval(geometry, curv, image, emb["caption"]),
             f"{benchmark}-monotonicity": mono,
@@ -397,21 +394,13 @@ def real_metrics(
         positive = torch.arange(len(emb["image"]))[:, None] == owner[None, :]
         return {benchmark: _retrieval(geometry, curv, emb["image"], emb["captions"], positive)}
     if benchmark == "himo-docci":
-        lengths = emb["segments_all_lengths"]
-        flat = paired_scores(
-            geometry, curv, emb["image"].repeat_interleave(lengths, dim=0), emb["segments_all"]
-        )
-        per_image = [p for p in flat.split(lengths.tolist()) if len(p) > 1]
-        return {benchmark: {results.HIMO_AT_K: monotonicity.himo_at_k(per_image)}}
+        return {benchmark: {results.HIMO_AT_K: _himo_at_k(emb, geometry, curv)}}
     if benchmark == "imagenet":
         classes = zeroshot.class_embeddings(emb["prompts"], geometry, curv)
         scores = zeroshot.zero_shot_scores(emb["image"], classes, geometry, curv)
         return {benchmark: zeroshot.zero_shot_metrics(scores, emb["labels"])}
     if benchmark == "cola":
-        img, txt = emb["cola_image"], emb["cola_text"]
-        scores = paired_scores(geometry, curv, img[:, :, None, :], txt[:, None, :, :])
-        accuracy = float(composition.cola_correct(scores).float().mean())
-        return {benchmark: {results.COLA_ACCURACY: accuracy}}
+        return {benchmark: {results.COLA_ACCURACY: _cola_accuracy(emb, geometry, curv)}}
     raise ValueError(f"unknown real benchmark {benchmark!r}; expected one of {REAL_BENCHMARKS}")
 
 
@@ -435,6 +424,40 @@ def _retrieval(
     )
 
 
+def _himo_at_2_3(emb: dict[str, Any], geometry: str, curv: float) -> dict[str, float]:
+    """HiMo@2 and @3 over the captions with enough sentences (others left out, SPEC §1.3)."""
+    out: dict[str, float] = {}
+    for k, name in ((2, results.HIMO_AT_2), (3, results.HIMO_AT_3)):
+        rows = emb[f"segments{k}_rows"]
+        if len(rows):
+            scores = paired_scores(geometry, curv, emb["image"][rows][:, None, :], emb[f"segments{k}"])
+            out[name] = 100 * monotonicity.strict_monotone_accuracy(scores)
+    return out
+
+
+def _himo_at_k(emb: dict[str, Any], geometry: str, curv: float) -> float:
+    """HiMo@K over every image with more than one segment."""
+    lengths = emb["segments_all_lengths"]
+    flat = paired_scores(
+        geometry, curv, emb["image"].repeat_interleave(lengths, dim=0), emb["segments_all"]
+    )
+    return monotonicity.himo_at_k([p for p in flat.split(lengths.tolist()) if len(p) > 1])
+
+
+def _ssi(emb: dict[str, Any], geometry: str, curv: float) -> float:
+    """SSI between each image's score with its caption and with the noise-injected caption."""
+    clean = paired_scores(geometry, curv, emb["image"], emb["caption"])
+    noisy = paired_scores(geometry, curv, emb["image"], emb["noisy_caption"])
+    return monotonicity.semantic_stability_index(clean, noisy)
+
+
+def _cola_accuracy(emb: dict[str, Any], geometry: str, curv: float) -> float:
+    """COLA accuracy of the (pair, 2 images, 2 captions) features."""
+    img, txt = emb["cola_image"], emb["cola_text"]
+    scores = paired_scores(geometry, curv, img[:, :, None, :], txt[:, None, :, :])
+    return float(composition.cola_correct(scores).float().mean())
+
+
 def world_metrics(
     emb: dict[str, Any], benchmark: str, geometry: str, curv: float
 ) -> dict[str, dict[str, float]]:
@@ -448,27 +471,12 @@ def world_metrics(
         positive = retrieval.same_text_positives(emb["short_texts"])
         return {benchmark: _retrieval(geometry, curv, image, emb["short_caption"], positive)}
     if benchmark == "world-monotonicity":
-        out = {}
-        for k in (2, 3):
-            rows = emb[f"segments{k}_rows"]
-            scores = paired_scores(geometry, curv, image[rows][:, None, :], emb[f"segments{k}"])
-            out[{2: results.HIMO_AT_2, 3: results.HIMO_AT_3}[k]] = (
-                100 * monotonicity.strict_monotone_accuracy(scores)
-            )
-        flat = paired_scores(
-            geometry, curv,
-            image.repeat_interleave(emb["segments_all_lengths"], dim=0), emb["segments_all"],
-        )  # fmt: skip
-        per_image = list(flat.split(emb["segments_all_lengths"].tolist()))
-        out[results.HIMO_AT_K] = monotonicity.himo_at_k([p for p in per_image if len(p) > 1])
-        clean = paired_scores(geometry, curv, image, emb["caption"])
-        noisy = paired_scores(geometry, curv, image, emb["noisy_caption"])
-        out[results.SSI] = monotonicity.semantic_stability_index(clean, noisy)
+        out = _himo_at_2_3(emb, geometry, curv)
+        out[results.HIMO_AT_K] = _himo_at_k(emb, geometry, curv)
+        out[results.SSI] = _ssi(emb, geometry, curv)
         return {benchmark: out}
     if benchmark == "world-cola":
-        img, txt = emb["cola_image"], emb["cola_text"]
-        scores = paired_scores(geometry, curv, img[:, :, None, :], txt[:, None, :, :])
-        return {benchmark: {results.COLA_ACCURACY: float(composition.cola_correct(scores).float().mean())}}
+        return {benchmark: {results.COLA_ACCURACY: _cola_accuracy(emb, geometry, curv)}}
     if benchmark == "world-zeroshot":
         out = {}
         for level in (1, 2, 3):

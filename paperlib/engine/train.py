@@ -229,8 +229,6 @@ def train(
     seed_everything(t.seed)
     module, preprocess, tokenizer = build_module(config, info.device)
     optimizer, scheduler = build_optimizer(module, config)
-    params = [p for g in optimizer.param_groups for p in g["params"]]
-
     start = 0
     last = checkpoint.latest(out_dir) if t.resume else None
     if last is not None:
@@ -273,14 +271,7 @@ def train(
             optimizer.zero_grad(set_to_none=True)
             out, values, features = backward_step(model, module, batch, accum_steps=t.accum_steps,
                                           amp=amp, step=step + 1)  # fmt: skip
-            if t.accum_steps > 1:
-                distributed.average_gradients(params)
-            if config.optim.max_grad_norm is not None:
-                torch.nn.utils.clip_grad_norm_(params, config.optim.max_grad_norm)
-            lr = optimizer.param_groups[0]["lr"]
-            optimizer.step()
-            scheduler.step()
-            module.after_step()
+            lr = apply_update(module, optimizer, scheduler, config)
             step += 1
             seen += t.batch_size
             progress.update(1)
@@ -314,6 +305,22 @@ def train(
     return TrainResult(out_dir, step, status, path, history)
 
 
+def apply_update(module: nn.Module, optimizer, scheduler, config: Config) -> float:
+    """After a step's backward: average accumulated gradients across ranks (the micro-steps
+    ran under ``no_sync``), clip to ``optim.max_grad_norm``, step optimiser and schedule, let
+    the module clamp its scalars. Returns the learning rate the step used."""
+    params = [p for g in optimizer.param_groups for p in g["params"]]
+    if config.train.accum_steps > 1:
+        distributed.average_gradients(params)
+    if config.optim.max_grad_norm is not None:
+        torch.nn.utils.clip_grad_norm_(params, config.optim.max_grad_norm)
+    lr = optimizer.param_groups[0]["lr"]
+    optimizer.step()
+    scheduler.step()
+    module.after_step()
+    return lr
+
+
 def dry_run(config: Config, steps: int = 1) -> list[dict[str, float]]:
     """Build the model, optimiser and data of ``config`` and take ``steps`` steps in memory
     (no checkpoint, no log, no distributed set-up); returns the loss terms per step.
@@ -333,9 +340,7 @@ def dry_run(config: Config, steps: int = 1) -> list[dict[str, float]]:
         optimizer.zero_grad(set_to_none=True)
         _, values, _ = backward_step(module, module, _to_device(batch, device),
                                      accum_steps=t.accum_steps, amp=amp, step=step + 1)  # fmt: skip
-        optimizer.step()
-        scheduler.step()
-        module.after_step()
+        apply_update(module, optimizer, scheduler, config)
         out.append(values)
     return out
 

@@ -19,6 +19,7 @@ from scipy.stats import kendalltau
 from sklearn.metrics import average_precision_score, roc_auc_score
 from torch import Tensor
 
+from paperlib.data.loaders import split_chain  # re-exported: the chain rule of HierarCaps
 from paperlib.geometry.lorentz import dist_to_origin, exterior_angle
 from paperlib.metrics.scores import Geometry, pairwise_scores
 
@@ -34,11 +35,6 @@ __all__ = [
     "split_chain",
 ]
 
-
-
-def split_chain(captions: str, separator: str = "=>") -> list[str]:
-    """A HierarCaps ``captions`` field ``"a => b => c => d"`` → ``["a", "b", "c", "d"]``."""
-    return [part.strip() for part in captions.split(separator)]
 
 
 # --------------------------------------------------------------------------- PEP

@@ -16,10 +16,11 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from paperlib.atomic import atomic_write_text
 
 REQUIRED_KEYS = ("dataset", "model", "pretrained", "task", "metrics", "language")
 ROW_KEYS = ("dataset", "model", "pretrained", "task", "language")
@@ -99,18 +100,7 @@ def write_result(path: str | os.PathLike, result: Mapping[str, Any]) -> Path:
     """Write ``result`` as JSON atomically (temporary file in the same folder + os.replace)."""
     path = Path(path)
     payload = json.dumps(validate_result(result, str(path)), indent=2, allow_nan=False)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(payload + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return atomic_write_text(path, payload + "\n")
 
 
 def read_result(path: str | os.PathLike) -> dict[str, Any]:

@@ -18,6 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from paperlib.metrics.results import image_retrieval_recall, text_retrieval_recall
+
 TIES = ("pessimistic", "optimistic")
 
 
@@ -31,14 +33,19 @@ def text_to_image_index(num_images: int, captions_per_image: int = 1) -> Tensor:
     return torch.arange(num_images * captions_per_image) // captions_per_image
 
 
-def _count_beating(scores: Tensor, positive_score: Tensor, negatives: Tensor, ties: str) -> Tensor:
-    """Per row: how many negatives score above (or tie, if pessimistic) the positive."""
-    beats = (
-        scores >= positive_score[:, None]
-        if ties == "pessimistic"
-        else scores > positive_score[:, None]
-    )
-    return (beats & negatives).sum(dim=1)
+def _positive_ranks(scores: Tensor, positive: Tensor, ties: str) -> Tensor:
+    """Per row (query): how many negatives score above (or tie, if pessimistic) its best
+    positive, ``positive`` marking each row's correct columns."""
+    best = scores.masked_fill(~positive, float("-inf")).amax(dim=1)[:, None]
+    beats = scores >= best if ties == "pessimistic" else scores > best
+    return (beats & ~positive).sum(dim=1)
+
+
+def _recalls(i2t: Tensor, t2i: Tensor, ks: Sequence[int]) -> dict[str, float]:
+    """R@K of both directions under CLIP_benchmark's names (SPEC §5)."""
+    out = {image_retrieval_recall(k): v for k, v in recall_at_k(t2i, ks).items()}
+    out.update({text_retrieval_recall(k): v for k, v in recall_at_k(i2t, ks).items()})
+    return out
 
 
 def retrieval_ranks(
@@ -85,15 +92,12 @@ def retrieval_ranks(
         positive = text_to_image[None, :] == img_ids[start : start + chunk_size, None]
         if not positive.any(dim=1).all():
             raise ValueError("every image needs at least one caption in text_to_image")
-        best = scores.masked_fill(~positive, float("-inf")).amax(dim=1)
-        i2t.append(_count_beating(scores, best, ~positive, ties))
+        i2t.append(_positive_ranks(scores, positive, ties))
     t2i = []
     for start in range(0, n_txt, chunk_size):
         scores = txt[start : start + chunk_size] @ img.T  # (chunk, num_images)
         target = text_to_image[start : start + chunk_size]
-        positive = img_ids[None, :] == target[:, None]
-        best = scores.gather(1, target[:, None]).squeeze(1)
-        t2i.append(_count_beating(scores, best, ~positive, ties))
+        t2i.append(_positive_ranks(scores, img_ids[None, :] == target[:, None], ties))
     empty = torch.zeros(0, dtype=torch.long)
     return (torch.cat(i2t) if i2t else empty), (torch.cat(t2i) if t2i else empty)
 
@@ -125,10 +129,7 @@ def retrieval_metrics(
             f"expected {mapping.shape[0]} texts ({image_features.shape[0]} images × "
             f"{captions_per_image} captions); got {text_features.shape[0]}"
         )
-    i2t, t2i = retrieval_ranks(image_features, text_features, mapping, ties=ties)
-    out = {f"image_retrieval_recall@{k}": v for k, v in recall_at_k(t2i, ks).items()}
-    out.update({f"text_retrieval_recall@{k}": v for k, v in recall_at_k(i2t, ks).items()})
-    return out
+    return _recalls(*retrieval_ranks(image_features, text_features, mapping, ties=ties), ks)
 
 
 def same_text_positives(texts: Sequence[str]) -> Tensor:
@@ -164,10 +165,6 @@ def retrieval_metrics_from_scores(
     if not positive.any(1).all() or not positive.any(0).all():
         raise ValueError("every image and every text needs at least one positive")
     scores = scores.float()
-    best_text = scores.masked_fill(~positive, float("-inf")).amax(dim=1)
-    best_image = scores.T.masked_fill(~positive.T, float("-inf")).amax(dim=1)
-    i2t = _count_beating(scores, best_text, ~positive, ties)
-    t2i = _count_beating(scores.T, best_image, ~positive.T, ties)
-    out = {f"image_retrieval_recall@{k}": v for k, v in recall_at_k(t2i, ks).items()}
-    out.update({f"text_retrieval_recall@{k}": v for k, v in recall_at_k(i2t, ks).items()})
-    return out
+    i2t = _positive_ranks(scores, positive, ties)
+    t2i = _positive_ranks(scores.T, positive.T, ties)
+    return _recalls(i2t, t2i, ks)
