@@ -130,7 +130,7 @@ for label, r in spectra.items():
     j = np.arange(1, shown + 1)
     ax_r.plot(j, r[:shown], "o-", ms=3, color=COLORS[label], label=label)
     ax_c.plot(j, np.cumsum(r)[:shown], "o-", ms=3, color=COLORS[label], label=label)
-    m = int(np.argmax(np.cumsum(r) >= tau - 1e-6)) + 1
+    m = hide(text[label], tau).m  # HiDe's own choice of m
     ax_c.plot([m], [np.cumsum(r)[m - 1]], "*", ms=14, color=COLORS[label], mec="black")
 ax_r.set_yscale("log")
 ax_r.set_xlabel("principal direction j")

@@ -49,7 +49,7 @@ from paperlib.derivations import (
     per_image_segment_scores,
     score_derivative,
 )
-from paperlib.figures import save, use_style
+from paperlib.figures import bars_with_errors, save, use_style
 from paperlib.metrics.monotonicity import himo_at_k, monotonicity_correlations
 from paperlib.study import HIMO_COLORS, HIMO_MODELS, available_scale, load_embeddings, load_results
 from paperlib.tables.summary import Column, mean_std, study_table, values, verdict
@@ -293,15 +293,10 @@ table = study_table(results, "himo", variants, columns, digits=2)
 
 fig, axes = plt.subplots(1, 3, figsize=(12, 3.8))
 for ax, column in zip(axes, columns):
-    stats = [mean_std(values(results, "himo", v, column)) for v in variants]
-    ax.bar(range(len(variants)), [m for m, _ in stats], yerr=[s for _, s in stats], capsize=4,
-           color=[COLORS.get(MODELS.get(v, ""), "tab:orange") for v in variants], alpha=0.8)
-    for i, v in enumerate(variants):  # one dot per seed
-        per_seed = values(results, "himo", v, column)
-        ax.plot([i] * len(per_seed), per_seed, "k.", ms=5)
-    ax.set_xticks(range(len(variants)), variants, rotation=35, ha="right", fontsize=8)
-    ax.set_ylabel(column.label)
-    ax.set_title(column.label.split(" ")[0])
+    bars_with_errors(ax, variants, [values(results, "himo", v, column) for v in variants],
+                     column.label, column.label.split(" ")[0],
+                     colors=[COLORS.get(MODELS.get(v, ""), "tab:orange") for v in variants])
+    ax.tick_params(axis="x", labelsize=8)
     ax.axhline(0, color="black", lw=0.8)
 fig.suptitle(f"monotonicity on the held-out world ({scale} study, {len(seeds)} seed(s); "
              "bars: mean, error bars: std, dots: seeds)")

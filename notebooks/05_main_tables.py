@@ -43,8 +43,9 @@ scale = "auto"  # "full" (≥ 3 seeds) when its results exist, else "smoke" (1 s
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from paperlib.analysis.hyperbolic import log_series, seed_logs
 from paperlib.figures import bars_with_errors, save, use_style
-from paperlib.study import available_scale, load_log, load_results
+from paperlib.study import available_scale, load_results
 from paperlib.tables import published_table
 from paperlib.tables.summary import Column, study_table, values, verdict
 
@@ -155,20 +156,13 @@ argent_columns = [
 ]
 table = study_table(rows, ARGENT, argent_variants, argent_columns)
 INSIDE = "diag/text->image/frac_parent_inside_radius"
-
-
-def final_inside(variant: str) -> list[float]:
-    """Per seed: % of caption parents inside the undefined-aperture radius at the last diagnostic."""
-    out = []
-    for seed in seeds:
-        logged = [r[INSIDE] for r in load_log(scale, ARGENT, variant, seed) if INSIDE in r]
-        out.append(100 * logged[-1])
-    return out
-
-
-table["parents inside 2K/√c (%)"] = [
-    f"{pd.Series(final_inside(v)).mean():.1f}" for v in argent_variants
-]
+# per variant and seed: % of caption parents inside the undefined-aperture radius at the last
+# diagnostic of training
+aperture = {
+    v: [100 * log_series(log, INSIDE)[1][-1] for log in seed_logs(scale, ARGENT, v).values()]
+    for v in argent_variants
+}
+table["parents inside 2K/√c (%)"] = [f"{pd.Series(aperture[v]).mean():.1f}" for v in argent_variants]
 table
 
 # %%
@@ -230,7 +224,6 @@ claims_table = pd.DataFrame(claims)
 claims_table
 
 # %%
-aperture = {v: final_inside(v) for v in argent_variants}
 aperture_claim = verdict(aperture.get("ARGENT", []), aperture.get("HyCoCLIP (Ent)", []),
                          higher_is_better=False)
 print("ARGENT keeps fewer parents inside the undefined-aperture radius than HyCoCLIP:", aperture_claim)

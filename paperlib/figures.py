@@ -63,8 +63,9 @@ def bars_with_errors(ax: plt.Axes, labels: list[str], samples: list[list[float]]
     """Bar chart of per-group means with ± one standard deviation and the individual seeds."""
     import numpy as np
 
-    means = [float(np.mean(s)) if s else float("nan") for s in samples]
-    stds = [float(np.std(s, ddof=1)) if len(s) > 1 else 0.0 for s in samples]
+    from paperlib.tables.summary import mean_std
+
+    means, stds = zip(*(mean_std(list(s)) for s in samples)) if samples else ((), ())
     x = np.arange(len(labels))
     ax.bar(x, means, yerr=stds, capsize=3, color=colors, alpha=0.8)
     for i, s in enumerate(samples):

@@ -305,6 +305,18 @@ def run_folder(scale_name: str, study: str, variant: str, seed: int = 0) -> Path
     return folder
 
 
+def finished_seeds(scale_name: str, study: str, variant: str) -> list[int]:
+    """The seeds of a study run that have finished (their ``run.done`` exists), sorted; an
+    error naming the command that produces them when none has."""
+    folder = results_dir(scale_name) / study / _slug(variant)
+    seeds = sorted(int(p.parent.name.removeprefix("seed")) for p in folder.glob("seed*/run.done"))
+    if not seeds:
+        raise FileNotFoundError(
+            f"no finished study run in {folder}: run `python -m paperlib.study --scale {scale_name}`"
+        )
+    return seeds
+
+
 def load_embeddings(scale_name: str, study: str, variant: str) -> dict[str, Any]:
     """Held-out world features of a seed-0 run (see :data:`EMBEDDING_VARIANTS`)."""
     return torch.load(run_folder(scale_name, study, variant) / "embeddings.pt", weights_only=True)

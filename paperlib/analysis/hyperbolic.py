@@ -188,11 +188,10 @@ def stack_seeds(logs: Sequence[Sequence[Mapping[str, Any]]], key: str) -> SeedSu
 
 def seed_logs(scale: str, study: str, variant: str) -> dict[int, list[dict[str, Any]]]:
     """Training logs of every finished seed of a study run: ``{seed: records}``."""
-    from paperlib.study import load_log, run_folder
+    from paperlib.study import finished_seeds, load_log
 
-    root = run_folder(scale, study, variant, 0).parent
-    seeds = sorted(int(p.parent.name.removeprefix("seed")) for p in root.glob("seed*/run.done"))
-    return {seed: load_log(scale, study, variant, seed) for seed in seeds}
+    return {seed: load_log(scale, study, variant, seed)
+            for seed in finished_seeds(scale, study, variant)}  # fmt: skip
 
 
 # ------------------------------------------------------------------ embeddings

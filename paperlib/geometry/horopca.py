@@ -29,6 +29,7 @@ from paperlib.geometry.lorentz import (
     log_map0,
     paired_dist,
     pairwise_dist,
+    time_component,
 )
 
 __all__ = [
@@ -57,8 +58,8 @@ def boost_to_origin(x: Tensor, mean: Tensor) -> Tensor:
 
     For space parts (N, D) and ``mean`` (D,): ``x' = x + (m·x)/(m_t+1)·m − x_t·m``.
     """
-    xt = torch.sqrt(1.0 + (x * x).sum(-1, keepdim=True))
-    mt = torch.sqrt(1.0 + mean @ mean)
+    xt = time_component(x, 1.0)[:, None]
+    mt = time_component(mean, 1.0)
     return x + ((x @ mean)[:, None] / (mt + 1.0)) * mean - xt * mean
 
 
@@ -98,7 +99,7 @@ def horospherical_projection(x: Tensor, ideals: Tensor) -> tuple[Tensor, Tensor]
     Returns ``(y_t (N,), z (N, k))``.
     """
     k = ideals.shape[0]
-    xt = torch.sqrt(1.0 + (x * x).sum(-1))
+    xt = time_component(x, 1.0)
     b = xt[:, None] - x @ ideals.T
     beta = b.sum(-1)
     gamma = (b * b).sum(-1) + 1.0

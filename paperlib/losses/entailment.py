@@ -286,10 +286,13 @@ def argent_loss(
         ent = 0.5 * sum(terms)
     else:
         raise ValueError(f"entailment must be 'adaent' or 'ent'; got {entailment!r}")
-    reg = norm_regularizer(image, text, box_image, box_text) if regularize else None
-    reg = torch.zeros_like(contrastive) if reg is None else reg
+    if regularize:
+        reg = norm_regularizer(image, text, box_image, box_text)
+        total = contrastive + gamma1 * ent + gamma2 * reg
+    else:  # logged as 0; the total does not carry a zero term
+        reg, total = torch.zeros_like(contrastive), contrastive + gamma1 * ent
     return LossTerms(
-        total=contrastive + gamma1 * ent + (gamma2 * reg if regularize else 0.0),
+        total=total,
         contrastive=contrastive,
         entailment=ent,
         regularizer=reg,
