@@ -17,8 +17,8 @@ works in the ambient space and touches the other eigenvector block only through 
 (dim, q) products (``_ProjectedProduct``).
 
 Cost (``benchmarks/bench_molo.py``, 2 CPU threads, N = 1024, d = 768, isotropic random
-features, m = 446): MoLo 3.5–3.8 × InfoNCE over five runs, of which the Gram matrix is 0.2
-and its eigh 0.8–0.9; the exact formulation's overhead-free floor measures 3.3–3.45. With
+features, m = 446): MoLo 3.5–3.85 × InfoNCE over seven runs, of which the Gram matrix is 0.2
+and its eigh 0.8–1.0; the exact formulation's overhead-free floor measures 3.3–3.55. With
 a decaying spectrum (σ_k ∝ 1/k, m = 10) it is 2.45–2.75 ×.
 """
 
