@@ -1,4 +1,4 @@
-"""Training-loop overhead and evaluation throughput on the small CPU model (issue 6).
+"""Training-loop overhead and evaluation throughput on the small CPU model.
 
 Overhead: ``engine.train.train`` (DDP-ready step, NaN check, schedule, clamps, JSON-lines log,
 tqdm, SIGTERM flag) against a bare loop (forward, loss, backward, AdamW) over the same

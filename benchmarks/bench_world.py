@@ -1,4 +1,4 @@
-"""Samples/s of the procedural world at 64 px with every text, on one core (issue 5).
+"""Samples/s of the procedural world at 64 px with every text, on one core.
 
 Goal: >= 2,000 samples/s. Measures ``World.sample`` (image, crops, description, segments,
 chain, phrases, noise, COLA query, ground truth) and ``WorldDataset`` items (plus tensors and

@@ -66,8 +66,8 @@ from paperlib.analysis.components import (
 )
 from paperlib.figures import save, use_style
 from paperlib.losses.himo import hide
-from paperlib.study import (
-    EVAL_SEED_OFFSET,
+from paperlib.study.reader import (
+    EVAL_SEED,
     HIMO_COLORS,
     HIMO_MODELS,
     available_scale,
@@ -82,8 +82,9 @@ MODELS, COLORS = HIMO_MODELS, HIMO_COLORS  # study variant -> short label; label
 text = {label: load_embeddings(scale, "himo", variant)["caption"].double()
         for variant, label in MODELS.items()}  # fmt: skip
 n, dim = text["MoLo"].shape
-factors = world_factors(EVAL_SEED_OFFSET + seed, n)
-print(f"study scale: {scale}; {n} held-out captions, text features of dimension {dim}")
+factors = world_factors(EVAL_SEED, n)
+print(f"study scale: {scale}; {n} held-out captions, text features of dimension {dim}; "
+      "the text towers of the seed-0 runs (every figure below shows seed 0 only)")
 
 # %% [markdown]
 # ## 1. HiDe in three lines
@@ -254,6 +255,10 @@ save(fig, "hide_kept_dropped")
 cosines = {label: torch.nn.functional.cosine_similarity(u, hide(u, tau).features, dim=-1)
            for label, u in text.items()}  # fmt: skip
 print("median cos(u, u'):", {k: round(float(v.median()), 3) for k, v in cosines.items()})
+for label in text:  # where each factor's variance sits, computed (not assumed)
+    kept_more = [f for f in FACTORS if split.loc[(label, "kept u'−ū"), f] > split.loc[(label, "dropped u−u'"), f]]
+    print(f"{label:13s} factors explaining more of the kept than of the dropped part: "
+          f"{', '.join(kept_more) or 'none'}")
 split
 
 # %% [markdown]
@@ -325,9 +330,23 @@ content
 # subspace must spend its directions on something else; comparing the coloured bars with the black
 # (mixed) bar shows what it picks — the paper expects finer attributes such as category and
 # sub-category to gain (coloured bars above the black one). With batches this small, differences
-# of a few hundredths of ε² are within sampling noise. The principal angles say how different the directions are: the smallest
-# angles near 0° are directions every batch shares, angles near the random level are directions
-# specific to the batch's content.
+# of a few hundredths of ε² are within sampling noise. The principal angles say how different the
+# directions are: angles near 0° are directions every batch shares, angles near the random level
+# are directions specific to the batch's content. What the data at this scale show is printed,
+# not written in advance:
+
+# %%
+random_level = random_subspace_angle(dim, m_mix)
+mean_angle = {name: float(np.mean(a)) for name, a in angles.items()}
+low, high = min(mean_angle.values()), max(mean_angle.values())
+print(f"mean principal angle of the single-super-category subspaces to the mixed one: "
+      f"{low:.1f}–{high:.1f}° (random subspaces: {random_level:.1f}°)")
+print("→ the batch's content " + ("barely moves" if high < random_level / 3 else "moves")
+      + " the kept directions at this scale")
+single = content.drop(index="mixed")
+for f in content_factors:
+    above = int((single[f] > content.loc["mixed", f]).sum())
+    print(f"{f:13s}: {above} of {len(single)} single-super-category batches keep more of it than the mixed batch")
 #
 # ## 6. The batch's size: m and the stability of the subspace
 #
@@ -373,5 +392,5 @@ _ = save(fig, "hide_batch_size")
 #   world's ground truth; at the study scale in use, the printed lines and the η² maps say which
 #   factors they actually follow — including, possibly, a factor (the background colour) that the
 #   paper's reading does not anticipate.
-# - The components depend on the batch: its content changes what the kept subspace carries, and
-#   its size controls how stable the directions are.
+# - The components depend on the batch: its size controls how stable the directions are
+#   (section 6); how much its content moves them at this scale is printed in section 5.

@@ -16,45 +16,110 @@
 # # Main tables: the papers' numbers beside this project's CPU-scale study
 #
 # The published numbers come from one data file, `paperlib/tables/published.json`, each table
-# with its source named. This project's numbers come from the results files that the study
-# (`python -m paperlib.study`) wrote under `results/<scale>/` — nothing below is typed in.
+# with its source named. This project's numbers come from the files that the study
+# (`python -m paperlib.study`) wrote under `results/<scale>/` — nothing below is typed in — and
+# the verdicts come from `results/<scale>/claims.json`, where `paperlib.study.decide` decided
+# every claim of `paperlib.tables.claims` once, with the rules of `paperlib.tables.verdicts`.
+# This notebook renders them; it decides nothing itself.
 #
 # **What the CPU-scale study is.** Pretrained weights and real datasets cannot be downloaded
 # where this project is built, so the study runs both papers' comparisons on the generated
-# hierarchical world (`paperlib.data.world`) with a 3.4M-parameter CLIP at 32 px:
+# hierarchical world (`paperlib.data.world`) with an 8.5M-parameter CLIP at 32 px. Per seed, one
+# shared pre-training on *short* captions stands in for a pretrained CLIP, and every fine-tune of
+# that seed starts from it:
 #
-# * **HiMo-CLIP.** A CLIP is pre-trained on *short* captions (it stands in for OpenAI CLIP), then
-#   fine-tuned on *long* captions (248 tokens, Long-CLIP's positions) with global InfoNCE only,
-#   or with MoLo (HiDe components, $\mathcal L = \mathcal L_{global} + \lambda\,\mathcal L_{comp}$),
-#   with a sweep of $\tau$ and $\lambda$.
-# * **ARGENT.** A hyperbolic CLIP is trained with MERU's entailment cone, HyCoCLIP's four-pair
-#   cones, ARGENT's adaptive angular entailment with intra-modality weights and the norm
-#   regularizer, and ARGENT's ablations.
+# * **HiMo-CLIP.** Fine-tunes on *long* captions (248 tokens, Long-CLIP's positions) with MoLo
+#   (HiDe components, $\mathcal L = \mathcal L_{global} + \lambda\,\mathcal L_{comp}$, τ = 0.9,
+#   λ = 1), with the same recipe at λ = 0 (`InfoNCE (λ=0)`: the component term is the only
+#   difference), and with Long-CLIP's loss.
+# * **ARGENT.** Hyperbolic fine-tunes with HyCoCLIP's four-pair cones and with ARGENT (adaptive
+#   angular entailment, intra-modality weights, norm regularizer) on every seed; MERU's cone and
+#   ARGENT's ablations (no weights, weights on all pairs, no regularizer, Ent instead of AdaEnt)
+#   on the sweep seeds.
 #
-# Differences of scale are large (3.4M vs 428M parameters; minutes of CPU vs days of 8×H100), so
-# the question each table answers is narrower than the paper's: *does the direction of each
-# claim show up when the mechanism is the only thing that changes?* A result that goes against
-# a paper is reported as such.
+# Differences of scale are large (8.5M vs 428M parameters; minutes of CPU vs days of 8×H100), so
+# the question each claim answers is narrower than the paper's: *does the direction of the claim
+# show up when the mechanism is the only thing that changes?* Each claim gets one of four
+# verdicts: **reproduces** / **contradicts** when the 95 % interval of the paired effect (seed
+# spread + test-set bootstrap) lies on the paper's / the other side of zero, **inconclusive**
+# when it contains zero, **untestable** when a model's interval reaches the metric's chance level
+# (the models did not learn enough), both reach its best value, or a learning guard fails.
 
 # %% tags=["parameters"]
-scale = "auto"  # "full" (≥ 3 seeds) when its results exist, else "smoke" (1 seed)
+scale = "auto"  # "full" when its results exist, else "smoke" (1 seed)
 
 # %%
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 
-from paperlib.analysis.hyperbolic import log_series, seed_logs
-from paperlib.figures import bars_with_errors, save, use_style
-from paperlib.study import available_scale, load_results
+from paperlib.figures import claim_range, claims_forest, interval_bars, save, use_style
+from paperlib.study.decide import report as decide_report
+from paperlib.study.reader import (
+    ARGENT_COLORS,
+    HIMO_COLORS,
+    HIMO_MODELS,
+    available_scale,
+    item_value,
+    load_claims,
+    load_results,
+    run_info,
+    valid_seeds,
+)
 from paperlib.tables import published_table
-from paperlib.tables.summary import Column, study_table, values, verdict
+from paperlib.tables.summary import Column, study_table
+from paperlib.tables.verdicts import (
+    VERDICTS,
+)
 
 use_style()
-pd.set_option("display.width", 200, "display.max_columns", 30)
+pd.set_option("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 80)
 scale = available_scale(scale)
 rows = load_results(scale)
+CLAIMS_FILE = load_claims(scale)
+CLAIMS = CLAIMS_FILE["claims"]
+assert CLAIMS_FILE["scale"] == scale, (CLAIMS_FILE["scale"], scale)
+# the committed verdicts must still follow from the committed results files and the rules
+fresh = {c["claim"]: c for c in decide_report(scale)["claims"]}
+for c in CLAIMS:
+    assert fresh[c["claim"]]["verdict"] == c["verdict"], (c["claim"], c["verdict"], fresh[c["claim"]]["verdict"])
+    assert np.allclose(fresh[c["claim"]]["interval"] or [0, 0], c["interval"] or [0, 0]), c["claim"]
+assert set(fresh) == {c["claim"] for c in CLAIMS}, "claims.json and the declared claims differ"
 seeds = sorted({r["seed"] for r in rows})
-print(f"study scale: {scale}; {len(rows)} result rows; seeds {seeds}")
+print(f"study scale: {scale}; {len(rows)} result rows; seeds {seeds}; {len(CLAIMS)} claims decided")
+# the recipe the text above states: MoLo at τ = 0.9, λ = 1; InfoNCE (λ=0) the same with λ = 0
+molo, infonce = (run_info(scale, "himo", v)["config"]["loss"] for v in ("MoLo", "InfoNCE (λ=0)"))
+assert (molo["tau"], molo["lam"], infonce["lam"]) == (0.9, 1.0, 0.0), (molo, infonce)
+assert {k: v for k, v in molo.items() if k != "lam"} == {k: v for k, v in infonce.items() if k != "lam"}
+
+
+def value_panels(study: str, variants: dict[str, str], colors: dict[str, str], name: str,
+                 ncols: int = 4) -> None:  # fmt: skip
+    """One panel per metric the study's claims test: every variant's mean over valid seeds, its
+    95 % interval clipped to the metric's range, its seeds, and the chance level."""
+    panels = list({c["item"]: c for c in CLAIMS if c["study"] == study}.values())
+    shown = [v for v in variants if valid_seeds(scale, study, v)]
+    nrows = -(-len(panels) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.4 * ncols, 3.6 * nrows), squeeze=False)
+    for ax, c in zip(axes.flat, panels):
+        values = [item_value(scale, study, v, c["item"]) for v in shown]
+        for side, variant in (("variant_value", c["variant"]), ("baseline_value", c["baseline"])):
+            mine = values[shown.index(variant)] if variant in shown else None
+            if side in c and mine is not None and mine["seeds"] == c["seeds"]:
+                assert np.isclose(mine["mean"], c[side]["mean"]), (c["claim"], variant)
+        interval_bars(ax, [variants[v] for v in shown], values, claim_range(c), c["chance"],
+                      colors=[colors[variants[v]] for v in shown], ylabel=c["label"],
+                      title=c["label"] + ("" if c["chance"] is not None else " (no chance level)"))
+        ax.tick_params(axis="x", labelsize=7)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    counts = sorted({len(valid_seeds(scale, study, v)) for v in shown})
+    fig.suptitle(f"{study} study at CPU scale ({scale}; valid seeds per variant: "
+                 f"{'/'.join(map(str, counts))}; bars: mean, error bars: 95 % interval, dots: "
+                 "seeds, dashed: chance)")
+    fig.tight_layout()
+    save(fig, name)
+
 
 # %% [markdown]
 # ## HiMo-CLIP — published (SPEC §1.4)
@@ -82,17 +147,17 @@ pd.DataFrame([
 
 # %% [markdown]
 # ## HiMo-CLIP — this project, CPU scale
-# Mean ± standard deviation over seeds (single values when only one seed ran). Retrieval is
-# 1:1 over held-out world scenes; HiMo@2/3 are the percentages of images whose score rises
-# strictly over 2 / 3 cumulative caption segments; HiMo@K is the mean Pearson ρ between segment
-# index and score over all cumulative sentence prefixes; SSI (lower is better) is the mean
-# relative change of the image-text score when one irrelevant sentence is injected
-# (`paperlib.metrics.monotonicity`); COLA is top-1 accuracy on colour-swapped image pairs.
+# Mean ± standard deviation over seeds from the study's CLIP_benchmark-format results (single
+# values when only one seed ran). Retrieval is 1:1 over held-out world scenes; HiMo@2/3 are the
+# percentages of images whose score rises strictly over 2 / 3 cumulative caption segments; HiMo@K
+# is the mean Pearson ρ between segment index and score over all cumulative sentence prefixes;
+# SSI (lower is better) is the mean relative change of the image-text score when one irrelevant
+# sentence is injected (`paperlib.metrics.monotonicity`); COLA is top-1 accuracy on
+# colour-swapped image pairs.
 
 # %%
 HIMO = "himo"
-himo_variants = sorted({r["variant"] for r in rows if r["study"] == HIMO},
-                       key=lambda v: (not v.startswith("pretrain"), not v.startswith("InfoNCE"), v))
+himo_variants = [v for v in HIMO_MODELS if any(r["study"] == HIMO and r["variant"] == v for r in rows)]
 himo_columns = [
     Column("long R@1 I2T", "world-long", "text_retrieval_recall@1", 100),
     Column("long R@1 T2I", "world-long", "image_retrieval_recall@1", 100),
@@ -106,15 +171,12 @@ himo_columns = [
 ]
 study_table(rows, HIMO, himo_variants, himo_columns, digits=2)
 
+# %% [markdown]
+# The metrics the HiMo-CLIP claims test, per variant, from the per-item results (`items.npz`) of
+# every valid seed, with the intervals and chance levels the claims use:
+
 # %%
-show = [v for v in himo_variants if v.startswith(("pretrain", "InfoNCE", "MoLo (τ=0.9, λ=1)"))]
-fig, axes = plt.subplots(1, 4, figsize=(13, 3.4))
-for ax, col in zip(axes, [himo_columns[0], himo_columns[5], himo_columns[6], himo_columns[7]]):
-    bars_with_errors(ax, [v.split(" (")[0] for v in show], [values(rows, HIMO, v, col) for v in show],
-                     ylabel=col.label, title=col.label, colors=["#999999", "#4c72b0", "#dd8452"])
-fig.suptitle(f"HiMo-CLIP mechanisms at CPU scale ({scale}, seeds {seeds})")
-fig.tight_layout()
-save(fig, "tables_himo_study")
+value_panels(HIMO, HIMO_MODELS, HIMO_COLORS, "tables_himo_study")
 
 # %% [markdown]
 # ## ARGENT — published (SPEC §2.4)
@@ -133,98 +195,109 @@ pd.DataFrame(published).set_index("variant")
 # %% [markdown]
 # ## ARGENT — this project, CPU scale
 # Zero-shot accuracy at the three taxonomy levels of the world (super-category, category,
-# sub-category; prompts averaged in the tangent space), text→image R@5 on long captions, PEP
+# sub-category; prompts averaged in the tangent space), text→image R@5 on short captions, PEP
 # AUC/AP (`paperlib.metrics.hierarchy`; every chain level of an image is a positive, the finest
 # captions of 100 other images with a different root are the negatives), HierarCaps-style
-# $d_{corr}$, and the aperture diagnostic: the fraction of caption embeddings (entailment
-# parents) inside the radius $2K/\sqrt c$ where the half-aperture is undefined, at the end of
-# training.
+# $d_{corr}$, and the aperture measure: the fraction of held-out short-caption embeddings
+# (entailment parents) inside the radius $2K/\sqrt c$ where the half-aperture is undefined.
 
 # %%
 ARGENT = "argent"
-argent_variants = ["MERU (Ent)", "HyCoCLIP (Ent)", "ARGENT", "ARGENT, no weights",
-                   "ARGENT, weights on all pairs", "ARGENT, no regularizer"]
-argent_variants = [v for v in argent_variants if any(r["variant"] == v for r in rows)]
+argent_variants = [v for v in ARGENT_COLORS if any(r["study"] == ARGENT and r["variant"] == v for r in rows)]
 argent_columns = [
     Column("zero-shot L1", "world-zeroshot-L1", "acc1", 100),
     Column("zero-shot L2", "world-zeroshot-L2", "acc1", 100),
     Column("zero-shot L3", "world-zeroshot-L3", "acc1", 100),
-    Column("R@5 T2I", "world-long", "image_retrieval_recall@5", 100),
+    Column("R@5 T2I", "world-short", "image_retrieval_recall@5", 100),
     Column("PEP AUC", "world-hierarchy", "pep_auc", 100),
     Column("PEP AP", "world-hierarchy", "pep_ap", 100),
     Column("d_corr", "world-hierarchy", "d_corr"),
 ]
 table = study_table(rows, ARGENT, argent_variants, argent_columns)
-INSIDE = "diag/text->image/frac_parent_inside_radius"
-# per variant and seed: % of caption parents inside the undefined-aperture radius at the last
-# diagnostic of training
-aperture = {
-    v: [100 * log_series(log, INSIDE)[1][-1] for log in seed_logs(scale, ARGENT, v).values()]
-    for v in argent_variants
-}
-table["parents inside 2K/√c (%)"] = [f"{pd.Series(aperture[v]).mean():.1f}" for v in argent_variants]
+APERTURE = "aperture/short_caption_inside_radius"
+inside = {v: item_value(scale, ARGENT, v, APERTURE) for v in argent_variants}
+table["captions inside 2K/√c (%)"] = ["–" if inside[v] is None else f"{100 * inside[v]['mean']:.1f}"
+                                      for v in argent_variants]  # fmt: skip
 table
 
 # %%
-fig, axes = plt.subplots(1, 4, figsize=(14, 3.6))
-short = [v.replace("ARGENT, ", "").replace(" (Ent)", "") for v in argent_variants]
-for ax, col in zip(axes, [argent_columns[2], argent_columns[3], argent_columns[4], argent_columns[5]]):
-    bars_with_errors(ax, short, [values(rows, ARGENT, v, col) for v in argent_variants],
-                     ylabel=f"{col.label} (%)", title=col.label)
-fig.suptitle(f"ARGENT and its ablations at CPU scale ({scale}, seeds {seeds})")
-fig.tight_layout()
-save(fig, "tables_argent_study")
+value_panels(ARGENT, {v: v for v in ARGENT_COLORS}, ARGENT_COLORS, "tables_argent_study", ncols=3)
 
 # %% [markdown]
 # ## Which claims reproduce at this scale
-# Each claim is checked on the per-seed values: **reproduces** when the mean difference has the
-# paper's sign and exceeds the standard error of the difference, **contradicts** when it
-# exceeds it with the opposite sign, **inconclusive** otherwise. With a single seed (the smoke
-# scale) only the sign is shown.
+#
+# Every claim of both papers, as `claims.json` records it: the effect is variant − baseline in the
+# metric's unit (the paper's direction is `better`), with its 95 % interval; `valid/total seeds`
+# counts the seeds where both runs finished and neither collapsed, out of those where both
+# finished; `invalid runs` names the runs left out; `why untestable` says which rule applied.
 
 # %%
-def col(columns, label):
-    return next(c for c in columns if c.label == label)
+def fmt(x: float | None) -> str:
+    return "–" if x is None else f"{x:+.4g}"
 
 
-def claim(paper, text, study, columns, label, candidate, baseline):
-    c = col(columns, label)
-    a, b = values(rows, study, candidate, c), values(rows, study, baseline, c)
-    return {"paper": paper, "claim": text, "metric": label,
-            "candidate": f"{pd.Series(a).mean():.2f}" if a else "–",
-            "baseline": f"{pd.Series(b).mean():.2f}" if b else "–",
-            "verdict": verdict(a, b, c.higher_is_better)}
-
-
-molo, infonce = "MoLo (τ=0.9, λ=1)", "InfoNCE (long captions)"
-claims = [
-    claim("HiMo", "MoLo beats InfoNCE on long-text retrieval", HIMO, himo_columns, "long R@1 T2I", molo, infonce),
-    claim("HiMo", "MoLo beats InfoNCE on long-text retrieval", HIMO, himo_columns, "long R@1 I2T", molo, infonce),
-    claim("HiMo", "MoLo keeps short-text retrieval", HIMO, himo_columns, "short R@1 T2I", molo, infonce),
-    claim("HiMo", "MoLo is more monotone (HiMo@2)", HIMO, himo_columns, "HiMo@2", molo, infonce),
-    claim("HiMo", "MoLo is more monotone (HiMo@3)", HIMO, himo_columns, "HiMo@3", molo, infonce),
-    claim("HiMo", "MoLo is more monotone (HiMo@K)", HIMO, himo_columns, "HiMo@K (ρ)", molo, infonce),
-    claim("HiMo", "MoLo is more robust to noise (SSI)", HIMO, himo_columns, "SSI ↓", molo, infonce),
-    claim("HiMo", "MoLo composes better (COLA)", HIMO, himo_columns, "COLA", molo, infonce),
-]
-for other in ("MoLo (τ=0.8, λ=1)", "MoLo (τ=0.95, λ=1)", "MoLo (τ=0.9, λ=0.5)", "MoLo (τ=0.9, λ=2)"):
-    if other in himo_variants:
-        claims.append(claim("HiMo", f"τ=0.9, λ=1 beats {other.split(' ', 1)[1]}", HIMO,
-                            himo_columns, "long R@1 T2I", molo, other))
-claims += [
-    claim("ARGENT", "ARGENT beats HyCoCLIP on zero-shot", ARGENT, argent_columns, "zero-shot L3", "ARGENT", "HyCoCLIP (Ent)"),
-    claim("ARGENT", "ARGENT beats HyCoCLIP on R@5", ARGENT, argent_columns, "R@5 T2I", "ARGENT", "HyCoCLIP (Ent)"),
-    claim("ARGENT", "ARGENT beats HyCoCLIP on PEP AUC", ARGENT, argent_columns, "PEP AUC", "ARGENT", "HyCoCLIP (Ent)"),
-    claim("ARGENT", "ARGENT beats HyCoCLIP on PEP AP", ARGENT, argent_columns, "PEP AP", "ARGENT", "HyCoCLIP (Ent)"),
-    claim("ARGENT", "intra weights beat no weights (PEP AUC)", ARGENT, argent_columns, "PEP AUC", "ARGENT", "ARGENT, no weights"),
-    claim("ARGENT", "intra weights beat weights on all pairs (PEP AUC)", ARGENT, argent_columns, "PEP AUC", "ARGENT", "ARGENT, weights on all pairs"),
-    claim("ARGENT", "the regularizer helps zero-shot", ARGENT, argent_columns, "zero-shot L3", "ARGENT", "ARGENT, no regularizer"),
-]
-claims_table = pd.DataFrame(claims)
+claims_table = pd.DataFrame([{
+    "paper": c["paper"], "claim": c["statement"], "metric": c["label"],
+    "variant vs baseline": f"{c['variant']} vs {c['baseline']}", "better": c["better"],
+    "verdict": c["verdict"],
+    "effect [95 % interval]": "–" if c["effect"] is None
+        else f"{fmt(c['effect'])} [{fmt(c['interval'][0])}, {fmt(c['interval'][1])}]",
+    "chance": "none" if c["chance"] is None else f"{c['chance']:.4g}",
+    "valid/total seeds": f"{len(c['seeds'])}/{c['runs_total']}",
+    "invalid runs": "; ".join(c["invalid_runs"]) or "–",
+    "why untestable": c["reason"] if c["verdict"] == "untestable" else "",
+} for c in CLAIMS]).set_index("claim")  # fmt: skip
+assert set(claims_table["verdict"]) <= set(VERDICTS)
 claims_table
 
+# %% [markdown]
+# The same claims as a forest plot: each effect turned so that right of zero is the paper's
+# direction, with its interval (clipped to the differences the metric allows) and the verdict
+# beside it; one panel per unit, since percentages, correlations and fractions share no axis.
+
 # %%
-aperture_claim = verdict(aperture.get("ARGENT", []), aperture.get("HyCoCLIP (Ent)", []),
-                         higher_is_better=False)
-print("ARGENT keeps fewer parents inside the undefined-aperture radius than HyCoCLIP:", aperture_claim)
-print(claims_table["verdict"].value_counts().to_string())
+fig = claims_forest(CLAIMS, title=f"claims of both papers at CPU scale ({scale} study, "
+                                  f"{len(seeds)} seed(s))")
+save(fig, "tables_claims_forest")
+plt.show()
+for paper in sorted({c["paper"] for c in CLAIMS}):
+    counts = pd.Series([c["verdict"] for c in CLAIMS if c["paper"] == paper]).value_counts()
+    print(f"{paper}: " + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS))
+reasons = pd.Series([c["reason"].split(" (")[0] for c in CLAIMS if c["verdict"] == "untestable"])
+print("untestable, by reason: " + (", ".join(f"{n} × {r}" for r, n in reasons.value_counts().items())
+                                   or "none"))
+for verdict_name in ("reproduces", "contradicts"):
+    named = [f"{c['paper']}: {c['statement']}" for c in CLAIMS if c["verdict"] == verdict_name]
+    print(f"\n{verdict_name} ({len(named)}):" + "".join(f"\n  - {n}" for n in named))
+
+# %% [markdown]
+# ## Did the models learn? Learning targets and collapsed runs
+#
+# A claim means little if the models it compares did not learn. The study sets learning targets
+# for the base models (medians over the valid runs named) and checks every run for collapse (its
+# contrastive loss stuck at $\ln B$, or features that hardly vary). Collapsed runs are left out of
+# every claim.
+
+# %%
+targets = pd.DataFrame([{
+    "study": t["study"], "variants": ", ".join(t["variants"]), "metric": t["metric"],
+    "target": t["target"], "median": t["median"], "runs": t["runs"], "met": t["met"],
+} for t in CLAIMS_FILE["targets"]])  # fmt: skip
+met = int(targets["met"].sum())
+print(f"{met} of {len(targets)} learning targets met at the {scale} scale")
+if met < len(targets):
+    print("where a target is missed, the claims on those models rest on models that did not reach "
+          "the intended quality; their verdicts are read with that in mind")
+print(f"collapsed runs ({len(CLAIMS_FILE['collapsed_runs'])}):"
+      + ("".join(f"\n  - {r}" for r in CLAIMS_FILE["collapsed_runs"]) or " none"))
+targets
+
+# %% [markdown]
+# ## Reading the verdicts
+#
+# The counts above are the result of this notebook: they are printed from `claims.json`, so they
+# change with the study that produced it. A claim that *contradicts* its paper is reported as
+# such; an *untestable* one says nothing for or against the paper (the `why untestable` column
+# and the count by reason above say why: a model at chance or a failed learning guard means the
+# models did not learn enough at this scale); *inconclusive* means the study's seeds and test set
+# cannot tell the two runs apart.

@@ -88,3 +88,121 @@ def plot_log(log: list[dict], keys: list[str], title: str = "") -> plt.Figure:
         fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+# ------------------------------------------------------------------ claims (results/<scale>/claims.json)
+
+VERDICT_COLORS = {"reproduces": "tab:green", "contradicts": "tab:red", "inconclusive": "tab:gray",
+                  "untestable": "0.75"}  # fmt: skip
+UNIT_TEXT = {"%": "percentage points", "ρ": "ρ", "fraction": "fraction of items"}
+
+
+def claim_unit(claim) -> str:
+    """Unit of a claim's metric, read from its ``label``: ``"%"`` (label ends in ``(%)``),
+    ``"ρ"`` (a correlation, ``(ρ)``) or ``"fraction"`` (per-item rates and AUCs in [0, 1])."""
+    label = claim["label"]
+    if label.endswith("(%)"):
+        return "%"
+    if label.endswith("(ρ)"):
+        return "ρ"
+    return "fraction"
+
+
+def claim_range(claim) -> tuple[float, float]:
+    """The values a claim's metric can take: [−1, 1] for a correlation, [0, 100] for a
+    percentage whose best value is 100, [0, ∞) for a percentage whose best value is 0 (a
+    relative change, e.g. SSI), [0, 1] for a fraction."""
+    unit = claim_unit(claim)
+    if unit == "ρ":
+        return -1.0, 1.0
+    if unit == "%":
+        return (0.0, 100.0) if claim["ceiling"] == 100 else (0.0, float("inf"))
+    return 0.0, 1.0
+
+
+def chance_line(ax: plt.Axes, chance: float | None, label: str = "chance",
+                vertical: bool = False):  # fmt: skip
+    """A dashed line at a metric's chance level (nothing when it has none, ``chance=None``)."""
+    if chance is None:
+        return None
+    draw = ax.axvline if vertical else ax.axhline
+    return draw(chance, color="0.3", ls="--", lw=1.0, label=label, zorder=1)
+
+
+def clipped_errors(mean: float, low: float, high: float,
+                   bounds: tuple[float, float]) -> tuple[float, float]:  # fmt: skip
+    """Error-bar lengths (below, above) of ``mean`` for the interval [low, high] clipped to
+    ``bounds``, the metric's range: an interval never reaches past a value the metric can take."""
+    low, high = max(low, bounds[0]), min(high, bounds[1])
+    return max(mean - low, 0.0), max(high - mean, 0.0)
+
+
+def interval_bars(ax: plt.Axes, labels: list[str], values: list[dict | None],
+                  bounds: tuple[float, float], chance: float | None = None,
+                  colors: list | None = None, ylabel: str = "", title: str = "") -> None:  # fmt: skip
+    """Bars of each group's ``mean`` with its 95 % ``interval`` (as in ``claims.json``'s
+    ``variant_value``) clipped to ``bounds``, a dot per seed (``per_seed``) and a dashed line at
+    the chance level; the y axis stays within ``bounds`` too. A ``None`` value (no valid run)
+    leaves its slot empty."""
+    import numpy as np
+
+    x = np.arange(len(labels))
+    colors = colors or [None] * len(labels)
+    for i, (value, color) in enumerate(zip(values, colors)):
+        if value is None:
+            continue
+        mean, (low, high) = value["mean"], value["interval"]
+        below, above = clipped_errors(mean, low, high, bounds)
+        ax.bar(i, mean, color=color, alpha=0.8)
+        ax.errorbar(i, mean, yerr=[[below], [above]], color="black", capsize=3, lw=1)
+        seeds = value.get("per_seed", [])
+        ax.scatter([i] * len(seeds), seeds, color="black", s=8, zorder=3)
+    chance_line(ax, chance)
+    bottom, top = ax.get_ylim()  # the axis, too, stays within the metric's range
+    ax.set_ylim(max(bottom, bounds[0]), min(top, bounds[1]))
+    ax.set_xticks(x, labels, rotation=30, ha="right")
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+
+
+def claims_forest(claims: list[dict], title: str = "") -> plt.Figure:
+    """Forest plot of ``claims.json`` claims: each claim's effect (variant − baseline, sign
+    flipped where lower is better, so right of zero is the paper's direction) with its 95 %
+    interval, a zero line and the verdict beside it (colour :data:`VERDICT_COLORS`). Effects in
+    different units share no axis, so there is one panel per :func:`claim_unit`. A claim with no
+    effect (no valid seed pair) is marked "no valid seeds"."""
+    groups: dict[str, list[dict]] = {}
+    for claim in claims:
+        groups.setdefault(claim_unit(claim), []).append(claim)
+    if not groups:
+        raise ValueError("claims_forest needs at least one claim")
+    sizes = [len(g) for g in groups.values()]
+    fig, axes = plt.subplots(len(groups), 1, figsize=(9, 0.32 * sum(sizes) + 1.1 * len(groups)),
+                             gridspec_kw={"height_ratios": sizes}, squeeze=False)  # fmt: skip
+    for ax, (unit, group) in zip(axes[:, 0], groups.items()):
+        for row, claim in enumerate(group):
+            y = len(group) - 1 - row
+            verdict = claim["verdict"]
+            ax.text(1.01, y, verdict, transform=ax.get_yaxis_transform(), va="center",
+                    fontsize=8, color=VERDICT_COLORS.get(verdict, "black"))  # fmt: skip
+            if claim.get("effect") is None:
+                ax.text(0, y, " no valid seeds", va="center", fontsize=8)
+                continue
+            sign = 1.0 if claim["better"] == "higher" else -1.0
+            effect = sign * claim["effect"]
+            low, high = sorted(sign * v for v in claim["interval"])
+            lo, hi = claim_range(claim)
+            below, above = clipped_errors(effect, low, high, (lo - hi, hi - lo))
+            ax.errorbar(effect, y, xerr=[[below], [above]], fmt="o", capsize=3,
+                        color=VERDICT_COLORS.get(verdict, "black"))  # fmt: skip
+        ax.axvline(0, color="black", lw=0.8)
+        ax.set_yticks(range(len(group)),
+                      [f"{c['label']}: {c['variant']} vs {c['baseline']}" for c in reversed(group)],
+                      fontsize=8)  # fmt: skip
+        ax.set_ylim(-0.7, len(group) - 0.3)
+        ax.set_xlabel(f"effect in the paper's direction ({UNIT_TEXT[unit]})")
+    if title:
+        axes[0, 0].set_title(title)
+    fig.tight_layout()
+    return fig

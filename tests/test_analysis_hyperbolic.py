@@ -12,11 +12,11 @@ import pytest
 import torch
 from scipy.optimize import minimize_scalar
 
-from paperlib import study
 from paperlib.analysis import hyperbolic as A
 from paperlib.geometry import horopca as H
 from paperlib.geometry import lorentz as L
 from paperlib.losses.entailment import adaent_loss, entailment_loss, norm_regularizer
+from paperlib.study import reader as study
 
 matplotlib.use("Agg")
 F64 = torch.float64
@@ -159,7 +159,7 @@ def test_seed_logs_finds_every_finished_seed(tmp_path, monkeypatch):
     assert A.log_series(logs[2], "diag/x")[1].tolist() == [15.0]
     assert all("status" not in r for r in logs[0])
     with pytest.raises(FileNotFoundError, match="paperlib.study"):
-        A.seed_logs("full", "argent", "MERU (Ent)")
+        A.seed_logs("full", "argent", "MERU")
 
 
 # ------------------------------------------------------------------ embeddings

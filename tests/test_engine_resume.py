@@ -124,13 +124,13 @@ def test_non_finite_loss_names_step_and_term(tmp_path, method, term):
         train(raw)
 
 
-@pytest.mark.parametrize("method", ["clip", "himo"])
-def test_gradient_accumulation_equals_one_pass(tmp_path, method):
-    config = load_config(tiny_config(method, tmp_path))
+@pytest.mark.parametrize("method, loss", [("clip", {}), ("himo", {}), ("longclip", {"pcm_dim": 4})])
+def test_gradient_accumulation_equals_one_pass(tmp_path, method, loss):
+    config = load_config(tiny_config(method, tmp_path, loss=loss))
     torch.manual_seed(0)
     module, preprocess, tokenizer = build_module(config)
     dataset = build_dataset(config.data, preprocess, image_size=32)
-    batch = Collate(tokenizer)([dataset[i] for i in range(16)])
+    batch = Collate(tokenizer, short_text=method == "longclip")([dataset[i] for i in range(16)])
     grads, losses = [], []
     for accum in (1, 4):
         module.zero_grad(set_to_none=True)

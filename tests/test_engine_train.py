@@ -40,7 +40,7 @@ def test_precision_choice():
     "method, terms",
     [
         ("clip", {"contrastive"}),
-        ("longclip", {"contrastive"}),
+        ("longclip", {"long", "short"}),
         ("himo", {"global", "comp", "hide_m", "hide_explained_variance"}),
         ("meru", {"contrastive", "entailment", "curv"}),
         ("hycoclip", {"contrastive", "entailment", "curv"}),

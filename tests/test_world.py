@@ -1,4 +1,4 @@
-"""The procedural world (issue 5): determinism, pixels agree with texts, segments, chains."""
+"""The procedural world: determinism, pixels agree with texts, short captions, segments, chains."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -18,9 +19,11 @@ from paperlib.data.sample import collate_samples
 from paperlib.data.world import (
     BACKGROUNDS,
     COLOURS,
+    MAX_SHORT_WORDS,
     NOISE_SENTENCES,
     PATTERNS,
     POSITIONS,
+    PROMPT_TEMPLATES,
     SIZES,
     SUBCATEGORIES,
     TAXONOMY,
@@ -29,6 +32,10 @@ from paperlib.data.world import (
     chain_graph,
     class_names,
     cumulative_segments,
+    draw_scene,
+    render_scene,
+    scene_sentences,
+    scene_short_caption,
     shade,
     shape_mask,
     taxonomy_graph,
@@ -135,13 +142,23 @@ def test_shapes_are_distinct_and_pattern_shades_never_collide_with_colours():
     assert len(shades) == len(COLOURS) and not shades & palette
 
 
+def test_every_small_shape_shows_its_own_colour_under_every_pattern():
+    scene = draw_scene(0, 0)
+    for image_size in (32, 48, 64):
+        for sub in range(len(SUBCATEGORIES)):
+            for pattern in range(len(PATTERNS)):
+                obj = replace(scene.objects[0], sub=sub, colour=3, size=0, pattern=pattern)
+                pixels = render_scene(replace(scene, objects=(obj,)), image_size)
+                assert np.all(pixels == COLOURS[3][1], axis=-1).any(), (image_size, sub, pattern)
+
+
 def test_segments_are_cumulative_prefixes_and_caption_sizes():
     world = World(4, 64)
     counts = []
     for index in range(3000):
         sample = world.sample(index)
         segs = sample.segments
-        assert segs[-1] == sample.caption and segs[0] == sample.short_caption
+        assert segs[-1] == sample.caption and segs[0] == scene_sentences(world.scene(index))[0]
         for shorter, longer in zip(segs, segs[1:]):
             assert longer.startswith(shorter + " ")
         counts.append(len(sample.caption.split()))
@@ -187,7 +204,12 @@ def test_boxes_are_crops_of_the_image_with_one_near_full_crop():
             x0, y0, x1, y1 = box.box
             assert np.array_equal(np.asarray(box.image), pixels[y0:y1, x0:x1])
             if truth is not None:
-                assert truth["colour"] in box.phrase and truth["sub"] in box.phrase
+                article = "an" if truth["colour"][0] in "aeiou" else "a"
+                assert (
+                    box.phrase == f"{article} {truth['colour']} {truth['pattern']} {truth['sub']}"
+                )
+        short = sample.short_caption
+        assert sample.boxes[-1].phrase == short[0].lower() + short[1:-1]
         x0, y0, x1, y1 = sample.boxes[-1].box
         assert (x1 - x0) * (y1 - y0) >= 0.8 * 64 * 64
 
@@ -221,7 +243,8 @@ def test_zero_shot_names_prompts_and_labels():
     assert [len(class_names(k)) for k in (1, 2, 3)] == [4, 12, 24]
     assert len(taxonomy_graph()) == 12 + 24
     prompts = zeroshot_prompts(2)
-    assert "a picture of an ellipse." in prompts["ellipse"]
+    assert "An ellipse next to other shapes." in prompts["ellipse"]
+    assert "A large ellipse." in prompts["ellipse"]
     with pytest.raises(ValueError, match="level"):
         class_names(4)
     for index in range(20):
@@ -251,3 +274,103 @@ def test_world_dataset_batches_through_a_dataloader():
     assert torch.equal(batch["image"][2], expected)
     with pytest.raises(IndexError):
         dataset[10]
+
+
+@pytest.mark.parametrize("objects", [(1, 4), (1, 1), (4, 4)])
+def test_main_object_is_strictly_the_largest(objects):
+    main_sizes, other_sizes = set(), set()
+    for index in range(500):
+        scene = draw_scene(3, index, *objects)
+        main, others = scene.objects[0], scene.objects[1:]
+        assert objects[0] <= len(scene.objects) <= objects[1]
+        assert main.size in (1, 2) and all(o.size < main.size for o in others)
+        assert len({o.colour for o in scene.objects}) == len(scene.objects)
+        assert len({o.cell for o in scene.objects}) == len(scene.objects)
+        main_sizes.add(main.size)
+        other_sizes |= {o.size for o in others if main.size == 2}
+    assert main_sizes == {1, 2}
+    assert other_sizes == ({0, 1} if objects[1] > 1 else set())
+    sample = World(2, 64, min_objects=objects[0], max_objects=objects[1]).sample(0)
+    areas = [(b[2] - b[0]) * (b[3] - b[1]) for b in (o["box"] for o in sample.meta["objects"])]
+    assert all(area < areas[0] for area in areas[1:])
+
+
+def test_name_level_is_drawn_with_the_stated_odds():
+    levels = np.array([draw_scene(0, index).name_level for index in range(4000)])
+    fractions = [float(np.mean(levels == level)) for level in (1, 2, 3)]
+    assert np.allclose(fractions, [0.25, 0.25, 0.5], atol=0.03), fractions
+    sample = World(0, 32).sample(5)
+    assert sample.meta["name_level"] == draw_scene(0, 5).name_level
+
+
+def test_short_caption_is_short_varied_and_names_every_object():
+    scenes = [draw_scene(0, index) for index in range(2000)]
+    captions = [scene_short_caption(scene) for scene in scenes]
+    longest = max(len(c.split()) for c in captions)
+    assert longest <= MAX_SHORT_WORDS == 20, longest
+    distinct = len(set(captions[:1000])) / 1000
+    assert distinct >= 0.9, distinct
+    for scene, caption in zip(scenes, captions):
+        main, others = scene.objects[0], scene.objects[1:]
+        level = scene.name_level
+        name = class_names(level)[(main.super, main.category, main.sub)[level - 1]]
+        assert re.search(rf"\b{COLOURS[main.colour][0]} (\w+ )?{re.escape(name)}\b", caption)
+        for obj in others:
+            assert f"{COLOURS[obj.colour][0]} {SUBCATEGORIES[obj.sub]}" in caption
+        assert caption.startswith(("A ", "An ")) and caption.endswith(".")
+    sized = np.mean([c.split()[1] == SIZES[s.objects[0].size] for s, c in zip(scenes, captions)])
+    backed = np.mean([BACKGROUNDS[s.background][0] in c for s, c in zip(scenes, captions)])
+    assert sized >= 0.75 and backed >= 0.8, (sized, backed)
+    world = World(0, 32)
+    for index in range(30):
+        sample = world.sample(index)
+        assert sample.short_caption == captions[index]
+        assert sample.short_caption != scene_sentences(scenes[index])[0]
+
+
+def test_short_caption_wording_and_what_gives_way():
+    scene = draw_scene(0, 0)
+    disc = replace(scene.objects[0], sub=0, colour=0, size=2, pattern=1, cell=4)
+    ring = replace(disc, sub=1, colour=5, size=0, pattern=0, cell=3)
+    scene = replace(scene, objects=(disc, ring), background=1, name_level=3)
+    caption = "A large red striped disc next to a blue ring on a beige background."
+    assert scene_short_caption(scene) == caption
+    assert scene_short_caption(replace(scene, objects=(disc,), name_level=1)) == (
+        "A large red striped round shape on a beige background."
+    )
+    long_names = [SUBCATEGORIES.index(n) for n in ("upside-down t shape", "thin plus sign")]
+    crowd = tuple(replace(ring, sub=long_names[k % 2], colour=k, cell=k) for k in range(1, 4))
+    busy = replace(scene, objects=(replace(disc, sub=long_names[0]),) + crowd, background=2)
+    caption = scene_short_caption(busy)  # everything that can give way has to: 19 words
+    assert caption == (
+        "A red upside-down t shape with orange thin plus sign, yellow upside-down t shape and "
+        "green thin plus sign."
+    )
+    two = replace(busy, objects=busy.objects[:3])  # only "on a pale blue background" shortens
+    assert scene_short_caption(two).endswith(" and a yellow upside-down t shape on pale blue.")
+
+
+def test_prompts_follow_the_short_caption_wording():
+    assert 4 <= len(PROMPT_TEMPLATES) <= 6
+    for level in (1, 2, 3):
+        for name, prompts in zeroshot_prompts(level).items():
+            assert len(prompts) == len(PROMPT_TEMPLATES)
+            for prompt in prompts:
+                assert prompt.count(name) == 1 and prompt.endswith(".")
+                assert not re.search(r"\bA [aeiou]|\bAn [^aeiou]", prompt), prompt
+    matched = 0
+    for index in range(300):
+        sample = World(0, 32).sample(index)
+        level = sample.meta["name_level"]
+        main = sample.meta["objects"][0]
+        words = sample.short_caption.split()
+        if words[1] != main["size"]:
+            continue  # the size word gave way in this caption
+        drop = {main["colour"], main["pattern"]}
+        stem = " ".join(words[:2] + [w for w in words[2:4] if w not in drop] + words[4:])
+        name = class_names(level)[sample.meta["labels"][level - 1]]
+        assert any(
+            stem.startswith(p[:-1] + " ") or stem == p for p in zeroshot_prompts(level)[name]
+        )
+        matched += 1
+    assert matched >= 200, matched

@@ -188,7 +188,7 @@ def stack_seeds(logs: Sequence[Sequence[Mapping[str, Any]]], key: str) -> SeedSu
 
 def seed_logs(scale: str, study: str, variant: str) -> dict[int, list[dict[str, Any]]]:
     """Training logs of every finished seed of a study run: ``{seed: records}``."""
-    from paperlib.study import finished_seeds, load_log
+    from paperlib.study.reader import finished_seeds, load_log
 
     return {seed: load_log(scale, study, variant, seed)
             for seed in finished_seeds(scale, study, variant)}  # fmt: skip

@@ -1,4 +1,4 @@
-"""Robust image loading: every image comes back RGB, or is skipped and counted (issue 5).
+"""Robust image loading: every image comes back RGB, or is skipped and counted.
 
 Greyscale, CMYK, palette, 16-bit and alpha images are converted to RGB; unreadable or
 truncated files are skipped and recorded in a :class:`LoadReport` with their path and the

@@ -1,29 +1,51 @@
-"""The procedural hierarchical world: images of 1-4 shapes with exact ground truth (issue 5).
+"""The procedural hierarchical world: images of 1-4 shapes with exact ground truth.
 
 Every sample is a pure function of ``(seed, index)`` (``numpy.random.default_rng([seed,
-index])``, no global RNG). A scene holds 1-4 objects, each in its own cell of a 3x3 grid, on a
-light textured background. Each object has a 3-level taxonomy (super-category -> category ->
-sub-category, 4 x 3 x 2 = 24 shapes that stay distinct at 32-64 px) and attributes: colour
-(10), size (3), pattern (4) and position (9). Objects are sorted by size, largest first; object
-0 is the *main* object. Colours are distinct within an image, so "the red ring" is unambiguous.
+index])``, one ``rng.random`` draw, no global RNG). A scene holds 1-4 objects, each in its own
+cell of a 3x3 grid, on a light textured background. Each object has a 3-level taxonomy
+(super-category -> category -> sub-category, 4 x 3 x 2 = 24 shapes that stay distinct at 32-64
+px) and attributes: colour (10), size (3), pattern (4) and position (9). Object 0 is the *main*
+object (the zero-shot label): medium-sized or large, and strictly larger than every other
+object, so the label is never ambiguous. Colours are distinct within an image, so "the red
+ring" is unambiguous. Each scene also draws a naming level (``Scene.name_level``: 3
+sub-category with probability 1/2, 2 category and 1 super-category with 1/4 each): the level at
+which its short caption names the main object, as COCO captions say "a dog" or "a terrier".
 
 Texts (all generated from the scene, never from pixels):
 
+- ``short_caption`` (:func:`scene_short_caption`): a COCO-like one-liner, e.g. "A large red
+  striped disc next to a blue ring on a beige background." or "A medium-sized green polygon
+  with a pink arch, a black tall bar and a cyan ring on a cream background.": the main object's
+  size, colour, pattern (unless plain) and name at ``name_level``, every other object's colour
+  and sub-category, the background colour. At most 20 words: when longer, parts give way in the
+  order of ``SHORT_CAPTION_DROPS``.
 - ``caption``: a DOCCI-like description, sentences ordered general -> specific (main object's
   super-category and the background colour; its category and sub-category; what that
-  sub-category looks like; its size, colour, pattern; its position; the object count; each other
-  object, then its relation to the main object; the background texture); 60-150 words. ``short_caption`` is its
-  first sentence. ``segments``: cumulative sentence prefixes (all of them, or ``num_segments``
-  evenly cut ones - the papers leave the cut open, SPEC §1.3).
+  sub-category looks like; its size, colour, pattern; its position; the object count; each
+  other object, then its relation to the main object; the background texture); 60-150 words.
+  ``segments``: its cumulative sentence prefixes (all of them, or ``num_segments`` evenly cut
+  ones - the papers leave the cut open, SPEC §1.3).
 - ``chain`` (HierarCaps-like, 4 levels): 1 "a <super-category>", 2 "a <category>",
   3 "a <colour> <sub-category>", 4 "a <colour> <pattern> <sub-category> <relation> a <colour>
   <sub-category>" (or "... in the <position>" for single-object scenes). ``meta["chain_facts"]``
   holds the ground-truth facts each level asserts; level i+1's facts contain level i's.
 - ``boxes``: one crop per object (phrase "a <colour> <pattern> <sub-category>") and one
-  near-full-image crop (phrase = the short caption), the case ARGENT's intra weight targets.
+  near-full-image crop (phrase = the short caption, lower-case first letter, no final period),
+  the case ARGENT's intra weight targets.
 - ``meta``: the object list with attributes and xyxy boxes, the background, taxonomy labels,
-  noise sentences irrelevant to the image (for SSI) and a COLA-style query that swaps the
-  colours of two objects (:meth:`World.cola_pair` renders the matching swapped image).
+  the naming level, noise sentences irrelevant to the image (for SSI) and a COLA-style query
+  that swaps the colours of two objects (:meth:`World.cola_pair` renders the matching swapped
+  image).
+
+Zero-shot prompts (:func:`zeroshot_prompts`) use the short caption's grammar: the class name
+where the caption names the main object, after "A" and a size word. A prompt cannot know the
+colour, pattern, other objects or background, so it leaves them out; the two possible size
+words of a main object are spread over the ensemble (``PROMPT_TEMPLATES``: "A large {}.",
+"A medium-sized {}.", "A large {} on a background.", "A medium-sized {} on a background.",
+"A {} next to other shapes.").
+
+Reference scorers for the COLA pairs (random, bag of words, attribute binding) live in
+:mod:`paperlib.data.cola_baselines`.
 """
 
 from __future__ import annotations
@@ -158,12 +180,14 @@ NOISE_SENTENCES: tuple[str, ...] = (
     "Bees visit thousands of flowers in a single day.",
     "The lecture on ancient history was fully booked.",
 )
+# zero-shot prompts in the short caption's grammar; colour, pattern and the other objects are
+# left out, the size word (the main object is medium-sized or large) is spread over the ensemble
 PROMPT_TEMPLATES: tuple[str, ...] = (
-    "a picture of a {}.",
-    "a drawing of a {}.",
-    "a {} on a plain background.",
-    "an image showing a {}.",
-    "a simple {}.",
+    "A large {}.",
+    "A medium-sized {}.",
+    "A large {} on a background.",
+    "A medium-sized {} on a background.",
+    "A {} next to other shapes.",
 )
 
 
@@ -188,12 +212,14 @@ class WorldObject:
 
 @dataclass(frozen=True)
 class Scene:
-    """What an image shows: objects (main object first) and the background."""
+    """What an image shows: objects (the strictly largest, main object first), the background,
+    and the taxonomy level (1-3) at which the short caption names the main object."""
 
     objects: tuple[WorldObject, ...]
     background: int
     texture: int
     noise: tuple[int, ...]
+    name_level: int = 3  # taxonomy level at which the short caption names the main object
 
 
 def draw_scene(seed: int, index: int, min_objects: int = 1, max_objects: int = 4) -> Scene:
@@ -203,27 +229,29 @@ def draw_scene(seed: int, index: int, min_objects: int = 1, max_objects: int = 4
             f"need 1 <= min_objects <= max_objects <= 4, got {min_objects}, {max_objects}"
         )
     rng = np.random.default_rng([seed, index])
-    r = rng.random(34 + len(NOISE_SENTENCES))  # one draw; slices below are independent
+    r = rng.random(35 + len(NOISE_SENTENCES))  # one draw; slices below are independent
     n = min_objects + int(r[0] * (max_objects - min_objects + 1))
     cells = np.argsort(r[1:10])[:n]
-    colours = np.argsort(r[10:20])[:n]  # 10 colours, distinct within an image
+    colours = np.argsort(r[10 : 10 + len(COLOURS)])[:n]  # distinct within an image
     attrs = r[20:32].reshape(4, 3)  # per object: sub-category, size, pattern
-    objects = [
+    main_size = 1 + int(attrs[0, 1] * 2)  # medium or large; every other object is smaller
+    sizes = [main_size] + [int(attrs[k, 1] * main_size) for k in range(1, n)]
+    objects = tuple(
         WorldObject(
             sub=int(attrs[k, 0] * len(SUBCATEGORIES)),
             colour=int(colours[k]),
-            size=int(attrs[k, 1] * len(SIZES)),
+            size=sizes[k],
             pattern=int(attrs[k, 2] * len(PATTERNS)),
             cell=int(cells[k]),
         )
         for k in range(n)
-    ]
-    objects.sort(key=lambda o: -o.size)  # stable: main object is one of the largest
+    )
     return Scene(
-        objects=tuple(objects),
+        objects=objects,
         background=int(r[32] * len(BACKGROUNDS)),
         texture=int(r[33] * len(TEXTURES)),
-        noise=tuple(int(i) for i in np.argsort(r[34:])[:3]),
+        noise=tuple(int(i) for i in np.argsort(r[35:])[:3]),
+        name_level=3 if r[34] < 0.5 else 2 if r[34] < 0.75 else 1,
     )
 
 
@@ -321,9 +349,12 @@ def object_box(obj: WorldObject, image_size: int) -> tuple[int, int, int, int]:
 def _patch(sub: int, colour: int, pattern: int, side: int) -> tuple[np.ndarray, np.ndarray]:
     """Cached (mask (side, side, 1), rgb (side, side, 3)) of one coloured, patterned shape."""
     mask = shape_mask(sub, side)
+    dark = pattern_mask(pattern, side)
+    if not (mask & ~dark).any():  # the pattern would hide the colour: use the other squares
+        dark = ~dark
     rgb = np.empty((side, side, 3), dtype=np.uint8)
     rgb[:] = COLOURS[colour][1]
-    rgb[pattern_mask(pattern, side)] = shade(COLOURS[colour][1])
+    rgb[dark] = shade(COLOURS[colour][1])
     return mask[:, :, None], rgb
 
 
@@ -425,6 +456,60 @@ def scene_sentences(scene: Scene) -> list[str]:
     return sentences
 
 
+# what gives way in the short caption, in this order, until it fits in MAX_SHORT_WORDS words:
+# "on a beige background" becomes "on beige", then the main object's pattern and size words go,
+# then the background, then the other objects' articles (with all of these gone, the longest
+# scene - four objects with three-word names - takes 19 words)
+SHORT_CAPTION_DROPS: tuple[str, ...] = (
+    "background word",
+    "pattern",
+    "size",
+    "background",
+    "articles",
+)
+MAX_SHORT_WORDS = 20
+
+
+def _listing(items: list[str]) -> str:
+    """Join as 'x', 'x and y' or 'x, y and z'."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _short_caption(scene: Scene, drop: tuple[str, ...]) -> str:
+    """The short caption without the parts named in ``drop`` (see SHORT_CAPTION_DROPS)."""
+    main, others = scene.objects[0], scene.objects[1:]
+    level = scene.name_level
+    name = class_names(level)[(main.super, main.category, main.sub)[level - 1]]
+    words = [
+        "" if "size" in drop else SIZES[main.size],
+        COLOURS[main.colour][0],
+        "" if "pattern" in drop or main.pattern == 0 else PATTERNS[main.pattern],
+        name,
+    ]
+    words = [w for w in words if w]
+    text = f"{_article(words[0]).capitalize()} {' '.join(words)}"
+    if others:
+        names = [_name(o) for o in others]
+        if "articles" not in drop:
+            names = [f"{_article(n)} {n}" for n in names]
+        text += f" {'next to' if len(others) == 1 else 'with'} {_listing(names)}"
+    bg = BACKGROUNDS[scene.background][0]
+    if "background" not in drop:
+        text += f" on {bg}" if "background word" in drop else f" on {_article(bg)} {bg} background"
+    return text + "."
+
+
+def scene_short_caption(scene: Scene) -> str:
+    """COCO-like one-line caption: the main object (size, colour, pattern, name at the scene's
+    ``name_level``), every other object (colour, sub-category), the background colour; at most
+    MAX_SHORT_WORDS words (SHORT_CAPTION_DROPS says what gives way)."""
+    for k in range(len(SHORT_CAPTION_DROPS) + 1):
+        text = _short_caption(scene, SHORT_CAPTION_DROPS[:k])
+        if len(text.split()) <= MAX_SHORT_WORDS:
+            break
+    return text
+
+
 def scene_chain(scene: Scene) -> tuple[list[str], list[dict[str, str]]]:
     """The 4-level chain and the facts each level asserts (level i's facts within level i+1's)."""
     main, others = scene.objects[0], scene.objects[1:]
@@ -488,8 +573,12 @@ def zeroshot_prompts(level: int) -> dict[str, list[str]]:
     """Prompts per class name at ``level``, from PROMPT_TEMPLATES (article-corrected)."""
     out = {}
     for name in class_names(level):
+        right = f"{_article(name)} {name}"
+        fixes = ((f"a {name}", right), (f"A {name}", right.capitalize()))
         prompts = [t.format(name) for t in PROMPT_TEMPLATES]
-        out[name] = [p.replace(f"a {name}", f"{_article(name)} {name}") for p in prompts]
+        for wrong, fixed in fixes:
+            prompts = [p.replace(wrong, fixed) for p in prompts]
+        out[name] = prompts
     return out
 
 
@@ -549,13 +638,15 @@ class World:
         chain, facts = scene_chain(scene)
         boxes = [self._crop(pixels, object_box(obj, size), _phrase(obj)) for obj in scene.objects]
         m = max(1, round(self.near_full_margin * size))
-        boxes.append(self._crop(pixels, (m, m, size - m, size - m), sentences[0][:-1].lower()))
+        short = scene_short_caption(scene)
+        near_full = short[0].lower() + short[1:-1]
+        boxes.append(self._crop(pixels, (m, m, size - m, size - m), near_full))
         main = scene.objects[0]
         return Sample(
             id=sample_id,
             image=Image.fromarray(pixels),
             caption=" ".join(sentences),
-            short_caption=sentences[0],
+            short_caption=short,
             segments=cumulative_segments(sentences, self.num_segments),
             chain=chain,
             boxes=boxes,
@@ -565,6 +656,7 @@ class World:
                 "background": BACKGROUNDS[scene.background][0],
                 "texture": TEXTURES[scene.texture],
                 "labels": [main.super, main.category, main.sub],
+                "name_level": scene.name_level,
                 "chain_facts": facts,
                 "noise_sentences": [NOISE_SENTENCES[i] for i in scene.noise],
                 "cola": scene_cola_query(scene),

@@ -44,7 +44,7 @@ class ModelConfig:
     context_length: int = 77
     long_text: Literal["stretch", "residual"] = "residual"
     keep: int = 20
-    logit_scale_init: float | None = None  # HiMo resets it to ln 100 (SPEC §1.1); None keeps it
+    logit_scale_init: float | None = None  # HiMo, Long-CLIP reset it to ln 100; None keeps it
     curv_init: float = 1.0  # hyperbolic methods (SPEC §2.2)
     learn_curv: bool = True
 
@@ -67,13 +67,16 @@ class LossConfig:
     """Loss options of every method; each method reads the keys it needs (SPEC §1.1, §2.2-2.4)."""
 
     label_smoothing: float = 0.0
-    # HiMo (MoLo / HiDe)
+    # HiMo (MoLo / HiDe); ``scope`` also places Long-CLIP's PCA (global batch or per rank)
     tau: float = 0.9
     lam: float = 1.0
     scope: Literal["global", "local"] = "global"
     detach: bool = False
     renormalize: bool = False
     fixed_m: int | None = None
+    # Long-CLIP: total = (1 - short_weight)·long + short_weight·short; PCM keeps pcm_dim components
+    pcm_dim: int = 32
+    short_weight: float = 0.5
     # MERU / HyCoCLIP
     entail_weight: float = 0.2
     eta_inter: float = 0.7
@@ -102,7 +105,7 @@ class OptimConfig:
     warmup_steps: int = 0
     min_lr_ratio: float = 0.0
     max_grad_norm: float | None = None
-    decay_logit_scale: bool = False  # HiMo's reference weight-decays logit_scale (SPEC §1.1)
+    decay_logit_scale: bool = False  # HiMo's, Long-CLIP's references decay logit_scale
 
 
 @dataclass
@@ -150,26 +153,28 @@ SECTIONS: dict[str, type] = {
 
 _MERU_OPTIM = {"lr": 5e-4, "weight_decay": 0.2, "betas": (0.9, 0.98), "warmup_steps": 4000}
 
+# Long-CLIP's and HiMo's fine-tuning of a converged CLIP on long captions (SPEC §1.2)
+_LONG_TEXT_MODEL = {"context_length": 248, "long_text": "residual", "logit_scale_init": LOGIT_SCALE_MAX}
+_LONG_TEXT_OPTIM = {"lr": 1e-6, "weight_decay": 0.01, "betas": (0.9, 0.999), "warmup_steps": 200,
+                    "decay_logit_scale": True}  # fmt: skip
+
 METHOD_DEFAULTS: dict[str, dict[str, dict[str, Any]]] = {
     # Global InfoNCE only, open_clip/MERU's CLIP baseline optimiser.
     "clip": {"optim": dict(_MERU_OPTIM)},
-    # Long-CLIP-style baseline: 248-token residual positions, plain InfoNCE on long captions
-    # (Long-CLIP's short-caption/PCA-of-image term is not included), Long-CLIP's optimiser.
+    # Long-CLIP: 248-token residual positions, InfoNCE on long captions plus primary component
+    # matching (32 components of the image batch vs short captions), label smoothing 0.1, and
+    # Long-CLIP's training script: logit scale reset to ln 100, AdamW decaying it too.
+    # loss.short_weight=0 gives plain InfoNCE on long captions.
     "longclip": {
-        "model": {"context_length": 248, "long_text": "residual"},
-        "optim": {"lr": 1e-6, "weight_decay": 0.01, "betas": (0.9, 0.999), "warmup_steps": 200},
+        "model": dict(_LONG_TEXT_MODEL),
+        "loss": {"label_smoothing": 0.1, "pcm_dim": 32, "short_weight": 0.5, "scope": "global"},
+        "optim": dict(_LONG_TEXT_OPTIM),
     },
     # HiMo-CLIP (SPEC §1.1-1.2).
     "himo": {
-        "model": {"context_length": 248, "long_text": "residual", "logit_scale_init": LOGIT_SCALE_MAX},
+        "model": dict(_LONG_TEXT_MODEL),
         "loss": {"label_smoothing": 0.1, "tau": 0.9, "lam": 1.0, "scope": "global"},
-        "optim": {
-            "lr": 1e-6,
-            "weight_decay": 0.01,
-            "betas": (0.9, 0.999),
-            "warmup_steps": 200,
-            "decay_logit_scale": True,
-        },
+        "optim": dict(_LONG_TEXT_OPTIM),
     },
     # MERU (SPEC §2.2).
     "meru": {"optim": dict(_MERU_OPTIM), "loss": {"entail_weight": 0.2}},
@@ -363,6 +368,9 @@ def validate(config: Config) -> Config:
         raise ConfigError("loss.adaent_normalize: 'weighted' needs loss.adaent_placement=outside")
     if lo.fixed_m is not None:
         _check_positive(lo.fixed_m, "loss.fixed_m")
+    _check_positive(lo.pcm_dim, "loss.pcm_dim")
+    if not 0.0 <= lo.short_weight <= 1.0:
+        raise ConfigError(f"loss.short_weight: expected [0, 1], got {lo.short_weight}")
     for key in ("lam", "entail_weight", "gamma1", "gamma2", "eta_inter", "eta_intra"):
         _check_positive(getattr(lo, key), f"loss.{key}", allow_zero=True)
     _check_positive(o.lr, "optim.lr")

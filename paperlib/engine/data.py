@@ -151,11 +151,27 @@ def build_dataset(
     raise ValueError(f"data.dataset: unknown dataset {data.dataset!r}")
 
 
-class Collate:
-    """Batch items and tokenise: ``image``, ``text`` and (with boxes) ``box_image``, ``box_text``."""
+def longclip_short_caption(caption: str) -> str:
+    """Long-CLIP's short caption of a long one: its first sentence, the text before the first
+    ". " once newlines are spaces (the reference's ShareGPT4V loader; no final period)."""
+    return caption.replace("\n", " ").split(". ")[0]
 
-    def __init__(self, tokenizer: Callable, caption: str = "caption", boxes: bool = False) -> None:
+
+def short_captions(batch: dict[str, Any]) -> list[str]:
+    """Each item's ``short_caption``, or :func:`longclip_short_caption` of its ``caption`` where
+    it has none (ShareGPT4V, shards without one)."""
+    shorts = batch.get("short_caption") or [""] * len(batch["caption"])
+    return [s or longclip_short_caption(c) for s, c in zip(shorts, batch["caption"])]
+
+
+class Collate:
+    """Batch items and tokenise: ``image``, ``text``, (with boxes) ``box_image``, ``box_text``,
+    and (with ``short_text``, Long-CLIP) ``short_text`` from :func:`short_captions`."""
+
+    def __init__(self, tokenizer: Callable, caption: str = "caption", boxes: bool = False,
+                 short_text: bool = False) -> None:  # fmt: skip
         self.tokenizer, self.caption, self.boxes = tokenizer, caption, boxes
+        self.short_text = short_text
 
     def __call__(self, items: list[dict[str, Any] | None]) -> dict[str, torch.Tensor]:
         batch = collate_samples(items)
@@ -163,6 +179,8 @@ class Collate:
         if self.boxes:
             out["box_image"] = batch["box_image"]
             out["box_text"] = self.tokenizer(batch["box_phrase"])
+        if self.short_text:
+            out["short_text"] = self.tokenizer(short_captions(batch))
         return out
 
 
@@ -177,7 +195,9 @@ def build_loader(
 ) -> DataLoader:
     """A DataLoader yielding this rank's local batches from ``start_step`` to ``train.steps``."""
     t = config.train
-    collate = Collate(tokenizer, config.data.caption, boxes=config.method in BOX_METHODS)
+    short = config.method == "longclip" and config.loss.short_weight > 0  # Long-CLIP's PCM term
+    collate = Collate(tokenizer, config.data.caption, boxes=config.method in BOX_METHODS,
+                      short_text=short)  # fmt: skip
     common = {"collate_fn": collate, "num_workers": config.data.num_workers}
     if isinstance(dataset, IterableDataset):
         local = t.batch_size // world_size

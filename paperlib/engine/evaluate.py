@@ -42,7 +42,7 @@ from torch import Tensor
 from paperlib.engine.config import build_config
 from paperlib.engine.methods import build_module, input_size
 from paperlib.metrics import composition, hierarchy, monotonicity, results, retrieval, zeroshot
-from paperlib.metrics.scores import pairwise_scores
+from paperlib.metrics.scores import paired_scores, pairwise_scores
 
 WORLD_BENCHMARKS = (
     "world-long",
@@ -197,9 +197,9 @@ def world_embeddings(embed: Embedder, size: int, seed: int, image_size: int) -> 
 
 def world_short_captions(seed: int, size: int) -> list[str]:
     """The short captions of world samples ``0..size-1`` (texts only, nothing rendered)."""
-    from paperlib.data.world import draw_scene, scene_sentences
+    from paperlib.data.world import draw_scene, scene_short_caption
 
-    return [scene_sentences(draw_scene(seed, i))[0] for i in range(size)]
+    return [scene_short_caption(draw_scene(seed, i)) for i in range(size)]
 
 
 def hierarcaps_embeddings(embed: Embedder, root: str | Path, limit: int | None) -> dict[str, Any]:
@@ -407,15 +407,6 @@ def real_metrics(
 # --------------------------------------------------------------------------- scores & metrics
 
 
-def paired_scores(geometry: str, curv: float, image: Tensor, text: Tensor) -> Tensor:
-    """Score of row i of ``image`` with row i of ``text`` (..., dim) -> (...)."""
-    if geometry == "euclidean":
-        return torch.nn.functional.cosine_similarity(image, text, dim=-1)
-    from paperlib.geometry.lorentz import paired_dist
-
-    return -paired_dist(image, text, curv)
-
-
 def _retrieval(
     geometry: str, curv: float, image: Tensor, text: Tensor, positive: Tensor | None = None
 ) -> dict[str, float]:
@@ -494,6 +485,12 @@ def world_metrics(
             pool = min(100, len(emb["roots"]) - 1)
             pairs = hierarchy.build_pep_pairs(emb["roots"], 4, pool_size=pool)
             out.update(hierarchy.pep_metrics(image, emb["chain"], pairs, curv))
+            levels = emb["chain"].shape[1]
+            for level in range(levels):
+                at_level = hierarchy.pep_pairs_at_level(pairs, level)
+                metrics = hierarchy.pep_metrics(image, emb["chain"], at_level, curv)
+                out.update({f"{k}_L{level + 1}": v for k, v in metrics.items()})
+            out["pep_auc_finest"], out["pep_ap_finest"] = out[f"pep_auc_L{levels}"], out[f"pep_ap_L{levels}"]
         return {benchmark: out}
     raise ValueError(f"unknown benchmark {benchmark!r}; expected one of {list(BENCHMARKS)}")
 

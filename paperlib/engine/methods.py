@@ -4,8 +4,11 @@ The split lets the loop run ``forward`` under DDP/autocast and the loss in float
 (gathered) features, and lets gradient accumulation cache features (see ``engine.train``).
 
 - ``clip``: global InfoNCE (``losses.contrastive.infonce_loss``).
-- ``longclip``: the same loss on long captions with Long-CLIP's 248-token residual text
-  positions (a baseline: Long-CLIP's extra short-caption term is not included).
+- ``longclip``: Long-CLIP's method (``losses.longclip.longclip_loss``) with its 248-token
+  residual text positions: InfoNCE on long captions plus primary component matching (the
+  image batch's first ``loss.pcm_dim`` principal components vs short captions), weighted by
+  ``loss.short_weight``; logged as ``long`` and ``short``. ``short_weight=0`` is plain
+  InfoNCE on long captions (short captions are then neither tokenised nor encoded).
 - ``himo``: MoLo with HiDe (``losses.himo.molo_loss``), SPEC §1.1.
 - ``meru``, ``hycoclip``, ``argent``: the Lorentz model of ``models.hyperbolic`` and the
   losses of ``losses.entailment`` (SPEC §2.2-2.4).
@@ -23,6 +26,7 @@ from paperlib.engine.config import BOX_METHODS, Config, LossConfig
 from paperlib.losses.contrastive import infonce_loss
 from paperlib.losses.entailment import argent_loss, hycoclip_loss, meru_loss
 from paperlib.losses.himo import molo_loss
+from paperlib.losses.longclip import longclip_loss
 from paperlib.metrics.diagnostics import aperture_diagnostics
 from paperlib.models import LOGIT_SCALE_MAX
 from paperlib.models.clip import create_model, encode_image, encode_text
@@ -54,7 +58,8 @@ def _decay_groups(
 
 
 class EuclideanModule(nn.Module):
-    """An open_clip CLIP trained with InfoNCE (``clip``, ``longclip``) or MoLo (``himo``)."""
+    """An open_clip CLIP trained with InfoNCE (``clip``), Long-CLIP's loss (``longclip``) or
+    MoLo (``himo``)."""
 
     inputs = ("image", "text")
 
@@ -67,11 +72,14 @@ class EuclideanModule(nn.Module):
         return self.clip.logit_scale
 
     def forward(self, batch: dict[str, Tensor]) -> dict[str, Tensor]:
-        """{"image": (batch, dim), "text": (batch, dim)}, both L2-normalised."""
-        return {
-            "image": encode_image(self.clip, batch["image"]),
-            "text": encode_text(self.clip, batch["text"]),
-        }
+        """{"image": (batch, dim), "text": (batch, dim)} and, when the batch has short captions
+        (``longclip``), "short_text" (encoded with the long ones in one call); L2-normalised."""
+        image = encode_image(self.clip, batch["image"])
+        if "short_text" not in batch:
+            return {"image": image, "text": encode_text(self.clip, batch["text"])}
+        n = batch["text"].shape[0]
+        texts = encode_text(self.clip, torch.cat([batch["text"], batch["short_text"]]))
+        return {"image": image, "text": texts[:n], "short_text": texts[n:]}
 
     geometry = "euclidean"
 
@@ -89,6 +97,8 @@ class EuclideanModule(nn.Module):
             self.clip.logit_scale,
             self.loss_cfg,
         )
+        if self.method == "longclip":
+            return self._longclip_loss(features)
         if self.method != "himo":
             loss = infonce_loss(img, txt, scale, lo.label_smoothing)
             return LossResult(loss, {"contrastive": loss})
@@ -101,6 +111,21 @@ class EuclideanModule(nn.Module):
             {"global": out.global_loss, "comp": out.comp_loss},
             {"hide_m": float(out.m), "hide_explained_variance": out.explained_variance},
         )
+
+    def _longclip_loss(self, features: dict[str, Tensor]) -> LossResult:
+        """Long-CLIP's loss: terms ``long`` and ``short`` (only ``long`` at short_weight 0)."""
+        lo, scale = self.loss_cfg, self.clip.logit_scale
+        if lo.short_weight == 0.0:
+            loss = infonce_loss(features["image"], features["text"], scale, lo.label_smoothing)
+            return LossResult(loss, {"long": loss})
+        if "short_text" not in features:
+            raise KeyError("longclip with loss.short_weight > 0 needs short_text in the batch")
+        out = longclip_loss(
+            features["image"], features["text"], features["short_text"], scale,
+            pcm_dim=lo.pcm_dim, label_smoothing=lo.label_smoothing,
+            short_weight=lo.short_weight, scope=lo.scope,
+        )  # fmt: skip
+        return LossResult(out.total, {"long": out.long, "short": out.short})
 
     def param_groups(self, weight_decay: float, decay_logit_scale: bool = False) -> list[dict]:
         names = ("logit_scale",) if decay_logit_scale else ()

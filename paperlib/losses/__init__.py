@@ -1,1 +1,2 @@
-"""Training losses: contrastive (InfoNCE), HiMo-CLIP (HiDe, MoLo), entailment (MERU, HyCoCLIP, ARGENT)."""
+"""Training losses: contrastive (InfoNCE), Long-CLIP (PCM), HiMo-CLIP (HiDe, MoLo), entailment
+(MERU, HyCoCLIP, ARGENT)."""

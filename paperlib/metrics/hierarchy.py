@@ -32,6 +32,7 @@ __all__ = [
     "hierarchical_retrieval",
     "hierarcaps_metrics",
     "pep_metrics",
+    "pep_pairs_at_level",
     "split_chain",
 ]
 
@@ -91,6 +92,16 @@ def build_pep_pairs(
         level += [n_levels - 1] * pool.size
         label += [0] * pool.size
     return PEPPairs(*(np.asarray(v, dtype=int) for v in (image, row, level, label)))
+
+
+def pep_pairs_at_level(pairs: PEPPairs, level: int) -> PEPPairs:
+    """The pairs with positives at chain ``level`` (0-based) only; negatives unchanged.
+
+    Negatives are finest-level captions, so with positives at every level a scorer that
+    orders captions by generality alone separates them; positives at the finest level
+    (``level = n_levels − 1``) make PEP depend on the image."""
+    keep = (pairs.label == 0) | (pairs.level == level)
+    return PEPPairs(pairs.image[keep], pairs.row[keep], pairs.level[keep], pairs.label[keep])
 
 
 def pep_metrics(

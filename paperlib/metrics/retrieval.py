@@ -33,7 +33,7 @@ def text_to_image_index(num_images: int, captions_per_image: int = 1) -> Tensor:
     return torch.arange(num_images * captions_per_image) // captions_per_image
 
 
-def _positive_ranks(scores: Tensor, positive: Tensor, ties: str) -> Tensor:
+def positive_ranks(scores: Tensor, positive: Tensor, ties: str = "pessimistic") -> Tensor:
     """Per row (query): how many negatives score above (or tie, if pessimistic) its best
     positive, ``positive`` marking each row's correct columns."""
     best = scores.masked_fill(~positive, float("-inf")).amax(dim=1)[:, None]
@@ -92,12 +92,12 @@ def retrieval_ranks(
         positive = text_to_image[None, :] == img_ids[start : start + chunk_size, None]
         if not positive.any(dim=1).all():
             raise ValueError("every image needs at least one caption in text_to_image")
-        i2t.append(_positive_ranks(scores, positive, ties))
+        i2t.append(positive_ranks(scores, positive, ties))
     t2i = []
     for start in range(0, n_txt, chunk_size):
         scores = txt[start : start + chunk_size] @ img.T  # (chunk, num_images)
         target = text_to_image[start : start + chunk_size]
-        t2i.append(_positive_ranks(scores, img_ids[None, :] == target[:, None], ties))
+        t2i.append(positive_ranks(scores, img_ids[None, :] == target[:, None], ties))
     empty = torch.zeros(0, dtype=torch.long)
     return (torch.cat(i2t) if i2t else empty), (torch.cat(t2i) if t2i else empty)
 
@@ -165,6 +165,6 @@ def retrieval_metrics_from_scores(
     if not positive.any(1).all() or not positive.any(0).all():
         raise ValueError("every image and every text needs at least one positive")
     scores = scores.float()
-    i2t = _positive_ranks(scores, positive, ties)
-    t2i = _positive_ranks(scores.T, positive.T, ties)
+    i2t = positive_ranks(scores, positive, ties)
+    t2i = positive_ranks(scores.T, positive.T, ties)
     return _recalls(i2t, t2i, ks)

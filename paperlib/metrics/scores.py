@@ -8,9 +8,9 @@ from typing import Literal
 import torch.nn.functional as F
 from torch import Tensor
 
-from paperlib.geometry.lorentz import pairwise_dist
+from paperlib.geometry.lorentz import paired_dist, pairwise_dist
 
-__all__ = ["Geometry", "pairwise_scores"]
+__all__ = ["Geometry", "paired_scores", "pairwise_scores"]
 
 Geometry = Literal["euclidean", "hyperbolic"]
 
@@ -27,3 +27,12 @@ def pairwise_scores(
     if curv is None:
         raise ValueError("geometry='hyperbolic' needs curv")
     return -pairwise_dist(image_features, text_features, curv)
+
+
+def paired_scores(
+    geometry: Geometry, curv: float | Tensor | None, image: Tensor, text: Tensor
+) -> Tensor:
+    """Score of row i of ``image`` with row i of ``text`` (..., dim) -> (...), same rule."""
+    if geometry == "euclidean":
+        return F.cosine_similarity(image.float(), text.float(), dim=-1)
+    return -paired_dist(image, text, curv)

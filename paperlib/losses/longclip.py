@@ -1,0 +1,129 @@
+"""Long-CLIP's training loss: long-caption InfoNCE plus primary component matching (PCM).
+
+Long-CLIP (Zhang et al., 2024) fine-tunes CLIP on long captions with two symmetric InfoNCE
+terms that share the logit scale:
+
+- long: image features against the long captions' text features;
+- short: the image features reduced to their first k principal components of the batch
+  (:func:`pca_reconstruct`, k = 32) against the short captions' text features.
+
+Where each input is normalised (as in the reference code): image, long- and short-text
+features are L2-normalised first; the PCA runs on the *normalised* image batch, and its
+reconstruction is used as it comes out, without normalising it again. Both terms use
+label smoothing 0.1. The reference sums the two terms; here ``total = (1 − w)·long + w·short``
+with the short weight ``w`` (0.5 is half the reference's sum: the same AdamW steps, up to
+AdamW's eps; 0 is plain InfoNCE on long captions).
+
+Under ``torch.distributed`` the features are gathered with gradient (``all_gather_with_grad``)
+and the loss is computed on the global batch. ``scope="global"`` runs the PCA on the gathered
+image batch; ``scope="local"`` runs it on each rank's own batch before gathering, as the
+reference does. Both are the same outside ``torch.distributed``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from paperlib.losses.contrastive import (
+    all_gather_with_grad,
+    clip_logits,
+    infonce_loss,
+    symmetric_cross_entropy,
+)
+
+SCOPES = ("global", "local")
+
+
+@dataclass
+class LongCLIPOutput:
+    """Output of :func:`longclip_loss`: ``total = (1 − short_weight)·long + short_weight·short``."""
+
+    total: Tensor
+    long: Tensor
+    short: Tensor
+
+
+def pca_reconstruct(features: Tensor, k: int) -> Tensor:
+    """Long-CLIP's PCM: ``(X − μ) V_k V_kᵀ + μ`` for a (batch, dim) batch X.
+
+    μ is the batch mean and V_k (dim, k) the top-k right singular vectors of the centred
+    batch (``torch.linalg.svd``). When k ≥ min(batch, dim) the projection is the identity
+    (k is at least the rank) and the input comes back unchanged. Differentiable (through
+    the SVD: well defined when the singular values are distinct). Runs in float32 (float64
+    for float64 input) with autocast off; returns the input dtype.
+    """
+    if features.ndim != 2:
+        raise ValueError(f"features must be (batch, dim); got shape {tuple(features.shape)}")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a positive int; got {k!r}")
+    if k >= min(features.shape):
+        return features
+    work = torch.float64 if features.dtype == torch.float64 else torch.float32
+    with torch.autocast(features.device.type, enabled=False):
+        x = features.to(work)
+        mean = x.mean(dim=0, keepdim=True)
+        centred = x - mean
+        _, _, vh = torch.linalg.svd(centred, full_matrices=False)
+        v_k = vh[:k].T  # (dim, k)
+        out = (centred @ v_k) @ v_k.T + mean
+    return out.to(features.dtype)
+
+
+def _validate(
+    image: Tensor,
+    long_text: Tensor,
+    short_text: Tensor,
+    pcm_dim: int,
+    short_weight: float,
+    scope: str,
+) -> None:
+    if image.ndim != 2 or image.shape != long_text.shape or image.shape != short_text.shape:
+        raise ValueError(
+            "image, long_text and short_text must share one (batch, dim) shape; got "
+            f"{tuple(image.shape)}, {tuple(long_text.shape)}, {tuple(short_text.shape)}"
+        )
+    if isinstance(pcm_dim, bool) or not isinstance(pcm_dim, int) or pcm_dim < 1:
+        raise ValueError(f"pcm_dim must be a positive int; got {pcm_dim!r}")
+    if not 0.0 <= short_weight <= 1.0:
+        raise ValueError(f"short_weight must be in [0, 1]; got {short_weight}")
+    if scope not in SCOPES:
+        raise ValueError(f"scope must be one of {SCOPES}; got {scope!r}")
+
+
+def longclip_loss(
+    image: Tensor,
+    long_text: Tensor,
+    short_text: Tensor,
+    logit_scale: Tensor,
+    pcm_dim: int = 32,
+    label_smoothing: float = 0.1,
+    short_weight: float = 0.5,
+    scope: str = "global",
+) -> LongCLIPOutput:
+    """Long-CLIP's loss (module docstring) on (batch, dim) features.
+
+    ``image`` may be unnormalised: it is L2-normalised here, then the PCM runs on the
+    normalised batch (as in the reference). ``long_text`` and ``short_text`` are normalised
+    here as well (a no-op for normalised input). ``logit_scale`` is the *log* of the scale
+    (``clip_logits``), shared by both terms. With ``short_weight=0`` the short term is still
+    computed (for logging) but carries no gradient, and ``total`` is the long term alone.
+    """
+    _validate(image, long_text, short_text, pcm_dim, short_weight, scope)
+    image = F.normalize(image, dim=-1)
+    long_text = F.normalize(long_text, dim=-1)
+    short_text = F.normalize(short_text, dim=-1)
+    long = infonce_loss(image, long_text, logit_scale, label_smoothing)
+    with torch.set_grad_enabled(torch.is_grad_enabled() and short_weight != 0.0):
+        if scope == "local":
+            short = infonce_loss(pca_reconstruct(image, pcm_dim), short_text, logit_scale,
+                                 label_smoothing)  # fmt: skip
+        else:
+            coarse = pca_reconstruct(all_gather_with_grad(image), pcm_dim)
+            logits = clip_logits(coarse, all_gather_with_grad(short_text), logit_scale)
+            short = symmetric_cross_entropy(logits, label_smoothing)
+    total = long if short_weight == 0.0 else (1.0 - short_weight) * long + short_weight * short
+    return LongCLIPOutput(total=total, long=long, short=short)

@@ -1,0 +1,144 @@
+"""Per-item values of the world benchmarks: one number per test item whose mean is the metric.
+
+The study's intervals resample test items (a bootstrap over the held-out set, SPEC §1.3 and
+§2.4 metrics), so every metric that a claim tests is written here as a vector over items:
+
+- retrieval: ``hit@k`` per image query (I2T) or text query (T2I), pessimistic ties;
+- HiMo@2 / HiMo@3: 1 when an image's scores strictly rise over its 2 / 3 segments;
+- HiMo@K: the image's Pearson ρ(k, s_k) over all its sentence prefixes (``himoK``), or over
+  exactly K cumulative segments (``himoK4``, ``himoK7``, ``himoK10``: images with ≥ K sentences,
+  segments cut by ``paperlib.segments``);
+- SSI: ``100 · |s_noisy − s| / |s|`` per image;
+- COLA: 1 when both captions of a pair pick their own image;
+- zero-shot: 1 when the top-1 class is the image's label, per taxonomy level;
+- PEP: per image, the fraction of (positive, negative) caption pairs ordered correctly by
+  ``1 − 2φ/π`` (the Mann-Whitney AUC of that image; ties count ½; ``p_Ent`` without its clamp
+  at 0, which orders pairs the same wherever ``p_Ent > 0`` and would otherwise tie every pair
+  beyond the right angle — our choice), with the image's positives at
+  one chain level (``pep_auc_L1`` .. ``pep_auc_L4``; ``pep_auc_finest`` = level 4, the only
+  level that negatives share, so generality alone cannot separate them) or at all levels
+  (``pep_auc_all``, the paper's positives);
+- aperture: 1 when a text's space norm lies below ``2K/√c`` (the half-aperture is undefined).
+
+:func:`item_means` turns them back into the metrics; its values equal the aggregate metrics
+of ``engine.evaluate`` (tested), except PEP, whose pooled AUC is not a mean over images.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from paperlib.geometry.lorentz import aperture_radius, exterior_angle
+from paperlib.metrics import monotonicity, zeroshot
+from paperlib.metrics.composition import cola_correct
+from paperlib.metrics.hierarchy import build_pep_pairs
+from paperlib.metrics.retrieval import positive_ranks, same_text_positives
+from paperlib.metrics.scores import paired_scores, pairwise_scores
+from paperlib.segments import prefix_ends
+
+HIMO_K_CUTS = (4, 7, 10)  # HiMo@K with the caption cut into exactly K cumulative segments
+
+__all__ = ["retrieval_items", "world_items", "item_means", "pep_items"]
+
+
+def retrieval_items(scores: Tensor, positive: Tensor | None = None, ks=(1, 5)) -> dict[str, Any]:
+    """``i2t_hit{k}`` (per image) and ``t2i_hit{k}`` (per text) from an (images, texts) matrix."""
+    if positive is None:
+        positive = torch.eye(scores.shape[0], dtype=torch.bool)
+    i2t = positive_ranks(scores.float(), positive)
+    t2i = positive_ranks(scores.float().T, positive.T)
+    out = {}
+    for k in ks:
+        out[f"i2t_hit{k}"] = (i2t < k).numpy().astype(np.float32)
+        out[f"t2i_hit{k}"] = (t2i < k).numpy().astype(np.float32)
+    return out
+
+
+def _segment_rows(emb: dict[str, Any], geometry: str, curv: float | None) -> list[np.ndarray]:
+    lengths = emb["segments_all_lengths"]
+    flat = paired_scores(
+        geometry, curv, emb["image"].repeat_interleave(lengths, dim=0), emb["segments_all"]
+    )
+    return [p.double().numpy() for p in flat.split(lengths.tolist())]
+
+
+def k_cut_scores(prefix_scores: np.ndarray, k: int) -> np.ndarray:
+    """Scores of the K cumulative segments, picked from the scores of all sentence prefixes."""
+    return prefix_scores[np.asarray(prefix_ends(len(prefix_scores), k)) - 1]
+
+
+def monotonicity_items(emb: dict[str, Any], geometry: str, curv: float | None) -> dict[str, Any]:
+    """HiMo@2, HiMo@3 (strict rise, 0/1), HiMo@K (ρ per image) and SSI per image."""
+    out: dict[str, Any] = {}
+    for k in (2, 3):
+        rows = emb[f"segments{k}_rows"]
+        s = paired_scores(geometry, curv, emb["image"][rows][:, None, :], emb[f"segments{k}"])
+        out[f"himo{k}"] = (100.0 * (s.diff(dim=1) > 0).all(dim=1).double()).numpy()
+    all_rows = _segment_rows(emb, geometry, curv)
+    out["himoK"] = monotonicity.monotonicity_correlations([r for r in all_rows if len(r) > 1])
+    for k in HIMO_K_CUTS:  # the K-cut prefixes are a subset of all sentence prefixes
+        cut = [k_cut_scores(r, k) for r in all_rows if len(r) >= k]
+        out[f"himoK{k}"] = monotonicity.monotonicity_correlations(cut) if cut else np.zeros(0)
+    clean = paired_scores(geometry, curv, emb["image"], emb["caption"]).double()
+    noisy = paired_scores(geometry, curv, emb["image"], emb["noisy_caption"]).double()
+    out["ssi"] = (100.0 * (noisy - clean).abs() / clean.abs()).numpy()
+    return out
+
+
+def pep_items(image: Tensor, chain: Tensor, roots: list[str], curv: float) -> dict[str, Any]:
+    """Per-image PEP AUCs of the unclamped score (see module docstring) over the study's pair rule
+    (``metrics.hierarchy.build_pep_pairs``: 100 finest-level negatives per image)."""
+    pairs = build_pep_pairs(roots, chain.shape[1], pool_size=min(100, len(roots) - 1))
+    parent = chain[torch.as_tensor(pairs.row), torch.as_tensor(pairs.level)]
+    child = image[torch.as_tensor(pairs.image)]
+    scores = (1.0 - 2.0 * exterior_angle(parent, child, curv) / math.pi).double().numpy()
+    n, levels = image.shape[0], chain.shape[1]
+    out = {}
+    for name, keep_level in [("all", None)] + [(f"L{k + 1}", k) for k in range(levels)]:
+        aucs = np.empty(n)
+        for i in range(n):
+            mine = pairs.image == i
+            pos = mine & (pairs.label == 1)
+            if keep_level is not None:
+                pos &= pairs.level == keep_level
+            neg = scores[mine & (pairs.label == 0)]
+            diff = scores[pos][:, None] - neg[None, :]
+            aucs[i] = float(((diff > 0) + 0.5 * (diff == 0)).mean())
+        out[f"pep_auc_{name}"] = aucs
+    out["pep_auc_finest"] = out[f"pep_auc_L{levels}"]
+    return out
+
+
+def world_items(emb: dict[str, Any], geometry: str, curv: float | None) -> dict[str, np.ndarray]:
+    """Every per-item vector of the world benchmarks, named ``<benchmark>/<item>``."""
+    image, out = emb["image"], {}
+    long_scores = pairwise_scores(image, emb["caption"], geometry, curv)
+    out.update({f"world-long/{k}": v for k, v in retrieval_items(long_scores).items()})
+    short_scores = pairwise_scores(image, emb["short_caption"], geometry, curv)
+    positive = same_text_positives(emb["short_texts"]) if "short_texts" in emb else None
+    out.update({f"world-short/{k}": v for k, v in retrieval_items(short_scores, positive).items()})
+    out.update({f"world-monotonicity/{k}": v for k, v in monotonicity_items(emb, geometry, curv).items()})
+    cola = paired_scores(geometry, curv, emb["cola_image"][:, :, None, :], emb["cola_text"][:, None])
+    out["world-cola/correct"] = cola_correct(cola).double().numpy()
+    for level in (1, 2, 3):
+        classes = zeroshot.class_embeddings(emb[f"prompts_L{level}"], geometry, curv)
+        pred = pairwise_scores(image, classes, geometry, curv).argmax(dim=1)
+        out[f"world-zeroshot/L{level}_correct"] = (pred == emb["labels"][:, level - 1]).double().numpy()
+    if geometry == "hyperbolic":
+        pep = pep_items(image, emb["chain"], list(emb["roots"]), float(curv))
+        out.update({f"world-hierarchy/{k}": v for k, v in pep.items()})
+        radius = float(aperture_radius(float(curv)))
+        for name in ("caption", "short_caption"):
+            norms = emb[name].float().norm(dim=-1)
+            out[f"aperture/{name}_inside_radius"] = (norms < radius).double().numpy()
+    return {k: np.asarray(v, dtype=np.float64) for k, v in out.items()}
+
+
+def item_means(items: dict[str, np.ndarray]) -> dict[str, float]:
+    """The metric of each item vector: its mean (vectors without items are left out)."""
+    return {k: float(np.mean(v)) for k, v in items.items() if v.size}

@@ -1,0 +1,7 @@
+"""``python -m paperlib.study``: see :mod:`paperlib.study.runner`."""
+
+import sys
+
+from paperlib.study.runner import main
+
+sys.exit(main())

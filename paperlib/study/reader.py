@@ -1,0 +1,146 @@
+"""Reading the CPU-scale study's results: run folders, logs, items, embeddings, claims, and
+the labels and colours the tutorials share. Notebooks and ``paperlib.analysis`` import this
+module only (never the runner)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from paperlib.tables.verdicts import bootstrap_indices, interval
+from paperlib.train import read_log
+
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+PRETRAIN = "pretrain (short captions)"
+EVAL_SEED = 10_000  # the held-out world every run is evaluated on (scenes no training draws)
+# the HiMo runs the tutorials compare: study variant -> short label, and their colours
+HIMO_MODELS = {PRETRAIN: "pre-trained", "InfoNCE (λ=0)": "InfoNCE (λ=0)", "Long-CLIP": "Long-CLIP",
+               "MoLo": "MoLo"}  # fmt: skip
+HIMO_COLORS = {"pre-trained": "tab:gray", "InfoNCE (λ=0)": "tab:blue", "Long-CLIP": "tab:green",
+               "MoLo": "tab:red"}  # fmt: skip
+ARGENT_COLORS = {"MERU": "C3", "HyCoCLIP": "C1", "ARGENT": "C0", "ARGENT, no weights": "C2",
+                 "ARGENT, weights on all pairs": "C4", "ARGENT, no regularizer": "C5",
+                 "ARGENT, Ent": "C6"}  # fmt: skip
+# the seed-0 runs whose held-out embeddings the tutorials read
+EMBEDDING_VARIANTS = (PRETRAIN, "InfoNCE (λ=0)", "MoLo", "Long-CLIP", "MERU", "HyCoCLIP", "ARGENT")
+
+
+def repo_relative(path: str | Path) -> str:
+    """``path`` relative to the repository when it lies inside it, else unchanged: what the
+    results files record, so they read the same wherever the repository is cloned."""
+    try:
+        return Path(path).resolve().relative_to(REPO_ROOT).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def slug(text: str) -> str:
+    """ASCII folder name of a variant label: ``InfoNCE (λ=0)`` -> ``infonce-lam-0``."""
+    text = text.lower().replace("τ", "tau").replace("λ", "lam")
+    keep = "".join(c if c.isascii() and c.isalnum() else "-" for c in text)
+    return "-".join(part for part in keep.split("-") if part)
+
+
+def results_dir(scale_name: str) -> Path:
+    return REPO_ROOT / "results" / scale_name
+
+
+def available_scale(preferred: str = "auto") -> str:
+    """``preferred`` if given, else ``full`` when its study has finished, else ``smoke``."""
+    if preferred not in ("auto", "smoke", "full"):
+        raise ValueError(f"unknown study scale {preferred!r}; expected 'auto', 'smoke' or 'full'")
+    if preferred != "auto":
+        return preferred
+    return "full" if (results_dir("full") / "claims.json").is_file() else "smoke"
+
+
+def run_folder(scale_name: str, study: str, variant: str, seed: int = 0) -> Path:
+    """``results/<scale>/<study>/<variant slug>/seed<k>``; errors say how to produce it."""
+    folder = results_dir(scale_name) / study / slug(variant) / f"seed{seed}"
+    if not (folder / "run.done").is_file():
+        raise FileNotFoundError(
+            f"no finished study run at {folder}: run `python -m paperlib.study --scale {scale_name}`"
+        )
+    return folder
+
+
+def finished_seeds(scale_name: str, study: str, variant: str) -> list[int]:
+    """The seeds of a study run that have finished (their ``run.done`` exists), sorted; an
+    error naming the command that produces them when none has."""
+    folder = results_dir(scale_name) / study / slug(variant)
+    seeds = sorted(int(p.parent.name.removeprefix("seed")) for p in folder.glob("seed*/run.done"))
+    if not seeds:
+        raise FileNotFoundError(
+            f"no finished study run in {folder}: run `python -m paperlib.study --scale {scale_name}`"
+        )
+    return seeds
+
+
+def run_info(scale_name: str, study: str, variant: str, seed: int = 0) -> dict[str, Any]:
+    """The run's ``run.done`` record (config, timings, ``collapsed`` reason or None)."""
+    return json.loads((run_folder(scale_name, study, variant, seed) / "run.done").read_text())
+
+
+def read_items(scale_name: str, study: str, variant: str, seed: int) -> dict[str, np.ndarray]:
+    """Per-item metric values of one run (``metrics.items``), float64."""
+    with np.load(run_folder(scale_name, study, variant, seed) / "items.npz") as data:
+        return {k: data[k].astype(np.float64) for k in data.files}
+
+
+def load_embeddings(scale_name: str, study: str, variant: str) -> dict[str, Any]:
+    """Held-out world features of a seed-0 run (see :data:`EMBEDDING_VARIANTS`)."""
+    return torch.load(run_folder(scale_name, study, variant) / "embeddings.pt", weights_only=True)
+
+
+def load_log(scale_name: str, study: str, variant: str, seed: int = 0) -> list[dict[str, Any]]:
+    """The training log records (one dict per logged step) of a study run."""
+    return read_log(run_folder(scale_name, study, variant, seed))
+
+
+def load_results(scale_name: str) -> list[dict[str, Any]]:
+    """One flat row per (study, variant, seed, dataset) with that result file's metrics."""
+    rows = []
+    for done in sorted(results_dir(scale_name).glob("*/*/seed*/run.done")):
+        info = json.loads(done.read_text())
+        for path in sorted(done.parent.glob("*.json")):
+            result = json.loads(path.read_text())
+            rows.append({"study": info["study"], "variant": info["variant"], "seed": info["seed"],
+                         "collapsed": info.get("collapsed"), "dataset": result["dataset"],
+                         **result["metrics"]})  # fmt: skip
+    return rows
+
+
+def load_claims(scale_name: str) -> dict[str, Any]:
+    """``results/<scale>/claims.json``: ``{"claims": [...], "targets": [...]}``."""
+    path = results_dir(scale_name) / "claims.json"
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"no claims file at {path}: run `python -m paperlib.study --scale {scale_name}`"
+        )
+    return json.loads(path.read_text())
+
+
+def valid_seeds(scale_name: str, study: str, variant: str) -> list[int]:
+    """Finished seeds of a study run that ``claims.json`` does not list as collapsed."""
+    try:
+        seeds = finished_seeds(scale_name, study, variant)
+    except FileNotFoundError:
+        return []
+    collapsed = {e.split(":")[0] for e in load_claims(scale_name)["collapsed_runs"]}
+    return [s for s in seeds if f"{study}/{slug(variant)}/seed{s}" not in collapsed]
+
+
+def item_value(scale_name: str, study: str, variant: str, item: str) -> dict[str, Any] | None:
+    """Mean of one per-item metric over a variant's valid seeds with its 95 % interval (the
+    claims' rule, ``tables.verdicts.interval``); None when no seed is valid."""
+    seeds = valid_seeds(scale_name, study, variant)
+    if not seeds:
+        return None
+    per_seed = np.stack([read_items(scale_name, study, variant, s)[item] for s in seeds])
+    iv = interval(per_seed, bootstrap_indices(per_seed.shape[1], 1000, seed=0))
+    return {"mean": iv.mean, "interval": [iv.low, iv.high], "per_seed": list(iv.seed_values),
+            "seeds": seeds}  # fmt: skip

@@ -1,0 +1,413 @@
+"""The CPU-scale study runner: plan, execute (train, evaluate, resume), and write the claims.
+
+Per seed, one **shared pre-training** (a small CLIP on the world's COCO-like short captions,
+77 tokens) stands in for a pretrained CLIP; every fine-tune of that seed starts from it:
+
+- **HiMo** (SPEC §1.1-1.4): fine-tunes on long captions (248 tokens, Long-CLIP residual
+  positions), all with MoLo's settings (logit scale reset to ln 100 and decayed, label
+  smoothing 0.1, lr, steps): ``MoLo`` (τ = 0.9, λ = 1), ``InfoNCE (λ=0)`` (MoLo with λ = 0:
+  the component term is the only difference) and ``Long-CLIP`` (Long-CLIP's loss: long
+  InfoNCE + short captions ↔ PCA-reduced image features, ``loss.pcm_dim`` components).
+- **ARGENT** (SPEC §2.2-2.4): hyperbolic fine-tunes on short captions with one box crop and
+  its phrase per sample (GRIT-like, SPEC §2.3), the same optimiser for all: ``HyCoCLIP``,
+  ``ARGENT`` (headline, every seed) and, on the sweep seeds, ``MERU`` and ARGENT's
+  ablations (no weights, weights on all pairs, no regularizer, Ent instead of AdaEnt).
+
+Every run is evaluated on the same ``eval_size`` held-out world samples (world seed
+:data:`EVAL_SEED`, scenes the training worlds never draw), so variants and seeds are compared
+item by item. Per run, ``results/<scale>/<study>/<variant>/seed<k>/`` receives the
+CLIP_benchmark JSON files, the training log, ``items.npz`` (per-item metric values,
+``metrics.items``) and ``run.done`` (config, timing, collapse check); seed-0 runs of
+:data:`EMBEDDING_VARIANTS` also keep their held-out embeddings. At the end the claims of
+``tables.claims`` are decided (``tables.verdicts``) into ``results/<scale>/claims.json``.
+Runs live in ``runs/study-<scale>/`` and resume: a finished run is skipped, an unfinished
+training resumes from its last checkpoint.
+
+    python -m paperlib.study --scale smoke      # one seed, short schedules (make reproduce)
+    python -m paperlib.study --scale full       # 5 seeds, 3 for sweeps (make study)
+
+Choices the papers do not make for us (CPU scale): learning rates are raised from the
+papers' 1e-6 (fine-tuning a converged ViT-L) to values that move an 8.5M-parameter model in a
+few hundred steps; the hyperbolic runs start from the shared Euclidean pre-training (its
+encoders and projections; α, curvature and logit scale at MERU's initial values) instead of
+from scratch; Long-CLIP keeps ``pcm_dim`` = 8 of 64 dimensions (the paper: 32 of 768).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from paperlib.atomic import atomic_write_text
+from paperlib.models import LOGIT_SCALE_MAX
+from paperlib.study.decide import decide, run_collapse, summary_table
+from paperlib.study.reader import (
+    EMBEDDING_VARIANTS,
+    EVAL_SEED,
+    PRETRAIN,
+    REPO_ROOT,
+    load_claims,
+    repo_relative,
+    results_dir,
+    slug,
+)
+
+HIMO_BENCHMARKS = ("world-long", "world-short", "world-monotonicity", "world-cola", "world-zeroshot")
+ARGENT_BENCHMARKS = ("world-zeroshot", "world-long", "world-short", "world-hierarchy")
+
+
+# a 32 px ResNet image tower: shapes of a few pixels are learned several times faster than by
+# paper-tiny's 8 px-patch ViT at equal CPU time (the losses are architecture-agnostic)
+MODEL = "paper-tiny-rn"
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Schedule sizes of one study scale."""
+
+    seeds: tuple[int, ...]
+    sweep_seeds: tuple[int, ...]  # seeds that also run the ablations and sweeps
+    pretrain_steps: int
+    pretrain_batch: int
+    pretrain_lr: float
+    finetune_steps: int
+    finetune_batch: int
+    finetune_lr: float
+    hyperbolic_steps: int
+    hyperbolic_batch: int
+    hyperbolic_lr: float
+    train_size: int
+    eval_size: int
+    pcm_dim: int = 8
+
+
+SCALES = {
+    "smoke": Scale(seeds=(0,), sweep_seeds=(0,), pretrain_steps=40, pretrain_batch=64,
+                   pretrain_lr=1e-3, finetune_steps=10, finetune_batch=32, finetune_lr=2e-4,
+                   hyperbolic_steps=10, hyperbolic_batch=32, hyperbolic_lr=5e-4,
+                   train_size=2048, eval_size=200),
+    "full": Scale(seeds=(0, 1, 2, 3, 4), sweep_seeds=(0, 1, 2), pretrain_steps=450,
+                  pretrain_batch=128, pretrain_lr=1e-3, finetune_steps=120, finetune_batch=64,
+                  finetune_lr=2e-4, hyperbolic_steps=100, hyperbolic_batch=64,
+                  hyperbolic_lr=5e-4, train_size=30_000, eval_size=1000),
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Run:
+    """One training run of the study and how to evaluate it."""
+
+    study: str  # "himo" | "argent"
+    variant: str  # row label in the tables
+    seed: int
+    config: dict[str, Any]
+    benchmarks: tuple[str, ...]
+    after: str | None = None  # variant whose checkpoint initialises this run
+
+    @property
+    def name(self) -> str:
+        return f"{self.study}/{self.variant}/seed{self.seed}"
+
+
+def _config(method: str, seed: int, scale: Scale, steps: int, batch: int, output: Path,
+            **sections) -> dict:  # fmt: skip
+    config = {
+        "method": method,
+        "model": {"name": MODEL, "init": "random"},
+        "data": {"dataset": "world", "size": scale.train_size, "image_size": 32, "seed": seed},
+        "optim": {},
+        "loss": {},
+        "train": {"steps": steps, "batch_size": batch, "seed": seed, "log_every": 5,
+                  "diag_every": 10, "ckpt_every": max(steps // 4, 10), "output_dir": str(output),
+                  "progress": False},
+    }  # fmt: skip
+    for section, values in sections.items():
+        config[section].update(values)
+    return config
+
+
+def pretrain_run(scale: Scale, seed: int, root: Path) -> Run:
+    """The seed's shared pre-training: CLIP on short captions (77 tokens)."""
+    config = _config(
+        "clip", seed, scale, scale.pretrain_steps, scale.pretrain_batch, root / f"pretrain/seed{seed}",
+        data={"caption": "short_caption"},
+        optim={"lr": scale.pretrain_lr, "warmup_steps": 50, "weight_decay": 0.1},
+    )  # fmt: skip
+    return Run("himo", PRETRAIN, seed, config, HIMO_BENCHMARKS)
+
+
+# MoLo's fine-tuning settings, shared by every HiMo variant (SPEC §1.1-1.2)
+HIMO_FINETUNE = {
+    "model": {"context_length": 248, "long_text": "residual", "logit_scale_init": LOGIT_SCALE_MAX},
+    "loss": {"label_smoothing": 0.1, "scope": "global"},
+    "optim": {"warmup_steps": 10, "weight_decay": 0.01, "betas": (0.9, 0.999),
+              "decay_logit_scale": True},
+}  # fmt: skip
+
+
+def himo_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
+    """MoLo, MoLo with λ = 0 and Long-CLIP, each from the seed's shared pre-training."""
+    variants = {
+        "MoLo": ("himo", {"tau": 0.9, "lam": 1.0}),
+        "InfoNCE (λ=0)": ("himo", {"tau": 0.9, "lam": 0.0}),
+        "Long-CLIP": ("longclip", {"pcm_dim": scale.pcm_dim, "short_weight": 0.5}),
+    }
+    runs = []
+    for label, (method, loss) in variants.items():
+        config = _config(
+            method, seed, scale, scale.finetune_steps, scale.finetune_batch,
+            root / f"himo/{slug(label)}/seed{seed}",
+            model=dict(HIMO_FINETUNE["model"]), loss={**HIMO_FINETUNE["loss"], **loss},
+            optim={**HIMO_FINETUNE["optim"], "lr": scale.finetune_lr},
+        )  # fmt: skip
+        runs.append(Run("himo", label, seed, config, HIMO_BENCHMARKS, after=PRETRAIN))
+    return runs
+
+
+ARGENT_HEADLINE = {"HyCoCLIP": ("hycoclip", {}), "ARGENT": ("argent", {})}
+ARGENT_SWEEP = {
+    "MERU": ("meru", {}),
+    "ARGENT, no weights": ("argent", {"weights": "none"}),
+    "ARGENT, weights on all pairs": ("argent", {"weights": "all"}),
+    "ARGENT, no regularizer": ("argent", {"regularize": False}),
+    "ARGENT, Ent": ("argent", {"entailment": "ent"}),
+}
+
+
+def argent_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
+    """Hyperbolic fine-tunes from the shared pre-training (SPEC §2.4, tables 2-3)."""
+    variants = dict(ARGENT_HEADLINE)
+    if seed in scale.sweep_seeds:
+        variants.update(ARGENT_SWEEP)
+    runs = []
+    for label, (method, loss) in variants.items():
+        config = _config(
+            method, seed, scale, scale.hyperbolic_steps, scale.hyperbolic_batch,
+            root / f"argent/{slug(label)}/seed{seed}", data={"caption": "short_caption"},
+            optim={"lr": scale.hyperbolic_lr, "warmup_steps": 10, "weight_decay": 0.2}, loss=loss,
+        )  # fmt: skip
+        runs.append(Run("argent", label, seed, config, ARGENT_BENCHMARKS, after=PRETRAIN))
+    return runs
+
+
+def plan(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) -> list[Run]:
+    """Every run of the study at ``scale_name``, in an order that respects ``Run.after``."""
+    if scale_name not in SCALES:
+        raise ValueError(f"unknown study scale {scale_name!r}; expected one of {list(SCALES)}")
+    scale, root = SCALES[scale_name], REPO_ROOT / "runs" / f"study-{scale_name}"
+    runs = []
+    for seed in scale.seeds:
+        runs.append(pretrain_run(scale, seed, root))
+        if "himo" in studies:
+            runs += himo_runs(scale, seed, root)
+        if "argent" in studies:
+            runs += argent_runs(scale, seed, root)
+    return runs
+
+
+def portable_config(config: dict[str, Any]) -> dict[str, Any]:
+    """The run's config as recorded in ``run.done``: its folder and init checkpoint relative."""
+    config = json.loads(json.dumps(config))
+    config["train"]["output_dir"] = repo_relative(config["train"]["output_dir"])
+    if Path(config["model"]["init"]).suffix == ".pt":
+        config["model"]["init"] = repo_relative(config["model"]["init"])
+    return config
+
+
+def evaluate_into(run: Run, scale_name: str, checkpoint: Path, target: Path) -> dict[str, Any]:
+    """Evaluate ``checkpoint`` on the run's benchmarks into ``target``; returns the held-out
+    world embeddings (from the evaluation's cache)."""
+    from paperlib.evaluate import run as evaluate_run
+
+    size = SCALES[scale_name].eval_size
+    evaluate_run(
+        checkpoint, target, benchmarks=list(run.benchmarks), world_size=size,
+        world_seed=EVAL_SEED, cache_dir=_cache(scale_name), model_label=run.variant,
+        pretrained_label=repo_relative(checkpoint),
+    )  # fmt: skip
+    return cached_world_embeddings(scale_name, checkpoint)
+
+
+def _cache(scale_name: str) -> Path:
+    return REPO_ROOT / "runs" / f"study-{scale_name}" / "cache"
+
+
+def cached_world_embeddings(scale_name: str, checkpoint: Path) -> dict[str, Any]:
+    """The held-out world embeddings an evaluation of ``checkpoint`` cached."""
+    from paperlib.engine.evaluate import checkpoint_key, world_short_captions
+
+    size = SCALES[scale_name].eval_size
+    (emb_file,) = (_cache(scale_name) / checkpoint_key(checkpoint)).glob(f"world-{EVAL_SEED}-{size}-*.pt")
+    emb = torch.load(emb_file, weights_only=True)
+    return {**emb, "short_texts": world_short_captions(EVAL_SEED, size)}
+
+
+def refresh_items(scale_name: str) -> int:
+    """Rewrite every finished run's ``items.npz`` from its cached embeddings (after a change of
+    ``metrics.items``); returns the number of runs refreshed."""
+    count = 0
+    for run in plan(scale_name):
+        target = results_dir(scale_name) / run.study / slug(run.variant) / f"seed{run.seed}"
+        checkpoint = Path(run.config["train"]["output_dir"]) / "last.pt"
+        if (target / "run.done").is_file() and checkpoint.is_file():
+            write_items(checkpoint, cached_world_embeddings(scale_name, checkpoint), target)
+            count += 1
+    return count
+
+
+def _geometry(checkpoint: Path) -> tuple[str, float | None]:
+    from paperlib.engine.evaluate import load_trained
+
+    module = load_trained(checkpoint)[0]
+    curv = float(module.model.curv.detach()) if module.geometry == "hyperbolic" else None
+    return module.geometry, curv
+
+
+def write_items(checkpoint: Path, emb: dict[str, Any], target: Path) -> float:
+    """``items.npz`` (per-item metric values) for the run; returns its feature std."""
+    from paperlib.metrics.items import world_items
+
+    geometry, curv = _geometry(checkpoint)
+    items = world_items(emb, geometry, curv)
+    atomic_save_npz(target / "items.npz", items)
+    return float(min(emb["image"].float().std(0).mean(), emb["caption"].float().std(0).mean()))
+
+
+def atomic_save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez_compressed(tmp, **{k: v.astype(np.float32) for k, v in arrays.items()})
+    tmp.replace(path)
+
+
+def execute(run: Run, scale_name: str, checkpoints: dict[tuple[str, int], Path]) -> Path:
+    """Train (or resume) and evaluate one run; copy its results and log under ``results/``."""
+    from paperlib.train import read_log
+    from paperlib.train import run as train_run
+
+    target = results_dir(scale_name) / run.study / slug(run.variant) / f"seed{run.seed}"
+    config = json.loads(json.dumps(run.config))
+    if run.after is not None:
+        config["model"]["init"] = str(checkpoints[(run.after, run.seed)])
+    output = Path(config["train"]["output_dir"])
+    checkpoint = output / "last.pt"
+    if (target / "run.done").is_file() and checkpoint.is_file():
+        return checkpoint
+    start = time.perf_counter()
+    result = train_run(config)
+    if result.status != "finished":
+        raise RuntimeError(f"{run.name}: training {result.status} at step {result.step}")
+    train_seconds = time.perf_counter() - start
+    target.mkdir(parents=True, exist_ok=True)
+    emb = evaluate_into(run, scale_name, checkpoint, target)
+    feature_std = write_items(checkpoint, emb, target)
+    shutil.copyfile(output / "log.jsonl", target / "log.jsonl")
+    collapsed = run_collapse({"config": config, "feature_std": feature_std}, read_log(output))
+    if run.seed == 0 and run.variant in EMBEDDING_VARIANTS:
+        export_embeddings(emb, checkpoint, target, run)
+    atomic_write_text(target / "run.done", json.dumps({
+        "run": run.name, "variant": run.variant, "study": run.study, "seed": run.seed,
+        "config": portable_config(config), "train_seconds": round(train_seconds, 1),
+        "eval_seconds": round(time.perf_counter() - start - train_seconds, 1),
+        "feature_std": feature_std, "collapsed": collapsed,
+    }, indent=1))  # fmt: skip
+    return checkpoint
+
+
+def export_embeddings(emb: dict[str, Any], checkpoint: Path, target: Path, run: Run) -> None:
+    """Keep the held-out world features a tutorial reads (seed 0 only; a few hundred kB)."""
+    keep = ["image", "caption", "short_caption", "chain", "labels", "segments_all",
+            "segments_all_lengths"]  # fmt: skip
+    n = min(300, len(emb["image"]))  # the tutorials' plots use the first 300 held-out samples
+    out = {k: emb[k] for k in keep if k in emb}
+    lengths = out["segments_all_lengths"]
+    out["segments_all"] = out["segments_all"][: int(lengths[:n].sum())]
+    out = {k: (v[:n] if k != "segments_all" else v) for k, v in out.items()}
+    if run.study == "argent":
+        out.update(box_embeddings(checkpoint, n, EVAL_SEED))
+    torch.save(out, target / "embeddings.pt")
+
+
+@torch.no_grad()
+def box_embeddings(checkpoint: Path, size: int, seed: int) -> dict[str, Any]:
+    """Hyperbolic features of every box crop of the held-out world (object and near-full crops)."""
+    from paperlib.data.world import World
+    from paperlib.engine.evaluate import Embedder, load_trained
+    from paperlib.engine.methods import input_size
+
+    module, preprocess, _, _ = load_trained(checkpoint)
+    world = World(seed=seed, image_size=64)
+    crops, kinds, owners = [], [], []
+    for i in range(size):
+        sample = world.sample(i)
+        for box, kind in zip(sample.boxes, sample.meta["box_kinds"]):
+            crops.append(box.image)
+            kinds.append(0 if kind == "object" else 1)
+            owners.append(i)
+    return {
+        "box_image": Embedder(module, preprocess, None, batch_size=256).images(crops),
+        "box_kind": torch.tensor(kinds),  # 0 = object crop, 1 = near-full crop
+        "box_owner": torch.tensor(owners),
+        "curv": torch.tensor(float(module.model.curv)),
+        "image_size": torch.tensor(input_size(module)),
+    }
+
+
+def run_study(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) -> Path:
+    """Run (or finish) every run of the study, then decide its claims; returns the folder."""
+    runs = plan(scale_name, studies)
+    checkpoints: dict[tuple[str, int], Path] = {}
+    total = time.perf_counter()
+    stages: dict[str, float] = {}
+    for i, run in enumerate(runs, 1):
+        start = time.perf_counter()
+        print(f"[study {scale_name}] {i}/{len(runs)} {run.name}", flush=True)
+        checkpoints[(run.variant, run.seed)] = execute(run, scale_name, checkpoints)
+        seconds = time.perf_counter() - start
+        stage = "pretrain" if run.after is None else run.study
+        stages[stage] = stages.get(stage, 0.0) + seconds
+        print(f"[study {scale_name}] {run.name} done in {seconds:.0f} s", flush=True)
+    report = decide(scale_name)
+    elapsed = time.perf_counter() - total
+    verdicts = [c["verdict"] for c in report["claims"]]
+    print(f"[study {scale_name}] all {len(runs)} runs in {elapsed:.0f} s; claims: "
+          + ", ".join(f"{v} {verdicts.count(v)}" for v in sorted(set(verdicts))), flush=True)  # fmt: skip
+    summary = {"scale": scale_name, "runs": len(runs), "seeds": list(SCALES[scale_name].seeds),
+               "sweep_seeds": list(SCALES[scale_name].sweep_seeds),
+               "seconds_this_invocation": round(elapsed),
+               "stage_seconds_this_invocation": {k: round(v) for k, v in stages.items()}}  # fmt: skip
+    atomic_write_text(results_dir(scale_name) / "study.json", json.dumps(summary, indent=1) + "\n")
+    return results_dir(scale_name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m paperlib.study", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scale", choices=sorted(SCALES), default="smoke")
+    parser.add_argument("--studies", nargs="+", choices=("himo", "argent"), default=["himo", "argent"])
+    parser.add_argument("--decide-only", action="store_true",
+                        help="re-decide the claims from the finished runs' results files")
+    parser.add_argument("--summary", action="store_true",
+                        help="print the decided claims as the README's markdown table")
+    parser.add_argument("--refresh-items", action="store_true",
+                        help="recompute finished runs' per-item values from cached embeddings, "
+                             "then re-decide the claims")  # fmt: skip
+    args = parser.parse_args(argv)
+    torch.set_num_threads(min(2, torch.get_num_threads()))
+    if args.summary:
+        print(summary_table(load_claims(args.scale)))
+        return 0
+    if args.refresh_items:
+        print(f"[study {args.scale}] per-item values of {refresh_items(args.scale)} runs rewritten")
+    if args.decide_only or args.refresh_items:
+        decide(args.scale)
+        return 0
+    run_study(args.scale, tuple(args.studies))
+    return 0

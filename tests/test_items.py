@@ -1,0 +1,131 @@
+"""Per-item metric values: their means are the evaluation's metrics, their chance levels are
+the ones the claims declare, and per-image PEP AUCs equal sklearn's on each image's pairs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from sklearn.metrics import roc_auc_score
+
+from paperlib.engine.evaluate import world_metrics
+from paperlib.geometry.lorentz import exp_map0, exterior_angle
+from paperlib.metrics import results
+from paperlib.metrics.hierarchy import build_pep_pairs, entailment_score
+from paperlib.metrics.items import item_means, k_cut_scores, pep_items, world_items
+from paperlib.tables.claims import CLAIMS
+
+
+def random_embeddings(n: int = 400, dim: int = 16, seed: int = 0, hyperbolic: bool = False):
+    """Information-free features in the layout of ``engine.evaluate.world_embeddings``."""
+    g = torch.Generator().manual_seed(seed)
+
+    def feats(*shape):
+        x = torch.randn(*shape, dim, generator=g)
+        return exp_map0(0.5 * x, 1.0) if hyperbolic else x
+
+    lengths = torch.randint(2, 9, (n,), generator=g)
+    emb = {
+        "image": feats(n), "caption": feats(n), "short_caption": feats(n), "noisy_caption": feats(n),
+        "chain": feats(n, 4), "labels": torch.stack([torch.randint(0, k, (n,), generator=g)
+                                                       for k in (4, 12, 24)], 1),
+        "segments2": feats(n, 2), "segments2_rows": torch.arange(n),
+        "segments3": feats(n // 2, 3), "segments3_rows": torch.arange(n // 2),
+        "segments_all": feats(int(lengths.sum())), "segments_all_lengths": lengths,
+        "cola_image": feats(n // 2, 2), "cola_text": feats(n // 2, 2),
+        "prompts_L1": feats(4, 3), "prompts_L2": feats(12, 3), "prompts_L3": feats(24, 3),
+        "empty": feats(1)[0], "roots": [f"root {i % 7}" for i in range(n)],
+        "short_texts": [f"caption {i}" for i in range(n)],
+    }  # fmt: skip
+    return emb
+
+
+def test_item_means_equal_the_evaluation_metrics():
+    emb = random_embeddings()
+    means = item_means(world_items(emb, "euclidean", None))
+    long = world_metrics(emb, "world-long", "euclidean", None)["world-long"]
+    assert means["world-long/i2t_hit1"] == pytest.approx(long["text_retrieval_recall@1"])
+    assert means["world-long/t2i_hit5"] == pytest.approx(long["image_retrieval_recall@5"])
+    short = world_metrics(emb, "world-short", "euclidean", None)["world-short"]
+    assert means["world-short/i2t_hit1"] == pytest.approx(short["text_retrieval_recall@1"])
+    mono = world_metrics(emb, "world-monotonicity", "euclidean", None)["world-monotonicity"]
+    assert means["world-monotonicity/himo2"] == pytest.approx(mono[results.HIMO_AT_2])
+    assert means["world-monotonicity/himo3"] == pytest.approx(mono[results.HIMO_AT_3])
+    assert means["world-monotonicity/himoK"] == pytest.approx(mono[results.HIMO_AT_K])
+    assert means["world-monotonicity/ssi"] == pytest.approx(mono[results.SSI], rel=1e-5)
+    cola = world_metrics(emb, "world-cola", "euclidean", None)["world-cola"]
+    assert means["world-cola/correct"] == pytest.approx(cola[results.COLA_ACCURACY])
+    zs = world_metrics(emb, "world-zeroshot", "euclidean", None)
+    for level in (1, 2, 3):
+        assert means[f"world-zeroshot/L{level}_correct"] == pytest.approx(
+            zs[f"world-zeroshot-L{level}"]["acc1"]
+        )
+
+
+def test_hyperbolic_items_match_too_and_add_pep_and_aperture():
+    emb = random_embeddings(n=200, hyperbolic=True)
+    items = world_items(emb, "hyperbolic", 1.0)
+    long = world_metrics(emb, "world-long", "hyperbolic", 1.0)["world-long"]
+    assert np.mean(items["world-long/t2i_hit1"]) == pytest.approx(long["image_retrieval_recall@1"])
+    assert {"world-hierarchy/pep_auc_all", "world-hierarchy/pep_auc_finest",
+            "aperture/short_caption_inside_radius"} <= set(items)  # fmt: skip
+    norms = emb["short_caption"].norm(dim=-1)
+    assert items["aperture/short_caption_inside_radius"].mean() == pytest.approx(
+        float((norms < 0.2).double().mean())  # 2K/√c with K = 0.1, c = 1
+    )
+
+
+def test_per_image_pep_auc_equals_sklearn_on_that_images_pairs():
+    emb = random_embeddings(n=60, hyperbolic=True, seed=3)
+    got = pep_items(emb["image"], emb["chain"], emb["roots"], 1.0)
+    pairs = build_pep_pairs(emb["roots"], 4, pool_size=59)
+    parent = emb["chain"][torch.as_tensor(pairs.row), torch.as_tensor(pairs.level)]
+    angle = exterior_angle(parent, emb["image"][torch.as_tensor(pairs.image)], 1.0)
+    scores = (1 - 2 * angle / math.pi).numpy()  # p_Ent without its clamp at 0
+    clamped = entailment_score(parent, emb["image"][torch.as_tensor(pairs.image)], 1.0).numpy()
+    assert np.array_equal(np.argsort(-scores[clamped > 0]), np.argsort(-clamped[clamped > 0]))
+    for i in (0, 17, 59):
+        mine = pairs.image == i
+        assert got["pep_auc_all"][i] == pytest.approx(roc_auc_score(pairs.label[mine], scores[mine]))
+        finest = mine & ((pairs.label == 0) | (pairs.level == 3))
+        assert got["pep_auc_finest"][i] == pytest.approx(
+            roc_auc_score(pairs.label[finest], scores[finest])
+        )
+
+
+def test_information_free_features_sit_at_the_declared_chance_levels():
+    """Random features over 3 draws of 2,000 items: every claim's metric lands on its chance."""
+    pooled: dict[str, list[np.ndarray]] = {}
+    for seed in range(3):
+        for geometry in ("euclidean", "hyperbolic"):
+            emb = random_embeddings(n=1000 if geometry == "euclidean" else 300, seed=seed,
+                                    hyperbolic=geometry == "hyperbolic")  # fmt: skip
+            for k, v in world_items(emb, geometry, 1.0).items():
+                pooled.setdefault(k, []).append(v)
+    checked = 0
+    for claim in CLAIMS:
+        if claim.chance is None:
+            continue
+        chance = np.mean([claim.chance_for(len(v)) for v in pooled[claim.item]])
+        values = np.concatenate(pooled[claim.item])
+        standard_error = values.std() / np.sqrt(values.size)
+        assert abs(values.mean() - chance) < 4 * standard_error + 1e-4, (claim.id, values.mean())
+        checked += 1
+    assert checked == sum(c.chance is not None for c in CLAIMS)
+
+
+def test_k_cut_scores_pick_the_segment_ends_of_paperlib_segments():
+    from paperlib.segments import cumulative_prefixes
+
+    sentences = [f"s{i}." for i in range(7)]
+    prefixes = cumulative_prefixes(sentences)
+    for k in (1, 4, 7):
+        picked = k_cut_scores(np.arange(7.0), k)
+        assert [prefixes[int(i)] for i in picked] == cumulative_prefixes(sentences, k)
+    assert k_cut_scores(np.arange(7.0), 4).tolist() == [1.0, 3.0, 5.0, 6.0]
+    emb = random_embeddings(n=50)
+    items = world_items(emb, "euclidean", None)
+    long_enough = int((emb["segments_all_lengths"] >= 7).sum())
+    assert items["world-monotonicity/himoK7"].shape == (long_enough,)
