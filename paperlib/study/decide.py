@@ -149,7 +149,8 @@ def decide(scale_name: str) -> dict[str, Any]:
 
 
 def summary_table(decided: dict[str, Any]) -> str:
-    """Markdown table of the decided claims (the README's summary of ``claims.json``)."""
+    """Markdown tables of the decided claims and the learning targets (the README's summary of
+    ``claims.json``)."""
     lines = ["| claim | paper | verdict | effect [95 % interval] | valid / total seeds |",
              "|---|---|---|---|---|"]  # fmt: skip
     for c in decided["claims"]:
@@ -158,4 +159,9 @@ def summary_table(decided: dict[str, Any]) -> str:
         lines.append(f"| {c['statement']} ({c['variant']} vs {c['baseline']}; {c['label']}) | "
                      f"{c['paper']} | {c['verdict']} | {effect} | "
                      f"{len(c['seeds'])} / {c['runs_total']} |")  # fmt: skip
+    lines += ["", "| learning target | runs | median | target | met |", "|---|---|---|---|---|"]
+    for t in decided["targets"]:
+        median = "–" if t["median"] is None else f"{t['median']:.3f}"
+        lines.append(f"| {t['metric']} of {', '.join(t['variants'])} | {t['runs']} | {median} | "
+                     f"≥ {t['target']:g} | {'yes' if t['met'] else 'no'} |")  # fmt: skip
     return "\n".join(lines)

@@ -329,7 +329,7 @@ def export_embeddings(emb: dict[str, Any], checkpoint: Path, target: Path, run: 
     out = {k: emb[k] for k in keep if k in emb}
     lengths = out["segments_all_lengths"]
     out["segments_all"] = out["segments_all"][: int(lengths[:n].sum())]
-    out = {k: (v[:n] if k != "segments_all" else v) for k, v in out.items()}
+    out = {k: (v[:n] if k != "segments_all" else v).clone() for k, v in out.items()}  # own storage
     if run.study == "argent":
         out.update(box_embeddings(checkpoint, n, EVAL_SEED))
     torch.save(out, target / "embeddings.pt")
