@@ -36,13 +36,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 
 from paperlib.engine.config import build_config
 from paperlib.engine.methods import build_module, input_size
-from paperlib.metrics import composition, hierarchy, monotonicity, results, retrieval, zeroshot
-from paperlib.metrics.scores import paired_scores, pairwise_scores
+from paperlib.metrics import hierarchy, items, monotonicity, results, retrieval, zeroshot
+from paperlib.metrics.scores import pairwise_scores
 
 WORLD_BENCHMARKS = (
     "world-long",
@@ -419,34 +420,25 @@ def _himo_at_2_3(emb: dict[str, Any], geometry: str, curv: float) -> dict[str, f
     """HiMo@2 and @3 over the captions with enough sentences (others left out, SPEC §1.3)."""
     out: dict[str, float] = {}
     for k, name in ((2, results.HIMO_AT_2), (3, results.HIMO_AT_3)):
-        rows = emb[f"segments{k}_rows"]
-        if len(rows):
-            scores = paired_scores(geometry, curv, emb["image"][rows][:, None, :], emb[f"segments{k}"])
-            out[name] = 100 * monotonicity.strict_monotone_accuracy(scores)
+        if len(emb[f"segments{k}_rows"]):
+            out[name] = float(np.mean(items.rise_items(emb, geometry, curv, k)))
     return out
 
 
 def _himo_at_k(emb: dict[str, Any], geometry: str, curv: float) -> float:
     """HiMo@K over every image with more than one segment."""
-    lengths = emb["segments_all_lengths"]
-    flat = paired_scores(
-        geometry, curv, emb["image"].repeat_interleave(lengths, dim=0), emb["segments_all"]
-    )
-    return monotonicity.himo_at_k([p for p in flat.split(lengths.tolist()) if len(p) > 1])
+    rows = items.segment_score_rows(emb, geometry, curv)
+    return monotonicity.himo_at_k([r for r in rows if len(r) > 1])
 
 
 def _ssi(emb: dict[str, Any], geometry: str, curv: float) -> float:
     """SSI between each image's score with its caption and with the noise-injected caption."""
-    clean = paired_scores(geometry, curv, emb["image"], emb["caption"])
-    noisy = paired_scores(geometry, curv, emb["image"], emb["noisy_caption"])
-    return monotonicity.semantic_stability_index(clean, noisy)
+    return float(np.mean(items.ssi_items(emb, geometry, curv)))
 
 
 def _cola_accuracy(emb: dict[str, Any], geometry: str, curv: float) -> float:
     """COLA accuracy of the (pair, 2 images, 2 captions) features."""
-    img, txt = emb["cola_image"], emb["cola_text"]
-    scores = paired_scores(geometry, curv, img[:, :, None, :], txt[:, None, :, :])
-    return float(composition.cola_correct(scores).float().mean())
+    return float(np.mean(items.cola_items(emb, geometry, curv)))
 
 
 def world_metrics(

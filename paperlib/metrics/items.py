@@ -59,7 +59,8 @@ def retrieval_items(scores: Tensor, positive: Tensor | None = None, ks=(1, 5)) -
     return out
 
 
-def _segment_rows(emb: dict[str, Any], geometry: str, curv: float | None) -> list[np.ndarray]:
+def segment_score_rows(emb: dict[str, Any], geometry: str, curv: float | None) -> list[np.ndarray]:
+    """Per image, its scores with every sentence prefix of its caption (``segments_all``)."""
     lengths = emb["segments_all_lengths"]
     flat = paired_scores(
         geometry, curv, emb["image"].repeat_interleave(lengths, dim=0), emb["segments_all"]
@@ -72,21 +73,36 @@ def k_cut_scores(prefix_scores: np.ndarray, k: int) -> np.ndarray:
     return prefix_scores[np.asarray(prefix_ends(len(prefix_scores), k)) - 1]
 
 
+def rise_items(emb: dict[str, Any], geometry: str, curv: float | None, k: int) -> np.ndarray:
+    """HiMo@k per eligible image: 100 when its scores strictly rise over its k segments, else 0."""
+    rows = emb[f"segments{k}_rows"]
+    s = paired_scores(geometry, curv, emb["image"][rows][:, None, :], emb[f"segments{k}"])
+    return (100.0 * (s.diff(dim=1) > 0).all(dim=1).double()).numpy()
+
+
+def ssi_items(emb: dict[str, Any], geometry: str, curv: float | None) -> np.ndarray:
+    """SSI per image (``metrics.monotonicity.semantic_stability_items``)."""
+    clean = paired_scores(geometry, curv, emb["image"], emb["caption"])
+    noisy = paired_scores(geometry, curv, emb["image"], emb["noisy_caption"])
+    return monotonicity.semantic_stability_items(clean, noisy)
+
+
+def cola_items(emb: dict[str, Any], geometry: str, curv: float | None) -> np.ndarray:
+    """COLA per pair: 1 when both captions pick their own image (``composition.cola_correct``)."""
+    img, txt = emb["cola_image"], emb["cola_text"]
+    scores = paired_scores(geometry, curv, img[:, :, None, :], txt[:, None, :, :])
+    return cola_correct(scores).double().numpy()
+
+
 def monotonicity_items(emb: dict[str, Any], geometry: str, curv: float | None) -> dict[str, Any]:
-    """HiMo@2, HiMo@3 (strict rise, 0/1), HiMo@K (ρ per image) and SSI per image."""
-    out: dict[str, Any] = {}
-    for k in (2, 3):
-        rows = emb[f"segments{k}_rows"]
-        s = paired_scores(geometry, curv, emb["image"][rows][:, None, :], emb[f"segments{k}"])
-        out[f"himo{k}"] = (100.0 * (s.diff(dim=1) > 0).all(dim=1).double()).numpy()
-    all_rows = _segment_rows(emb, geometry, curv)
+    """HiMo@2, HiMo@3 (strict rise, 0/100), HiMo@K (ρ per image) and SSI per image."""
+    out: dict[str, Any] = {f"himo{k}": rise_items(emb, geometry, curv, k) for k in (2, 3)}
+    all_rows = segment_score_rows(emb, geometry, curv)
     out["himoK"] = monotonicity.monotonicity_correlations([r for r in all_rows if len(r) > 1])
     for k in HIMO_K_CUTS:  # the K-cut prefixes are a subset of all sentence prefixes
         cut = [k_cut_scores(r, k) for r in all_rows if len(r) >= k]
         out[f"himoK{k}"] = monotonicity.monotonicity_correlations(cut) if cut else np.zeros(0)
-    clean = paired_scores(geometry, curv, emb["image"], emb["caption"]).double()
-    noisy = paired_scores(geometry, curv, emb["image"], emb["noisy_caption"]).double()
-    out["ssi"] = (100.0 * (noisy - clean).abs() / clean.abs()).numpy()
+    out["ssi"] = ssi_items(emb, geometry, curv)
     return out
 
 
@@ -123,8 +139,7 @@ def world_items(emb: dict[str, Any], geometry: str, curv: float | None) -> dict[
     positive = same_text_positives(emb["short_texts"]) if "short_texts" in emb else None
     out.update({f"world-short/{k}": v for k, v in retrieval_items(short_scores, positive).items()})
     out.update({f"world-monotonicity/{k}": v for k, v in monotonicity_items(emb, geometry, curv).items()})
-    cola = paired_scores(geometry, curv, emb["cola_image"][:, :, None, :], emb["cola_text"][:, None])
-    out["world-cola/correct"] = cola_correct(cola).double().numpy()
+    out["world-cola/correct"] = cola_items(emb, geometry, curv)
     for level in (1, 2, 3):
         classes = zeroshot.class_embeddings(emb[f"prompts_L{level}"], geometry, curv)
         pred = pairwise_scores(image, classes, geometry, curv).argmax(dim=1)

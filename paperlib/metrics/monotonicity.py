@@ -115,13 +115,8 @@ def himo_at_k(scores, constant: float | None = 0.0) -> float:
     return float(rhos.mean())
 
 
-def semantic_stability_index(clean_scores, noisy_scores) -> float:
-    """SSI (our definition; the paper's formula is unpublished), lower is better.
-
-    ``SSI = 100 · mean_i |s_i^noisy − s_i| / |s_i|``: the mean relative change, in percent,
-    of the image-text score of each pair when irrelevant sentences are injected into its
-    caption (:func:`inject_noise`). Both inputs are (num_pairs,) cosine scores.
-    """
+def semantic_stability_items(clean_scores, noisy_scores) -> np.ndarray:
+    """Per pair ``100 · |s_noisy − s| / |s|`` (see :func:`semantic_stability_index`), float64."""
     clean = np.asarray(torch.as_tensor(clean_scores).double().cpu())
     noisy = np.asarray(torch.as_tensor(noisy_scores).double().cpu())
     if clean.shape != noisy.shape or clean.ndim != 1 or clean.size == 0:
@@ -131,7 +126,17 @@ def semantic_stability_index(clean_scores, noisy_scores) -> float:
         )
     if np.any(np.abs(clean) < 1e-12):
         raise ValueError("clean_scores contains a zero score: the relative change is undefined")
-    return float(100.0 * np.mean(np.abs(noisy - clean) / np.abs(clean)))
+    return 100.0 * np.abs(noisy - clean) / np.abs(clean)
+
+
+def semantic_stability_index(clean_scores, noisy_scores) -> float:
+    """SSI (our definition; the paper's formula is unpublished), lower is better.
+
+    ``SSI = 100 · mean_i |s_i^noisy − s_i| / |s_i|``: the mean relative change, in percent,
+    of the image-text score of each pair when irrelevant sentences are injected into its
+    caption (:func:`inject_noise`). Both inputs are (num_pairs,) cosine scores.
+    """
+    return float(np.mean(semantic_stability_items(clean_scores, noisy_scores)))
 
 
 def inject_noise(

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from paperlib.atomic import atomic_write_text
+from paperlib.atomic import atomic_write, atomic_write_text
 from paperlib.models import LOGIT_SCALE_MAX
 from paperlib.study.decide import decide, run_collapse, summary_table
 from paperlib.study.reader import (
@@ -282,9 +282,9 @@ def write_items(checkpoint: Path, emb: dict[str, Any], target: Path) -> float:
 
 
 def atomic_save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    tmp = path.with_suffix(".tmp.npz")
-    np.savez_compressed(tmp, **{k: v.astype(np.float32) for k, v in arrays.items()})
-    tmp.replace(path)
+    """``np.savez_compressed`` of float32 copies, written atomically (``paperlib.atomic``)."""
+    arrays = {k: v.astype(np.float32) for k, v in arrays.items()}
+    atomic_write(path, lambda handle: np.savez_compressed(handle, **arrays))
 
 
 def execute(run: Run, scale_name: str, checkpoints: dict[tuple[str, int], Path]) -> Path:
@@ -332,7 +332,7 @@ def export_embeddings(emb: dict[str, Any], checkpoint: Path, target: Path, run: 
     out = {k: (v[:n] if k != "segments_all" else v).clone() for k, v in out.items()}  # own storage
     if run.study == "argent":
         out.update(box_embeddings(checkpoint, n, EVAL_SEED))
-    torch.save(out, target / "embeddings.pt")
+    atomic_write(target / "embeddings.pt", lambda h: torch.save(out, h))
 
 
 @torch.no_grad()
