@@ -83,6 +83,7 @@ from paperlib.losses.entailment import (
 )
 from paperlib.study.reader import (
     ARGENT_COLORS,
+    SMALLER,
     available_scale,
     finished_seeds,
     item_value,
@@ -375,7 +376,9 @@ def has_runs(variant: str) -> bool:
         return False
 
 
-variants = [v for v in ARGENT_COLORS if has_runs(v)]
+# the model-size arm's runs start from their own, smaller pre-training (notebook 05 compares
+# sizes); the traces here compare the variants of one model that share a start
+variants = [v for v in ARGENT_COLORS if has_runs(v) and not v.endswith(SMALLER)]
 styles = {v: dict(color=ARGENT_COLORS[v], lw=2.2 if v == "ARGENT" else 1.4,
                   ls="--" if v.startswith("ARGENT,") else "-") for v in variants}  # fmt: skip
 logs = {v: seed_logs(scale, STUDY, v) for v in variants}

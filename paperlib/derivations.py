@@ -94,6 +94,26 @@ def per_image_segment_scores(embeddings: dict) -> list[np.ndarray]:
     return [s.double().numpy() for s in segment_scores(embeddings["image"], segments)]
 
 
+def k_segment_falls(per_image: Sequence[np.ndarray], k: int) -> dict[str, np.ndarray]:
+    """Where scores fall along K cumulative segments (the paper's K = 10 failure case).
+
+    For each image with at least ``k`` sentence prefixes (``per_image``: its prefix scores),
+    its scores at the K cut segments (:func:`paperlib.metrics.items.k_cut_scores`), the number
+    of steps where the score falls, the largest fall (0 when it never falls) and the Pearson
+    ρ(k, s_k). Returns arrays ``image`` (indices), ``curves`` (n, k), ``falls``,
+    ``largest_fall`` and ``rho``.
+    """
+    from paperlib.metrics.items import k_cut_scores
+
+    kept = [i for i, s in enumerate(per_image) if len(s) >= k]
+    curves = np.stack([k_cut_scores(per_image[i], k) for i in kept]) if kept else np.zeros((0, k))
+    steps = np.diff(curves, axis=1)
+    ranks = np.arange(1, k + 1)
+    rho = np.array([np.corrcoef(ranks, c)[0, 1] if np.ptp(c) > 0 else 0.0 for c in curves])
+    return {"image": np.asarray(kept), "curves": curves, "falls": (steps < 0).sum(axis=1),
+            "largest_fall": np.maximum(-steps.min(axis=1, initial=0.0), 0.0), "rho": rho}  # fmt: skip
+
+
 def mean_by_segment_index(scores: Sequence[np.ndarray], relative: bool = False,
                           min_count: int = 1) -> dict[str, np.ndarray]:
     """Mean, standard error and count of s_k over the images that have a k-th segment.

@@ -32,8 +32,9 @@ STYLE = {
 
 
 def figures_dir() -> Path:
-    """``$PAPERLIB_FIGURES`` if set, else the repository's ``figures/``."""
-    return Path(os.environ.get("PAPERLIB_FIGURES", REPO_ROOT / "figures"))
+    """``$PAPERLIB_FIGURES`` if set (a relative path is taken from the repository root, wherever
+    the notebook runs), else the repository's ``figures/``."""
+    return REPO_ROOT / os.environ.get("PAPERLIB_FIGURES", "figures")
 
 
 def use_style() -> None:
@@ -197,8 +198,7 @@ def claims_forest(claims: list[dict], title: str = "") -> plt.Figure:
             ax.errorbar(effect, y, xerr=[[below], [above]], fmt="o", capsize=3,
                         color=VERDICT_COLORS.get(verdict, "black"))  # fmt: skip
         ax.axvline(0, color="black", lw=0.8)
-        ax.set_yticks(range(len(group)),
-                      [f"{c['label']}: {c['variant']} vs {c['baseline']}" for c in reversed(group)],
+        ax.set_yticks(range(len(group)), [claim_row(c) for c in reversed(group)],
                       fontsize=8)  # fmt: skip
         ax.set_ylim(-0.7, len(group) - 0.3)
         ax.set_xlabel(f"effect in the paper's direction ({UNIT_TEXT[unit]})")
@@ -206,3 +206,39 @@ def claims_forest(claims: list[dict], title: str = "") -> plt.Figure:
         axes[0, 0].set_title(title)
     fig.tight_layout()
     return fig
+
+
+def claim_row(claim: dict) -> str:
+    """A claim's row label: metric and the two compared runs (or, for a claim on one run's two
+    metrics, the run and "cleaned vs all")."""
+    if claim.get("baseline_item"):
+        return f"{claim['label']}: {claim['variant']}, vs all captions"
+    return f"{claim['label']}: {claim['variant']} vs {claim['baseline']}"
+
+
+def learning_curves(curves: list[dict], targets: dict[str, float],
+                    chances: dict[str, float]) -> plt.Figure:  # fmt: skip
+    """One panel per metric of ``curves.json``: each recipe's held-out value against its
+    training CPU seconds (a fine-tune's own, without its pre-training), the learning target
+    (dotted; ``targets`` by the curve's ``item``) and the chance level (dashed; ``chances``)."""
+    metrics = list(dict.fromkeys(c["metric"] for c in curves))
+    if not metrics:
+        raise ValueError("learning_curves needs at least one curve")
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.6 * len(metrics), 3.8), squeeze=False)
+    for ax, metric in zip(axes[0], metrics):
+        shown = [c for c in curves if c["metric"] == metric]
+        for curve in shown:
+            xs = [p["cpu_seconds"] for p in curve["points"]]
+            ys = [p["value"] for p in curve["points"]]
+            ax.plot(xs, ys, marker="o", ms=3, label=curve["recipe"])
+        item = shown[0]["item"]
+        if item in targets:
+            ax.axhline(targets[item], color="tab:green", ls=":", lw=1.2, label="target")
+        chance_line(ax, chances.get(item))
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("training CPU seconds")
+        ax.set_title(metric)
+        ax.legend(fontsize=6, loc="best")
+    fig.tight_layout()
+    return fig
+

@@ -30,7 +30,13 @@ def notebooks(directory: Path = NOTEBOOK_DIR) -> list[Path]:
 
 
 def preset_path(notebook: Path, preset: str) -> Path:
-    return PARAMS_DIR / notebook.stem / f"{preset}.yaml"
+    """``params/<notebook stem>/<preset>.yaml``; FileNotFoundError naming the presets there."""
+    path = PARAMS_DIR / Path(notebook).stem / f"{preset}.yaml"
+    if not path.is_file():
+        found = sorted(p.stem for p in path.parent.glob("*.yaml"))
+        raise FileNotFoundError(f"no preset {preset!r} for {Path(notebook).name}: {path} does not "
+                                f"exist; presets there: {', '.join(found) or 'none'}")  # fmt: skip
+    return path
 
 
 def load_parameters(path: Path) -> dict:
@@ -59,6 +65,9 @@ def run(notebook: Path, parameters: dict | None = None, output_dir: Path | None 
     import papermill
 
     notebook = Path(notebook)
+    if not notebook.is_file():
+        names = ", ".join(p.name for p in notebooks())
+        raise FileNotFoundError(f"notebook not found: {notebook}; the notebooks are {names}")
     output_dir = Path(output_dir or BUILD_DIR / "executed")
     output_dir.mkdir(parents=True, exist_ok=True)
     output = output_dir / f"{notebook.stem}.ipynb"
@@ -80,7 +89,7 @@ def reproduce(preset: str = "smoke-cpu", only: list[str] | None = None) -> dict[
     for nb in notebooks():
         if only and nb.stem not in only:
             continue
-        path = preset_path(nb, preset)
+        path = PARAMS_DIR / nb.stem / f"{preset}.yaml"  # tutorials have none: their defaults
         params = load_parameters(path) if path.is_file() else {}
         start = time.perf_counter()
         print(f"[reproduce] {nb.name} ({path.relative_to(REPO_ROOT) if params else 'defaults'})", flush=True)

@@ -1,4 +1,5 @@
-"""Shared test set-up: offline hub, few threads, paths to the real evaluation data."""
+"""Shared test set-up: offline hub, few threads, figures to build/, paths to the real evaluation
+data."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("PAPERLIB_FIGURES", "build/test-figures")  # tests never rewrite figures/
 
 import pytest  # noqa: E402
 import torch  # noqa: E402

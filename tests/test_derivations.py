@@ -10,6 +10,7 @@ from paperlib.derivations import (
     cumulative_scores,
     cumulative_texts,
     full_vs_component_scores,
+    k_segment_falls,
     mean_by_segment_index,
     monotonicity_margin,
     per_image_segment_scores,
@@ -116,3 +117,18 @@ def test_mean_by_segment_index_counts_only_images_that_reach_k():
     rel = mean_by_segment_index(scores, relative=True, min_count=2)
     np.testing.assert_array_equal(rel["k"], [1, 2])
     np.testing.assert_allclose(rel["mean"], [0.0, 0.3])
+
+
+def test_k_segment_falls_counts_falls_on_the_cut_segments():
+    rising = np.arange(1.0, 21.0)  # 20 prefixes, strictly rising: no fall, rho = 1
+    wavy = np.array([0.1, 0.3, 0.2, 0.4, 0.35, 0.5, 0.6, 0.55, 0.7, 0.8])  # 10 prefixes
+    short = np.array([0.1, 0.2])  # fewer than K prefixes: left out
+    out = k_segment_falls([rising, short, wavy], 10)
+    assert out["image"].tolist() == [0, 2]
+    np.testing.assert_array_equal(out["curves"][0], rising[[1, 3, 5, 7, 9, 11, 13, 15, 17, 19]])
+    np.testing.assert_array_equal(out["curves"][1], wavy)  # n = K: every prefix is a segment
+    assert out["falls"].tolist() == [0, 3]
+    np.testing.assert_allclose(out["largest_fall"], [0.0, 0.1])
+    assert out["rho"][0] == pytest.approx(1.0)
+    assert out["rho"][1] == pytest.approx(np.corrcoef(np.arange(10), wavy)[0, 1])
+    assert k_segment_falls([short], 10)["curves"].shape == (0, 10)

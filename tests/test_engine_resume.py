@@ -95,6 +95,8 @@ def test_sigterm_then_resume_matches_uninterrupted_run(tmp_path):
     resumed = train(raw)  # same output_dir: resumes from last.pt
     assert resumed.status == "finished" and resumed.step == steps
     assert resumed.history[0]["step"] == saved["step"] + 1
+    before = [r["cpu_seconds"] for r in log if r.get("step", 0) <= saved["step"] and "loss" in r]
+    assert resumed.history[0]["cpu_seconds"] > before[-1]  # the CPU clock continues
     a, b = final_weights(tmp_path / "ref"), final_weights(tmp_path / "cut")
     assert a.keys() == b.keys()
     for key in a:
@@ -113,8 +115,13 @@ def test_resume_refuses_a_different_run(tmp_path):
     train(tiny_config("clip", tmp_path / "run", train={"steps": 1}))
     from paperlib.engine.config import ConfigError
 
-    with pytest.raises(ConfigError, match="train.output_dir"):
+    with pytest.raises(ConfigError, match="train.output_dir: .* differs in method"):
         train(tiny_config("himo", tmp_path / "run", train={"steps": 2}))
+    with pytest.raises(ConfigError, match=r"differs in data\.seed, optim\.lr"):
+        train(tiny_config("clip", tmp_path / "run", train={"steps": 2}, data={"seed": 3},
+                          optim={"lr": 0.5}))  # fmt: skip
+    longer = train(tiny_config("clip", tmp_path / "run", train={"steps": 2, "log_every": 2}))
+    assert longer.status == "finished" and longer.step == 2  # length and logging may change
 
 
 @pytest.mark.parametrize("method, term", [("clip", "contrastive"), ("himo", "global")])

@@ -86,6 +86,32 @@ def test_himo_logit_scale_reset_and_decayed(tmp_path):
     assert not any(p is module.clip.logit_scale for p in decayed)
 
 
+def test_reference_optimiser_options_decay_everything_and_free_the_logit_scale(tmp_path):
+    from paperlib.engine.config import ConfigError
+    from paperlib.engine.methods import build_module
+    from paperlib.engine.train import apply_update, build_optimizer
+
+    default = load_config(tiny_config("himo", tmp_path))
+    reference = load_config(tiny_config("himo", tmp_path, optim={"decay_all": True,
+                                                                 "clamp_logit_scale": False}))  # fmt: skip
+    for config, all_decayed, clamped in ((default, False, True), (reference, True, False)):
+        module, _, _ = build_module(config)
+        optimizer, scheduler = build_optimizer(module, config)
+        decayed = {id(p) for g in optimizer.param_groups if g["weight_decay"] > 0 for p in g["params"]}
+        biases = [p for n, p in module.clip.named_parameters() if p.ndim == 1 and "bias" in n]
+        assert all(id(p) in decayed for p in biases) == all_decayed and biases
+        with torch.no_grad():
+            module.clip.logit_scale.fill_(5.0)  # above ln 100
+        for p in module.parameters():
+            p.grad = torch.zeros_like(p)
+        apply_update(module, optimizer, scheduler, config)
+        expected = math.log(100) if clamped else None
+        value = module.clip.logit_scale.item()
+        assert value == pytest.approx(expected) if clamped else value > math.log(100)
+    with pytest.raises(ConfigError, match="Euclidean methods only"):
+        load_config(tiny_config("argent", tmp_path, optim={"decay_all": True}))
+
+
 def test_dry_run_writes_nothing(tmp_path):
     values = dry_run(load_config(tiny_config("argent", tmp_path / "never")))
     assert set(values[0]) == {"total", "contrastive", "entailment", "regularizer"}

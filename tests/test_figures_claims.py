@@ -11,10 +11,12 @@ import pytest
 from paperlib.figures import (
     chance_line,
     claim_range,
+    claim_row,
     claim_unit,
     claims_forest,
     clipped_errors,
     interval_bars,
+    learning_curves,
 )
 from paperlib.tables.claims import CLAIMS
 
@@ -99,3 +101,31 @@ def test_claims_forest_has_one_panel_per_unit_and_a_zero_line():
     plt.close(fig)
     with pytest.raises(ValueError):
         claims_forest([])
+
+
+def test_claim_rows_name_both_runs_or_the_one_run_of_an_evaluation_claim():
+    assert claim_row(_claim()) == "PEP AUC: A vs B"
+    same_run = _claim(variant="A", baseline="A", baseline_item="x/all", label="P (cleaned)")
+    assert claim_row(same_run) == "P (cleaned): A, vs all captions"
+
+
+def test_learning_curves_draw_each_recipe_with_its_target_and_chance():
+    def curve(recipe, metric, item, values):
+        points = [{"step": 10 * (k + 1), "cpu_seconds": 5.0 * (k + 1), "value": v}
+                  for k, v in enumerate(values)]  # fmt: skip
+        return {"recipe": recipe, "metric": metric, "item": item, "points": points}
+
+    curves = [curve("a", "zero-shot", "zs", [0.25, 0.4]), curve("b", "zero-shot", "zs", [0.3, 0.35]),
+              curve("a", "long R@1", "long", [0.1, 0.2, 0.25])]  # fmt: skip
+    fig = learning_curves(curves, targets={"zs": 0.9}, chances={"zs": 0.25, "long": 0.001})
+    zs, long = fig.axes
+    drawn = [line for line in zs.lines if len(line.get_xdata()) == 2 and line.get_marker() == "o"]
+    assert [list(line.get_ydata()) for line in drawn] == [[0.25, 0.4], [0.3, 0.35]]
+    assert list(drawn[0].get_xdata()) == [5.0, 10.0]
+    levels = {line.get_label(): line.get_ydata()[0] for line in zs.lines}
+    assert levels["target"] == 0.9 and levels["chance"] == 0.25
+    assert "target" not in {line.get_label() for line in long.lines}
+    assert zs.get_ylim() == (0.0, 1.0)
+    plt.close(fig)
+    with pytest.raises(ValueError, match="at least one curve"):
+        learning_curves([], {}, {})

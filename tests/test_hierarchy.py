@@ -181,3 +181,73 @@ def test_hierarcaps_checks_shapes():
         Hm.hierarcaps_metrics(torch.zeros(3, 5), torch.zeros(4, 4, 5), "hyperbolic", curv=1.0)
     with pytest.raises(ValueError, match="root"):
         Hm.hierarcaps_metrics(torch.zeros(4, 5), torch.zeros(4, 4, 5), "euclidean")
+
+
+def _naive_text_retrieval(sims, radii, texts, levels, removed, n_thresholds=50):
+    """Per-image P/R, captions compared as texts, removed captions out of the pool (loops)."""
+    n = len(sims)
+    lo, hi = min(radii), max(radii)
+    thresholds = [lo + (hi - lo) * t / (n_thresholds - 1) for t in range(n_thresholds)]
+    thresholds[-1] = hi
+    precision, recall = [], []
+    for i in range(n):
+        preds = set()
+        for t in thresholds:
+            pool = [m for m in range(len(texts)) if radii[m] <= t and not removed[i][m]]
+            if pool:
+                preds.add(texts[max(pool, key=lambda m: (sims[i][m], -m))])
+        own = texts[i * levels : (i + 1) * levels]
+        precision.append(len(preds & set(own)) / len(preds))
+        recall.append(sum(c in preds for c in own) / levels)
+    return precision, recall
+
+
+def test_text_matched_retrieval_with_ambiguous_captions_removed_equals_loops():
+    gen = torch.Generator().manual_seed(5)
+    n, levels, dim = 12, 4, 6
+    words = ["a shape", "a red shape", "a red disc", "a red disc left"]
+    texts = [words[lv] if (i % 3 == 0 and lv < 2) else f"{words[lv]} {i}" for i in range(n)
+             for lv in range(levels)]  # fmt: skip
+    images = torch.randn(n, dim, generator=gen)
+    captions = torch.randn(n * levels, dim, generator=gen)
+    sims = (torch.nn.functional.normalize(images, dim=-1)
+            @ torch.nn.functional.normalize(captions, dim=-1).T)  # fmt: skip
+    radii = torch.rand(n * levels, generator=gen)
+    image_sim = torch.randn(n, n, generator=gen)
+    removed = Hm.ambiguous_captions(image_sim, texts, levels, neighbours=3)
+    for i in range(n):  # naive: the captions of the 3 most similar other images, not own texts
+        others = sorted((j for j in range(n) if j != i), key=lambda j: -float(image_sim[i, j]))[:3]
+        own = set(texts[i * levels : (i + 1) * levels])
+        expected = {m for j in others for m in range(j * levels, (j + 1) * levels)
+                    if texts[m] not in own}  # fmt: skip
+        assert set(np.flatnonzero(removed[i]).tolist()) == expected
+    for mask in (np.zeros_like(removed), removed):
+        p, r = Hm.hierarchical_retrieval_items(
+            sims, radii, levels, caption_texts=texts, removed=mask
+        )
+        naive_p, naive_r = _naive_text_retrieval(sims.tolist(), radii.tolist(), texts, levels, mask)
+        np.testing.assert_allclose(p, naive_p, atol=1e-12)
+        np.testing.assert_allclose(r, naive_r, atol=1e-12)
+    shared = Hm.hierarchical_retrieval_items(sims, radii, levels, caption_texts=texts)
+    by_index = Hm.hierarchical_retrieval_items(sims, radii, levels)
+    assert (shared[1] >= by_index[1]).all() and (shared[1] > by_index[1]).any()  # shared texts hit
+
+
+def test_hierarcaps_text_scoring_on_the_real_csv_equals_loops(hierarcaps_chains):
+    """The real chains repeat captions across images: text scoring counts them as hits."""
+    chains = hierarcaps_chains
+    images, captions = _synthetic_features(chains)
+    images = torch.nn.functional.normalize(images, dim=-1)
+    captions = torch.nn.functional.normalize(captions, dim=-1)
+    root = torch.nn.functional.normalize(_caption_vector("", 16), dim=0)
+    texts = [c for chain in chains for c in chain]
+    assert len(set(texts)) < len(texts)  # shared captions exist in these rows
+    out = Hm.hierarcaps_metrics(images, captions, "euclidean", root=root, caption_texts=texts)
+    flat = captions.reshape(-1, 16)
+    sims = (images @ flat.T).tolist()
+    radii = (flat - root).norm(dim=-1).tolist()
+    naive_p, naive_r = _naive_text_retrieval(sims, radii, texts, 4, np.zeros((len(chains), len(texts)), bool))
+    assert out["precision"] == pytest.approx(np.mean(naive_p), abs=1e-12)
+    assert out["recall"] == pytest.approx(np.mean(naive_r), abs=1e-12)
+    by_index = Hm.hierarcaps_metrics(images, captions, "euclidean", root=root)
+    assert out["recall"] >= by_index["recall"]

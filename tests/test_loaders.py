@@ -220,6 +220,11 @@ def test_himo_docci(tmp_path):
     write_jsonl(tmp_path / "bad.json", [{"img_path": "x.jpg", "raw_caption": "x"}])
     with pytest.raises(DatasetFormatError, match=r"bad\.json line 1 has no field 'caption'"):
         load_himo_docci(tmp_path / "bad.json")
+    for caption in ("A street. A sign.", None, [1, 2]):  # a string would split into characters
+        write_jsonl(tmp_path / "bad.json", [{"img_path": "x.jpg", "raw_caption": "x",
+                                             "caption": caption}])  # fmt: skip
+        with pytest.raises(DatasetFormatError, match=r"line 1: 'caption' must be a list of strings"):
+            load_himo_docci(tmp_path / "bad.json")
 
 
 def test_image_folder_with_class_names(tmp_path):

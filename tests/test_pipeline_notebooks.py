@@ -47,3 +47,12 @@ def test_eval_notebook_trains_when_the_checkpoint_is_missing(tmp_path):
     params["train_config"] = {**config, "train": {**config["train"], "steps": 3}}
     run(NOTEBOOK_DIR / "eval_himo.py", params, output_dir=tmp_path / "nb")
     assert (tmp_path / "run" / "last.pt").is_file() and (tmp_path / "eval" / "results.md").is_file()
+
+
+def test_unknown_presets_and_notebooks_are_named():
+    with pytest.raises(FileNotFoundError, match=r"no preset 'gpu-9000' for train_himo\.py.*"
+                                                r"presets there: .*smoke-cpu"):  # fmt: skip
+        preset_path(NOTEBOOK_DIR / "train_himo.py", "gpu-9000")
+    with pytest.raises(FileNotFoundError, match=r"notebook not found: .*nope\.py; the notebooks "
+                                                r"are 00_quickstart\.py"):  # fmt: skip
+        run(NOTEBOOK_DIR / "nope.py")

@@ -60,7 +60,7 @@ def test_paper_hyper_parameters():
         PARAMS_DIR / "train_himo/vit-l14-sharegpt4v-8xh100.yaml", ["data.dataset=world"]
     )
     assert (himo.model.name, himo.model.init, himo.model.context_length) == (
-        "ViT-L-14",
+        "ViT-L-14-quickgelu",
         "openai",
         248,
     )
@@ -77,6 +77,12 @@ def test_paper_hyper_parameters():
     assert noreg.loss.regularize is False and noreg.train.steps * noreg.train.batch_size >= 30e6
     ent = config_from(PARAMS_DIR / "train_argent/cc3m-ent.yaml", ["data.dataset=world"])
     assert ent.loss.entailment == "ent"
+    for batch in (256, 512):  # the batch-size ablation keeps the paper's 10 epochs
+        ablation = config_from(PARAMS_DIR / f"train_himo/ablation-batch{batch}.yaml",
+                               ["data.dataset=world"])  # fmt: skip
+        assert ablation.train.batch_size == batch
+        epochs = ablation.train.steps * batch / 1_245_901
+        assert 10 <= epochs < 10 + batch / 1_245_901, (batch, epochs)
 
 
 @pytest.mark.parametrize("path", EVAL_PRESETS, ids=_id)
@@ -123,6 +129,7 @@ def test_paper_architecture_builds_and_takes_one_step(path, tmp_path):
     assert set(values) > {"total"} and all(math.isfinite(v) for v in values.values())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", [p for p in _architectures() if _is_large(p)], ids=_id)
 def test_large_paper_architecture_builds(path, tmp_path):
     from paperlib.engine.methods import build_module
@@ -136,3 +143,21 @@ def test_large_paper_architecture_builds(path, tmp_path):
     trained = sum(p.numel() for g in optimizer.param_groups for p in g["params"])
     assert trained == sum(p.numel() for p in module.parameters() if p.requires_grad)
     assert tokenizer(["a"]).shape[1] == config.model.context_length
+
+
+def test_openai_initialised_presets_use_quickgelu_in_both_towers():
+    import open_clip
+    from open_clip.transformer import QuickGELU
+
+    from paperlib.models.clip import create_model
+
+    openai = [p for p in TRAIN_PRESETS if "init: openai" in p.read_text()]
+    assert len(openai) >= 9  # every HiMo preset starts from OpenAI's CLIP
+    names = {config_from(p, ["data.dataset=world"]).model.name for p in openai}
+    assert names == {"ViT-B-16-quickgelu", "ViT-L-14-quickgelu"}
+    assert all(open_clip.get_model_config(n)["quick_gelu"] for n in names)
+    model = create_model("ViT-B-16-quickgelu", None).model  # random weights, the B/16 towers
+    for tower in (model.visual, model.transformer):
+        assert any(isinstance(m, QuickGELU) for m in tower.modules())
+    with pytest.raises(ValueError, match="use model 'ViT-B-16-quickgelu'"):
+        create_model("ViT-B-16", "openai")  # refused before any download

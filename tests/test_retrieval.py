@@ -11,6 +11,7 @@ from sklearn.metrics import top_k_accuracy_score
 from paperlib.metrics.retrieval import (
     recall_at_k,
     retrieval_metrics,
+    retrieval_metrics_from_scores,
     retrieval_ranks,
     text_to_image_index,
 )
@@ -136,3 +137,9 @@ def test_duplicate_captions_count_as_hits():
     # text 2 ("a") retrieves image 0, which also has caption "a": a hit
     assert fixed["image_retrieval_recall@1"] == 1.0
     assert naive["image_retrieval_recall@1"] == 0.75
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (0, 3), (3, 0), (4,)])
+def test_an_empty_or_flat_score_matrix_is_named(shape):
+    with pytest.raises(ValueError, match=r"at least one of each; got shape"):
+        retrieval_metrics_from_scores(torch.zeros(shape))

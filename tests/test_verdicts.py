@@ -113,3 +113,14 @@ def test_learned_needs_the_whole_interval_above_three_times_chance():
     from paperlib.tables.verdicts import learned
 
     assert learned(_iv(0.05), 0.001) and not learned(_iv(0.0035, half=0.001), 0.001)
+
+
+def test_headroom_needs_the_baseline_between_three_times_chance_and_0_9():
+    from paperlib.tables.verdicts import headroom
+
+    assert headroom(0.5, 0.001, 1.0) is True  # R@1 over 1,000 items
+    assert headroom(0.002, 0.001, 1.0) is False and headroom(0.95, 0.001, 1.0) is False
+    assert headroom(0.2, 1 / 24, 1.0) is True and headroom(0.1, 1 / 24, 1.0) is False
+    assert headroom(60.0, 50.0, 100.0) is None  # HiMo@2: 3 × 50 % is beyond 90 %
+    assert headroom(0.7, 0.5, 1.0) is None  # PEP AUC
+    assert headroom(3.0, None, 0.0) is None  # SSI has no chance level

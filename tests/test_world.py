@@ -24,13 +24,16 @@ from paperlib.data.world import (
     PATTERNS,
     POSITIONS,
     PROMPT_TEMPLATES,
+    SHORT_CAPTION_DROPS,
     SIZES,
     SUBCATEGORIES,
     TAXONOMY,
     World,
     WorldDataset,
+    _short_caption,
     chain_graph,
     class_names,
+    counterfactual_twin,
     cumulative_segments,
     draw_scene,
     render_scene,
@@ -374,3 +377,56 @@ def test_prompts_follow_the_short_caption_wording():
         )
         matched += 1
     assert matched >= 200, matched
+
+
+def _without(name: str, caption: str) -> str:
+    """``caption`` with the first whole-word ``name`` replaced by a placeholder."""
+    return re.sub(rf"\b{name}\b", "#", caption, count=1)
+
+
+def test_counterfactual_twin_changes_only_the_main_shape_and_its_name():
+    world, same = World(4, 32), 0
+    for index in range(60):
+        scene = world.scene(index)
+        twin = counterfactual_twin(scene, 4, index)
+        main, other = scene.objects[0], twin.objects[0]
+        assert other.super != main.super  # so the name differs at every naming level
+        assert replace(other, sub=main.sub) == main and twin.objects[1:] == scene.objects[1:]
+        assert (twin.background, twin.texture, twin.name_level) == (
+            scene.background, scene.texture, scene.name_level)  # fmt: skip
+        level = scene.name_level
+        name, twin_name = (class_names(level)[(o.super, o.category, o.sub)[level - 1]]
+                           for o in (main, other))  # fmt: skip
+        for k in range(len(SHORT_CAPTION_DROPS) + 1):  # same wording at every drop level
+            caption = _short_caption(scene, SHORT_CAPTION_DROPS[:k])
+            twin_caption = _short_caption(twin, SHORT_CAPTION_DROPS[:k])
+            assert _without(name, caption) == _without(twin_name, twin_caption)
+        caption, twin_caption = scene_short_caption(scene), scene_short_caption(twin)
+        same += _without(name, caption) == _without(twin_name, twin_caption)
+        pixels, twin_pixels = render_scene(scene, 32), render_scene(twin, 32)
+        x0, y0, x1, y1 = world.sample(index).meta["objects"][0]["box"]
+        outside = np.ones((32, 32), bool)
+        outside[y0:y1, x0:x1] = False
+        assert np.array_equal(pixels[outside], twin_pixels[outside])  # only the main cell changes
+        assert not np.array_equal(pixels, twin_pixels)
+    assert same >= 45  # the rest: a longer or shorter name moves the 20-word limit's drops
+    supers = {counterfactual_twin(world.scene(i), 4, i).objects[0].super for i in range(60)}
+    assert len(supers) == 4
+
+
+def test_twin_dataset_pairs_each_scene_with_its_twin_in_one_batch():
+    from paperlib.engine.data import GlobalBatchSampler
+
+    dataset = WorldDataset(seed=2, size=40, image_size=32, twins=True)
+    world = World(2, 32)
+    assert dataset[6]["short_caption"] == world.sample(6).short_caption
+    assert dataset[7]["short_caption"] == world.twin_sample(6).short_caption
+    assert dataset[7]["short_caption"] != dataset[6]["short_caption"]
+    sampler = GlobalBatchSampler(40, 8, seed=1, group=2)
+    for step in range(10):  # crosses epochs
+        batch = sampler.global_indices(step)
+        assert len(set(batch)) == 8 and all(i ^ 1 in batch for i in batch)
+    plain, grouped = GlobalBatchSampler(40, 8, seed=1), GlobalBatchSampler(40, 8, seed=1, group=1)
+    assert plain.global_indices(3) == grouped.global_indices(3)
+    with pytest.raises(ValueError, match="group size 2"):
+        GlobalBatchSampler(40, 6, world_size=2, group=2)

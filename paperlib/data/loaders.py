@@ -310,7 +310,12 @@ def load_himo_docci(
     for i, item in enumerate(_read_json_lines(path, "HiMo-Docci")):
         where = f"{path} line {i + 1}"
         img_path = get_field(item, "img_path", "HiMo-Docci", where)
-        segments = list(get_field(item, "caption", "HiMo-Docci", where))
+        segments = get_field(item, "caption", "HiMo-Docci", where)
+        if not isinstance(segments, list) or not all(isinstance(t, str) for t in segments):
+            raise DatasetFormatError(
+                f"HiMo-Docci: {where}: 'caption' must be a list of strings (the cumulative "
+                f"segments); got {type(segments).__name__} {str(segments)[:60]!r}"
+            )
         if not segments:
             raise DatasetFormatError(f"HiMo-Docci: {where} has an empty 'caption' list")
         samples.append(

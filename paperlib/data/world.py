@@ -255,6 +255,25 @@ def draw_scene(seed: int, index: int, min_objects: int = 1, max_objects: int = 4
     )
 
 
+def counterfactual_twin(scene: Scene, seed: int, index: int) -> Scene:
+    """``scene`` with its main object's shape replaced by one of another super-category, drawn
+    from (seed, index); colours, sizes, layout, background and naming level are kept.
+
+    The twin's short caption differs from the scene's in the main object's name, at every naming
+    level (and, where the name's length moves the 20-word limit, in which optional words give
+    way: about 1 caption in 5), so a batch holding both cannot be solved by colour or layout: an
+    in-batch hard negative for the shape (a training choice of this world; the papers train on
+    web data)."""
+    main = scene.objects[0]
+    others = [s for s in range(len(SUBCATEGORIES)) if _super_of(s) != main.super]
+    sub = others[int(np.random.default_rng([seed, index, 7]).integers(len(others)))]
+    return replace(scene, objects=(replace(main, sub=sub),) + scene.objects[1:])
+
+
+def _super_of(sub: int) -> int:
+    return CATEGORY_TO_SUPER[SUB_TO_CATEGORY[sub]]
+
+
 # --------------------------------------------------------------------------- rendering
 
 
@@ -630,6 +649,11 @@ class World:
         """Render sample ``index`` with all its texts, crops and ground truth."""
         return self.sample_from_scene(self.scene(index), f"world-{self.seed}-{index:08d}")
 
+    def twin_sample(self, index: int) -> Sample:
+        """Sample ``index``'s :func:`counterfactual_twin` (another main shape, all else kept)."""
+        twin = counterfactual_twin(self.scene(index), self.seed, index)
+        return self.sample_from_scene(twin, f"world-{self.seed}-{index:08d}-twin")
+
     def sample_from_scene(self, scene: Scene, sample_id: str) -> Sample:
         """Render ``scene`` and write all its texts; ground truth goes to ``meta``."""
         size = self.image_size
@@ -710,6 +734,10 @@ class WorldDataset(Dataset):
     sample, chosen from (seed, index) and resized to ``image_size`` (HyCoCLIP picks one random
     box per step; here the choice is fixed so epochs are reproducible). Batch with
     :func:`paperlib.data.sample.collate_samples`.
+
+    ``twins``: item ``2k + 1`` is the :func:`counterfactual_twin` of scene ``2k`` instead of scene
+    ``2k + 1``; a sampler that keeps pairs in one batch (``GlobalBatchSampler(group=2)``) then
+    makes every batch hold each main shape's hard negative.
     """
 
     def __init__(
@@ -721,9 +749,10 @@ class WorldDataset(Dataset):
         num_segments: int | None = None,
         min_objects: int = 1,
         max_objects: int = 4,
+        twins: bool = False,
     ) -> None:
         self.world = World(seed, image_size, num_segments, min_objects, max_objects)
-        self.size = size
+        self.size, self.twins = size, twins
         self.transform = transform or pil_to_tensor
 
     def __len__(self) -> int:
@@ -732,7 +761,8 @@ class WorldDataset(Dataset):
     def __getitem__(self, index: int) -> dict[str, Any]:
         if not 0 <= index < self.size:
             raise IndexError(f"index {index} out of range for WorldDataset of size {self.size}")
-        sample = self.world.sample(index)
+        twin = self.twins and index % 2 == 1
+        sample = self.world.twin_sample(index - 1) if twin else self.world.sample(index)
         item = sample_to_item(sample, self.transform(sample.image))
         choice = int(np.random.default_rng([self.world.seed, index, 1]).integers(len(sample.boxes)))
         box = sample.boxes[choice]

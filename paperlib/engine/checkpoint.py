@@ -92,10 +92,19 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"checkpoint not found: {path}")
-    state = torch.load(path, map_location=map_location, weights_only=True)
+    expected = ("a training checkpoint written by paperlib's loop (save_checkpoint: model, "
+                "optimizer, scheduler, step, rng, config), read with weights_only=True")
+    try:
+        state = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as err:  # noqa: BLE001 - re-raised naming the file and what was expected
+        raise ValueError(f"could not read {path} ({type(err).__name__}: {str(err)[:200]}); "
+                         f"expected {expected}") from err  # fmt: skip
+    if not isinstance(state, dict):
+        raise ValueError(f"{path} holds a {type(state).__name__}; expected {expected}")
     missing = {"model", "optimizer", "scheduler", "step", "rng", "config"} - set(state)
     if missing:
-        raise ValueError(f"{path} is not a training checkpoint: missing {sorted(missing)}")
+        raise ValueError(f"{path} is not a training checkpoint: missing {sorted(missing)}; "
+                         f"expected {expected}")  # fmt: skip
     return state
 
 

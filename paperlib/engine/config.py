@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import math
 import types
 import typing
 from dataclasses import dataclass, field
@@ -60,6 +61,8 @@ class DataConfig:
     seed: int = 0
     caption: Literal["caption", "short_caption"] = "caption"
     num_workers: int = 0
+    # world only: every sample shares its batch with its counterfactual twin (another main shape)
+    twins: bool = False
 
 
 @dataclass
@@ -106,6 +109,11 @@ class OptimConfig:
     min_lr_ratio: float = 0.0
     max_grad_norm: float | None = None
     decay_logit_scale: bool = False  # HiMo's, Long-CLIP's references decay logit_scale
+    # Euclidean methods: weight decay on gains and biases too (HiMo's reference optimiser)
+    decay_all: bool = False
+    # Euclidean methods: clamp logit_scale to [0, ln 100] after each step (open_clip); HiMo's
+    # reference resets it to ln 100 and leaves it free
+    clamp_logit_scale: bool = True
 
 
 @dataclass
@@ -121,6 +129,7 @@ class TrainConfig:
     log_every: int = 10
     diag_every: int = 50
     ckpt_every: int = 100
+    keep_checkpoints: bool = False  # also keep each periodic checkpoint as step<N>.pt
     output_dir: str = "runs/default"
     resume: bool = True
     progress: bool = True
@@ -154,7 +163,11 @@ SECTIONS: dict[str, type] = {
 _MERU_OPTIM = {"lr": 5e-4, "weight_decay": 0.2, "betas": (0.9, 0.98), "warmup_steps": 4000}
 
 # Long-CLIP's and HiMo's fine-tuning of a converged CLIP on long captions (SPEC §1.2)
-_LONG_TEXT_MODEL = {"context_length": 248, "long_text": "residual", "logit_scale_init": LOGIT_SCALE_MAX}
+_LONG_TEXT_MODEL = {
+    "context_length": 248,
+    "long_text": "residual",
+    "logit_scale_init": LOGIT_SCALE_MAX,
+}
 _LONG_TEXT_OPTIM = {"lr": 1e-6, "weight_decay": 0.01, "betas": (0.9, 0.999), "warmup_steps": 200,
                     "decay_logit_scale": True}  # fmt: skip
 
@@ -325,9 +338,22 @@ def _check_positive(value: float | int, key: str, allow_zero: bool = False) -> N
         raise ConfigError(f"{key}: expected {'>= 0' if allow_zero else '> 0'}, got {value}")
 
 
+def check_finite_numbers(config: Config) -> None:
+    """Every number of every section is finite (NaN or inf would only fail deep inside AdamW
+    or a loss); raises ConfigError naming the key."""
+    for section in ("model", "data", "loss", "optim", "train"):
+        for key, value in vars(getattr(config, section)).items():
+            values = value if isinstance(value, (tuple, list)) else (value,)
+            if any(isinstance(v, float) and not math.isfinite(v) for v in values):
+                raise ConfigError(f"{section}.{key}: expected a finite number, got {value}")
+
+
 def validate(config: Config) -> Config:
     """Semantic checks that need more than a type; raises ConfigError naming the key."""
     m, d, lo, o, t = config.model, config.data, config.loss, config.optim, config.train
+    check_finite_numbers(config)
+    _check_positive(o.eps, "optim.eps")
+    _check_positive(o.lr, "optim.lr")
     if m.context_length not in (77, 248):
         raise ConfigError(f"model.context_length: expected 77 or 248, got {m.context_length}")
     import open_clip  # deferred: importing open_clip costs a second
@@ -356,6 +382,12 @@ def validate(config: Config) -> Config:
             "GRIT-layout webdataset shards); sharegpt4v has none"
         )
     _check_positive(d.size, "data.size")
+    o = config.optim
+    if config.hyperbolic and (o.decay_all or o.decay_logit_scale or not o.clamp_logit_scale):
+        raise ConfigError("optim.decay_all / decay_logit_scale / clamp_logit_scale: Euclidean "
+                          "methods only (the hyperbolic methods keep MERU's groups and clamps)")  # fmt: skip
+    if d.twins and d.dataset != "world":
+        raise ConfigError(f"data.twins: only the world has counterfactual twins, not {d.dataset!r}")
     if not 32 <= d.image_size <= 224:
         raise ConfigError(f"data.image_size: expected 32..224, got {d.image_size}")
     _check_positive(d.num_workers, "data.num_workers", allow_zero=True)

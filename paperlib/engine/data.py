@@ -39,10 +39,16 @@ class GlobalBatchSampler(Sampler[list[int]]):
         seed: int = 0,
         start_step: int = 0,
         num_steps: int | None = None,
+        group: int = 1,
     ) -> None:
         if global_batch % world_size:
             raise ValueError(
                 f"train.batch_size={global_batch} must be divisible by the world size {world_size}"
+            )
+        if (global_batch // world_size) % group:
+            raise ValueError(
+                f"the per-rank batch train.batch_size / world size = {global_batch // world_size} "
+                f"must be divisible by the sample group size {group} (data.twins keeps pairs)"
             )
         if num_samples < global_batch:
             raise ValueError(
@@ -50,17 +56,21 @@ class GlobalBatchSampler(Sampler[list[int]]):
             )
         self.num_samples, self.global_batch = num_samples, global_batch
         self.rank, self.world_size, self.seed = rank, world_size, seed
-        self.start_step, self.num_steps = start_step, num_steps
+        self.start_step, self.num_steps, self.group = start_step, num_steps, group
         self.steps_per_epoch = num_samples // global_batch
         self.local_batch = global_batch // world_size
         self._epoch_order: tuple[int, torch.Tensor] | None = None  # (epoch, its permutation)
 
     def global_indices(self, step: int) -> list[int]:
-        """All ranks' indices of global batch ``step`` (drop-last epochs)."""
+        """All ranks' indices of global batch ``step`` (drop-last epochs). With ``group`` g > 1
+        the shuffle permutes blocks of g consecutive indices and a batch holds whole blocks."""
         epoch, within = divmod(step, self.steps_per_epoch)
+        g = self.group
         if self._epoch_order is None or self._epoch_order[0] != epoch:  # one shuffle an epoch
             generator = torch.Generator().manual_seed(self.seed + epoch)
-            self._epoch_order = (epoch, torch.randperm(self.num_samples, generator=generator))
+            blocks = torch.randperm(self.num_samples // g, generator=generator)
+            order = (blocks[:, None] * g + torch.arange(g)).flatten()
+            self._epoch_order = (epoch, order)
         order = self._epoch_order[1]
         start = within * self.global_batch
         return order[start : start + self.global_batch].tolist()
@@ -108,7 +118,9 @@ def _box_item(transform: Callable, sample: Sample, *, seed: int) -> dict[str, An
     item = sample_to_item(sample, transform(sample.load_image()))
     if sample.boxes:
         choice = int(
-            np.random.default_rng([seed, zlib.crc32(sample.id.encode())]).integers(len(sample.boxes))
+            np.random.default_rng([seed, zlib.crc32(sample.id.encode())]).integers(
+                len(sample.boxes)
+            )
         )
         box = sample.boxes[choice]
         crop = (
@@ -130,7 +142,7 @@ def build_dataset(
         from paperlib.data.world import WorldDataset
 
         return WorldDataset(seed=data.seed, size=data.size, image_size=data.image_size,
-                            transform=transform)  # fmt: skip
+                            transform=transform, twins=data.twins)  # fmt: skip
     if data.dataset == "synthetic":
         return SyntheticDataset(data.size, image_size, data.seed)
     if data.dataset == "sharegpt4v":
@@ -206,6 +218,7 @@ def build_loader(
     sampler = GlobalBatchSampler(
         len(dataset), t.batch_size, rank=rank, world_size=world_size, seed=t.seed,
         start_step=start_step, num_steps=max(0, t.steps - start_step),
+        group=2 if config.data.twins else 1,
     )  # fmt: skip
     return DataLoader(dataset, batch_sampler=sampler, **common)
 

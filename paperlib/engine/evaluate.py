@@ -14,7 +14,8 @@ Benchmarks (``BENCHMARKS``):
 - ``world-cola``: COLA-style top-1 accuracy on colour-swapped image pairs;
 - ``world-zeroshot``: zero-shot classification per taxonomy level (``world-zeroshot-L1..L3``);
 - ``world-hierarchy``: HierarCaps-style d_corr and hierarchical retrieval P/R on the world's
-  4-level chains, plus PEP AUC/AP for hyperbolic models;
+  4-level chains (predictions compared with the chain as texts, HierarCaps' rule: a caption
+  string shared by several chains is a hit for each), plus PEP AUC/AP for hyperbolic models;
 - ``hierarcaps``: the same on the real HierarCaps test set (needs its root).
 
 Real benchmarks (``REAL_BENCHMARKS``), each read from ``roots[name]`` in the layout of
@@ -40,10 +41,11 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from paperlib.data.loaders import require_path
 from paperlib.engine.config import build_config
 from paperlib.engine.methods import build_module, input_size
 from paperlib.metrics import hierarchy, items, monotonicity, results, retrieval, zeroshot
-from paperlib.metrics.scores import pairwise_scores
+from paperlib.metrics.scores import NonFiniteError, pairwise_scores
 
 WORLD_BENCHMARKS = (
     "world-long",
@@ -196,11 +198,33 @@ def world_embeddings(embed: Embedder, size: int, seed: int, image_size: int) -> 
     return out
 
 
+def world_chain_texts(seed: int, size: int) -> list[str]:
+    """The 4-level chain captions of world samples ``0..size-1``, flat (texts only)."""
+    from paperlib.data.world import draw_scene, scene_chain
+
+    return [c for i in range(size) for c in scene_chain(draw_scene(seed, i))[0]]
+
+
 def world_short_captions(seed: int, size: int) -> list[str]:
     """The short captions of world samples ``0..size-1`` (texts only, nothing rendered)."""
     from paperlib.data.world import draw_scene, scene_short_caption
 
     return [scene_short_caption(draw_scene(seed, i)) for i in range(size)]
+
+
+def file_key(path: Path, *extra: Any) -> str:
+    """A cache key of a data file: its resolved path, size and modification time, and
+    ``extra`` (limits, options), hashed; a different or changed file gets another key."""
+    stat = path.stat()
+    text = f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}:{extra}"
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def hierarcaps_chain_texts(root: str | Path, limit: int | None) -> list[str]:
+    """The 4-level chain captions of the real HierarCaps test set, flat (texts only)."""
+    from paperlib.data.loaders import load_hierarcaps
+
+    return [c for s in load_hierarcaps(root)[:limit] for c in s.chain]
 
 
 def hierarcaps_embeddings(embed: Embedder, root: str | Path, limit: int | None) -> dict[str, Any]:
@@ -249,7 +273,8 @@ def check_root(benchmark: str, root: str | Path | None) -> Path:
     """``root`` as a Path; FileNotFoundError naming the benchmark and its layout when the
     folder or one of ``ROOT_LAYOUTS[benchmark]`` is missing."""
     layout = ", ".join(
-        f"<root>/{e}" + (".json or .txt" if e == "classnames" else "") for e in ROOT_LAYOUTS[benchmark]
+        f"<root>/{e}" + (".json or .txt" if e == "classnames" else "")
+        for e in ROOT_LAYOUTS[benchmark]
     )
     if root is None:
         raise FileNotFoundError(
@@ -290,7 +315,9 @@ def load_real(benchmark: str, root: Path, limit: int | None = None) -> list:
         samples = loaders.load_himo_docci(root / "himo_docci_data.json", root / "images")
     elif benchmark == "imagenet":
         names = next(
-            root / f"classnames{e}" for e in (".json", ".txt") if (root / f"classnames{e}").is_file()
+            root / f"classnames{e}"
+            for e in (".json", ".txt")
+            if (root / f"classnames{e}").is_file()
         )
         samples = loaders.load_image_folder(root / "val", names)
         wnids = sorted(p.name for p in (root / "val").iterdir() if p.is_dir())
@@ -472,7 +499,8 @@ def world_metrics(
     if benchmark in ("world-hierarchy", "hierarcaps"):
         root = emb["empty"] if geometry == "euclidean" else None
         out = hierarchy.hierarcaps_metrics(image, emb["chain"], geometry, root=root,
-                                           curv=curv if geometry == "hyperbolic" else None)  # fmt: skip
+                                           curv=curv if geometry == "hyperbolic" else None,
+                                           caption_texts=emb.get("chain_texts"))  # fmt: skip
         if geometry == "hyperbolic":
             pool = min(100, len(emb["roots"]) - 1)
             pairs = hierarchy.build_pep_pairs(emb["roots"], 4, pool_size=pool)
@@ -482,7 +510,10 @@ def world_metrics(
                 at_level = hierarchy.pep_pairs_at_level(pairs, level)
                 metrics = hierarchy.pep_metrics(image, emb["chain"], at_level, curv)
                 out.update({f"{k}_L{level + 1}": v for k, v in metrics.items()})
-            out["pep_auc_finest"], out["pep_ap_finest"] = out[f"pep_auc_L{levels}"], out[f"pep_ap_L{levels}"]
+            out["pep_auc_finest"], out["pep_ap_finest"] = (
+                out[f"pep_auc_L{levels}"],
+                out[f"pep_ap_L{levels}"],
+            )
         return {benchmark: out}
     raise ValueError(f"unknown benchmark {benchmark!r}; expected one of {list(BENCHMARKS)}")
 
@@ -501,6 +532,19 @@ TASKS = {
     "imagenet": "zeroshot_classification",
     "cola": "composition",
 }
+
+
+def check_sizes(world_size: int, batch_size: int, limits: dict[str, int | None]) -> None:
+    """Refuse sizes that would evaluate nothing or something else than asked: the world needs
+    at least 2 samples (retrieval over one item ranks nothing), a batch at least 1, a limit at
+    least 1 (None keeps every sample)."""
+    if world_size < 2:
+        raise ValueError(f"world_size: expected at least 2 held-out samples, got {world_size}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size: expected at least 1, got {batch_size}")
+    for name, limit in limits.items():
+        if limit is not None and limit < 1:
+            raise ValueError(f"limit of {name!r}: expected at least 1 sample (or no limit), got {limit}")
 
 
 def evaluate(
@@ -545,7 +589,8 @@ def evaluate(
             f"{list(REAL_BENCHMARKS + ('hierarcaps',))}"
         )
     hierarcaps_root = hierarcaps_root or roots.get("hierarcaps")
-    hierarcaps_limit = hierarcaps_limit or limits.get("hierarcaps")
+    hierarcaps_limit = hierarcaps_limit if hierarcaps_limit is not None else limits.get("hierarcaps")
+    check_sizes(world_size, batch_size, {**limits, "hierarcaps": hierarcaps_limit})
     if "hierarcaps" in benchmarks and hierarcaps_root is None:
         raise ValueError(
             "benchmark 'hierarcaps' needs hierarcaps_root (the folder of hierarcaps_test.csv)"
@@ -571,17 +616,22 @@ def evaluate(
         emb = cached(
             cache / f"{spec}.pt", lambda: world_embeddings(embed, world_size, world_seed, size)
         )
-        emb = {**emb, "short_texts": world_short_captions(world_seed, world_size)}
+        emb = {**emb, "short_texts": world_short_captions(world_seed, world_size),
+               "chain_texts": world_chain_texts(world_seed, world_size)}  # fmt: skip
         datasets += [(b, emb) for b in world_needed]
-    if "hierarcaps" in benchmarks:
-        spec = f"hierarcaps-{hierarcaps_limit or 'all'}"
+    if "hierarcaps" in benchmarks:  # the key covers the CSV (path, size, mtime) and the limit
+        csv_file = require_path(Path(hierarcaps_root) / "hierarcaps_test.csv", "HierarCaps")
+        spec = f"hierarcaps-{file_key(csv_file, hierarcaps_limit)}"
         emb = cached(
             cache / f"{spec}.pt",
             lambda: hierarcaps_embeddings(embed, hierarcaps_root, hierarcaps_limit),
         )
+        emb = {**emb, "chain_texts": hierarcaps_chain_texts(hierarcaps_root, hierarcaps_limit)}
         datasets.append(("hierarcaps", emb))
     for benchmark, samples in real.items():
-        prompts = imagenet_templates(Path(roots[benchmark]), templates) if benchmark == "imagenet" else []
+        prompts = (
+            imagenet_templates(Path(roots[benchmark]), templates) if benchmark == "imagenet" else []
+        )
         key = f"{Path(roots[benchmark]).resolve()}:{limits.get(benchmark)}:{noise_seed}:{prompts}"
         spec = f"{benchmark}-{hashlib.sha1(key.encode()).hexdigest()[:12]}"
         emb = cached(
@@ -592,13 +642,17 @@ def evaluate(
         )
         datasets.append((benchmark, emb))
     pretrained = pretrained_label or str(checkpoint)
-    for benchmark, emb in datasets:
+    for benchmark, emb in datasets:  # every metric first: a failure leaves no partial results
         metric_fn = real_metrics if benchmark in REAL_BENCHMARKS else world_metrics
-        for dataset, metrics in metric_fn(emb, benchmark, geometry, curv).items():
+        try:
+            computed = metric_fn(emb, benchmark, geometry, curv)
+        except NonFiniteError as error:
+            raise NonFiniteError(f"benchmark {benchmark!r} of {checkpoint}: {error}") from error
+        for dataset, metrics in computed.items():
             task = TASKS.get(dataset, TASKS[benchmark])
-            result = results.make_result(dataset, label, pretrained, task, metrics)
-            results.write_result(output_dir / f"{dataset}.json", result)
-            rows.append(result)
+            rows.append(results.make_result(dataset, label, pretrained, task, metrics))
+    for result in rows:
+        results.write_result(output_dir / f"{result['dataset']}.json", result)
     (output_dir / "results.md").write_text(markdown_table(output_dir) + "\n")
     return rows
 
@@ -615,5 +669,3 @@ def markdown_table(results_dir: str | Path) -> str:
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
-
-

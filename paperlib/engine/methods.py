@@ -127,14 +127,21 @@ class EuclideanModule(nn.Module):
         )  # fmt: skip
         return LossResult(out.total, {"long": out.long, "short": out.short})
 
-    def param_groups(self, weight_decay: float, decay_logit_scale: bool = False) -> list[dict]:
-        names = ("logit_scale",) if decay_logit_scale else ()
-        return _decay_groups(list(self.clip.named_parameters()), weight_decay, names)
+    def param_groups(self, weight_decay: float, decay_logit_scale: bool = False,
+                     decay_all: bool = False) -> list[dict]:  # fmt: skip
+        """Decay on matrices (and ``logit_scale`` if asked); ``decay_all``: on every parameter."""
+        named = list(self.clip.named_parameters())
+        if decay_all:
+            names = tuple(name for name, _ in named)
+        else:
+            names = ("logit_scale",) if decay_logit_scale else ()
+        return _decay_groups(named, weight_decay, names)
 
     @torch.no_grad()
-    def after_step(self) -> None:
-        """Clamp ``logit_scale`` to [0, ln 100] as open_clip does."""
-        self.clip.logit_scale.clamp_(0, LOGIT_SCALE_MAX)
+    def after_step(self, clamp_logit_scale: bool = True) -> None:
+        """Clamp ``logit_scale`` to [0, ln 100] as open_clip does (unless asked not to)."""
+        if clamp_logit_scale:
+            self.clip.logit_scale.clamp_(0, LOGIT_SCALE_MAX)
 
     def scalars(self) -> dict[str, float]:
         return {"logit_scale": self.clip.logit_scale.item()}
@@ -209,11 +216,15 @@ class HyperbolicModule(nn.Module):
             terms["regularizer"] = out.regularizer
         return LossResult(out.total, terms)
 
-    def param_groups(self, weight_decay: float, decay_logit_scale: bool = False) -> list[dict]:
+    def param_groups(self, weight_decay: float, decay_logit_scale: bool = False,
+                     decay_all: bool = False) -> list[dict]:  # fmt: skip
         """MERU's groups: no weight decay on logit_scale, α, curvature, gains and biases."""
+        if decay_logit_scale or decay_all:
+            raise ValueError("the hyperbolic methods keep MERU's weight-decay groups")
         return self.model.param_groups(weight_decay)
 
-    def after_step(self) -> None:
+    def after_step(self, clamp_logit_scale: bool = True) -> None:
+        """MERU's clamps (logit scale, curvature, α): always, as its reference does."""
         self.model.clamp_parameters_()
 
     def scalars(self) -> dict[str, float]:

@@ -8,17 +8,23 @@
   one-pass gradient; it needs a deterministic forward (no dropout, as in CLIP's defaults);
 - bf16 autocast on CUDA, float32 on CPU (``train.precision``); losses always in float32;
 - tqdm progress, JSON-lines log ``<output_dir>/log.jsonl`` (loss terms, HiDe m, lr, logit
-  scale, aperture diagnostics every ``train.diag_every`` steps);
+  scale, rank 0's CPU seconds continued across resumes, aperture diagnostics every
+  ``train.diag_every`` steps);
 - a non-finite loss raises :class:`NonFiniteLossError` naming the step and the term, before the
-  weights change; SIGTERM saves ``last.pt`` after the current step and returns cleanly;
-- resume from ``<output_dir>/last.pt`` (``train.resume``).
+  weights change; non-finite parameters after an update raise it naming the parameter, before
+  any checkpoint is written; SIGTERM or SIGINT (Ctrl-C) saves ``last.pt`` after the current
+  step and returns cleanly;
+- resume from ``<output_dir>/last.pt`` (``train.resume``); ``train.keep_checkpoints`` also keeps
+  every periodic checkpoint as ``step<N>.pt`` (for metric-against-time curves).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import math
+import shutil
 import signal
 import threading
 import time
@@ -30,6 +36,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from paperlib.atomic import atomic_write_text
 from paperlib.engine import checkpoint, distributed
 from paperlib.engine.config import Config, ConfigError, load_config, save_config, to_dict
 from paperlib.engine.data import build_dataset, build_loader
@@ -66,23 +73,26 @@ class WarmupCosine:
 
 
 class _StopFlag:
-    """Set by SIGTERM; installed only in the main thread and restored afterwards."""
+    """Set by SIGTERM or SIGINT (Ctrl-C): the loop finishes its step, saves ``last.pt`` and
+    returns. Installed only in the main thread; the previous handlers come back afterwards."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
     def __init__(self) -> None:
         self.set = False
-        self._previous = None
+        self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> _StopFlag:
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGTERM, self._handle)
+            self._previous = {sig: signal.signal(sig, self._handle) for sig in self.SIGNALS}
         return self
 
     def _handle(self, signum, frame) -> None:
         self.set = True
 
     def __exit__(self, *exc) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGTERM, self._previous)
+        for sig, previous in self._previous.items():
+            signal.signal(sig, previous)
 
 
 def seed_everything(seed: int) -> None:
@@ -130,6 +140,37 @@ def check_finite(out: LossResult, step: int) -> dict[str, float]:
     )
 
 
+def check_parameters(module: nn.Module, step: int) -> None:
+    """After an update: raise :class:`NonFiniteLossError` naming the step and the first
+    parameter that holds a NaN or inf, before any checkpoint is written (one fused norm over
+    all parameters, one device sync)."""
+    named = [(name, p) for name, p in module.named_parameters()]
+    norms = torch._foreach_norm([p.detach() for _, p in named])
+    finite = torch.isfinite(torch.stack(norms))
+    if bool(finite.all()):
+        return
+    name = named[int((~finite).nonzero()[0])][0]
+    raise NonFiniteLossError(
+        f"parameter {name!r} is not finite after the update of step {step}; stopping before "
+        "any checkpoint is written (the last checkpoint holds finite weights: lower optim.lr?)"
+    )
+
+
+def _compute_loss(module: nn.Module, features: dict[str, Tensor], step: int) -> LossResult:
+    """``module.compute_loss``; a decomposition that fails on non-finite features (HiDe's
+    eigendecomposition) becomes :class:`NonFiniteLossError` naming the step."""
+    try:
+        return module.compute_loss(features)
+    except torch.linalg.LinAlgError as error:
+        bad = [k for k, v in features.items() if not bool(torch.isfinite(v).all())]
+        if not bad:
+            raise
+        raise NonFiniteLossError(
+            f"features {bad} are not finite at step {step} (the loss's decomposition failed: "
+            f"{error}); stopping before the weights are updated"
+        ) from error
+
+
 def _to_device(batch: dict[str, Tensor], device: torch.device) -> dict[str, Tensor]:
     return {k: v.to(device, non_blocking=True) for k, v in batch.items()}
 
@@ -159,7 +200,7 @@ def backward_step(
     if accum_steps == 1:
         with amp:
             features = model(batch)
-        out = module.compute_loss(_float(features))
+        out = _compute_loss(module, _float(features), step)
         values = check_finite(out, step)
         out.total.backward()
         return out, values, {k: v.detach() for k, v in features.items()}
@@ -171,7 +212,7 @@ def backward_step(
     with torch.no_grad(), amp:
         cached = [module(mb) for mb in micro]
     full = {k: torch.cat([c[k] for c in cached]).float().requires_grad_() for k in cached[0]}
-    out = module.compute_loss(full)
+    out = _compute_loss(module, full, step)
     values = check_finite(out, step)
     out.total.backward()
     for i, mb in enumerate(micro):
@@ -185,20 +226,94 @@ def backward_step(
 
 def build_optimizer(module: nn.Module, config: Config):
     o = config.optim
-    groups = module.param_groups(o.weight_decay, o.decay_logit_scale)
+    groups = module.param_groups(o.weight_decay, o.decay_logit_scale, o.decay_all)
     optimizer = torch.optim.AdamW(groups, lr=o.lr, betas=o.betas, eps=o.eps)
     schedule = WarmupCosine(o.warmup_steps, config.train.steps, o.min_lr_ratio)
     return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
 
 
+# what a resumed run may change: its length, where and how often it reports, the device
+RESUMABLE = {"train.steps", "train.output_dir", "train.resume", "train.progress",
+             "train.log_every", "train.diag_every", "train.ckpt_every", "train.keep_checkpoints",
+             "train.device", "data.num_workers", "data.root"}  # fmt: skip
+
+
+def config_changes(saved: dict[str, Any], config: Config) -> list[str]:
+    """Dotted keys whose value differs between a checkpoint's config and ``config``, except
+    :data:`RESUMABLE` ones; keys the checkpoint does not hold (added since) are not compared."""
+    now = json.loads(json.dumps(to_dict(config)))  # tuples -> lists, as a saved config may hold
+    before = json.loads(json.dumps(saved))
+    changes = ["method"] if before.get("method") != now["method"] else []
+    for section, values in now.items():
+        if isinstance(values, dict) and isinstance(before.get(section), dict):
+            changes += [f"{section}.{key}" for key, value in values.items()
+                        if key in before[section] and before[section][key] != value]  # fmt: skip
+    return [c for c in changes if c not in RESUMABLE]
+
+
 def _check_resume(saved: dict[str, Any], config: Config, path: Path) -> None:
-    now = to_dict(config)
-    for key in ("method", "model", "loss"):
-        if saved.get(key) != now[key]:
-            raise ConfigError(
-                f"train.output_dir: {path} holds a run with a different {key!r}; "
-                "choose another train.output_dir or set train.resume=false"
-            )
+    """Refuse to resume ``path`` with a config that changes how the run trains."""
+    changes = config_changes(saved, config)
+    if changes:
+        raise ConfigError(
+            f"train.output_dir: {path} holds a run whose config differs in {', '.join(changes)}; "
+            "resume it with its own config, choose another train.output_dir, or set "
+            "train.resume=false on an empty folder"
+        )
+
+
+@contextlib.contextmanager
+def claimed_output_dir(out_dir: Path, resume: bool, is_main: bool):
+    """Hold ``out_dir`` for one run (rank 0): check that it is writable, take its lock (an
+    ``flock`` on ``.lock``, released by the OS if the process dies), refuse a second run on it
+    and ``train.resume=false`` on a folder that already holds a run, and remove temporary files
+    an interrupted checkpoint write left behind."""
+    if not is_main:
+        yield
+        return
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        handle = open(out_dir / ".lock", "a+")  # held until the run ends
+    except OSError as error:
+        raise ConfigError(f"train.output_dir: cannot write to {out_dir} ({error})") from error
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RuntimeError(f"train.output_dir: {out_dir} is in use by another run (its .lock "
+                               "is held); wait for it or choose another folder") from None  # fmt: skip
+        if not resume and any((out_dir / n).exists() for n in (checkpoint.LAST, "log.jsonl")):
+            raise ConfigError(f"train.output_dir: {out_dir} already holds a run; with "
+                              "train.resume=false choose an empty folder or delete it")  # fmt: skip
+        for orphan in out_dir.glob(".*.tmp"):
+            orphan.unlink()
+        yield
+    finally:
+        handle.close()  # releases the lock
+
+
+def trim_log(path: Path, step: int) -> None:
+    """Cut the log back to the records at or before ``step`` (a resumed run logs the steps
+    after its checkpoint again); written atomically."""
+    if not path.is_file():
+        return
+    lines = [line for line in path.read_text().splitlines() if line.strip()]
+    kept = [line for line in lines if json.loads(line).get("step", 0) <= step]
+    if len(kept) != len(lines):
+        atomic_write_text(path, "".join(f"{line}\n" for line in kept))
+
+
+def logged_cpu_seconds(path: Path, step: int) -> float:
+    """The training CPU seconds the log at ``path`` records at ``step`` (the last record at or
+    before it; 0 without one): where a resumed run's CPU clock continues from."""
+    if step == 0 or not path.is_file():
+        return 0.0
+    seconds = 0.0
+    for line in path.read_text().splitlines():
+        record = json.loads(line) if line.strip() else {}
+        if "cpu_seconds" in record and record.get("step", step + 1) <= step:
+            seconds = float(record["cpu_seconds"])
+    return seconds
 
 
 class JsonlLog:
@@ -218,13 +333,20 @@ class JsonlLog:
 def train(
     config: Config | str | Path | dict, overrides: list[str] | tuple[str, ...] = ()
 ) -> TrainResult:
-    """Run (or resume) training as configured; see the module docstring."""
+    """Run (or resume) training as configured; see the module docstring. The output folder is
+    held for the run (:func:`claimed_output_dir`) before anything is built."""
     if not isinstance(config, Config):
         config = load_config(config, overrides)
     elif overrides:
         config = load_config(to_dict(config), overrides)
+    info = distributed.init_distributed(config.train.device)
+    with claimed_output_dir(Path(config.train.output_dir), config.train.resume, info.is_main):
+        return _train(config, info)
+
+
+def _train(config: Config, info: distributed.DistInfo) -> TrainResult:
+    """Build, restore, then the loop (the one place with state)."""
     t = config.train
-    info = distributed.init_distributed(t.device)
     out_dir = Path(t.output_dir)
     seed_everything(t.seed)
     module, preprocess, tokenizer = build_module(config, info.device)
@@ -239,6 +361,7 @@ def train(
         del state
     if info.is_main:
         save_config(config, out_dir / "config.json")
+        trim_log(out_dir / "log.jsonl", start)
     model = distributed.wrap_ddp(module, info, t.find_unused_parameters)
     dataset = build_dataset(config.data, preprocess, image_size=input_size(module),
                             world_size=info.world_size)  # fmt: skip
@@ -251,6 +374,7 @@ def train(
     progress = _progress(t, start, info.is_main)
     module.train()
     tick, seen = time.perf_counter(), 0
+    cpu_start = time.process_time() - logged_cpu_seconds(out_dir / "log.jsonl", start)
 
     def save() -> Path | None:
         rngs = distributed.all_gather_objects(checkpoint.rng_state())
@@ -273,6 +397,7 @@ def train(
                                           amp=amp, step=step + 1)  # fmt: skip
             lr = apply_update(module, optimizer, scheduler, config)
             step += 1
+            check_parameters(module, step)
             seen += t.batch_size
             progress.update(1)
             if step % t.log_every == 0 or step == t.steps:
@@ -285,6 +410,7 @@ def train(
                     **out.stats,
                     **module.scalars(),
                     "samples_per_s": seen / max(now - tick, 1e-9),
+                    "cpu_seconds": time.process_time() - cpu_start,  # rank 0, across resumes
                 }
                 if step % t.diag_every == 0:
                     record.update(module.diagnostics(features))
@@ -293,7 +419,9 @@ def train(
                 log.write(record)
                 progress.set_postfix(loss=f"{record['loss']:.4f}")
             if step % t.ckpt_every == 0 and step < t.steps:
-                save()
+                path = save()
+                if t.keep_checkpoints and path is not None:
+                    shutil.copyfile(path, out_dir / f"step{step}.pt")
             if distributed.any_true(stop.set, info.device):
                 status = "interrupted"
                 break
@@ -301,7 +429,7 @@ def train(
     path = save()
     log.write({"step": step, "status": status})
     if info.is_main and status == "interrupted":
-        print(f"[train] SIGTERM: stopped after step {step}; checkpoint {path}", flush=True)
+        print(f"[train] SIGTERM/SIGINT: stopped after step {step}; checkpoint {path}", flush=True)
     return TrainResult(out_dir, step, status, path, history)
 
 
@@ -317,7 +445,7 @@ def apply_update(module: nn.Module, optimizer, scheduler, config: Config) -> flo
     lr = optimizer.param_groups[0]["lr"]
     optimizer.step()
     scheduler.step()
-    module.after_step()
+    module.after_step(config.optim.clamp_logit_scale)
     return lr
 
 

@@ -21,7 +21,7 @@ from torch import Tensor
 
 from paperlib.data.loaders import split_chain  # re-exported: the chain rule of HierarCaps
 from paperlib.geometry.lorentz import dist_to_origin, exterior_angle
-from paperlib.metrics.scores import Geometry, pairwise_scores
+from paperlib.metrics.scores import Geometry, pairwise_scores, require_finite
 
 __all__ = [
     "PEPPairs",
@@ -35,7 +35,6 @@ __all__ = [
     "pep_pairs_at_level",
     "split_chain",
 ]
-
 
 
 # --------------------------------------------------------------------------- PEP
@@ -108,6 +107,10 @@ def pep_metrics(
     image_features: Tensor, caption_features: Tensor, pairs: PEPPairs, curv: float | Tensor
 ) -> dict[str, float]:
     """PEP AUC-ROC and AP (sklearn) of ``p_Ent(caption → image)`` over ``pairs``."""
+    require_finite(image_features=image_features, caption_features=caption_features)
+    if set(np.unique(pairs.label).tolist()) != {0, 1}:
+        raise ValueError("PEP needs positive and negative pairs; got "
+                         f"{len(pairs.label)} pairs with labels {sorted(set(pairs.label.tolist()))}")  # fmt: skip
     parent = caption_features[torch.as_tensor(pairs.row), torch.as_tensor(pairs.level)]
     child = image_features[torch.as_tensor(pairs.image)]
     scores = entailment_score(parent, child, curv).detach().cpu().double().numpy()
@@ -148,14 +151,32 @@ def d_corr(radii: Tensor) -> float:
 def hierarchical_retrieval(
     similarity: Tensor, radii: Tensor, n_levels: int, n_thresholds: int = 50
 ) -> dict[str, float]:
-    """Hierarchical retrieval precision/recall (SPEC §2.5).
+    """Hierarchical retrieval precision/recall (SPEC §2.5), means over images of
+    :func:`hierarchical_retrieval_items` with hits by index."""
+    precision, recall = hierarchical_retrieval_items(similarity, radii, n_levels, n_thresholds)
+    return {"precision": float(np.mean(precision)), "recall": float(np.mean(recall))}
+
+
+def hierarchical_retrieval_items(
+    similarity: Tensor,
+    radii: Tensor,
+    n_levels: int,
+    n_thresholds: int = 50,
+    caption_texts: list[str] | None = None,
+    removed: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-image hierarchical retrieval precision and recall (SPEC §2.5).
 
     ``similarity`` (N, N·L): image i against every caption, caption ``m`` belonging to
     image ``m // L`` at level ``m % L``; ``radii`` (N·L,). Thresholds: ``n_thresholds``
     evenly spaced values from the smallest to the largest caption radius. At each threshold
     the prediction is the most similar caption with radius ≤ threshold; ``preds`` = set of
-    distinct predictions. precision = |preds ∩ GT| / |preds|, recall = (GT levels found)/L,
-    both averaged over images.
+    distinct predictions. precision = |preds ∩ GT| / |preds|, recall = (GT levels found)/L.
+
+    ``caption_texts`` (N·L strings): predictions and the image's chain are compared as texts
+    (HierarCaps' rule: a caption string in several chains is a hit for each); None compares
+    caption indices. ``removed`` (N, N·L) bool: captions left out of image i's pool (see
+    :func:`ambiguous_captions`); a threshold whose pool is empty predicts nothing.
     """
     n_images, n_captions = similarity.shape
     if n_captions != n_images * n_levels or radii.shape != (n_captions,):
@@ -164,19 +185,45 @@ def hierarchical_retrieval(
             f"{tuple(radii.shape)} with L={n_levels}"
         )
     sim = similarity.detach().cpu().double().numpy()
+    if removed is not None:
+        sim = np.where(removed, -np.inf, sim)
     rad = radii.detach().cpu().double().numpy()
     order = np.argsort(rad, kind="stable")
     sorted_sim, sorted_rad = sim[:, order], rad[order]
     thresholds = np.linspace(sorted_rad[0], sorted_rad[-1], n_thresholds)
     counts = np.searchsorted(sorted_rad, thresholds, side="right")
-    picks = np.stack([order[np.argmax(sorted_sim[:, :k], axis=1)] for k in counts], axis=1)
-    precision, recall = [], []
-    for i, row in enumerate(picks):
-        preds = set(row.tolist())
-        hits = {m for m in preds if m // n_levels == i}
-        precision.append(len(hits) / len(preds))
-        recall.append(len(hits) / n_levels)
-    return {"precision": float(np.mean(precision)), "recall": float(np.mean(recall))}
+    best = [np.argmax(sorted_sim[:, :k], axis=1) for k in counts]
+    picks = np.stack([order[b] for b in best], axis=1)
+    found = np.stack([np.isfinite(sorted_sim[np.arange(n_images), b]) for b in best], axis=1)
+    key = caption_texts if caption_texts is not None else list(range(n_captions))
+    precision, recall = np.zeros(n_images), np.zeros(n_images)
+    for i, (row, ok) in enumerate(zip(picks, found)):
+        preds = {key[m] for m in row[ok].tolist()}
+        own = [key[i * n_levels + level] for level in range(n_levels)]
+        precision[i] = len(preds & set(own)) / len(preds)
+        recall[i] = sum(c in preds for c in own) / n_levels
+    return precision, recall
+
+
+def ambiguous_captions(
+    image_similarity: Tensor, caption_texts: list[str], n_levels: int, neighbours: int = 10
+) -> np.ndarray:
+    """Table 1 of ARGENT's cleaning rule: for image i, the captions of its ``neighbours`` most
+    similar other images (by ``image_similarity`` (N, N)) whose text is not in i's own chain,
+    as a bool mask (N, N·L) for :func:`hierarchical_retrieval_items`'s ``removed``. The paper
+    removes "potentially ambiguous captions of the top-10 similar images" without naming the
+    image similarity; here it is the evaluated model's own (a named choice)."""
+    n = image_similarity.shape[0]
+    sim = image_similarity.detach().cpu().double().numpy().copy()
+    np.fill_diagonal(sim, -np.inf)
+    top = np.argsort(-sim, axis=1, kind="stable")[:, :neighbours]
+    removed = np.zeros((n, n * n_levels), dtype=bool)
+    for i, others in enumerate(top):
+        own = set(caption_texts[i * n_levels : (i + 1) * n_levels])
+        for j in others.tolist():
+            for m in range(j * n_levels, (j + 1) * n_levels):
+                removed[i, m] = caption_texts[m] not in own
+    return removed
 
 
 def hierarcaps_metrics(
@@ -186,8 +233,11 @@ def hierarcaps_metrics(
     root: Tensor | None = None,
     curv: float | Tensor | None = None,
     n_thresholds: int = 50,
+    caption_texts: list[str] | None = None,
 ) -> dict[str, float]:
-    """d_corr and hierarchical retrieval P/R for images (N, dim) and chains (N, L, dim)."""
+    """d_corr and hierarchical retrieval P/R for images (N, dim) and chains (N, L, dim);
+    with ``caption_texts`` (N·L, row-major) predictions are compared with the chain as texts,
+    HierarCaps' rule (SPEC §2.5), else by caption index."""
     n_images, n_levels, dim = caption_features.shape
     if image_features.shape != (n_images, dim):
         raise ValueError(
@@ -197,5 +247,8 @@ def hierarcaps_metrics(
     radii = caption_radii(caption_features, geometry, root, curv)
     flat = caption_features.reshape(n_images * n_levels, dim)
     similarity = pairwise_scores(image_features, flat, geometry, curv)
-    retrieval = hierarchical_retrieval(similarity, radii.reshape(-1), n_levels, n_thresholds)
-    return {"d_corr": d_corr(radii), **retrieval}
+    precision, recall = hierarchical_retrieval_items(
+        similarity, radii.reshape(-1), n_levels, n_thresholds, caption_texts=caption_texts
+    )
+    return {"d_corr": d_corr(radii), "precision": float(np.mean(precision)),
+            "recall": float(np.mean(recall))}  # fmt: skip

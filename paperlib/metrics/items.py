@@ -18,6 +18,8 @@ The study's intervals resample test items (a bootstrap over the held-out set, SP
   one chain level (``pep_auc_L1`` .. ``pep_auc_L4``; ``pep_auc_finest`` = level 4, the only
   level that negatives share, so generality alone cannot separate them) or at all levels
   (``pep_auc_all``, the paper's positives);
+- hierarchical retrieval: precision and recall per image over the whole caption pool and with
+  the image's ambiguous captions removed (``hier_*_cleaned``, ARGENT's Table 1);
 - aperture: 1 when a text's space norm lies below ``2K/√c`` (the half-aperture is undefined).
 
 :func:`item_means` turns them back into the metrics; its values equal the aggregate metrics
@@ -36,7 +38,12 @@ from torch import Tensor
 from paperlib.geometry.lorentz import aperture_radius, exterior_angle
 from paperlib.metrics import monotonicity, zeroshot
 from paperlib.metrics.composition import cola_correct
-from paperlib.metrics.hierarchy import build_pep_pairs
+from paperlib.metrics.hierarchy import (
+    ambiguous_captions,
+    build_pep_pairs,
+    caption_radii,
+    hierarchical_retrieval_items,
+)
 from paperlib.metrics.retrieval import positive_ranks, same_text_positives
 from paperlib.metrics.scores import paired_scores, pairwise_scores
 from paperlib.segments import prefix_ends
@@ -130,6 +137,27 @@ def pep_items(image: Tensor, chain: Tensor, roots: list[str], curv: float) -> di
     return out
 
 
+def hierarchy_items(emb: dict[str, Any], geometry: str, curv: float | None,
+                    neighbours: int = 10) -> dict[str, np.ndarray]:  # fmt: skip
+    """Hierarchical retrieval precision and recall per image (SPEC §2.5; captions compared as
+    texts, ``emb["chain_texts"]``), over the whole caption pool and with each image's ambiguous
+    captions removed (``_cleaned``: ARGENT's Table 1, :func:`hierarchy.ambiguous_captions`)."""
+    chain, texts = emb["chain"], list(emb["chain_texts"])
+    n, levels, dim = chain.shape
+    hyperbolic = geometry == "hyperbolic"
+    radii = caption_radii(chain, geometry, None if hyperbolic else emb["empty"],
+                          curv if hyperbolic else None).reshape(-1)  # fmt: skip
+    scores = pairwise_scores(emb["image"], chain.reshape(n * levels, dim), geometry, curv)
+    image_similarity = pairwise_scores(emb["image"], emb["image"], geometry, curv)
+    removed = ambiguous_captions(image_similarity, texts, levels, neighbours)
+    p, r = hierarchical_retrieval_items(scores, radii, levels, caption_texts=texts)
+    pc, rc = hierarchical_retrieval_items(
+        scores, radii, levels, caption_texts=texts, removed=removed
+    )
+    return {"hier_precision": p, "hier_recall": r, "hier_precision_cleaned": pc,
+            "hier_recall_cleaned": rc}  # fmt: skip
+
+
 def world_items(emb: dict[str, Any], geometry: str, curv: float | None) -> dict[str, np.ndarray]:
     """Every per-item vector of the world benchmarks, named ``<benchmark>/<item>``."""
     image, out = emb["image"], {}
@@ -138,12 +166,20 @@ def world_items(emb: dict[str, Any], geometry: str, curv: float | None) -> dict[
     short_scores = pairwise_scores(image, emb["short_caption"], geometry, curv)
     positive = same_text_positives(emb["short_texts"]) if "short_texts" in emb else None
     out.update({f"world-short/{k}": v for k, v in retrieval_items(short_scores, positive).items()})
-    out.update({f"world-monotonicity/{k}": v for k, v in monotonicity_items(emb, geometry, curv).items()})
+    out.update(
+        {f"world-monotonicity/{k}": v for k, v in monotonicity_items(emb, geometry, curv).items()}
+    )
     out["world-cola/correct"] = cola_items(emb, geometry, curv)
     for level in (1, 2, 3):
         classes = zeroshot.class_embeddings(emb[f"prompts_L{level}"], geometry, curv)
         pred = pairwise_scores(image, classes, geometry, curv).argmax(dim=1)
-        out[f"world-zeroshot/L{level}_correct"] = (pred == emb["labels"][:, level - 1]).double().numpy()
+        out[f"world-zeroshot/L{level}_correct"] = (
+            (pred == emb["labels"][:, level - 1]).double().numpy()
+        )
+    if "chain_texts" in emb:
+        out.update(
+            {f"world-hierarchy/{k}": v for k, v in hierarchy_items(emb, geometry, curv).items()}
+        )
     if geometry == "hyperbolic":
         pep = pep_items(image, emb["chain"], list(emb["roots"]), float(curv))
         out.update({f"world-hierarchy/{k}": v for k, v in pep.items()})

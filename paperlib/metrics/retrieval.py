@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from paperlib.metrics.results import image_retrieval_recall, text_retrieval_recall
+from paperlib.metrics.scores import require_finite
 
 TIES = ("pessimistic", "optimistic")
 
@@ -36,6 +37,7 @@ def text_to_image_index(num_images: int, captions_per_image: int = 1) -> Tensor:
 def positive_ranks(scores: Tensor, positive: Tensor, ties: str = "pessimistic") -> Tensor:
     """Per row (query): how many negatives score above (or tie, if pessimistic) its best
     positive, ``positive`` marking each row's correct columns."""
+    require_finite(scores=scores)
     best = scores.masked_fill(~positive, float("-inf")).amax(dim=1)[:, None]
     beats = scores >= best if ties == "pessimistic" else scores > best
     return (beats & ~positive).sum(dim=1)
@@ -67,6 +69,7 @@ def retrieval_ranks(
         raise ValueError(f"ties must be one of {TIES}; got {ties!r}")
     if image_features.ndim != 2 or text_features.ndim != 2:
         raise ValueError("image_features and text_features must be (batch, dim) tensors")
+    require_finite(image_features=image_features, text_features=text_features)
     n_img, n_txt = image_features.shape[0], text_features.shape[0]
     if text_to_image is None:
         if n_img != n_txt:
@@ -156,6 +159,9 @@ def retrieval_metrics_from_scores(
     """
     if ties not in TIES:
         raise ValueError(f"ties must be one of {TIES}; got {ties!r}")
+    if scores.ndim != 2 or 0 in scores.shape:
+        raise ValueError("retrieval needs an (images, texts) score matrix with at least one of "
+                         f"each; got shape {tuple(scores.shape)}")  # fmt: skip
     if positive is None:
         if scores.shape[0] != scores.shape[1]:
             raise ValueError(f"1:1 retrieval needs a square score matrix; got {tuple(scores.shape)}")

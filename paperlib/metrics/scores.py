@@ -5,14 +5,31 @@ from __future__ import annotations
 
 from typing import Literal
 
+import torch
 import torch.nn.functional as F
 from torch import Tensor
 
 from paperlib.geometry.lorentz import paired_dist, pairwise_dist
 
-__all__ = ["Geometry", "paired_scores", "pairwise_scores"]
+__all__ = ["Geometry", "NonFiniteError", "paired_scores", "pairwise_scores", "require_finite"]
 
 Geometry = Literal["euclidean", "hyperbolic"]
+
+
+class NonFiniteError(ValueError):
+    """A metric was handed NaN or infinite values (a model with non-finite weights): refused,
+    since NaN scores would otherwise rank every positive first."""
+
+
+def require_finite(**tensors: Tensor) -> None:
+    """Raise :class:`NonFiniteError` naming each given tensor that holds a NaN or inf."""
+    for name, tensor in tensors.items():
+        bad = int((~torch.isfinite(tensor)).sum())
+        if bad:
+            raise NonFiniteError(
+                f"{name} holds {bad} non-finite value(s) (NaN or inf) out of {tensor.numel()}: "
+                "the model's features are not usable (non-finite weights?)"
+            )
 
 
 def pairwise_scores(
@@ -22,6 +39,7 @@ def pairwise_scores(
     curv: float | Tensor | None = None,
 ) -> Tensor:
     """(N, dim) × (M, dim) → (N, M): cosine of the L2-normalised rows, or ``−d_L``."""
+    require_finite(image_features=image_features, text_features=text_features)
     if geometry == "euclidean":
         return F.normalize(image_features, dim=-1) @ F.normalize(text_features, dim=-1).T
     if curv is None:
@@ -33,6 +51,7 @@ def paired_scores(
     geometry: Geometry, curv: float | Tensor | None, image: Tensor, text: Tensor
 ) -> Tensor:
     """Score of row i of ``image`` with row i of ``text`` (..., dim) -> (...), same rule."""
+    require_finite(image_features=image, text_features=text)
     if geometry == "euclidean":
         return F.cosine_similarity(image.float(), text.float(), dim=-1)
     return -paired_dist(image, text, curv)

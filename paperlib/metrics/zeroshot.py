@@ -21,7 +21,7 @@ from sklearn.metrics import balanced_accuracy_score
 from torch import Tensor
 
 from paperlib.geometry.lorentz import exp_map0, log_map0
-from paperlib.metrics.scores import Geometry
+from paperlib.metrics.scores import Geometry, require_finite
 from paperlib.metrics.scores import pairwise_scores as zero_shot_scores  # images × classes
 
 __all__ = ["class_embeddings", "zero_shot_metrics", "zero_shot_scores"]
@@ -61,6 +61,7 @@ def zero_shot_metrics(scores: Tensor, labels: Tensor) -> dict[str, float]:
             f"scores must be (n_images, n_classes) and labels (n_images,); got "
             f"{tuple(scores.shape)} and {tuple(labels.shape)}"
         )
+    require_finite(scores=scores)
     labels = labels.to(scores.device).long()
     top = scores.topk(min(5, scores.shape[1]), dim=1).indices
     hits = top == labels[:, None]

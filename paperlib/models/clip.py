@@ -218,6 +218,27 @@ def _is_local_path(pretrained: str) -> bool:
     return Path(pretrained).suffix in {".pt", ".pth", ".bin", ".ckpt"} or "/" in pretrained
 
 
+def check_activation(name: str, tag: str) -> None:
+    """Refuse weights trained with another activation than the architecture's (SPEC §1.2).
+
+    OpenAI's CLIP weights were trained with QuickGELU; open_clip 3.x loads them into a GELU
+    model with only a warning, which silently degrades the model. Here that mismatch is an
+    error naming the architecture to use (``ViT-B-16-quickgelu`` for ``ViT-B-16`` + openai).
+    """
+    from open_clip.pretrained import get_pretrained_cfg
+
+    wants = bool(get_pretrained_cfg(name, tag).get("quick_gelu", False))
+    if not wants and name.endswith("-quickgelu"):  # the tag is listed under the base name
+        wants = bool(get_pretrained_cfg(name.removesuffix("-quickgelu"), tag).get("quick_gelu"))
+    has = bool((open_clip.get_model_config(name) or {}).get("quick_gelu", False))
+    if wants != has:
+        fix = f"{name}-quickgelu" if wants else name.removesuffix("-quickgelu")
+        raise ValueError(
+            f"pretrained={tag!r} weights were trained with {'QuickGELU' if wants else 'GELU'} but "
+            f"model {name!r} uses {'QuickGELU' if has else 'GELU'}: use model {fix!r}"
+        )
+
+
 def create_model(
     name: str = "paper-tiny",
     pretrained: str | Path | dict[str, Tensor] | None = None,
@@ -250,6 +271,8 @@ def create_model(
     given = isinstance(pretrained, dict)
     local = given or (pretrained is not None and _is_local_path(str(pretrained)))
     tag = None if (pretrained is None or local) else str(pretrained)
+    if tag is not None:
+        check_activation(name, tag)
     previous = logging.getLogger().level
     logging.getLogger().setLevel(logging.ERROR)  # open_clip warns loudly about random init
     try:

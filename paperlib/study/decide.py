@@ -25,6 +25,7 @@ from paperlib.tables.verdicts import (
     Interval,
     bootstrap_indices,
     collapse_reason,
+    headroom,
     interval,
     learned,
     paired_effect,
@@ -70,26 +71,36 @@ def _side(scale_name: str, study: str, variant: str, item: str, seeds: list[int]
 
 
 def _summary(side: Interval) -> dict[str, Any]:
-    return {"mean": side.mean, "interval": [side.low, side.high], "per_seed": list(side.seed_values)}
+    return {
+        "mean": side.mean,
+        "interval": [side.low, side.high],
+        "per_seed": list(side.seed_values),
+    }
 
 
 def decide_claim(scale_name: str, claim: Claim, runs: list[dict], n_boot: int = 1000) -> dict:
     """One claim's verdict, effect and interval over the seeds where both runs are valid."""
+
     def seeds_of(variant):
         return {r["seed"]: r for r in runs if r["study"] == claim.study and r["variant"] == variant}
 
     a, b = seeds_of(claim.variant), seeds_of(claim.baseline)
     common = sorted(set(a) & set(b))
-    invalid = [f"{r['variant']}/seed{r['seed']}: {r['collapsed']}"
-               for s in common for r in (a[s], b[s]) if r.get("collapsed")]  # fmt: skip
+    invalid = sorted({f"{r['variant']}/seed{r['seed']}: {r['collapsed']}"
+                      for s in common for r in (a[s], b[s]) if r.get("collapsed")})  # fmt: skip
     seeds = [s for s in common if not a[s].get("collapsed") and not b[s].get("collapsed")]
     record = {"claim": claim.id, **{k: v for k, v in claim.as_dict().items() if k != "id"},
               "seeds": seeds, "runs_total": len(common), "invalid_runs": invalid}  # fmt: skip
     if not seeds:
-        return {**record, "verdict": "untestable", "reason": "no seed where both runs are valid",
-                "effect": None, "interval": None}
+        return {
+            **record,
+            "verdict": "untestable",
+            "reason": "no seed where both runs are valid",
+            "effect": None,
+            "interval": None,
+        }
     va = _side(scale_name, claim.study, claim.variant, claim.item, seeds)
-    vb = _side(scale_name, claim.study, claim.baseline, claim.item, seeds)
+    vb = _side(scale_name, claim.study, claim.baseline, claim.baseline_metric, seeds)
     if not (np.isfinite(va).all() and np.isfinite(vb).all()):
         return {**record, "verdict": "untestable", "effect": None, "interval": None,
                 "reason": f"non-finite per-item values of {claim.item}"}  # fmt: skip
@@ -98,13 +109,14 @@ def decide_claim(scale_name: str, claim: Claim, runs: list[dict], n_boot: int = 
     effect, ia, ib = paired_effect(va, vb, boot), interval(va, boot), interval(vb, boot)
     if claim.guard is not None:  # the comparison counts only if both models learned
         item, guard_chance = claim.guard
-        for variant in (claim.variant, claim.baseline):
+        for variant in dict.fromkeys((claim.variant, claim.baseline)):
             values = _side(scale_name, claim.study, variant, item, seeds)
             side = interval(values, bootstrap_indices(values.shape[1], n_boot, seed=1))
             floor = chance_level(guard_chance, values.shape[1])
             if not learned(side, floor):
                 record["guard_failed"] = (f"{variant}: {item} {side.mean:.4f}, interval not above "
                                           f"{LEARNED_MARGIN:g} × chance ({floor:.4g})")  # fmt: skip
+    record["baseline_headroom"] = headroom(ib.mean, chance, claim.ceiling)
     decided, reason = verdict_with_reason(effect, ia, ib, chance, claim.ceiling, claim.better)
     if "guard_failed" in record:
         decided, reason = "untestable", f"a model did not learn ({record['guard_failed']})"
@@ -154,9 +166,14 @@ def summary_table(decided: dict[str, Any]) -> str:
     lines = ["| claim | paper | verdict | effect [95 % interval] | valid / total seeds |",
              "|---|---|---|---|---|"]  # fmt: skip
     for c in decided["claims"]:
-        effect = "–" if c["effect"] is None else (
-            f"{c['effect']:+.3g} [{c['interval'][0]:+.3g}, {c['interval'][1]:+.3g}]")
-        lines.append(f"| {c['statement']} ({c['variant']} vs {c['baseline']}; {c['label']}) | "
+        effect = (
+            "–"
+            if c["effect"] is None
+            else (f"{c['effect']:+.3g} [{c['interval'][0]:+.3g}, {c['interval'][1]:+.3g}]")
+        )
+        runs = (f"{c['variant']}, without vs with ambiguous captions" if c.get("baseline_item")
+                else f"{c['variant']} vs {c['baseline']}")  # fmt: skip
+        lines.append(f"| {c['statement']} ({runs}; {c['label']}) | "
                      f"{c['paper']} | {c['verdict']} | {effect} | "
                      f"{len(c['seeds'])} / {c['runs_total']} |")  # fmt: skip
     lines += ["", "| learning target | runs | median | target | met |", "|---|---|---|---|---|"]

@@ -5,6 +5,7 @@ module only (never the runner)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,8 @@ from paperlib.train import read_log
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 PRETRAIN = "pretrain (short captions)"
+# the model-size arm (ARGENT's Table 2 compares sizes): a narrower model, its own pre-training
+SMALLER = ", smaller model"
 EVAL_SEED = 10_000  # the held-out world every run is evaluated on (scenes no training draws)
 # the HiMo runs the tutorials compare: study variant -> short label, and their colours
 HIMO_MODELS = {PRETRAIN: "pre-trained", "InfoNCE (λ=0)": "InfoNCE (λ=0)", "Long-CLIP": "Long-CLIP",
@@ -24,7 +27,7 @@ HIMO_COLORS = {"pre-trained": "tab:gray", "InfoNCE (λ=0)": "tab:blue", "Long-CL
                "MoLo": "tab:red"}  # fmt: skip
 ARGENT_COLORS = {"MERU": "C3", "HyCoCLIP": "C1", "ARGENT": "C0", "ARGENT, no weights": "C2",
                  "ARGENT, weights on all pairs": "C4", "ARGENT, no regularizer": "C5",
-                 "ARGENT, Ent": "C6"}  # fmt: skip
+                 "ARGENT, Ent": "C6", f"HyCoCLIP{SMALLER}": "C8", f"ARGENT{SMALLER}": "C9"}  # fmt: skip
 # the seed-0 runs whose held-out embeddings the tutorials read
 EMBEDDING_VARIANTS = (PRETRAIN, "InfoNCE (λ=0)", "MoLo", "Long-CLIP", "MERU", "HyCoCLIP", "ARGENT")
 
@@ -45,8 +48,14 @@ def slug(text: str) -> str:
     return "-".join(part for part in keep.split("-") if part)
 
 
+def results_root() -> Path:
+    """``$PAPERLIB_RESULTS`` when set (a re-run's own folder: ``make reproduce`` writes there and
+    compares with the committed copy), else the repository's committed ``results/``."""
+    return REPO_ROOT / os.environ.get("PAPERLIB_RESULTS", "results")  # relative: from the repo
+
+
 def results_dir(scale_name: str) -> Path:
-    return REPO_ROOT / "results" / scale_name
+    return results_root() / scale_name
 
 
 def available_scale(preferred: str = "auto") -> str:
@@ -144,3 +153,14 @@ def item_value(scale_name: str, study: str, variant: str, item: str) -> dict[str
     iv = interval(per_seed, bootstrap_indices(per_seed.shape[1], 1000, seed=0))
     return {"mean": iv.mean, "interval": [iv.low, iv.high], "per_seed": list(iv.seed_values),
             "seeds": seeds}  # fmt: skip
+
+
+def load_curves(scale_name: str) -> list[dict[str, Any]]:
+    """The learning curves of ``results/<scale>/curves.json`` (``study.curves``): one entry per
+    (recipe, run, metric) with its points (step, CPU seconds, value)."""
+    path = results_dir(scale_name) / "curves.json"
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"no curves file at {path}: run `python -m paperlib.study --scale {scale_name}`"
+        )
+    return json.loads(path.read_text())["curves"]

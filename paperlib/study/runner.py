@@ -1,13 +1,15 @@
 """The CPU-scale study runner: plan, execute (train, evaluate, resume), and write the claims.
 
 Per seed, one **shared pre-training** (a small CLIP on the world's COCO-like short captions,
-77 tokens) stands in for a pretrained CLIP; every fine-tune of that seed starts from it:
+77 tokens, each scene's counterfactual twin in the same batch: ``data.twins``) stands in for a
+pretrained CLIP; every fine-tune of that seed starts from it:
 
 - **HiMo** (SPEC §1.1-1.4): fine-tunes on long captions (248 tokens, Long-CLIP residual
   positions), all with MoLo's settings (logit scale reset to ln 100 and decayed, label
   smoothing 0.1, lr, steps): ``MoLo`` (τ = 0.9, λ = 1), ``InfoNCE (λ=0)`` (MoLo with λ = 0:
   the component term is the only difference) and ``Long-CLIP`` (Long-CLIP's loss: long
-  InfoNCE + short captions ↔ PCA-reduced image features, ``loss.pcm_dim`` components).
+  InfoNCE + short captions ↔ PCA-reduced image features, ``loss.pcm_dim`` components); on the
+  sweep seeds MoLo's batch-size and HiDe-scope ablations (:data:`HIMO_SWEEP`).
 - **ARGENT** (SPEC §2.2-2.4): hyperbolic fine-tunes on short captions with one box crop and
   its phrase per sample (GRIT-like, SPEC §2.3), the same optimiser for all: ``HyCoCLIP``,
   ``ARGENT`` (headline, every seed) and, on the sweep seeds, ``MERU`` and ARGENT's
@@ -19,9 +21,12 @@ item by item. Per run, ``results/<scale>/<study>/<variant>/seed<k>/`` receives t
 CLIP_benchmark JSON files, the training log, ``items.npz`` (per-item metric values,
 ``metrics.items``) and ``run.done`` (config, timing, collapse check); seed-0 runs of
 :data:`EMBEDDING_VARIANTS` also keep their held-out embeddings. At the end the claims of
-``tables.claims`` are decided (``tables.verdicts``) into ``results/<scale>/claims.json``.
-Runs live in ``runs/study-<scale>/`` and resume: a finished run is skipped, an unfinished
-training resumes from its last checkpoint.
+``tables.claims`` are decided (``tables.verdicts``) into ``results/<scale>/claims.json``, after
+the learning curves (``study.curves``) are written to ``results/<scale>/curves.json``.
+Runs live in ``runs/study-<scale>/`` and resume: a finished run (its ``run.done`` records the
+planned config) is skipped, an unfinished training resumes from its last checkpoint. ``runs/``
+is a cache: a finished run whose checkpoint was deleted is trained again only when a run still
+to train starts from it or the learning curves read its snapshots.
 
     python -m paperlib.study --scale smoke      # one seed, short schedules (make reproduce)
     python -m paperlib.study --scale full       # 5 seeds, 3 for sweeps (make study)
@@ -37,7 +42,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
+import socket
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,25 +57,35 @@ import torch
 
 from paperlib.atomic import atomic_write, atomic_write_text
 from paperlib.models import LOGIT_SCALE_MAX
+from paperlib.study.curves import CURVE_VARIANTS, REJECTED_RECIPES, rejected_config, write_curves
 from paperlib.study.decide import decide, run_collapse, summary_table
 from paperlib.study.reader import (
     EMBEDDING_VARIANTS,
     EVAL_SEED,
     PRETRAIN,
     REPO_ROOT,
+    SMALLER,
     load_claims,
     repo_relative,
     results_dir,
     slug,
 )
 
-HIMO_BENCHMARKS = ("world-long", "world-short", "world-monotonicity", "world-cola", "world-zeroshot")
+HIMO_BENCHMARKS = (
+    "world-long",
+    "world-short",
+    "world-monotonicity",
+    "world-cola",
+    "world-zeroshot",
+)
 ARGENT_BENCHMARKS = ("world-zeroshot", "world-long", "world-short", "world-hierarchy")
 
 
 # a 32 px ResNet image tower: shapes of a few pixels are learned several times faster than by
 # paper-tiny's 8 px-patch ViT at equal CPU time (the losses are architecture-agnostic)
 MODEL = "paper-tiny-rn"
+# the model-size arm: the same ResNet at half the width (2.9M parameters against 8.5M)
+MODEL_SMALLER = "paper-micro-rn"
 
 
 @dataclass(frozen=True)
@@ -96,7 +115,7 @@ SCALES = {
                    train_size=2048, eval_size=200),
     "full": Scale(seeds=(0, 1, 2, 3, 4), sweep_seeds=(0, 1, 2), pretrain_steps=450,
                   pretrain_batch=128, pretrain_lr=1e-3, finetune_steps=120, finetune_batch=64,
-                  finetune_lr=2e-4, hyperbolic_steps=100, hyperbolic_batch=64,
+                  finetune_lr=5e-4, hyperbolic_steps=100, hyperbolic_batch=64,
                   hyperbolic_lr=5e-4, train_size=30_000, eval_size=1000),
 }  # fmt: skip
 
@@ -111,22 +130,38 @@ class Run:
     config: dict[str, Any]
     benchmarks: tuple[str, ...]
     after: str | None = None  # variant whose checkpoint initialises this run
+    nproc: int = 1  # training processes (> 1: torchrun, gloo on CPU)
 
     @property
     def name(self) -> str:
         return f"{self.study}/{self.variant}/seed{self.seed}"
 
 
+LOG_EVERY = 5
+
+
+def runs_root() -> Path:
+    """Where training runs and the evaluation cache live: ``$PAPERLIB_RUNS`` when set (a
+    re-run's own folder), else the repository's ``runs/`` (git ignores both)."""
+    return REPO_ROOT / os.environ.get("PAPERLIB_RUNS", "runs")  # relative: from the repo
+
+
+def snapshot_every(steps: int) -> int:
+    """Checkpoint period: about a fifth of the schedule, on a logged step (``LOG_EVERY``)."""
+    return max(LOG_EVERY, round(steps / 5 / LOG_EVERY) * LOG_EVERY)
+
+
 def _config(method: str, seed: int, scale: Scale, steps: int, batch: int, output: Path,
             **sections) -> dict:  # fmt: skip
+    """A run's training config (``MODEL`` unless ``sections["model"]`` names another)."""
     config = {
         "method": method,
         "model": {"name": MODEL, "init": "random"},
         "data": {"dataset": "world", "size": scale.train_size, "image_size": 32, "seed": seed},
         "optim": {},
         "loss": {},
-        "train": {"steps": steps, "batch_size": batch, "seed": seed, "log_every": 5,
-                  "diag_every": 10, "ckpt_every": max(steps // 4, 10), "output_dir": str(output),
+        "train": {"steps": steps, "batch_size": batch, "seed": seed, "log_every": LOG_EVERY,
+                  "diag_every": 10, "ckpt_every": snapshot_every(steps), "output_dir": str(output),
                   "progress": False},
     }  # fmt: skip
     for section, values in sections.items():
@@ -134,14 +169,23 @@ def _config(method: str, seed: int, scale: Scale, steps: int, batch: int, output
     return config
 
 
-def pretrain_run(scale: Scale, seed: int, root: Path) -> Run:
-    """The seed's shared pre-training: CLIP on short captions (77 tokens)."""
+def pretrain_run(scale: Scale, seed: int, root: Path, model: str = MODEL) -> Run:
+    """The seed's shared pre-training: CLIP on short captions (77 tokens); of ``MODEL``, or of
+    ``MODEL_SMALLER`` for the model-size arm (variant ``PRETRAIN + SMALLER``)."""
+    variant, folder = (PRETRAIN, "pretrain") if model == MODEL else (PRETRAIN + SMALLER,
+                                                                        "pretrain-smaller")  # fmt: skip
     config = _config(
-        "clip", seed, scale, scale.pretrain_steps, scale.pretrain_batch, root / f"pretrain/seed{seed}",
-        data={"caption": "short_caption"},
+        "clip", seed, scale, scale.pretrain_steps, scale.pretrain_batch, root / f"{folder}/seed{seed}",
+        model={"name": model}, data={"caption": "short_caption", "twins": True},
         optim={"lr": scale.pretrain_lr, "warmup_steps": 50, "weight_decay": 0.1},
+        train={"keep_checkpoints": keeps_snapshots(variant, seed, scale)},
     )  # fmt: skip
-    return Run("himo", PRETRAIN, seed, config, HIMO_BENCHMARKS)
+    return Run("himo", variant, seed, config, HIMO_BENCHMARKS)
+
+
+def keeps_snapshots(variant: str, seed: int, scale: Scale) -> bool:
+    """Whether a run keeps its snapshots for ``study.curves`` (curve variants, first seed)."""
+    return variant in CURVE_VARIANTS and seed == scale.seeds[0]
 
 
 # MoLo's fine-tuning settings, shared by every HiMo variant (SPEC §1.1-1.2)
@@ -153,22 +197,41 @@ HIMO_FINETUNE = {
 }  # fmt: skip
 
 
+HIMO_HEADLINE = {
+    "MoLo": ("himo", {"tau": 0.9, "lam": 1.0}),
+    "InfoNCE (λ=0)": ("himo", {"tau": 0.9, "lam": 0.0}),
+}
+# MoLo ablations on the sweep seeds: label -> (loss changes, batch factor, processes). The
+# batch-size ablation keeps the samples seen (steps / factor), as the paper keeps its epochs;
+# the HiDe-scope pair runs both arms on 2 gloo ranks (torchrun), PCA on the global batch or
+# on each rank's half (the reference code's), so the scope is the only difference
+HIMO_SWEEP = {
+    "MoLo, half batch": ({}, 0.5, 1),
+    "MoLo, double batch": ({}, 2.0, 1),
+    "MoLo, 2 ranks, global HiDe": ({"scope": "global"}, 1.0, 2),
+    "MoLo, 2 ranks, HiDe per rank": ({"scope": "local"}, 1.0, 2),
+}
+
+
 def himo_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
-    """MoLo, MoLo with λ = 0 and Long-CLIP, each from the seed's shared pre-training."""
-    variants = {
-        "MoLo": ("himo", {"tau": 0.9, "lam": 1.0}),
-        "InfoNCE (λ=0)": ("himo", {"tau": 0.9, "lam": 0.0}),
-        "Long-CLIP": ("longclip", {"pcm_dim": scale.pcm_dim, "short_weight": 0.5}),
-    }
+    """MoLo, MoLo with λ = 0 and Long-CLIP, each from the seed's shared pre-training; on the
+    sweep seeds also MoLo's batch-size and HiDe-scope ablations (:data:`HIMO_SWEEP`)."""
+    molo = HIMO_HEADLINE["MoLo"][1]
+    variants = {label: (method, loss, 1.0, 1) for label, (method, loss) in HIMO_HEADLINE.items()}
+    variants["Long-CLIP"] = ("longclip", {"pcm_dim": scale.pcm_dim, "short_weight": 0.5}, 1.0, 1)
+    if seed in scale.sweep_seeds:
+        for label, (loss, factor, nproc) in HIMO_SWEEP.items():
+            variants[label] = ("himo", {**molo, **loss}, factor, nproc)
     runs = []
-    for label, (method, loss) in variants.items():
+    for label, (method, loss, factor, nproc) in variants.items():
         config = _config(
-            method, seed, scale, scale.finetune_steps, scale.finetune_batch,
-            root / f"himo/{slug(label)}/seed{seed}",
+            method, seed, scale, round(scale.finetune_steps / factor),
+            round(scale.finetune_batch * factor), root / f"himo/{slug(label)}/seed{seed}",
             model=dict(HIMO_FINETUNE["model"]), loss={**HIMO_FINETUNE["loss"], **loss},
             optim={**HIMO_FINETUNE["optim"], "lr": scale.finetune_lr},
+            train={"keep_checkpoints": keeps_snapshots(label, seed, scale)},
         )  # fmt: skip
-        runs.append(Run("himo", label, seed, config, HIMO_BENCHMARKS, after=PRETRAIN))
+        runs.append(Run("himo", label, seed, config, HIMO_BENCHMARKS, after=PRETRAIN, nproc=nproc))
     return runs
 
 
@@ -183,26 +246,44 @@ ARGENT_SWEEP = {
 
 
 def argent_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
-    """Hyperbolic fine-tunes from the shared pre-training (SPEC §2.4, tables 2-3)."""
+    """Hyperbolic fine-tunes from the shared pre-training (SPEC §2.4, tables 2-3); on the sweep
+    seeds also the ablations and the model-size arm (:func:`size_runs`)."""
     variants = dict(ARGENT_HEADLINE)
     if seed in scale.sweep_seeds:
         variants.update(ARGENT_SWEEP)
-    runs = []
-    for label, (method, loss) in variants.items():
-        config = _config(
-            method, seed, scale, scale.hyperbolic_steps, scale.hyperbolic_batch,
-            root / f"argent/{slug(label)}/seed{seed}", data={"caption": "short_caption"},
-            optim={"lr": scale.hyperbolic_lr, "warmup_steps": 10, "weight_decay": 0.2}, loss=loss,
-        )  # fmt: skip
-        runs.append(Run("argent", label, seed, config, ARGENT_BENCHMARKS, after=PRETRAIN))
+    runs = [_argent_run(label, method, loss, scale, seed, root, MODEL) for label, (method, loss)
+            in variants.items()]  # fmt: skip
+    return runs + (size_runs(scale, seed, root) if seed in scale.sweep_seeds else [])
+
+
+def size_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
+    """Table 2's model sizes at CPU scale: ``MODEL_SMALLER``'s own pre-training, then HyCoCLIP
+    and ARGENT from it, with every other setting of the ``MODEL`` runs."""
+    runs = [pretrain_run(scale, seed, root, MODEL_SMALLER)]
+    for label, (method, loss) in ARGENT_HEADLINE.items():
+        runs.append(_argent_run(label + SMALLER, method, loss, scale, seed, root, MODEL_SMALLER))
     return runs
+
+
+def _argent_run(label: str, method: str, loss: dict[str, Any], scale: Scale, seed: int,
+                root: Path, model: str) -> Run:  # fmt: skip
+    """One hyperbolic fine-tune of ``model`` from that model's pre-training of the seed."""
+    config = _config(
+        method, seed, scale, scale.hyperbolic_steps, scale.hyperbolic_batch,
+        root / f"argent/{slug(label)}/seed{seed}", data={"caption": "short_caption"},
+        model={"name": model},
+        optim={"lr": scale.hyperbolic_lr, "warmup_steps": 10, "weight_decay": 0.2}, loss=loss,
+        train={"keep_checkpoints": keeps_snapshots(label, seed, scale)},
+    )  # fmt: skip
+    after = PRETRAIN if model == MODEL else PRETRAIN + SMALLER
+    return Run("argent", label, seed, config, ARGENT_BENCHMARKS, after=after)
 
 
 def plan(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) -> list[Run]:
     """Every run of the study at ``scale_name``, in an order that respects ``Run.after``."""
     if scale_name not in SCALES:
         raise ValueError(f"unknown study scale {scale_name!r}; expected one of {list(SCALES)}")
-    scale, root = SCALES[scale_name], REPO_ROOT / "runs" / f"study-{scale_name}"
+    scale, root = SCALES[scale_name], runs_root() / f"study-{scale_name}"
     runs = []
     for seed in scale.seeds:
         runs.append(pretrain_run(scale, seed, root))
@@ -237,28 +318,31 @@ def evaluate_into(run: Run, scale_name: str, checkpoint: Path, target: Path) -> 
 
 
 def _cache(scale_name: str) -> Path:
-    return REPO_ROOT / "runs" / f"study-{scale_name}" / "cache"
+    return runs_root() / f"study-{scale_name}" / "cache"
 
 
 def cached_world_embeddings(scale_name: str, checkpoint: Path) -> dict[str, Any]:
     """The held-out world embeddings an evaluation of ``checkpoint`` cached."""
-    from paperlib.engine.evaluate import checkpoint_key, world_short_captions
+    from paperlib.engine.evaluate import checkpoint_key, world_chain_texts, world_short_captions
 
     size = SCALES[scale_name].eval_size
-    (emb_file,) = (_cache(scale_name) / checkpoint_key(checkpoint)).glob(f"world-{EVAL_SEED}-{size}-*.pt")
+    (emb_file,) = (_cache(scale_name) / checkpoint_key(checkpoint)).glob(
+        f"world-{EVAL_SEED}-{size}-*.pt"
+    )
     emb = torch.load(emb_file, weights_only=True)
-    return {**emb, "short_texts": world_short_captions(EVAL_SEED, size)}
+    return {**emb, "short_texts": world_short_captions(EVAL_SEED, size),
+            "chain_texts": world_chain_texts(EVAL_SEED, size)}  # fmt: skip
 
 
 def refresh_items(scale_name: str) -> int:
-    """Rewrite every finished run's ``items.npz`` from its cached embeddings (after a change of
-    ``metrics.items``); returns the number of runs refreshed."""
+    """Rewrite every finished run's results files and ``items.npz`` from its cached embeddings
+    (after a change of a metric); returns the number of runs refreshed."""
     count = 0
     for run in plan(scale_name):
-        target = results_dir(scale_name) / run.study / slug(run.variant) / f"seed{run.seed}"
+        target = run_target(run, scale_name)
         checkpoint = Path(run.config["train"]["output_dir"]) / "last.pt"
         if (target / "run.done").is_file() and checkpoint.is_file():
-            write_items(checkpoint, cached_world_embeddings(scale_name, checkpoint), target)
+            write_items(checkpoint, evaluate_into(run, scale_name, checkpoint, target), target)
             count += 1
     return count
 
@@ -287,23 +371,76 @@ def atomic_save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
     atomic_write(path, lambda handle: np.savez_compressed(handle, **arrays))
 
 
-def execute(run: Run, scale_name: str, checkpoints: dict[tuple[str, int], Path]) -> Path:
-    """Train (or resume) and evaluate one run; copy its results and log under ``results/``."""
+def run_target(run: Run, scale_name: str) -> Path:
+    """The run's results folder, ``results/<scale>/<study>/<variant>/seed<k>/``."""
+    return results_dir(scale_name) / run.study / slug(run.variant) / f"seed{run.seed}"
+
+
+def finished(run: Run, scale_name: str) -> bool:
+    """Whether the run's ``run.done`` exists and records the config the plan gives it now
+    (its init checkpoint aside: a fine-tune's path is set when it starts)."""
+    done = run_target(run, scale_name) / "run.done"
+    if not done.is_file():
+        return False
+    recorded = json.loads(done.read_text())["config"]
+    planned = portable_config(run.config)
+    recorded["model"].pop("init", None)
+    planned["model"].pop("init", None)
+    return recorded == planned
+
+
+def trained_to_end(output: Path) -> bool:
+    """Whether the training in ``output`` finished: its log's last status is "finished" and
+    its ``last.pt`` exists (an interrupted run leaves a checkpoint too)."""
+    log = output / "log.jsonl"
+    if not (output / "last.pt").is_file() or not log.is_file():
+        return False
+    status = [json.loads(line)["status"] for line in log.read_text().splitlines()
+              if '"status"' in line]  # fmt: skip
+    return bool(status) and status[-1] == "finished"
+
+
+def checkpoints_needed(runs: list[Run], scale_name: str) -> set[tuple[str, int]]:
+    """(variant, seed) of the runs whose checkpoint must exist: those whose snapshots the
+    learning curves read, and those a run that will train starts from (transitively)."""
+    needed: set[tuple[str, int]] = set()
+    for run in reversed(runs):  # a fine-tune comes after the run it starts from
+        if run.config["train"].get("keep_checkpoints") and run.variant in CURVE_VARIANTS:
+            needed.add((run.variant, run.seed))
+        trains = not finished(run, scale_name) or (run.variant, run.seed) in needed
+        if trains and run.after is not None:
+            needed.add((run.after, run.seed))
+    return needed
+
+
+def execute(run: Run, scale_name: str, checkpoints: dict[tuple[str, int], Path],
+            need_checkpoint: bool = True, dependents: tuple[Run, ...] = ()) -> Path:  # fmt: skip
+    """Train (or resume) and evaluate one run; copy its results and log under ``results/``.
+    A finished run (:func:`finished`) is skipped; when its checkpoint was deleted (``runs/`` is
+    a cache) it is trained again only if ``need_checkpoint``. A run that trains first unmarks
+    its ``dependents`` (the runs that start from it) and removes their training folders: CPU
+    training is not bit-reproducible, and a seed's fine-tunes must share their start."""
     from paperlib.train import read_log
     from paperlib.train import run as train_run
 
-    target = results_dir(scale_name) / run.study / slug(run.variant) / f"seed{run.seed}"
+    target = run_target(run, scale_name)
     config = json.loads(json.dumps(run.config))
     if run.after is not None:
         config["model"]["init"] = str(checkpoints[(run.after, run.seed)])
     output = Path(config["train"]["output_dir"])
     checkpoint = output / "last.pt"
-    if (target / "run.done").is_file() and checkpoint.is_file():
+    if finished(run, scale_name) and (trained_to_end(output) or not need_checkpoint):
         return checkpoint
+    for dependent in dependents:
+        (run_target(dependent, scale_name) / "run.done").unlink(missing_ok=True)
+        shutil.rmtree(dependent.config["train"]["output_dir"], ignore_errors=True)
     start = time.perf_counter()
-    result = train_run(config)
-    if result.status != "finished":
-        raise RuntimeError(f"{run.name}: training {result.status} at step {result.step}")
+    if run.nproc > 1:
+        train_distributed(config, run.nproc, run.name)
+    else:
+        result = train_run(config)
+        if result.status != "finished":
+            raise RuntimeError(f"{run.name}: training {result.status} at step {result.step}")
     train_seconds = time.perf_counter() - start
     target.mkdir(parents=True, exist_ok=True)
     emb = evaluate_into(run, scale_name, checkpoint, target)
@@ -319,6 +456,26 @@ def execute(run: Run, scale_name: str, checkpoints: dict[tuple[str, int], Path])
         "feature_std": feature_std, "collapsed": collapsed,
     }, indent=1))  # fmt: skip
     return checkpoint
+
+
+def train_distributed(config: dict[str, Any], nproc: int, name: str) -> None:
+    """Train ``config`` on ``nproc`` local processes with ``torchrun`` (gloo on CPU, one thread
+    each); resumes like a single-process run. Raises naming the run when it does not finish."""
+    output = Path(config["train"]["output_dir"])
+    output.mkdir(parents=True, exist_ok=True)
+    config_file = output / "launch.json"
+    atomic_write_text(config_file, json.dumps(config, indent=1))
+    with socket.socket() as probe:  # a free port for the rendezvous
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(nproc),
+               "--master_addr", "127.0.0.1", "--master_port", str(port),
+               "-m", "paperlib.train", str(config_file)]  # fmt: skip
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO_ROOT)}
+    proc = subprocess.run(command, env=env, capture_output=True, text=True)
+    if proc.returncode != 0 or not trained_to_end(output):
+        raise RuntimeError(f"{name}: torchrun on {nproc} processes failed (exit {proc.returncode})"
+                           f":\n{proc.stderr[-2000:]}")  # fmt: skip
 
 
 def export_embeddings(emb: dict[str, Any], checkpoint: Path, target: Path, run: Run) -> None:
@@ -366,14 +523,25 @@ def run_study(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) ->
     checkpoints: dict[tuple[str, int], Path] = {}
     total = time.perf_counter()
     stages: dict[str, float] = {}
+    needed = checkpoints_needed(runs, scale_name)
     for i, run in enumerate(runs, 1):
         start = time.perf_counter()
         print(f"[study {scale_name}] {i}/{len(runs)} {run.name}", flush=True)
-        checkpoints[(run.variant, run.seed)] = execute(run, scale_name, checkpoints)
+        dependents = tuple(r for r in runs if (r.after, r.seed) == (run.variant, run.seed))
+        checkpoints[(run.variant, run.seed)] = execute(
+            run, scale_name, checkpoints, (run.variant, run.seed) in needed, dependents
+        )
         seconds = time.perf_counter() - start
         stage = "pretrain" if run.after is None else run.study
         stages[stage] = stages.get(stage, 0.0) + seconds
         print(f"[study {scale_name}] {run.name} done in {seconds:.0f} s", flush=True)
+    start = time.perf_counter()
+    print(f"[study {scale_name}] learning curves", flush=True)
+    root = _cache(scale_name).parent
+    base = pretrain_run(SCALES[scale_name], 0, root).config
+    rejected = {recipe: rejected_config(base, recipe, root) for recipe in REJECTED_RECIPES}
+    write_curves(scale_name, runs, SCALES[scale_name].eval_size, root, rejected)
+    stages["curves"] = time.perf_counter() - start
     report = decide(scale_name)
     elapsed = time.perf_counter() - total
     verdicts = [c["verdict"] for c in report["claims"]]
@@ -388,17 +556,28 @@ def run_study(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m paperlib.study", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m paperlib.study",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--scale", choices=sorted(SCALES), default="smoke")
-    parser.add_argument("--studies", nargs="+", choices=("himo", "argent"), default=["himo", "argent"])
-    parser.add_argument("--decide-only", action="store_true",
-                        help="re-decide the claims from the finished runs' results files")
-    parser.add_argument("--summary", action="store_true",
-                        help="print the decided claims as the README's markdown table")
+    parser.add_argument(
+        "--studies", nargs="+", choices=("himo", "argent"), default=["himo", "argent"]
+    )
+    parser.add_argument(
+        "--decide-only",
+        action="store_true",
+        help="re-decide the claims from the finished runs' results files",
+    )
+    parser.add_argument(
+        "--summary",
+        action="store_true",
+        help="print the decided claims as the README's markdown table",
+    )
     parser.add_argument("--refresh-items", action="store_true",
-                        help="recompute finished runs' per-item values from cached embeddings, "
-                             "then re-decide the claims")  # fmt: skip
+                        help="recompute finished runs' results files and per-item values from "
+                             "cached embeddings, then re-decide the claims")  # fmt: skip
     args = parser.parse_args(argv)
     torch.set_num_threads(min(2, torch.get_num_threads()))
     if args.summary:

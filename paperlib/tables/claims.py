@@ -17,6 +17,9 @@ The two compared runs differ in exactly one thing (see ``paperlib.study.runner``
   HyCoCLIP's loss; "ARGENT, Ent" keeps ARGENT's contrastive terms, box pairs, norm
   regularizer and γ1 but replaces AdaEnt by HyCoCLIP's aperture entailment (η-scaled
   half-apertures).
+- Model sizes (Table 2 compares S, B and L): "HyCoCLIP, smaller model" and "ARGENT, smaller
+  model" repeat the pair with the same ResNet at half the width, pre-trained on its own; the
+  size claims compare ARGENT with its smaller self, so the model size is the difference.
 """
 
 from __future__ import annotations
@@ -49,9 +52,17 @@ class Claim:
     # where the metric has no chance level: a metric that must be above its chance level for
     # both runs before the claim counts (the models learned), and that chance level
     guard: tuple[str, float | str] | None = None
+    # the baseline side's metric where it is not ``item``: an evaluation claim compares one
+    # run's two metrics (ARGENT's Table 1: P/R with and without the ambiguous captions)
+    baseline_item: str | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    @property
+    def baseline_metric(self) -> str:
+        """The per-item metric of the baseline side."""
+        return self.baseline_item or self.item
 
     def chance_for(self, n_items: int) -> float | None:
         """The chance level on a test set of ``n_items`` items."""
@@ -78,6 +89,33 @@ MONO, LONG, SHORT, ZS, HIER = ("world-monotonicity", "world-long", "world-short"
 # the learning guards: a metric both compared models must clear 3 × its chance level on
 LONG_LEARNED, SHORT_LEARNED = (f"{LONG}/i2t_hit1", R1), (f"{SHORT}/i2t_hit1", R1)
 ZS_LEARNED = (f"{ZS}/L3_correct", 1 / 24)  # zero-shot claims: the models must clear 3 × chance
+
+
+def _cleaning(metric: str, label: str) -> Claim:
+    """Table 1 of ARGENT on the shared pre-training (the Euclidean CLIP of the study)."""
+    return Claim(f"argent-table1-{metric}", "ARGENT", f"Removing each image's potentially "
+                 f"ambiguous captions (those of its 10 most similar images) raises hierarchical "
+                 f"retrieval {metric}", "himo", f"world-hierarchy/hier_{metric}_cleaned",
+                 f"{label} (ambiguous removed)", EUCLIDEAN_CLIP, EUCLIDEAN_CLIP, "higher", None, 1.0,
+                 True, "Table 1", SHORT_LEARNED,
+                 baseline_item=f"world-hierarchy/hier_{metric}")  # fmt: skip
+
+
+def _molo_ablation(id, statement, item, label, variant, baseline, better, chance, ceiling,
+                   guard) -> Claim:  # fmt: skip
+    return Claim(id, "HiMo-CLIP", statement, "himo", item, label, variant, baseline, better,
+                 chance, ceiling, False, "§4 ablation", guard)  # fmt: skip
+
+
+# (id suffix, what, item, label, better, chance, ceiling, guard) of each MoLo ablation claim
+_ABLATION_METRICS = (
+    ("long-i2t", "long-caption image→text R@1", f"{LONG}/i2t_hit1", "long I2T R@1", "higher", R1,
+     1.0, None),
+    ("hk", "HiMo@K", f"{MONO}/himoK", "HiMo@K (ρ)", "higher", 0.0, 1.0, LONG_LEARNED),
+)  # fmt: skip
+EUCLIDEAN_CLIP = "pretrain (short captions)"  # the study's shared pre-training (study.reader)
+SMALLER = ", smaller model"  # the model-size arm's variants (study.reader.SMALLER)
+
 
 CLAIMS: tuple[Claim, ...] = (
     # MoLo against its own recipe without the component term (the λ = 0 end of the λ ablation)
@@ -118,6 +156,16 @@ CLAIMS: tuple[Claim, ...] = (
           guard=LONG_LEARNED),
     _himo("himo-cola-vs-longclip", "HiMo binds attributes better than Long-CLIP (COLA)",
           "world-cola/correct", "COLA", "Long-CLIP", "higher", 0.25, 1.0, True, "Table 2"),
+    # MoLo's ablations on the sweep seeds: batch size at equal samples seen, HiDe's scope
+    *(_molo_ablation(f"himo-batch-{key}", f"A larger batch gives a better MoLo fine-tune ({what}; "
+                     "batch-size ablation: 1024 best, 512 near)", item, label,
+                     "MoLo, double batch", "MoLo, half batch", better, chance, ceiling, guard)
+      for key, what, item, label, better, chance, ceiling, guard in _ABLATION_METRICS),
+    *(_molo_ablation(f"himo-hide-scope-{key}", f"HiDe's PCA on the global batch beats PCA on each "
+                     f"rank's batch ({what}; SPEC §1.1, from the batch-size ablation)", item, label,
+                     "MoLo, 2 ranks, global HiDe", "MoLo, 2 ranks, HiDe per rank", better, chance,
+                     ceiling, guard)
+      for key, what, item, label, better, chance, ceiling, guard in _ABLATION_METRICS),
     # ARGENT against HyCoCLIP (table 2) and its ablations (table 3)
     _argent("argent-zs-l3-vs-hycoclip", "ARGENT improves fine-grained zero-shot classification",
             f"{ZS}/L3_correct", "zero-shot L3", "HyCoCLIP", "higher", 1 / 24, 1.0, True, "Table 2",
@@ -148,6 +196,26 @@ CLAIMS: tuple[Claim, ...] = (
     _argent("argent-pep-vs-ent", "AdaEnt beats the original aperture entailment (PEP)",
             f"{HIER}/pep_auc_all", PEP, "ARGENT, Ent", "higher", 0.5, 1.0, False, "Table 3",
             guard=SHORT_LEARNED),
+    # Table 2's model sizes: ARGENT's gains over HyCoCLIP at a second, smaller size, and the
+    # larger model's better classification and retrieval (S → L in the paper)
+    *(Claim(f"argent-{key}-vs-hycoclip-smaller", "ARGENT", f"{what}, at the smaller model size",
+            "argent", item, label, f"ARGENT{SMALLER}", f"HyCoCLIP{SMALLER}", "higher", chance, 1.0,
+            False, "Table 2 (sizes)", guard)
+      for key, what, item, label, chance, guard in (
+          ("t2i", "ARGENT improves text→image retrieval", f"{SHORT}/t2i_hit1", "short T2I R@1",
+           R1, None),
+          ("pep", "ARGENT orders entailment better (PEP AUC, positives at every level)",
+           f"{HIER}/pep_auc_all", PEP, 0.5, SHORT_LEARNED))),
+    *(Claim(f"argent-size-{key}", "ARGENT", f"The larger ARGENT model {what} (Table 2: S → L)",
+            "argent", item, label, "ARGENT", f"ARGENT{SMALLER}", "higher", chance, 1.0, False,
+            "Table 2 (sizes)")
+      for key, what, item, label, chance in (
+          ("zs-l1", "classifies better zero-shot", f"{ZS}/L1_correct", "zero-shot L1", 0.25),
+          ("t2i", "retrieves images better", f"{SHORT}/t2i_hit1", "short T2I R@1", R1))),
+    # ARGENT's Table 1 (an evaluation claim): on a fine-tuned Euclidean CLIP, hierarchical
+    # retrieval P/R rise once each image's potentially ambiguous captions are removed
+    *(_cleaning(metric, label) for metric, label in (("precision", "hier. precision"),
+                                                     ("recall", "hier. recall"))),
 )  # fmt: skip
 
 

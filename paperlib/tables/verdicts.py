@@ -92,6 +92,20 @@ def learned(side: Interval, chance: float, margin: float = LEARNED_MARGIN) -> bo
     return side.low > margin * chance
 
 
+HEADROOM = 0.9  # a baseline's rate should stay below 0.9 × the metric's best value
+
+
+def headroom(mean: float, chance: float | None, ceiling: float,
+             margin: float = LEARNED_MARGIN) -> bool | None:  # fmt: skip
+    """Whether a baseline's metric leaves room for an effect either way: above ``margin`` ×
+    chance and below :data:`HEADROOM` × ``ceiling``. None where the rule cannot apply: no chance
+    level, a best value below chance (lower is better), or ``margin`` × chance already beyond
+    the upper bound (HiMo@2's 50 %, PEP's 0.5)."""
+    if chance is None or ceiling <= chance or margin * chance >= HEADROOM * ceiling:
+        return None
+    return margin * chance <= mean <= HEADROOM * ceiling
+
+
 def at_ceiling(side: Interval, ceiling: float, better: str) -> bool:
     return side.high >= ceiling if better == "higher" else side.low <= ceiling
 
