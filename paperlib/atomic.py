@@ -4,13 +4,32 @@ one leaves the previous file as it was."""
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["atomic_write", "atomic_write_text"]
+__all__ = ["DiskFullError", "atomic_write", "atomic_write_text"]
+
+LOW_SPACE = 1 << 20  # bytes: a failed write with less free space than this is a full disk
+
+
+class DiskFullError(OSError):
+    """A write failed because the file system holding its target is full."""
+
+
+def _disk_full(err: BaseException, folder: Path) -> bool:
+    """Whether ``err`` is a full disk: ``ENOSPC``, or any error (torch's serializer reports
+    one as a ``RuntimeError``) while the folder's file system has almost no free space."""
+    if isinstance(err, OSError) and err.errno == errno.ENOSPC:
+        return True
+    try:
+        return isinstance(err, Exception) and shutil.disk_usage(folder).free < LOW_SPACE
+    except OSError:
+        return False
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -> Path:
@@ -24,8 +43,13 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         Path(tmp).unlink(missing_ok=True)
+        if _disk_full(err, path.parent):
+            free = shutil.disk_usage(path.parent).free
+            raise DiskFullError(errno.ENOSPC, f"disk full while writing {path} ({free} bytes free "
+                                "on its file system); the previous file, if any, is unchanged; "
+                                "free space or choose another folder") from err  # fmt: skip
         raise
     return path
 

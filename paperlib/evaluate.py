@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from paperlib.atomic import DiskFullError
 from paperlib.engine.evaluate import BENCHMARKS, WORLD_BENCHMARKS, evaluate, markdown_table
 
 
@@ -106,6 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--noise-seed", type=int, default=0, help="seed of SSI's noise sentences")
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--skip-bad-images", action="store_true",
+                        help="leave out samples whose image does not decode (counted in the "
+                             "results files) instead of stopping at the first")  # fmt: skip
     args = parser.parse_args(argv)
     try:
         evaluate(
@@ -115,8 +119,9 @@ def main(argv: list[str] | None = None) -> int:
             roots=parse_assignments(args.root, "--root", Path),
             limits=parse_assignments(args.limit, "--limit", int), noise_seed=args.noise_seed,
             batch_size=args.batch_size, device=args.device,
+            skip_bad_images=args.skip_bad_images,
         )  # fmt: skip
-    except (FileNotFoundError, ValueError) as err:
+    except (FileNotFoundError, ValueError, DiskFullError) as err:
         print(f"evaluate: {err}", file=sys.stderr)
         return 2
     print(markdown_table(args.output))

@@ -79,6 +79,8 @@ def run(notebook: Path, parameters: dict | None = None, output_dir: Path | None 
         cwd=str(notebook.parent),
         log_output=log_output,
         progress_bar=False,
+        # the kernel's own warnings (it runs over local TCP) are noise here; cell errors still fail
+        extra_arguments=["--IPKernelApp.log_level=ERROR"],
     )
     return output
 

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from paperlib.atomic import DiskFullError
 from paperlib.engine.config import Config, ConfigError, load_config, read_file
 from paperlib.engine.train import NonFiniteLossError, TrainResult, train
 
@@ -95,6 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     except NonFiniteLossError as err:
         print(f"training stopped: {err}", file=sys.stderr)
         return 3
+    except distributed.DeviceError as err:
+        print(f"device error: {err}", file=sys.stderr)
+        return 2
+    except DiskFullError as err:
+        print(f"training stopped: {err.strerror}", file=sys.stderr)
+        return 4
     finally:
         distributed.cleanup()
     return 0

@@ -78,3 +78,28 @@ def test_two_process_gloo_matches_single_process(tmp_path, method):
     for key in a:
         if not key.endswith("in_proj_bias"):  # see test_engine_resume.comparable
             torch.testing.assert_close(b[key], a[key], rtol=1e-3, atol=1e-5, msg=key)
+
+
+def test_a_cuda_device_this_machine_lacks_is_named(monkeypatch):
+    from paperlib.engine.distributed import pick_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert pick_device("auto") == torch.device("cpu")
+    for device in ("cuda", "cuda:0"):
+        with pytest.raises(ValueError, match=r"train.device='cuda:0'.*has 0 CUDA device"):
+            pick_device(device)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    assert pick_device("cuda", local_rank=1) == torch.device("cuda:1")
+    with pytest.raises(ValueError, match=r"'cuda:2'.*has 2 CUDA device"):
+        pick_device("cuda:2")
+
+
+def test_the_train_command_names_a_missing_gpu_without_a_traceback(tmp_path, capsys, monkeypatch):
+    from paperlib.train import main
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    config = tiny_config("clip", tmp_path / "run")
+    (tmp_path / "c.json").write_text(json.dumps(config))
+    assert main([str(tmp_path / "c.json"), "train.device=cuda"]) == 2
+    assert "device error: train.device='cuda:0': this machine has 0 CUDA" in capsys.readouterr().err

@@ -224,3 +224,25 @@ def test_cli_root_option(setup, tmp_path, capsys):
     assert "'coco' needs roots['coco'] (CLI: --root coco=PATH)" in capsys.readouterr().err
     assert evaluate_main([str(runs["clip"]), "--output", str(out), "--root", "coco"]) == 2
     assert "--root expects NAME=VALUE" in capsys.readouterr().err
+
+
+def test_unreadable_images_stop_by_name_or_are_skipped_and_counted(setup, tmp_path):
+    import shutil
+
+    runs, roots = setup
+    broken, reduced = tmp_path / "broken", tmp_path / "reduced"
+    shutil.copytree(roots["urban1k"], broken)
+    shutil.copytree(roots["urban1k"], reduced)
+    (broken / "image" / "3.jpg").write_bytes(b"not a jpeg")
+    (reduced / "image" / "3.jpg").unlink()
+    (reduced / "caption" / "3.txt").unlink()
+    with pytest.raises(FileNotFoundError, match=r"image .*3\.jpg is missing or unreadable"):
+        ev.evaluate(runs["clip"], ["urban1k"], output_dir=tmp_path / "a", roots={"urban1k": broken})
+    skipped = ev.evaluate(runs["clip"], ["urban1k"], output_dir=tmp_path / "b",
+                          roots={"urban1k": broken}, skip_bad_images=True)  # fmt: skip
+    expected = ev.evaluate(runs["clip"], ["urban1k"], output_dir=tmp_path / "c",
+                           roots={"urban1k": reduced})  # fmt: skip
+    assert [r["metrics"] for r in skipped] == [r["metrics"] for r in expected]
+    record = read_result(tmp_path / "b" / f"{skipped[0]['dataset']}.json")["skipped_images"]
+    assert record["count"] == 1 and record["examples"][0][0].endswith("3.jpg")
+    assert "skipped_images" not in read_result(tmp_path / "c" / f"{expected[0]['dataset']}.json")

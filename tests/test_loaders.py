@@ -353,3 +353,26 @@ def test_real_himo_docci(shared):
             # each prefix ends a sentence; the next continues it: strict prefix up to that mark
             assert len(shorter) < len(longer)
             assert longer.startswith(shorter.rstrip(" .,;:\u3002")), sample.id
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "no data rows"),
+    (b"id,captions,image_url\n", "no data rows"),
+    (b"id,captions,image_url\n0,caf\xe9 => a,x_1.jpg\n", r"not UTF-8 text \(byte 27"),
+])  # fmt: skip
+def test_empty_header_only_and_non_utf8_csvs_are_named(tmp_path, content, message):
+    (tmp_path / "hierarcaps_test.csv").write_bytes(content)
+    with pytest.raises(DatasetFormatError, match=rf"HierarCaps: .*hierarcaps_test\.csv.*{message}"):
+        load_hierarcaps(tmp_path, require_images=False)
+    (tmp_path / "dci_long.csv").write_bytes(content.replace(b",", b"\t"))
+    with pytest.raises(DatasetFormatError, match=rf"Long-DCI: .*dci_long\.csv.*{message}"):
+        load_long_dci(tmp_path / "dci_long.csv", tmp_path, require_images=False)
+
+
+def test_broken_json_and_non_utf8_text_files_are_named(tmp_path):
+    (tmp_path / "cola.json").write_text('[["a", "b", "c", "d"]')
+    with pytest.raises(DatasetFormatError, match=r"COLA: .*cola\.json is not valid JSON"):
+        load_cola(tmp_path / "cola.json", tmp_path)
+    (tmp_path / "docci.jsonl").write_bytes(b'{"img_path": "\xff"}\n')
+    with pytest.raises(DatasetFormatError, match=r"HiMo-Docci: .*docci\.jsonl is not UTF-8"):
+        load_himo_docci(tmp_path / "docci.jsonl")

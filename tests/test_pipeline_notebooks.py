@@ -40,13 +40,14 @@ def test_train_then_eval_notebooks(tmp_path, paper):
     assert ("pep_auc" in hierarchy) == (paper == "argent")
 
 
-def test_eval_notebook_trains_when_the_checkpoint_is_missing(tmp_path):
+def test_eval_notebook_trains_when_the_checkpoint_is_missing(tmp_path, capfd):
     params = {**_params("eval_himo"), "checkpoint": str(tmp_path / "run"),
               "output_dir": str(tmp_path / "eval"), "world_size": 32}  # fmt: skip
     config = load_parameters(preset_path(NOTEBOOK_DIR / "train_himo.py", "smoke-cpu"))["config"]
     params["train_config"] = {**config, "train": {**config["train"], "steps": 3}}
     run(NOTEBOOK_DIR / "eval_himo.py", params, output_dir=tmp_path / "nb")
     assert (tmp_path / "run" / "last.pt").is_file() and (tmp_path / "eval" / "results.md").is_file()
+    assert "without encryption" not in capfd.readouterr().err  # the kernel's transport warning
 
 
 def test_unknown_presets_and_notebooks_are_named():

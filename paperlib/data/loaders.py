@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import shutil
 from collections.abc import Sequence
@@ -84,15 +85,47 @@ def check_images(samples: Sequence[Sample], dataset: str) -> list[Sample]:
     return samples
 
 
+def read_text(path: Path, dataset: str) -> str:
+    """The UTF-8 text of a dataset file, or a DatasetFormatError naming the file and the
+    first byte that is not UTF-8."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise DatasetFormatError(
+            f"{dataset}: {path} is not UTF-8 text (byte {err.start}: {err.reason}); "
+            f"expected {LAYOUTS[dataset]}"
+        ) from None
+
+
+def read_json(path: Path, dataset: str) -> Any:
+    """A dataset's JSON file, or a DatasetFormatError naming the file and the parse error."""
+    try:
+        return json.loads(read_text(path, dataset))
+    except json.JSONDecodeError as err:
+        raise DatasetFormatError(f"{dataset}: {path} is not valid JSON ({err})") from None
+
+
+def read_rows(path: Path, dataset: str, delimiter: str = ",") -> list[dict[str, str]]:
+    """The rows of a CSV (or TSV) dataset file under its header; a DatasetFormatError when
+    the file has no data row."""
+    handle = io.StringIO(read_text(path, dataset), newline="")
+    rows = list(csv.DictReader(handle, delimiter=delimiter))
+    if not rows:
+        raise DatasetFormatError(
+            f"{dataset}: {path} has no data rows (empty or header only); expected "
+            f"{LAYOUTS[dataset]}"
+        )
+    return rows
+
+
 def _read_json_lines(path: Path, dataset: str) -> list[dict[str, Any]]:
     items = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if line.strip():
-                try:
-                    items.append(json.loads(line))
-                except json.JSONDecodeError as err:
-                    raise DatasetFormatError(f"{dataset}: {path} line {number}: {err}") from None
+    for number, line in enumerate(read_text(path, dataset).splitlines(), 1):
+        if line.strip():
+            try:
+                items.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                raise DatasetFormatError(f"{dataset}: {path} line {number}: {err}") from None
     return items
 
 
@@ -113,7 +146,7 @@ def load_sharegpt4v(
     if split not in ("all", "train", "val"):
         raise ValueError(f"split must be 'all', 'train' or 'val', got {split!r}")
     path, root = require_path(json_path, "ShareGPT4V"), Path(image_root)
-    items = json.loads(path.read_text(encoding="utf-8"))
+    items = read_json(path, "ShareGPT4V")
     items = items[:val_size] if split == "val" else items[val_size:] if split == "train" else items
     samples = []
     for i, item in enumerate(items):
@@ -135,7 +168,7 @@ def load_urban1k(root: str | Path, require_images: bool = True) -> list[Sample]:
     caption_dir = require_path(root / "caption", "Urban1k")
     samples = []
     for text_file in sorted(caption_dir.glob("*.txt")):
-        lines = text_file.read_text(encoding="utf-8").splitlines()
+        lines = read_text(text_file, "Urban1k").splitlines()
         if not lines:
             raise DatasetFormatError(
                 f"Urban1k: {text_file} is empty; expected {LAYOUTS['Urban1k']}"
@@ -176,8 +209,7 @@ def load_long_dci(
 ) -> list[Sample]:
     """Long-DCI: tab-separated ``dci_long.csv``; ``filepath`` under image_root, ``title`` caption."""
     path, root = require_path(csv_path, "Long-DCI"), Path(image_root)
-    with open(path, encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle, delimiter="\t"))
+    rows = read_rows(path, "Long-DCI", delimiter="\t")
     samples = []
     for i, row in enumerate(rows):
         where = f"{path} row {i + 1}"
@@ -199,7 +231,7 @@ def load_flickr30k(
     """Flickr30k 1k test: lines ``name.jpg#k<TAB>caption``; ``captions`` ordered by k."""
     path, root = require_path(captions_file, "Flickr30k"), Path(image_root)
     grouped: dict[str, dict[int, str]] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(read_text(path, "Flickr30k").splitlines(), 1):
         if not line.strip():
             continue
         key, tab, caption = line.partition("\t")
@@ -231,7 +263,7 @@ def load_coco_captions(
 ) -> list[Sample]:
     """COCO 5k (val2017): images in file order, first ``captions_per_image`` captions each."""
     path, root = require_path(annotation_file, "COCO"), Path(image_root)
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = read_json(path, "COCO")
     images = get_field(data, "images", "COCO", str(path))
     captions: dict[int, list[str]] = {}
     for i, ann in enumerate(get_field(data, "annotations", "COCO", str(path))):
@@ -268,8 +300,7 @@ def load_hierarcaps(root: str | Path, levels: int = 4, require_images: bool = Tr
     ``caption`` = the last (original COCO) caption, image id from the end of ``image_url``."""
     root = require_path(root, "HierarCaps")
     path = require_path(root / "hierarcaps_test.csv", "HierarCaps")
-    with open(path, encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
+    rows = read_rows(path, "HierarCaps")
     samples = []
     for i, row in enumerate(rows):
         where = f"{path} row {i + 1}"
@@ -353,8 +384,8 @@ def load_class_names(
     order) or a file: JSON (dict or list) or text (one name per line)."""
     if isinstance(source, (str, Path)):
         path = require_path(source, "ImageNet")
-        text = path.read_text(encoding="utf-8")
-        source = json.loads(text) if path.suffix == ".json" else [x for x in text.splitlines() if x]
+        source = (read_json(path, "ImageNet") if path.suffix == ".json"
+                  else [x for x in read_text(path, "ImageNet").splitlines() if x])  # fmt: skip
     if isinstance(source, dict):
         missing = [w for w in wnids if w not in source]
         if missing:
@@ -407,7 +438,7 @@ def load_cola(
     """COLA multi-object: one Sample per query; ``captions`` = [caption 1, caption 2] and
     ``meta['images']`` = [image 1, image 2]; caption k describes image k only."""
     path, root = require_path(json_path, "COLA"), Path(image_root)
-    items = json.loads(path.read_text(encoding="utf-8"))
+    items = read_json(path, "COLA")
     samples = []
     for i, item in enumerate(items):
         if not isinstance(item, list) or len(item) != 4:

@@ -41,13 +41,24 @@ def _env_int(name: str, default: int) -> int:
         raise ValueError(f"environment variable {name}={value!r} is not an integer") from err
 
 
+class DeviceError(ValueError):
+    """``train.device`` names a device this machine does not have."""
+
+
 def pick_device(device: str = "auto", local_rank: int = 0) -> torch.device:
-    """``auto``: this rank's GPU (``cuda:local_rank``) when CUDA is available, else CPU."""
+    """``auto``: this rank's GPU (``cuda:local_rank``) when CUDA is available, else CPU; a
+    :class:`DeviceError` for a CUDA device the machine lacks."""
     if device == "auto":
         device = f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu"
     elif device == "cuda":
         device = f"cuda:{local_rank}"
-    return torch.device(device)
+    picked = torch.device(device)
+    if picked.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if (picked.index or 0) >= count:
+            raise DeviceError(f"train.device={device!r}: this machine has {count} CUDA device(s); "
+                             "use 'auto' or 'cpu', or a GPU index below the count")  # fmt: skip
+    return picked
 
 
 def init_distributed(device: str = "auto", backend: str | None = None) -> DistInfo:

@@ -263,6 +263,20 @@ class LazyImages(Sequence):
         return image
 
 
+def readable_samples(samples: list, benchmark: str) -> tuple[list, list[tuple[str, str]]]:
+    """The samples whose every image decodes (``data.images.load_rgb``), and the (path,
+    reason) of each image that does not; a ValueError naming the benchmark if none is left."""
+    from paperlib.data.images import LoadReport, load_rgb
+
+    report = LoadReport()
+    kept = [s for s in samples
+            if all([load_rgb(p, report) is not None for p in s.meta.get("images", [s.image])])]  # fmt: skip
+    if not kept:
+        raise ValueError(f"benchmark {benchmark!r}: none of its {len(samples)} samples has "
+                         f"readable images (e.g. {report.skipped[:2]})")  # fmt: skip
+    return kept, report.skipped
+
+
 def _has(root: Path, entry: str) -> bool:
     if entry == "classnames":
         return any((root / f"classnames{ext}").is_file() for ext in (".json", ".txt"))
@@ -566,6 +580,7 @@ def evaluate(
     device: str = "cpu",
     model_label: str | None = None,
     pretrained_label: str | None = None,
+    skip_bad_images: bool = False,
 ) -> list[dict[str, Any]]:
     """Evaluate ``checkpoint`` on ``benchmarks``; writes ``<output_dir>/<dataset>.json`` files
     (CLIP_benchmark keys) and ``results.md`` (merged table); returns the result dicts.
@@ -576,7 +591,10 @@ def evaluate(
     ``world_image_size`` defaults to the model's input size. ``roots`` maps each real benchmark
     (and optionally ``hierarcaps``) to its folder (``ROOT_LAYOUTS``); ``limits`` keeps the first
     N samples of a benchmark; ``noise_seed`` seeds SSI's noise sentences; ``templates`` are
-    ImageNet's prompt templates (default: see :func:`imagenet_templates`).
+    ImageNet's prompt templates (default: see :func:`imagenet_templates`). A real benchmark's
+    unreadable image stops the evaluation, naming the file; with ``skip_bad_images`` its
+    samples are left out instead, and each results file of that benchmark records them
+    (``skipped_images``: count and the first few paths with reasons).
     """
     unknown = [b for b in benchmarks if b not in BENCHMARKS]
     if unknown:
@@ -600,6 +618,13 @@ def evaluate(
         for b in benchmarks
         if b in REAL_BENCHMARKS
     }
+    skipped = {b: [] for b in real}
+    if skip_bad_images:
+        for b in real:
+            real[b], skipped[b] = readable_samples(real[b], b)
+            if skipped[b]:
+                print(f"[evaluate] {b}: {len(skipped[b])} unreadable image(s) skipped, e.g. "
+                      f"{skipped[b][0][0]}", flush=True)  # fmt: skip
     module, preprocess, tokenizer, config = load_trained(checkpoint, device)
     geometry = module.geometry
     curv = module.model.curv.item() if geometry == "hyperbolic" else 0.0
@@ -632,7 +657,8 @@ def evaluate(
         prompts = (
             imagenet_templates(Path(roots[benchmark]), templates) if benchmark == "imagenet" else []
         )
-        key = f"{Path(roots[benchmark]).resolve()}:{limits.get(benchmark)}:{noise_seed}:{prompts}"
+        key = (f"{Path(roots[benchmark]).resolve()}:{limits.get(benchmark)}:{noise_seed}:"
+               f"{prompts}:{[path for path, _ in skipped[benchmark]]}")  # fmt: skip
         spec = f"{benchmark}-{hashlib.sha1(key.encode()).hexdigest()[:12]}"
         emb = cached(
             cache / f"{spec}.pt",
@@ -648,9 +674,11 @@ def evaluate(
             computed = metric_fn(emb, benchmark, geometry, curv)
         except NonFiniteError as error:
             raise NonFiniteError(f"benchmark {benchmark!r} of {checkpoint}: {error}") from error
+        extra = {"skipped_images": {"count": len(skipped[benchmark]),
+                                    "examples": skipped[benchmark][:5]}} if skipped.get(benchmark) else {}  # fmt: skip
         for dataset, metrics in computed.items():
             task = TASKS.get(dataset, TASKS[benchmark])
-            rows.append(results.make_result(dataset, label, pretrained, task, metrics))
+            rows.append(results.make_result(dataset, label, pretrained, task, metrics, **extra))
     for result in rows:
         results.write_result(output_dir / f"{result['dataset']}.json", result)
     (output_dir / "results.md").write_text(markdown_table(output_dir) + "\n")
