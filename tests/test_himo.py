@@ -268,3 +268,13 @@ def test_molo_float32_close_to_float64():
     out = molo_loss(img.float(), txt.float(), scale.float())
     assert out.m == ref.m and out.loss.dtype == torch.float32
     torch.testing.assert_close(out.loss.double(), ref.loss, rtol=1e-5, atol=1e-5)
+
+
+def test_non_finite_features_are_named_not_an_ill_conditioned_batch():
+    from paperlib.losses.himo import NonFiniteFeaturesError
+
+    u = torch.randn(8, 16)
+    u[3, 5] = float("nan")
+    with pytest.raises(NonFiniteFeaturesError, match=r"HiDe: the batch features hold \d+ non-finite value"):
+        hide(u)
+    assert issubclass(NonFiniteFeaturesError, torch.linalg.LinAlgError)  # the loop's named stop

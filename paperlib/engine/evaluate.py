@@ -596,6 +596,33 @@ def evaluate(
     samples are left out instead, and each results file of that benchmark records them
     (``skipped_images``: count and the first few paths with reasons).
     """
+    roots, limits, hierarcaps_root, hierarcaps_limit = _checked_request(
+        benchmarks, roots, limits, hierarcaps_root, hierarcaps_limit, world_size, batch_size
+    )
+    real, skipped = _real_samples(benchmarks, roots, limits, skip_bad_images)
+    module, preprocess, tokenizer, config = load_trained(checkpoint, device)
+    geometry = module.geometry
+    curv = module.model.curv.item() if geometry == "hyperbolic" else 0.0
+    embed = Embedder(module, preprocess, tokenizer, batch_size)
+    output_dir = Path(output_dir)
+    cache = Path(cache_dir or output_dir / "cache") / checkpoint_key(checkpoint)
+    size = world_image_size or input_size(module)
+    datasets = _generated_and_hierarcaps(embed, cache, benchmarks, world_seed, world_size, size,
+                                         hierarcaps_root, hierarcaps_limit)  # fmt: skip
+    datasets += _real_datasets(embed, cache, real, skipped, roots, limits, noise_seed, templates)
+    labels = (model_label or f"{config.method}:{config.model.name}", pretrained_label or str(checkpoint))
+    rows = _result_rows(datasets, skipped, f"{checkpoint}", geometry, curv, labels)
+    for result in rows:  # every metric first: a failure leaves no partial results
+        results.write_result(output_dir / f"{result['dataset']}.json", result)
+    (output_dir / "results.md").write_text(markdown_table(output_dir) + "\n")
+    return rows
+
+
+def _checked_request(benchmarks, roots, limits, hierarcaps_root, hierarcaps_limit, world_size,
+                     batch_size) -> tuple[dict, dict, Any, int | None]:  # fmt: skip
+    """:func:`evaluate`'s arguments checked before anything loads: known benchmarks, roots
+    and limits of real benchmarks only, sizes (``check_sizes``), a HierarCaps folder when
+    asked; returns (roots, limits, hierarcaps root, hierarcaps limit)."""
     unknown = [b for b in benchmarks if b not in BENCHMARKS]
     if unknown:
         raise ValueError(f"unknown benchmark {unknown[0]!r}; expected one of {list(BENCHMARKS)}")
@@ -613,29 +640,33 @@ def evaluate(
         raise ValueError(
             "benchmark 'hierarcaps' needs hierarcaps_root (the folder of hierarcaps_test.csv)"
         )
-    real = {  # checked and listed before the model loads or anything is embedded
+    return roots, limits, hierarcaps_root, hierarcaps_limit
+
+
+def _real_samples(benchmarks, roots, limits, skip_bad_images: bool) -> tuple[dict, dict]:
+    """Each real benchmark's samples, checked and listed before the model loads, and the
+    (path, reason) of the images left out (``skip_bad_images``; else none)."""
+    real = {
         b: load_real(b, check_root(b, roots.get(b)), limits.get(b))
         for b in benchmarks
         if b in REAL_BENCHMARKS
     }
-    skipped = {b: [] for b in real}
+    skipped: dict[str, list[tuple[str, str]]] = {b: [] for b in real}
     if skip_bad_images:
         for b in real:
             real[b], skipped[b] = readable_samples(real[b], b)
             if skipped[b]:
                 print(f"[evaluate] {b}: {len(skipped[b])} unreadable image(s) skipped, e.g. "
                       f"{skipped[b][0][0]}", flush=True)  # fmt: skip
-    module, preprocess, tokenizer, config = load_trained(checkpoint, device)
-    geometry = module.geometry
-    curv = module.model.curv.item() if geometry == "hyperbolic" else 0.0
-    embed = Embedder(module, preprocess, tokenizer, batch_size)
-    output_dir = Path(output_dir)
-    cache = Path(cache_dir or output_dir / "cache") / checkpoint_key(checkpoint)
-    size = world_image_size or input_size(module)
-    label = model_label or f"{config.method}:{config.model.name}"
-    rows: list[dict[str, Any]] = []
-    world_needed = [b for b in benchmarks if b in WORLD_BENCHMARKS]
+    return real, skipped
+
+
+def _generated_and_hierarcaps(embed, cache: Path, benchmarks, world_seed: int, world_size: int,
+                              size: int, hierarcaps_root, hierarcaps_limit) -> list[tuple[str, dict]]:  # fmt: skip
+    """(benchmark, embeddings) of the generated world's benchmarks (one cached pass) and of
+    HierarCaps (cache key: the CSV's path, size, mtime and the limit)."""
     datasets: list[tuple[str, dict[str, Any]]] = []
+    world_needed = [b for b in benchmarks if b in WORLD_BENCHMARKS]
     if world_needed:
         spec = f"world-{world_seed}-{world_size}-{size}"
         emb = cached(
@@ -644,7 +675,7 @@ def evaluate(
         emb = {**emb, "short_texts": world_short_captions(world_seed, world_size),
                "chain_texts": world_chain_texts(world_seed, world_size)}  # fmt: skip
         datasets += [(b, emb) for b in world_needed]
-    if "hierarcaps" in benchmarks:  # the key covers the CSV (path, size, mtime) and the limit
+    if "hierarcaps" in benchmarks:
         csv_file = require_path(Path(hierarcaps_root) / "hierarcaps_test.csv", "HierarCaps")
         spec = f"hierarcaps-{file_key(csv_file, hierarcaps_limit)}"
         emb = cached(
@@ -653,6 +684,14 @@ def evaluate(
         )
         emb = {**emb, "chain_texts": hierarcaps_chain_texts(hierarcaps_root, hierarcaps_limit)}
         datasets.append(("hierarcaps", emb))
+    return datasets
+
+
+def _real_datasets(embed, cache: Path, real: dict, skipped: dict, roots: dict, limits: dict,
+                   noise_seed: int, templates) -> list[tuple[str, dict]]:  # fmt: skip
+    """(benchmark, embeddings) of each real benchmark; the cache key covers its root, limit,
+    noise seed, prompt templates and the images left out."""
+    datasets = []
     for benchmark, samples in real.items():
         prompts = (
             imagenet_templates(Path(roots[benchmark]), templates) if benchmark == "imagenet" else []
@@ -667,21 +706,25 @@ def evaluate(
             ),
         )
         datasets.append((benchmark, emb))
-    pretrained = pretrained_label or str(checkpoint)
-    for benchmark, emb in datasets:  # every metric first: a failure leaves no partial results
+    return datasets
+
+
+def _result_rows(datasets, skipped: dict, checkpoint: str, geometry: str, curv: float,
+                 labels: tuple[str, str]) -> list[dict[str, Any]]:  # fmt: skip
+    """The CLIP_benchmark result dicts of every dataset (``labels``: model, pretrained), all
+    computed before any is written; a skipped image list goes into its benchmark's results."""
+    rows: list[dict[str, Any]] = []
+    for benchmark, emb in datasets:
         metric_fn = real_metrics if benchmark in REAL_BENCHMARKS else world_metrics
         try:
             computed = metric_fn(emb, benchmark, geometry, curv)
         except NonFiniteError as error:
             raise NonFiniteError(f"benchmark {benchmark!r} of {checkpoint}: {error}") from error
-        extra = {"skipped_images": {"count": len(skipped[benchmark]),
-                                    "examples": skipped[benchmark][:5]}} if skipped.get(benchmark) else {}  # fmt: skip
+        left_out = skipped.get(benchmark)
+        extra = {"skipped_images": {"count": len(left_out), "examples": left_out[:5]}} if left_out else {}
         for dataset, metrics in computed.items():
             task = TASKS.get(dataset, TASKS[benchmark])
-            rows.append(results.make_result(dataset, label, pretrained, task, metrics, **extra))
-    for result in rows:
-        results.write_result(output_dir / f"{result['dataset']}.json", result)
-    (output_dir / "results.md").write_text(markdown_table(output_dir) + "\n")
+            rows.append(results.make_result(dataset, *labels, task, metrics, **extra))
     return rows
 
 

@@ -169,6 +169,10 @@ def _choose_m(eigvals: Tensor, tau: float, fixed_m: int | None) -> tuple[int, Te
     return m, ratio[m - 1]
 
 
+class NonFiniteFeaturesError(torch.linalg.LinAlgError):
+    """HiDe's eigendecomposition failed because the batch features hold NaN or inf."""
+
+
 def _spectrum(
     side: Tensor, tau: float, fixed_m: int | None, gap_tol: float | None
 ) -> _Spectrum:
@@ -178,7 +182,15 @@ def _spectrum(
     ``gap_tol``: ``k·eps·λ_max``.
     """
     gram = side.detach().T @ side.detach()
-    eigvals, vecs = torch.linalg.eigh(gram)
+    try:
+        eigvals, vecs = torch.linalg.eigh(gram)
+    except torch.linalg.LinAlgError as error:
+        bad = int((~torch.isfinite(side)).sum())
+        if bad:  # say why: NaN/inf features, not an ill-conditioned batch
+            raise NonFiniteFeaturesError(f"HiDe: the batch features hold {bad} non-finite "
+                                         f"value(s) (NaN or inf) out of {side.numel()}; no PCA "
+                                         "exists") from error  # fmt: skip
+        raise
     eigvals, vecs = eigvals.flip(0).clamp_min(0.0), vecs.flip(1)
     m, explained = _choose_m(eigvals, tau, fixed_m)
     eps = torch.finfo(side.dtype).eps
