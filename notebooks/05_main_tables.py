@@ -248,6 +248,19 @@ value_panels(ARGENT, {v: v for v in ARGENT_COLORS}, ARGENT_COLORS, "tables_argen
 # differences in points at each of its sizes.
 
 # %%
+def fmt(x: float | None) -> str:
+    return "–" if x is None else f"{x:+.4g}"
+
+
+def effect_cell(c: dict) -> str:
+    """A claim's effect and 95 % interval, as the tables below print it."""
+    return "–" if c["effect"] is None else f"{fmt(c['effect'])} [{fmt(c['interval'][0])}, {fmt(c['interval'][1])}]"
+
+
+def seeds_cell(c: dict) -> str:
+    return f"{len(c['seeds'])}/{c['runs_total']}"
+
+
 by_claim = {c["claim"]: c for c in CLAIMS}
 paper_rows = {(r["model"], r["arch"]): r for r in published_table("argent_main")[0]}
 size_claims = {
@@ -258,10 +271,7 @@ size_claims = {
 }  # fmt: skip
 size_table = pd.DataFrame([{
     "comparison": name, "metric": by_claim[cid]["label"], "verdict": by_claim[cid]["verdict"],
-    "effect [95 % interval]": "–" if by_claim[cid]["effect"] is None else
-        f"{by_claim[cid]['effect']:+.4f} [{by_claim[cid]['interval'][0]:+.4f}, "
-        f"{by_claim[cid]['interval'][1]:+.4f}]",
-    "valid/total seeds": f"{len(by_claim[cid]['seeds'])}/{by_claim[cid]['runs_total']}",
+    "effect [95 % interval]": effect_cell(by_claim[cid]), "valid/total seeds": seeds_cell(by_claim[cid]),
 } for name, ids in size_claims.items() for cid in ids]).set_index(["comparison", "metric"])  # fmt: skip
 paper_gain = pd.DataFrame({arch: {
     metric: paper_rows[("ARGENT", arch)][metric] - paper_rows[("HyCoCLIP", arch)][metric]
@@ -269,6 +279,9 @@ paper_gain = pd.DataFrame({arch: {
 print("the paper's ARGENT − HyCoCLIP, in points, per size:")
 print(paper_gain.round(1).to_string())
 size_table
+
+# %% [markdown]
+# ## Which claims reproduce at this scale
 #
 # Every claim of both papers, as `claims.json` records it: the effect is variant − baseline in the
 # metric's unit (the paper's direction is `better`), with its 95 % interval; `valid/total seeds`
@@ -279,18 +292,13 @@ size_table
 # is already beyond that, as for HiMo@2's 50 % or PEP's 0.5, or where there is no chance level).
 
 # %%
-def fmt(x: float | None) -> str:
-    return "–" if x is None else f"{x:+.4g}"
-
-
 claims_table = pd.DataFrame([{
     "paper": c["paper"], "claim": c["statement"], "metric": c["label"],
     "variant vs baseline": f"{c['variant']} vs {c['baseline']}", "better": c["better"],
     "verdict": c["verdict"],
-    "effect [95 % interval]": "–" if c["effect"] is None
-        else f"{fmt(c['effect'])} [{fmt(c['interval'][0])}, {fmt(c['interval'][1])}]",
+    "effect [95 % interval]": effect_cell(c),
     "chance": "none" if c["chance"] is None else f"{c['chance']:.4g}",
-    "valid/total seeds": f"{len(c['seeds'])}/{c['runs_total']}",
+    "valid/total seeds": seeds_cell(c),
     "baseline headroom": {True: "yes", False: "no", None: "n.a."}[c.get("baseline_headroom")],
     "invalid runs": "; ".join(c["invalid_runs"]) or "–",
     "why untestable": c["reason"] if c["verdict"] == "untestable" else "",
@@ -360,8 +368,8 @@ targets
 curves = load_curves(scale)
 target_of = {t["metric"]: t["target"] for t in CLAIMS_FILE["targets"]}
 n_eval = curves[0]["eval_size"]
-chance_of = {"world-zeroshot/L1_correct": 0.25, "world-short/i2t_hit1": 1 / n_eval,
-             "world-long/i2t_hit1": 1 / n_eval}  # fmt: skip
+chance_of = {c["item"]: c["chance"] for c in CLAIMS if c["item"] in target_of}  # claims.json's levels
+assert set(chance_of) == set(target_of), (chance_of, target_of)
 fig = learning_curves(curves, target_of, chance_of)
 fig.suptitle(f"held-out metric against training CPU time ({scale} study, seed 0, "
              f"{n_eval} held-out samples)", y=1.02)  # fmt: skip

@@ -24,7 +24,8 @@ import torch
 from torch import Tensor
 
 from paperlib.losses.himo import hide
-from paperlib.metrics.monotonicity import segment_scores
+from paperlib.metrics.items import k_cut_scores
+from paperlib.metrics.monotonicity import monotonicity_correlations, segment_scores
 
 
 def cumulative_texts(core: np.ndarray, increments: np.ndarray) -> np.ndarray:
@@ -103,13 +104,10 @@ def k_segment_falls(per_image: Sequence[np.ndarray], k: int) -> dict[str, np.nda
     ρ(k, s_k). Returns arrays ``image`` (indices), ``curves`` (n, k), ``falls``,
     ``largest_fall`` and ``rho``.
     """
-    from paperlib.metrics.items import k_cut_scores
-
     kept = [i for i, s in enumerate(per_image) if len(s) >= k]
     curves = np.stack([k_cut_scores(per_image[i], k) for i in kept]) if kept else np.zeros((0, k))
     steps = np.diff(curves, axis=1)
-    ranks = np.arange(1, k + 1)
-    rho = np.array([np.corrcoef(ranks, c)[0, 1] if np.ptp(c) > 0 else 0.0 for c in curves])
+    rho = monotonicity_correlations(curves) if kept else np.zeros(0)
     return {"image": np.asarray(kept), "curves": curves, "falls": (steps < 0).sum(axis=1),
             "largest_fall": np.maximum(-steps.min(axis=1, initial=0.0), 0.0), "rho": rho}  # fmt: skip
 

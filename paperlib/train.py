@@ -54,6 +54,18 @@ def run_in(root: str | Path, config: dict[str, Any], overrides: list[str] | tupl
     return run({**config, "train": train_section}, overrides)
 
 
+def trained_to_end(output_dir: str | Path) -> bool:
+    """Whether the training in ``output_dir`` finished: its log's last status is "finished"
+    and its ``last.pt`` exists (an interrupted run leaves a checkpoint too)."""
+    output = Path(output_dir)
+    log = output / "log.jsonl"
+    if not (output / "last.pt").is_file() or not log.is_file():
+        return False
+    status = [json.loads(line)["status"] for line in log.read_text().splitlines()
+              if '"status"' in line]  # fmt: skip
+    return bool(status) and status[-1] == "finished"
+
+
 def read_log(output_dir: str | Path) -> list[dict[str, Any]]:
     """The step records of ``<output_dir>/log.jsonl`` (status lines left out)."""
     path = Path(output_dir) / "log.jsonl"

@@ -341,7 +341,7 @@ def _check_positive(value: float | int, key: str, allow_zero: bool = False) -> N
 def check_finite_numbers(config: Config) -> None:
     """Every number of every section is finite (NaN or inf would only fail deep inside AdamW
     or a loss); raises ConfigError naming the key."""
-    for section in ("model", "data", "loss", "optim", "train"):
+    for section in SECTIONS:
         for key, value in vars(getattr(config, section)).items():
             values = value if isinstance(value, (tuple, list)) else (value,)
             if any(isinstance(v, float) and not math.isfinite(v) for v in values):
@@ -382,7 +382,6 @@ def validate(config: Config) -> Config:
             "GRIT-layout webdataset shards); sharegpt4v has none"
         )
     _check_positive(d.size, "data.size")
-    o = config.optim
     if config.hyperbolic and (o.decay_all or o.decay_logit_scale or not o.clamp_logit_scale):
         raise ConfigError("optim.decay_all / decay_logit_scale / clamp_logit_scale: Euclidean "
                           "methods only (the hyperbolic methods keep MERU's groups and clamps)")  # fmt: skip

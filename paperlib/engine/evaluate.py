@@ -94,13 +94,19 @@ def load_trained(checkpoint: str | Path, device: str | torch.device = "cpu"):
     return module, preprocess, tokenizer, config
 
 
+def _stat_key(path: Path, suffix: str, digits: int) -> str:
+    """A hash of a file's resolved path, size and modification time, and ``suffix``."""
+    stat = path.stat()
+    text = f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}{suffix}"
+    return hashlib.sha1(text.encode()).hexdigest()[:digits]
+
+
 def checkpoint_key(checkpoint: str | Path) -> str:
     """Cache key of a checkpoint file: hash of its resolved path, size and mtime."""
     path = Path(checkpoint).resolve()
     if path.is_dir():
         path = path / "last.pt"
-    stat = path.stat()
-    return hashlib.sha1(f"{path}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:16]
+    return _stat_key(path, "", 16)
 
 
 class Embedder:
@@ -198,37 +204,30 @@ def world_embeddings(embed: Embedder, size: int, seed: int, image_size: int) -> 
     return out
 
 
-def world_chain_texts(seed: int, size: int) -> list[str]:
-    """The 4-level chain captions of world samples ``0..size-1``, flat (texts only)."""
-    from paperlib.data.world import draw_scene, scene_chain
+def world_texts(seed: int, size: int) -> dict[str, list[str]]:
+    """The texts of world samples ``0..size-1`` (nothing rendered, each scene drawn once):
+    ``short_texts`` (short captions) and ``chain_texts`` (4-level chains, flat)."""
+    from paperlib.data.world import draw_scene, scene_chain, scene_short_caption
 
-    return [c for i in range(size) for c in scene_chain(draw_scene(seed, i))[0]]
+    scenes = [draw_scene(seed, i) for i in range(size)]
+    return {"short_texts": [scene_short_caption(scene) for scene in scenes],
+            "chain_texts": [c for scene in scenes for c in scene_chain(scene)[0]]}  # fmt: skip
 
 
 def world_short_captions(seed: int, size: int) -> list[str]:
-    """The short captions of world samples ``0..size-1`` (texts only, nothing rendered)."""
-    from paperlib.data.world import draw_scene, scene_short_caption
-
-    return [scene_short_caption(draw_scene(seed, i)) for i in range(size)]
+    """The short captions of world samples ``0..size-1`` (:func:`world_texts`)."""
+    return world_texts(seed, size)["short_texts"]
 
 
 def file_key(path: Path, *extra: Any) -> str:
     """A cache key of a data file: its resolved path, size and modification time, and
     ``extra`` (limits, options), hashed; a different or changed file gets another key."""
-    stat = path.stat()
-    text = f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}:{extra}"
-    return hashlib.sha1(text.encode()).hexdigest()[:12]
-
-
-def hierarcaps_chain_texts(root: str | Path, limit: int | None) -> list[str]:
-    """The 4-level chain captions of the real HierarCaps test set, flat (texts only)."""
-    from paperlib.data.loaders import load_hierarcaps
-
-    return [c for s in load_hierarcaps(root)[:limit] for c in s.chain]
+    return _stat_key(path, f":{extra}", 12)
 
 
 def hierarcaps_embeddings(embed: Embedder, root: str | Path, limit: int | None) -> dict[str, Any]:
-    """Images and 4-level chains of the real HierarCaps test set (first ``limit`` rows)."""
+    """Images and 4-level chains of the real HierarCaps test set (first ``limit`` rows), and
+    the chain texts (hierarchical retrieval compares captions as texts)."""
     from paperlib.data.loaders import load_hierarcaps
 
     samples = load_hierarcaps(root)[:limit]
@@ -237,6 +236,7 @@ def hierarcaps_embeddings(embed: Embedder, root: str | Path, limit: int | None) 
         "chain": embed.texts([c for s in samples for c in s.chain]).view(len(samples), 4, -1),
         "empty": embed.texts([""])[0],
         "roots": [s.chain[0] for s in samples],
+        "chain_texts": [c for s in samples for c in s.chain],
     }
 
 
@@ -672,8 +672,7 @@ def _generated_and_hierarcaps(embed, cache: Path, benchmarks, world_seed: int, w
         emb = cached(
             cache / f"{spec}.pt", lambda: world_embeddings(embed, world_size, world_seed, size)
         )
-        emb = {**emb, "short_texts": world_short_captions(world_seed, world_size),
-               "chain_texts": world_chain_texts(world_seed, world_size)}  # fmt: skip
+        emb = {**emb, **world_texts(world_seed, world_size)}
         datasets += [(b, emb) for b in world_needed]
     if "hierarcaps" in benchmarks:
         csv_file = require_path(Path(hierarcaps_root) / "hierarcaps_test.csv", "HierarCaps")
@@ -682,7 +681,6 @@ def _generated_and_hierarcaps(embed, cache: Path, benchmarks, world_seed: int, w
             cache / f"{spec}.pt",
             lambda: hierarcaps_embeddings(embed, hierarcaps_root, hierarcaps_limit),
         )
-        emb = {**emb, "chain_texts": hierarcaps_chain_texts(hierarcaps_root, hierarcaps_limit)}
         datasets.append(("hierarcaps", emb))
     return datasets
 

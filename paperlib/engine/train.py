@@ -11,8 +11,8 @@
   scale, rank 0's CPU seconds continued across resumes, aperture diagnostics every
   ``train.diag_every`` steps);
 - a non-finite loss raises :class:`NonFiniteLossError` naming the step and the term, before the
-  weights change; non-finite parameters after an update raise it naming the parameter, before
-  any checkpoint is written; SIGTERM or SIGINT (Ctrl-C) saves ``last.pt`` after the current
+  weights change; non-finite parameters raise it naming the parameter before any checkpoint
+  is written; SIGTERM or SIGINT (Ctrl-C) saves ``last.pt`` after the current
   step and returns cleanly;
 - resume from ``<output_dir>/last.pt`` (``train.resume``); ``train.keep_checkpoints`` also keeps
   every periodic checkpoint as ``step<N>.pt`` (for metric-against-time curves).
@@ -24,7 +24,7 @@ import contextlib
 import fcntl
 import json
 import math
-import shutil
+import os
 import signal
 import threading
 import time
@@ -36,7 +36,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from paperlib.atomic import atomic_write_text
+from paperlib.atomic import atomic_write, atomic_write_text
 from paperlib.engine import checkpoint, distributed
 from paperlib.engine.config import Config, ConfigError, load_config, save_config, to_dict
 from paperlib.engine.data import build_dataset, build_loader
@@ -141,9 +141,9 @@ def check_finite(out: LossResult, step: int) -> dict[str, float]:
 
 
 def check_parameters(module: nn.Module, step: int) -> None:
-    """After an update: raise :class:`NonFiniteLossError` naming the step and the first
-    parameter that holds a NaN or inf, before any checkpoint is written (one fused norm over
-    all parameters, one device sync)."""
+    """Before a checkpoint is written: raise :class:`NonFiniteLossError` naming the step and
+    the first parameter that holds a NaN or inf (one fused norm over all parameters, one device
+    sync; between checkpoints the next step's loss check stops a poisoned run)."""
     named = [(name, p) for name, p in module.named_parameters()]
     norms = torch._foreach_norm([p.detach() for _, p in named])
     finite = torch.isfinite(torch.stack(norms))
@@ -377,6 +377,7 @@ def _train(config: Config, info: distributed.DistInfo) -> TrainResult:
     cpu_start = time.process_time() - logged_cpu_seconds(out_dir / "log.jsonl", start)
 
     def save() -> Path | None:
+        check_parameters(module, step)
         rngs = distributed.all_gather_objects(checkpoint.rng_state())
         path = None
         if info.is_main:
@@ -397,7 +398,6 @@ def _train(config: Config, info: distributed.DistInfo) -> TrainResult:
                                           amp=amp, step=step + 1)  # fmt: skip
             lr = apply_update(module, optimizer, scheduler, config)
             step += 1
-            check_parameters(module, step)
             seen += t.batch_size
             progress.update(1)
             if step % t.log_every == 0 or step == t.steps:
@@ -421,7 +421,7 @@ def _train(config: Config, info: distributed.DistInfo) -> TrainResult:
             if step % t.ckpt_every == 0 and step < t.steps:
                 path = save()
                 if t.keep_checkpoints and path is not None:
-                    shutil.copyfile(path, out_dir / f"step{step}.pt")
+                    keep_snapshot(path, out_dir / f"step{step}.pt")
             if distributed.any_true(stop.set, info.device):
                 status = "interrupted"
                 break
@@ -431,6 +431,15 @@ def _train(config: Config, info: distributed.DistInfo) -> TrainResult:
     if info.is_main and status == "interrupted":
         print(f"[train] SIGTERM/SIGINT: stopped after step {step}; checkpoint {path}", flush=True)
     return TrainResult(out_dir, step, status, path, history)
+
+
+def keep_snapshot(last: Path, snapshot: Path) -> None:
+    """Keep ``last`` as ``snapshot``: a hard link (``last.pt`` is only ever replaced, never
+    written in place, so the link keeps this step's file), else an atomic copy."""
+    try:
+        os.link(last, snapshot)
+    except OSError:
+        atomic_write(snapshot, lambda handle: handle.write(last.read_bytes()))
 
 
 def apply_update(module: nn.Module, optimizer, scheduler, config: Config) -> float:

@@ -29,6 +29,7 @@ __all__ = [
     "caption_radii",
     "d_corr",
     "entailment_score",
+    "chain_radii_and_scores",
     "hierarchical_retrieval",
     "hierarcaps_metrics",
     "pep_metrics",
@@ -149,11 +150,17 @@ def d_corr(radii: Tensor) -> float:
 
 
 def hierarchical_retrieval(
-    similarity: Tensor, radii: Tensor, n_levels: int, n_thresholds: int = 50
+    similarity: Tensor,
+    radii: Tensor,
+    n_levels: int,
+    n_thresholds: int = 50,
+    caption_texts: list[str] | None = None,
 ) -> dict[str, float]:
     """Hierarchical retrieval precision/recall (SPEC §2.5), means over images of
-    :func:`hierarchical_retrieval_items` with hits by index."""
-    precision, recall = hierarchical_retrieval_items(similarity, radii, n_levels, n_thresholds)
+    :func:`hierarchical_retrieval_items` (hits by text with ``caption_texts``, else by index)."""
+    precision, recall = hierarchical_retrieval_items(
+        similarity, radii, n_levels, n_thresholds, caption_texts=caption_texts
+    )
     return {"precision": float(np.mean(precision)), "recall": float(np.mean(recall))}
 
 
@@ -244,11 +251,17 @@ def hierarcaps_metrics(
             f"image_features must be (N, dim) = ({n_images}, {dim}); got "
             f"{tuple(image_features.shape)}"
         )
+    radii, similarity = chain_radii_and_scores(image_features, caption_features, geometry, root,
+                                               curv)  # fmt: skip
+    return {"d_corr": d_corr(radii), **hierarchical_retrieval(
+        similarity, radii.reshape(-1), n_levels, n_thresholds, caption_texts)}  # fmt: skip
+
+
+def chain_radii_and_scores(image_features: Tensor, caption_features: Tensor, geometry: Geometry,
+                           root: Tensor | None, curv: float | Tensor | None) -> tuple[Tensor, Tensor]:  # fmt: skip
+    """The radius of every chain caption (N, L) and the image × caption scores (N, N·L,
+    captions row-major): the inputs of hierarchical retrieval."""
+    n_images, n_levels, dim = caption_features.shape
     radii = caption_radii(caption_features, geometry, root, curv)
     flat = caption_features.reshape(n_images * n_levels, dim)
-    similarity = pairwise_scores(image_features, flat, geometry, curv)
-    precision, recall = hierarchical_retrieval_items(
-        similarity, radii.reshape(-1), n_levels, n_thresholds, caption_texts=caption_texts
-    )
-    return {"d_corr": d_corr(radii), "precision": float(np.mean(precision)),
-            "recall": float(np.mean(recall))}  # fmt: skip
+    return radii, pairwise_scores(image_features, flat, geometry, curv)

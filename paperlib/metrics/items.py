@@ -41,11 +41,11 @@ from paperlib.metrics.composition import cola_correct
 from paperlib.metrics.hierarchy import (
     ambiguous_captions,
     build_pep_pairs,
-    caption_radii,
+    chain_radii_and_scores,
     hierarchical_retrieval_items,
 )
 from paperlib.metrics.retrieval import positive_ranks, same_text_positives
-from paperlib.metrics.scores import paired_scores, pairwise_scores
+from paperlib.metrics.scores import paired_scores, pairwise_scores, require_finite
 from paperlib.segments import prefix_ends
 
 HIMO_K_CUTS = (4, 7, 10)  # HiMo@K with the caption cut into exactly K cumulative segments
@@ -55,6 +55,7 @@ __all__ = ["retrieval_items", "world_items", "item_means", "pep_items"]
 
 def retrieval_items(scores: Tensor, positive: Tensor | None = None, ks=(1, 5)) -> dict[str, Any]:
     """``i2t_hit{k}`` (per image) and ``t2i_hit{k}`` (per text) from an (images, texts) matrix."""
+    require_finite(scores=scores)
     if positive is None:
         positive = torch.eye(scores.shape[0], dtype=torch.bool)
     i2t = positive_ranks(scores.float(), positive)
@@ -143,11 +144,9 @@ def hierarchy_items(emb: dict[str, Any], geometry: str, curv: float | None,
     texts, ``emb["chain_texts"]``), over the whole caption pool and with each image's ambiguous
     captions removed (``_cleaned``: ARGENT's Table 1, :func:`hierarchy.ambiguous_captions`)."""
     chain, texts = emb["chain"], list(emb["chain_texts"])
-    n, levels, dim = chain.shape
-    hyperbolic = geometry == "hyperbolic"
-    radii = caption_radii(chain, geometry, None if hyperbolic else emb["empty"],
-                          curv if hyperbolic else None).reshape(-1)  # fmt: skip
-    scores = pairwise_scores(emb["image"], chain.reshape(n * levels, dim), geometry, curv)
+    levels = chain.shape[1]
+    radii, scores = chain_radii_and_scores(emb["image"], chain, geometry, emb.get("empty"), curv)
+    radii = radii.reshape(-1)
     image_similarity = pairwise_scores(emb["image"], emb["image"], geometry, curv)
     removed = ambiguous_captions(image_similarity, texts, levels, neighbours)
     p, r = hierarchical_retrieval_items(scores, radii, levels, caption_texts=texts)

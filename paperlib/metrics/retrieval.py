@@ -36,8 +36,8 @@ def text_to_image_index(num_images: int, captions_per_image: int = 1) -> Tensor:
 
 def positive_ranks(scores: Tensor, positive: Tensor, ties: str = "pessimistic") -> Tensor:
     """Per row (query): how many negatives score above (or tie, if pessimistic) its best
-    positive, ``positive`` marking each row's correct columns."""
-    require_finite(scores=scores)
+    positive, ``positive`` marking each row's correct columns. ``scores`` must be finite (the
+    public entry points check their inputs once)."""
     best = scores.masked_fill(~positive, float("-inf")).amax(dim=1)[:, None]
     beats = scores >= best if ties == "pessimistic" else scores > best
     return (beats & ~positive).sum(dim=1)
@@ -162,6 +162,7 @@ def retrieval_metrics_from_scores(
     if scores.ndim != 2 or 0 in scores.shape:
         raise ValueError("retrieval needs an (images, texts) score matrix with at least one of "
                          f"each; got shape {tuple(scores.shape)}")  # fmt: skip
+    require_finite(scores=scores)
     if positive is None:
         if scores.shape[0] != scores.shape[1]:
             raise ValueError(f"1:1 retrieval needs a square score matrix; got {tuple(scores.shape)}")

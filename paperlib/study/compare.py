@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from paperlib.atomic import atomic_write_text
-from paperlib.study.reader import results_dir
+from paperlib.study.reader import REPO_ROOT
 
 TOLERANCES = {
     "fraction": "one test item: 1/n",
@@ -78,13 +78,15 @@ def _items(folder: Path) -> dict[str, np.ndarray]:
 
 def compare_runs(committed: Path, reproduced: Path) -> list[dict[str, Any]]:
     """One row per metric of every committed results file (``<study>/<variant>/seed<k>/*.json``)."""
-    rows = []
+    rows, items_of = [], {}
     for path in sorted(committed.glob("*/*/seed*/*.json")):
         relative = path.relative_to(committed)
         theirs = reproduced / relative
         mine = json.loads(path.read_text())
         other = json.loads(theirs.read_text())["metrics"] if theirs.is_file() else {}
-        items = _items(path.parent)
+        if path.parent not in items_of:  # one read of a run's items.npz for all its files
+            items_of[path.parent] = _items(path.parent)
+        items = items_of[path.parent]
         for metric, value in mine["metrics"].items():
             kind = metric_kind(metric)
             n = item_count(mine["dataset"], metric, items) if items else 1
@@ -108,6 +110,11 @@ def verdict_flips(committed: Path, reproduced: Path) -> list[dict[str, str]]:
             for c, v in mine.items() if theirs.get(c) != v]  # fmt: skip
 
 
+def relative(row: dict[str, Any]) -> float:
+    """A row's difference relative to its committed value."""
+    return abs(row["difference"]) / max(abs(float(row["committed"])), 1e-12)
+
+
 def largest_by_kind(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per kind: the largest absolute difference, its relative size and its metric."""
     out = {}
@@ -115,12 +122,9 @@ def largest_by_kind(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         found = [r for r in rows if r["kind"] == kind and r["difference"] is not None]
         if found:
             worst = max(found, key=lambda r: abs(r["difference"]))
-            scale = max(abs(float(worst["committed"])), 1e-12)
             out[kind] = {"metric": f"{worst['file']}:{worst['metric']}",
-                         "difference": worst["difference"],
-                         "relative": abs(worst["difference"]) / scale,
-                         "max_relative": max(abs(r["difference"]) / max(abs(float(r["committed"])), 1e-12)
-                                             for r in found)}  # fmt: skip
+                         "difference": worst["difference"], "relative": relative(worst),
+                         "max_relative": max(map(relative, found))}  # fmt: skip
     return out
 
 
@@ -160,7 +164,7 @@ def compare(committed: Path, reproduced: Path, report: Path) -> bool:
     atomic_write_text(report.with_suffix(".json"), json.dumps(
         {"rows": rows, "verdict_flips": flips, "largest": largest, "tolerances": TOLERANCES},
         indent=1) + "\n")  # fmt: skip
-    print("\n".join(text.splitlines()[:8]))
+    print("\n".join(text.splitlines()[: 4 + len(TOLERANCES)]))  # the summary table
     for r in (r for r in rows if not r["within"]):
         print(f"OUT OF TOLERANCE {r['file']} {r['metric']}: {r['committed']} -> {r['reproduced']}")
     print(f"[compare] report: {report.with_suffix('.md')}")
@@ -178,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     reproduced = args.reproduced / args.scale
     report = args.report or args.reproduced / f"{args.scale}-comparison"
-    return 0 if compare(results_dir(args.scale), reproduced, report) else 1
+    committed = REPO_ROOT / "results" / args.scale  # the committed copy, whatever $PAPERLIB_RESULTS says
+    return 0 if compare(committed, reproduced, report) else 1
 
 
 if __name__ == "__main__":

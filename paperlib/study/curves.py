@@ -8,7 +8,8 @@ study's pre-training config and one change. Every snapshot is evaluated on the h
 (:data:`~paperlib.study.reader.EVAL_SEED`), and the points go to
 ``results/<scale>/curves.json``. The CPU time is the training process's CPU seconds at the
 snapshot's step (``cpu_seconds`` in the training log; 2 threads use about 2 CPU-s per second).
-Evaluations are kept under ``runs/study-<scale>/curves/``, so an interrupted pass resumes.
+Evaluations are kept under ``runs/study-<scale>/curves/`` (keyed by the snapshot file), so an
+interrupted pass resumes; a rejected recipe that finished training is not trained again.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from paperlib.atomic import atomic_write_text
 from paperlib.study.reader import EVAL_SEED, PRETRAIN, repo_relative, results_dir, slug
+from paperlib.train import read_log, trained_to_end
 
 # the metric each curve follows: (benchmark to run, result file's dataset, metric key, label,
 # the per-item metric of the same number, as the learning targets name it)
@@ -35,10 +37,16 @@ REJECTED_RECIPES: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
+def keeps_curve(run) -> bool:
+    """Whether a study run keeps its snapshots for the curves (``train.keep_checkpoints``: set
+    by the runner on the first seed of each :data:`CURVE_VARIANTS` entry)."""
+    return bool(run.config["train"].get("keep_checkpoints"))
+
+
 def snapshot_steps(log: list[dict[str, Any]], run_dir: Path) -> list[tuple[int, Path]]:
     """(step, checkpoint) of every kept snapshot of a run, and of its final ``last.pt``."""
     kept = sorted((int(p.stem.removeprefix("step")), p) for p in run_dir.glob("step*.pt"))
-    final = max(r["step"] for r in log if "loss" in r)
+    final = max(r["step"] for r in log)
     return [*kept, (final, run_dir / "last.pt")]
 
 
@@ -50,60 +58,62 @@ def cpu_seconds_at(log: list[dict[str, Any]], step: int) -> float:
     raise ValueError(f"the training log has no cpu_seconds at step {step} (log every step?)")
 
 
-def evaluate_point(checkpoint: Path, metric: tuple[str, ...], folder: Path, eval_size: int,
-                   cache: Path) -> float:  # fmt: skip
-    """The metric of one snapshot; its results file is kept in ``folder`` and reused."""
-    benchmark, dataset, key = metric[:3]
-    result = folder / f"{dataset}.json"
-    if not result.is_file():
+def evaluate_points(checkpoint: Path, metrics: tuple, folder: Path, eval_size: int,
+                    cache: Path) -> list[float]:  # fmt: skip
+    """The metrics of one snapshot, from one evaluation of the benchmarks whose results file
+    ``folder`` lacks (kept there and reused)."""
+    missing = sorted({m[0] for m in metrics if not (folder / f"{m[1]}.json").is_file()})
+    if missing:
         from paperlib.evaluate import run as evaluate_run
 
-        evaluate_run(checkpoint, folder, benchmarks=[benchmark], world_size=eval_size,
+        evaluate_run(checkpoint, folder, benchmarks=missing, world_size=eval_size,
                      world_seed=EVAL_SEED, cache_dir=cache)  # fmt: skip
-    return float(json.loads(result.read_text())["metrics"][key])
+    return [float(json.loads((folder / f"{m[1]}.json").read_text())["metrics"][m[2]])
+            for m in metrics]  # fmt: skip
 
 
-def run_curves(recipe: str, run_dir: Path, metrics: tuple, scale_name: str, eval_size: int,
+def run_curves(recipe: str, run_dir: Path, metrics: tuple, eval_size: int,
                runs_root: Path) -> list[dict[str, Any]]:  # fmt: skip
     """One curve per metric for the run in ``run_dir`` (its snapshots and its final step)."""
-    from paperlib.train import read_log
+    from paperlib.engine.evaluate import checkpoint_key
 
     log = read_log(run_dir)
-    curves = []
-    for metric in metrics:
-        points = []
-        for step, checkpoint in snapshot_steps(log, run_dir):
-            folder = runs_root / "curves" / repo_relative(run_dir).replace("/", "_") / f"step{step}"
-            value = evaluate_point(checkpoint, metric, folder, eval_size, runs_root / "cache")
-            points.append({"step": step, "cpu_seconds": round(cpu_seconds_at(log, step), 1),
-                           "value": value})  # fmt: skip
-        curves.append({"recipe": recipe, "run": repo_relative(run_dir), "metric": metric[3],
-                       "dataset": metric[1], "key": metric[2], "item": metric[4],
-                       "eval_size": eval_size, "points": points})  # fmt: skip
-    return curves
+    points: list[list[dict[str, Any]]] = [[] for _ in metrics]
+    for step, checkpoint in snapshot_steps(log, run_dir):  # a retrained run gets new folders
+        folder = (runs_root / "curves" / repo_relative(run_dir).replace("/", "_")
+                  / f"step{step}-{checkpoint_key(checkpoint)}")  # fmt: skip
+        values = evaluate_points(checkpoint, metrics, folder, eval_size, runs_root / "cache")
+        for curve, value in zip(points, values):
+            curve.append({"step": step, "cpu_seconds": round(cpu_seconds_at(log, step), 1),
+                          "value": value})  # fmt: skip
+    return [{"recipe": recipe, "run": repo_relative(run_dir), "metric": metric[3],
+             "dataset": metric[1], "key": metric[2], "item": metric[4], "eval_size": eval_size,
+             "points": curve} for metric, curve in zip(metrics, points)]  # fmt: skip
 
 
-def write_curves(scale_name: str, study_runs: list, eval_size: int, runs_root: Path,
-                 rejected_configs: dict[str, dict[str, Any]]) -> Path:  # fmt: skip
-    """Evaluate every snapshot of ``study_runs`` (those keeping checkpoints) and train and
-    evaluate ``rejected_configs`` (recipe -> training config); write ``curves.json``."""
+def write_curves(scale_name: str, study_runs: list, eval_size: int, runs_root: Path) -> Path:
+    """Evaluate every snapshot of ``study_runs`` (those keeping them), train the pre-training
+    recipes the study left (:data:`REJECTED_RECIPES`, from its first kept pre-training) unless
+    trained already, evaluate theirs, and write ``curves.json``."""
     from paperlib.train import run as train_run
 
     curves = []
-    for run in study_runs:
-        if run.config["train"].get("keep_checkpoints") and run.variant in CURVE_VARIANTS:
-            label = f"{run.variant} (the study's recipe)"
-            run_dir = Path(run.config["train"]["output_dir"])
-            curves += run_curves(label, run_dir, CURVE_VARIANTS[run.variant], scale_name,
-                                 eval_size, runs_root)  # fmt: skip
-    for recipe, config in rejected_configs.items():
-        result = train_run(config)
-        if result.status != "finished":
-            raise RuntimeError(
-                f"curve recipe {recipe!r}: training {result.status} at {result.step}"
-            )
-        curves += run_curves(f"{PRETRAIN}: {recipe}", Path(config["train"]["output_dir"]),
-                             CURVE_VARIANTS[PRETRAIN], scale_name, eval_size, runs_root)  # fmt: skip
+    for run in filter(keeps_curve, study_runs):
+        curves += run_curves(f"{run.variant} (the study's recipe)",
+                             Path(run.config["train"]["output_dir"]), CURVE_VARIANTS[run.variant],
+                             eval_size, runs_root)  # fmt: skip
+    base = next(r for r in study_runs if r.variant == PRETRAIN and keeps_curve(r)).config
+    for recipe in REJECTED_RECIPES:
+        config = rejected_config(base, recipe, runs_root)
+        output = Path(config["train"]["output_dir"])
+        if not trained_to_end(output):
+            result = train_run(config)
+            if result.status != "finished":
+                raise RuntimeError(
+                    f"curve recipe {recipe!r}: training {result.status} at {result.step}"
+                )
+        curves += run_curves(f"{PRETRAIN}: {recipe}", output, CURVE_VARIANTS[PRETRAIN],
+                             eval_size, runs_root)  # fmt: skip
     path = results_dir(scale_name) / "curves.json"
     atomic_write_text(path, json.dumps({"curves": curves}, indent=1) + "\n")
     return path

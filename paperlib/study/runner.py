@@ -57,7 +57,7 @@ import torch
 
 from paperlib.atomic import atomic_write, atomic_write_text
 from paperlib.models import LOGIT_SCALE_MAX
-from paperlib.study.curves import CURVE_VARIANTS, REJECTED_RECIPES, rejected_config, write_curves
+from paperlib.study.curves import CURVE_VARIANTS, keeps_curve, write_curves
 from paperlib.study.decide import decide, run_collapse, summary_table
 from paperlib.study.reader import (
     EMBEDDING_VARIANTS,
@@ -70,6 +70,7 @@ from paperlib.study.reader import (
     results_dir,
     slug,
 )
+from paperlib.train import read_log, trained_to_end
 
 HIMO_BENCHMARKS = (
     "world-long",
@@ -86,6 +87,8 @@ ARGENT_BENCHMARKS = ("world-zeroshot", "world-long", "world-short", "world-hiera
 MODEL = "paper-tiny-rn"
 # the model-size arm: the same ResNet at half the width (2.9M parameters against 8.5M)
 MODEL_SMALLER = "paper-micro-rn"
+# each model's shared pre-training: its variant and its folder under the study's runs
+PRETRAINING = {MODEL: (PRETRAIN, "pretrain"), MODEL_SMALLER: (PRETRAIN + SMALLER, "pretrain-smaller")}
 
 
 @dataclass(frozen=True)
@@ -172,8 +175,7 @@ def _config(method: str, seed: int, scale: Scale, steps: int, batch: int, output
 def pretrain_run(scale: Scale, seed: int, root: Path, model: str = MODEL) -> Run:
     """The seed's shared pre-training: CLIP on short captions (77 tokens); of ``MODEL``, or of
     ``MODEL_SMALLER`` for the model-size arm (variant ``PRETRAIN + SMALLER``)."""
-    variant, folder = (PRETRAIN, "pretrain") if model == MODEL else (PRETRAIN + SMALLER,
-                                                                        "pretrain-smaller")  # fmt: skip
+    variant, folder = PRETRAINING[model]
     config = _config(
         "clip", seed, scale, scale.pretrain_steps, scale.pretrain_batch, root / f"{folder}/seed{seed}",
         model={"name": model}, data={"caption": "short_caption", "twins": True},
@@ -275,7 +277,7 @@ def _argent_run(label: str, method: str, loss: dict[str, Any], scale: Scale, see
         optim={"lr": scale.hyperbolic_lr, "warmup_steps": 10, "weight_decay": 0.2}, loss=loss,
         train={"keep_checkpoints": keeps_snapshots(label, seed, scale)},
     )  # fmt: skip
-    after = PRETRAIN if model == MODEL else PRETRAIN + SMALLER
+    after = PRETRAINING[model][0]
     return Run("argent", label, seed, config, ARGENT_BENCHMARKS, after=after)
 
 
@@ -283,7 +285,7 @@ def plan(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) -> list
     """Every run of the study at ``scale_name``, in an order that respects ``Run.after``."""
     if scale_name not in SCALES:
         raise ValueError(f"unknown study scale {scale_name!r}; expected one of {list(SCALES)}")
-    scale, root = SCALES[scale_name], runs_root() / f"study-{scale_name}"
+    scale, root = SCALES[scale_name], study_root(scale_name)
     runs = []
     for seed in scale.seeds:
         runs.append(pretrain_run(scale, seed, root))
@@ -317,21 +319,25 @@ def evaluate_into(run: Run, scale_name: str, checkpoint: Path, target: Path) -> 
     return cached_world_embeddings(scale_name, checkpoint)
 
 
+def study_root(scale_name: str) -> Path:
+    """The study's training folders and caches: ``runs/study-<scale>/`` (:func:`runs_root`)."""
+    return runs_root() / f"study-{scale_name}"
+
+
 def _cache(scale_name: str) -> Path:
-    return runs_root() / f"study-{scale_name}" / "cache"
+    return study_root(scale_name) / "cache"
 
 
 def cached_world_embeddings(scale_name: str, checkpoint: Path) -> dict[str, Any]:
     """The held-out world embeddings an evaluation of ``checkpoint`` cached."""
-    from paperlib.engine.evaluate import checkpoint_key, world_chain_texts, world_short_captions
+    from paperlib.engine.evaluate import checkpoint_key, world_texts
 
     size = SCALES[scale_name].eval_size
     (emb_file,) = (_cache(scale_name) / checkpoint_key(checkpoint)).glob(
         f"world-{EVAL_SEED}-{size}-*.pt"
     )
     emb = torch.load(emb_file, weights_only=True)
-    return {**emb, "short_texts": world_short_captions(EVAL_SEED, size),
-            "chain_texts": world_chain_texts(EVAL_SEED, size)}  # fmt: skip
+    return {**emb, **world_texts(EVAL_SEED, size)}
 
 
 def refresh_items(scale_name: str) -> int:
@@ -389,23 +395,12 @@ def finished(run: Run, scale_name: str) -> bool:
     return recorded == planned
 
 
-def trained_to_end(output: Path) -> bool:
-    """Whether the training in ``output`` finished: its log's last status is "finished" and
-    its ``last.pt`` exists (an interrupted run leaves a checkpoint too)."""
-    log = output / "log.jsonl"
-    if not (output / "last.pt").is_file() or not log.is_file():
-        return False
-    status = [json.loads(line)["status"] for line in log.read_text().splitlines()
-              if '"status"' in line]  # fmt: skip
-    return bool(status) and status[-1] == "finished"
-
-
 def checkpoints_needed(runs: list[Run], scale_name: str) -> set[tuple[str, int]]:
     """(variant, seed) of the runs whose checkpoint must exist: those whose snapshots the
     learning curves read, and those a run that will train starts from (transitively)."""
     needed: set[tuple[str, int]] = set()
     for run in reversed(runs):  # a fine-tune comes after the run it starts from
-        if run.config["train"].get("keep_checkpoints") and run.variant in CURVE_VARIANTS:
+        if keeps_curve(run):
             needed.add((run.variant, run.seed))
         trains = not finished(run, scale_name) or (run.variant, run.seed) in needed
         if trains and run.after is not None:
@@ -420,7 +415,6 @@ def execute(run: Run, scale_name: str, checkpoints: dict[tuple[str, int], Path],
     a cache) it is trained again only if ``need_checkpoint``. A run that trains first unmarks
     its ``dependents`` (the runs that start from it) and removes their training folders: CPU
     training is not bit-reproducible, and a seed's fine-tunes must share their start."""
-    from paperlib.train import read_log
     from paperlib.train import run as train_run
 
     target = run_target(run, scale_name)
@@ -537,10 +531,7 @@ def run_study(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) ->
         print(f"[study {scale_name}] {run.name} done in {seconds:.0f} s", flush=True)
     start = time.perf_counter()
     print(f"[study {scale_name}] learning curves", flush=True)
-    root = _cache(scale_name).parent
-    base = pretrain_run(SCALES[scale_name], 0, root).config
-    rejected = {recipe: rejected_config(base, recipe, root) for recipe in REJECTED_RECIPES}
-    write_curves(scale_name, runs, SCALES[scale_name].eval_size, root, rejected)
+    write_curves(scale_name, runs, SCALES[scale_name].eval_size, study_root(scale_name))
     stages["curves"] = time.perf_counter() - start
     report = decide(scale_name)
     elapsed = time.perf_counter() - total

@@ -70,14 +70,14 @@ class Claim:
 
 
 def _himo(id, statement, item, label, baseline, better, chance, ceiling, headline, source,
-          guard=None):  # fmt: skip
-    return Claim(id, "HiMo-CLIP", statement, "himo", item, label, "MoLo", baseline, better,
+          guard=None, variant="MoLo"):  # fmt: skip
+    return Claim(id, "HiMo-CLIP", statement, "himo", item, label, variant, baseline, better,
                  chance, ceiling, headline, source, guard)  # fmt: skip
 
 
 def _argent(id, statement, item, label, baseline, better, chance, ceiling, headline, source,
-            guard=None):  # fmt: skip
-    return Claim(id, "ARGENT", statement, "argent", item, label, "ARGENT", baseline, better,
+            guard=None, variant="ARGENT"):  # fmt: skip
+    return Claim(id, "ARGENT", statement, "argent", item, label, variant, baseline, better,
                  chance, ceiling, headline, source, guard)  # fmt: skip
 
 
@@ -101,17 +101,19 @@ def _cleaning(metric: str, label: str) -> Claim:
                  baseline_item=f"world-hierarchy/hier_{metric}")  # fmt: skip
 
 
-def _molo_ablation(id, statement, item, label, variant, baseline, better, chance, ceiling,
-                   guard) -> Claim:  # fmt: skip
-    return Claim(id, "HiMo-CLIP", statement, "himo", item, label, variant, baseline, better,
-                 chance, ceiling, False, "§4 ablation", guard)  # fmt: skip
-
-
 # (id suffix, what, item, label, better, chance, ceiling, guard) of each MoLo ablation claim
 _ABLATION_METRICS = (
     ("long-i2t", "long-caption image→text R@1", f"{LONG}/i2t_hit1", "long I2T R@1", "higher", R1,
      1.0, None),
     ("hk", "HiMo@K", f"{MONO}/himoK", "HiMo@K (ρ)", "higher", 0.0, 1.0, LONG_LEARNED),
+)  # fmt: skip
+# (id prefix, statement with {what}, variant, baseline) of each MoLo ablation
+_MOLO_ABLATIONS = (
+    ("himo-batch", "A larger batch gives a better MoLo fine-tune ({what}; batch-size ablation: "
+     "1024 best, 512 near)", "MoLo, double batch", "MoLo, half batch"),
+    ("himo-hide-scope", "HiDe's PCA on the global batch beats PCA on each rank's batch ({what}; "
+     "SPEC §1.1, from the batch-size ablation)", "MoLo, 2 ranks, global HiDe",
+     "MoLo, 2 ranks, HiDe per rank"),
 )  # fmt: skip
 EUCLIDEAN_CLIP = "pretrain (short captions)"  # the study's shared pre-training (study.reader)
 SMALLER = ", smaller model"  # the model-size arm's variants (study.reader.SMALLER)
@@ -157,14 +159,9 @@ CLAIMS: tuple[Claim, ...] = (
     _himo("himo-cola-vs-longclip", "HiMo binds attributes better than Long-CLIP (COLA)",
           "world-cola/correct", "COLA", "Long-CLIP", "higher", 0.25, 1.0, True, "Table 2"),
     # MoLo's ablations on the sweep seeds: batch size at equal samples seen, HiDe's scope
-    *(_molo_ablation(f"himo-batch-{key}", f"A larger batch gives a better MoLo fine-tune ({what}; "
-                     "batch-size ablation: 1024 best, 512 near)", item, label,
-                     "MoLo, double batch", "MoLo, half batch", better, chance, ceiling, guard)
-      for key, what, item, label, better, chance, ceiling, guard in _ABLATION_METRICS),
-    *(_molo_ablation(f"himo-hide-scope-{key}", f"HiDe's PCA on the global batch beats PCA on each "
-                     f"rank's batch ({what}; SPEC §1.1, from the batch-size ablation)", item, label,
-                     "MoLo, 2 ranks, global HiDe", "MoLo, 2 ranks, HiDe per rank", better, chance,
-                     ceiling, guard)
+    *(_himo(f"{prefix}-{key}", statement.format(what=what), item, label, baseline, better,
+            chance, ceiling, False, "§4 ablation", guard, variant=variant)
+      for prefix, statement, variant, baseline in _MOLO_ABLATIONS
       for key, what, item, label, better, chance, ceiling, guard in _ABLATION_METRICS),
     # ARGENT against HyCoCLIP (table 2) and its ablations (table 3)
     _argent("argent-zs-l3-vs-hycoclip", "ARGENT improves fine-grained zero-shot classification",
@@ -198,17 +195,16 @@ CLAIMS: tuple[Claim, ...] = (
             guard=SHORT_LEARNED),
     # Table 2's model sizes: ARGENT's gains over HyCoCLIP at a second, smaller size, and the
     # larger model's better classification and retrieval (S → L in the paper)
-    *(Claim(f"argent-{key}-vs-hycoclip-smaller", "ARGENT", f"{what}, at the smaller model size",
-            "argent", item, label, f"ARGENT{SMALLER}", f"HyCoCLIP{SMALLER}", "higher", chance, 1.0,
-            False, "Table 2 (sizes)", guard)
+    *(_argent(f"argent-{key}-vs-hycoclip-smaller", f"{what}, at the smaller model size", item,
+              label, f"HyCoCLIP{SMALLER}", "higher", chance, 1.0, False, "Table 2 (sizes)", guard,
+              variant=f"ARGENT{SMALLER}")
       for key, what, item, label, chance, guard in (
           ("t2i", "ARGENT improves text→image retrieval", f"{SHORT}/t2i_hit1", "short T2I R@1",
            R1, None),
           ("pep", "ARGENT orders entailment better (PEP AUC, positives at every level)",
            f"{HIER}/pep_auc_all", PEP, 0.5, SHORT_LEARNED))),
-    *(Claim(f"argent-size-{key}", "ARGENT", f"The larger ARGENT model {what} (Table 2: S → L)",
-            "argent", item, label, "ARGENT", f"ARGENT{SMALLER}", "higher", chance, 1.0, False,
-            "Table 2 (sizes)")
+    *(_argent(f"argent-size-{key}", f"The larger ARGENT model {what} (Table 2: S → L)", item,
+              label, f"ARGENT{SMALLER}", "higher", chance, 1.0, False, "Table 2 (sizes)")
       for key, what, item, label, chance in (
           ("zs-l1", "classifies better zero-shot", f"{ZS}/L1_correct", "zero-shot L1", 0.25),
           ("t2i", "retrieves images better", f"{SHORT}/t2i_hit1", "short T2I R@1", R1))),
