@@ -5,7 +5,11 @@
 #   make study       the full CPU-scale study (5 seeds), then every notebook: rewrites the
 #                    committed results/full and figures/ on purpose
 #   make refresh     the smoke study and every notebook over the committed results/smoke, figures/
-#   make lab         JupyterLab on the paired notebooks
+#   make lab         JupyterLab (root allowed) with the tutorials' .py files opening as notebooks
+#   make book        the reading edition: a static site of the notebooks as `make reproduce`
+#                    executed them, into build/book/ (run `make reproduce` first)
+#   make book-check  headless Chromium over every page of build/book/, and `make lab` opening a
+#                    tutorial as a notebook; screenshots in build/book-screenshots/
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -14,8 +18,13 @@ STAMP := $(VENV)/.paperlib-installed
 TUTORIALS := $(wildcard notebooks/[0-9][0-9]_*.py)
 NB_BUILD := build/notebooks
 REPRO := build/reproduce
+LAB_STAMP := $(VENV)/.paperlib-lab-installed
+DOCS_STAMP := $(VENV)/.paperlib-docs-installed
+# the venv's JupyterLab settings: jupytext's viewer opens Python text notebooks (jupytext-config)
+LAB_SETTINGS := $(VENV)/etc/jupyter/labconfig/default_setting_overrides.json
+LAB_ARGS ?=
 
-.PHONY: setup test lint unit unit-all nbval reproduce refresh study lab bench clean
+.PHONY: setup test lint unit unit-all nbval reproduce refresh study lab lab-setup book book-check bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -25,7 +34,8 @@ $(STAMP): pyproject.toml constraints.txt
 setup: $(STAMP)
 
 lint: setup
-	$(VENV)/bin/ruff check paperlib tests benchmarks notebooks
+	$(VENV)/bin/ruff check paperlib tests benchmarks notebooks scripts docs
+	$(VENV)/bin/ruff format --check paperlib tests benchmarks notebooks scripts docs
 
 unit: setup  # the fast loop: leaves out the tests marked slow or distributed (pytest counts them)
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -m "not slow and not distributed" tests
@@ -59,9 +69,28 @@ study: setup
 bench: setup
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
-lab: setup
+$(LAB_STAMP): $(STAMP) pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet --constraint constraints.txt -e ".[dev,lab]"
-	$(VENV)/bin/jupyter lab notebooks/
+	touch $(LAB_STAMP)
+
+lab-setup: $(LAB_STAMP)
+	$(VENV)/bin/jupytext-config --settings-file $(LAB_SETTINGS) set-default-viewer python
+
+# --allow-root: JupyterLab refuses root otherwise (containers); the kernel is this venv's python3
+lab: lab-setup
+	$(VENV)/bin/jupyter lab --allow-root --ServerApp.root_dir="$(CURDIR)" \
+	  --LabApp.default_url=/lab/tree/notebooks $(LAB_ARGS)
+
+$(DOCS_STAMP): $(STAMP) pyproject.toml constraints.txt
+	$(PY) -m pip install --quiet --constraint constraints.txt -e ".[dev,lab,docs]"
+	touch $(DOCS_STAMP) $(LAB_STAMP)
+
+book: $(DOCS_STAMP)
+	$(PY) scripts/build_book.py
+
+book-check: $(DOCS_STAMP) lab-setup
+	$(PY) scripts/check_book.py
+	$(PY) scripts/check_lab.py
 
 clean:
 	rm -rf build

@@ -1,6 +1,6 @@
 """Training-loop overhead and evaluation throughput on the small CPU model.
 
-Overhead: ``engine.train.train`` (DDP-ready step, NaN check, schedule, clamps, JSON-lines log,
+Overhead: ``engine.loop.train`` (DDP-ready step, NaN check, schedule, clamps, JSON-lines log,
 tqdm, SIGTERM flag) against a bare loop (forward, loss, backward, AdamW) over the same
 module, optimiser settings and DataLoader (same batches). Step times are medians over
 5-step intervals, ours and bare alternating in one process; goal: overhead <= 5 %. On a
@@ -23,23 +23,33 @@ import torch
 
 from paperlib.engine.config import load_config
 from paperlib.engine.data import build_dataset, build_loader
-from paperlib.engine.evaluate import evaluate
+from paperlib.engine.evaluation import evaluate
+from paperlib.engine.loop import build_optimizer, train
 from paperlib.engine.methods import build_module
-from paperlib.engine.train import build_optimizer, train
 
 INTERVAL = 5
 
 
 def config_for(method: str, out: Path, steps: int, batch: int):
-    return load_config({
-        "method": method,
-        "model": {"name": "paper-tiny", "context_length": 77},
-        "data": {"dataset": "world", "size": steps * batch, "image_size": 32},
-        "optim": {"lr": 1e-4, "warmup_steps": 5},
-        "train": {"steps": steps, "batch_size": batch, "log_every": INTERVAL, "diag_every": 50,
-                  "ckpt_every": 10**9, "output_dir": str(out), "resume": False, "device": "cpu",
-                  "progress": False},
-    })  # fmt: skip
+    return load_config(
+        {
+            "method": method,
+            "model": {"name": "paper-tiny", "context_length": 77},
+            "data": {"dataset": "world", "size": steps * batch, "image_size": 32},
+            "optim": {"lr": 1e-4, "warmup_steps": 5},
+            "train": {
+                "steps": steps,
+                "batch_size": batch,
+                "log_every": INTERVAL,
+                "diag_every": 50,
+                "ckpt_every": 10**9,
+                "output_dir": str(out),
+                "resume": False,
+                "device": "cpu",
+                "progress": False,
+            },
+        }
+    )
 
 
 def ours(config) -> list[float]:
@@ -83,8 +93,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--methods", nargs="+", default=["clip", "himo", "argent"])
     args = parser.parse_args()
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, paper-tiny, batch "
-          f"{args.batch}, {args.steps} steps x {args.repeats} repeats, medians of {INTERVAL}-step intervals")  # fmt: skip
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, paper-tiny, batch "
+        f"{args.batch}, {args.steps} steps x {args.repeats} repeats, medians of {INTERVAL}-step intervals"
+    )
     print(
         f"{'method':8} {'ours s/step':>12} {'bare s/step':>12} {'data s/step':>12} "
         f"{'overhead':>9} | {'ours min':>9} {'bare min':>9} {'overhead':>9}"

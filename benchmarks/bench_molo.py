@@ -12,7 +12,7 @@ Prints, from one run at torch.set_num_threads(2) (``--threads`` to change):
    with a column pass over a (1, N, N) view, what remains of MoLo after InfoNCE, Gram
    and eigh (comp logits, their cross-entropy, the projector gradient), and the bare
    matrix products of the comp term (forward and exact backward, shapes as in
-   ``paperlib.losses.himo._ProjectedProduct``; q = min(m, d − m); N ≥ d only, else nan).
+   ``paperlib.losses._himo_fast._ProjectedProduct``; q = min(m, d − m); N ≥ d only, else nan).
    "Floor" = 1 + Gram + eigh + one CE + those products: what this exact formulation
    costs with no overhead.
    The same case is repeated with an anisotropic text batch (singular values ∝ 1/k),

@@ -47,8 +47,10 @@ use_style()
 torch.manual_seed(seed)
 model, preprocess, tokenizer = create_model(model_name, pretrained, context_length=context_length)
 model.eval()
-print(f"{model_name}: {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters, "
-      f"text context {tokenizer.context_length} tokens")
+print(
+    f"{model_name}: {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters, "
+    f"text context {tokenizer.context_length} tokens"
+)
 
 # %% [markdown]
 # ## A few samples of the world

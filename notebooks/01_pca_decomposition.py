@@ -79,12 +79,16 @@ torch.manual_seed(seed)
 pd.set_option("display.precision", 2)
 scale = available_scale(scale)
 MODELS, COLORS = HIMO_MODELS, HIMO_COLORS  # study variant -> short label; label -> colour
-text = {label: load_embeddings(scale, "himo", variant)["caption"].double()
-        for variant, label in MODELS.items()}  # fmt: skip
+text = {
+    label: load_embeddings(scale, "himo", variant)["caption"].double()
+    for variant, label in MODELS.items()
+}
 n, dim = text["MoLo"].shape
 factors = world_factors(EVAL_SEED, n)
-print(f"study scale: {scale}; {n} held-out captions, text features of dimension {dim}; "
-      "the text towers of the seed-0 runs (every figure below shows seed 0 only)")
+print(
+    f"study scale: {scale}; {n} held-out captions, text features of dimension {dim}; "
+    "the text towers of the seed-0 runs (every figure below shows seed 0 only)"
+)
 
 # %% [markdown]
 # ## 1. HiDe in three lines
@@ -113,8 +117,10 @@ print(f"study scale: {scale}; {n} held-out captions, text features of dimension 
 
 # %%
 result = hide(text["MoLo"], tau)
-print(f"MoLo text features: HiDe keeps m = {result.m} of {min(n, dim)} directions, "
-      f"explaining {float(result.explained_variance):.3f} of the variance (τ = {tau})")
+print(
+    f"MoLo text features: HiDe keeps m = {result.m} of {min(n, dim)} directions, "
+    f"explaining {float(result.explained_variance):.3f} of the variance (τ = {tau})"
+)
 print("u' shape:", tuple(result.features.shape), "| P shape:", tuple(result.components.shape))
 
 # %% [markdown]
@@ -144,8 +150,10 @@ ax_c.set_title("the τ cut (★ = HiDe's m)")
 ax_c.legend(loc="lower right")
 save(fig, "hide_spectrum")
 
-table = pd.DataFrame({label: kept_counts(u.float(), taus) for label, u in text.items()},
-                     index=[f"τ = {t}" for t in taus])  # fmt: skip
+table = pd.DataFrame(
+    {label: kept_counts(u.float(), taus) for label, u in text.items()},
+    index=[f"τ = {t}" for t in taus],
+)
 table.index.name = "m kept"
 table
 
@@ -169,19 +177,29 @@ table
 # label gives that level: a factor with many small groups (24 sub-categories) needs a much larger
 # η² to mean anything than one with four.
 
+
 # %%
 def chance_label(name):
     return f"{name} (chance {chance_correlation_ratio(factors[name]):.2f})"
 
 
-eta = {label: factor_correlations(component_scores(u, hide(u, tau, fixed_m=num_components)), factors)
-       for label, u in text.items()}  # fmt: skip
+eta = {
+    label: factor_correlations(component_scores(u, hide(u, tau, fixed_m=num_components)), factors)
+    for label, u in text.items()
+}
 fig, axes = plt.subplots(1, 3, figsize=(13, 3.9), sharey=True)
 for ax, (label, table_eta) in zip(axes, eta.items()):
     im = ax.imshow(table_eta, vmin=0, vmax=1, cmap="viridis", aspect="auto")
     for (row, col), value in np.ndenumerate(table_eta):
-        ax.text(col, row, f"{value:.2f}", ha="center", va="center", fontsize=7,
-                color="white" if value < 0.6 else "black")
+        ax.text(
+            col,
+            row,
+            f"{value:.2f}",
+            ha="center",
+            va="center",
+            fontsize=7,
+            color="white" if value < 0.6 else "black",
+        )
     ax.set_xticks(range(num_components), [f"PC{j + 1}" for j in range(num_components)])
     ax.set_title(f"{label}: $\\eta^2$ of component scores")
     ax.grid(False)
@@ -244,21 +262,36 @@ x = np.arange(len(FACTORS))
 for ax, label in zip(axes, text):
     ax.bar(x - 0.2, split.loc[(label, "kept u'−ū")], 0.4, label="kept part $u'-\\bar u$")
     ax.bar(x + 0.2, split.loc[(label, "dropped u−u'")], 0.4, label="dropped part $u-u'$")
-    ax.scatter(x, [chance_correlation_ratio(factors[f]) for f in FACTORS], marker="_", s=200,
-               color="black", zorder=3, label="chance level")
+    ax.scatter(
+        x,
+        [chance_correlation_ratio(factors[f]) for f in FACTORS],
+        marker="_",
+        s=200,
+        color="black",
+        zorder=3,
+        label="chance level",
+    )
     ax.set_xticks(x, FACTORS, rotation=40, ha="right")
     ax.set_title(f"{label} (m = {hide(text[label], tau).m})")
 axes[0].set_ylabel("pooled $\\eta^2$ (share of the part's variance)")
 axes[0].legend(fontsize=8)
 save(fig, "hide_kept_dropped")
 
-cosines = {label: torch.nn.functional.cosine_similarity(u, hide(u, tau).features, dim=-1)
-           for label, u in text.items()}  # fmt: skip
+cosines = {
+    label: torch.nn.functional.cosine_similarity(u, hide(u, tau).features, dim=-1)
+    for label, u in text.items()
+}
 print("median cos(u, u'):", {k: round(float(v.median()), 3) for k, v in cosines.items()})
 for label in text:  # where each factor's variance sits, computed (not assumed)
-    kept_more = [f for f in FACTORS if split.loc[(label, "kept u'−ū"), f] > split.loc[(label, "dropped u−u'"), f]]
-    print(f"{label:13s} factors explaining more of the kept than of the dropped part: "
-          f"{', '.join(kept_more) or 'none'}")
+    kept_more = [
+        f
+        for f in FACTORS
+        if split.loc[(label, "kept u'−ū"), f] > split.loc[(label, "dropped u−u'"), f]
+    ]
+    print(
+        f"{label:13s} factors explaining more of the kept than of the dropped part: "
+        f"{', '.join(kept_more) or 'none'}"
+    )
 split
 
 # %% [markdown]
@@ -284,28 +317,48 @@ split
 # %%
 rng = np.random.default_rng(seed)
 size = int(min(np.bincount(factors["super-category"])))
-batches = {name: rng.choice(np.flatnonzero(factors["super-category"] == s), size, replace=False)
-           for s, name in enumerate(factor_value_names("super-category"))}  # fmt: skip
+batches = {
+    name: rng.choice(np.flatnonzero(factors["super-category"] == s), size, replace=False)
+    for s, name in enumerate(factor_value_names("super-category"))
+}
 batches["mixed"] = rng.choice(n, size, replace=False)
 u = text["MoLo"]
 content_factors = ["category", "sub-category", "main colour", "main pattern", "background"]
 content = pd.DataFrame(
-    {name: [adjust_for_chance(pooled_correlation_ratio(
-                kept_and_dropped(u[rows], hide(u[rows], tau))[0], factors[f][rows]), factors[f][rows])
-            for f in content_factors]
-     for name, rows in batches.items()}, index=content_factors,
-).T  # fmt: skip
+    {
+        name: [
+            adjust_for_chance(
+                pooled_correlation_ratio(
+                    kept_and_dropped(u[rows], hide(u[rows], tau))[0], factors[f][rows]
+                ),
+                factors[f][rows],
+            )
+            for f in content_factors
+        ]
+        for name, rows in batches.items()
+    },
+    index=content_factors,
+).T
 m_mix = hide(u[batches["mixed"]], tau).m
-angles = {name: principal_angles(hide(u[rows], fixed_m=m_mix).components,
-                                 hide(u[batches["mixed"]], fixed_m=m_mix).components)
-          for name, rows in batches.items() if name != "mixed"}  # fmt: skip
+angles = {
+    name: principal_angles(
+        hide(u[rows], fixed_m=m_mix).components, hide(u[batches["mixed"]], fixed_m=m_mix).components
+    )
+    for name, rows in batches.items()
+    if name != "mixed"
+}
 
 fig, (ax_l, ax_r) = plt.subplots(1, 2, figsize=(12, 3.9), gridspec_kw={"width_ratios": [1.6, 1]})
 x = np.arange(len(content_factors))
 width = 0.8 / len(batches)
 for i, (name, values) in enumerate(content.iterrows()):
-    ax_l.bar(x + (i - len(batches) / 2 + 0.5) * width, values, width, label=name,
-             color="black" if name == "mixed" else None)
+    ax_l.bar(
+        x + (i - len(batches) / 2 + 0.5) * width,
+        values,
+        width,
+        label=name,
+        color="black" if name == "mixed" else None,
+    )
 ax_l.set_xticks(x, content_factors)
 ax_l.axhline(0, color="black", lw=0.8)
 ax_l.set_ylabel("chance-adjusted pooled $\\varepsilon^2$ of the kept part")
@@ -313,8 +366,9 @@ ax_l.set_title(f"what HiDe keeps in batches of {size} MoLo captions")
 ax_l.legend(fontsize=8, ncol=2)
 for name, a in angles.items():
     ax_r.plot(np.arange(1, len(a) + 1), a, "o-", label=name)
-ax_r.axhline(random_subspace_angle(dim, m_mix), ls="--", color="black", lw=1,
-             label="random subspaces (mean)")
+ax_r.axhline(
+    random_subspace_angle(dim, m_mix), ls="--", color="black", lw=1, label="random subspaces (mean)"
+)
 ax_r.set_xticks(range(1, m_mix + 1))
 ax_r.set_xlabel("principal angle index (smallest first)")
 ax_r.set_ylabel("principal angle to the mixed batch (degrees)")
@@ -339,14 +393,21 @@ content
 random_level = random_subspace_angle(dim, m_mix)
 mean_angle = {name: float(np.mean(a)) for name, a in angles.items()}
 low, high = min(mean_angle.values()), max(mean_angle.values())
-print(f"mean principal angle of the single-super-category subspaces to the mixed one: "
-      f"{low:.1f}–{high:.1f}° (random subspaces: {random_level:.1f}°)")
-print("→ the batch's content " + ("barely moves" if high < random_level / 3 else "moves")
-      + " the kept directions at this scale")
+print(
+    f"mean principal angle of the single-super-category subspaces to the mixed one: "
+    f"{low:.1f}–{high:.1f}° (random subspaces: {random_level:.1f}°)"
+)
+print(
+    "→ the batch's content "
+    + ("barely moves" if high < random_level / 3 else "moves")
+    + " the kept directions at this scale"
+)
 single = content.drop(index="mixed")
 for f in content_factors:
     above = int((single[f] > content.loc["mixed", f]).sum())
-    print(f"{f:13s}: {above} of {len(single)} single-super-category batches keep more of it than the mixed batch")
+    print(
+        f"{f:13s}: {above} of {len(single)} single-super-category batches keep more of it than the mixed batch"
+    )
 #
 # ## 6. The batch's size: m and the stability of the subspace
 #
@@ -361,10 +422,26 @@ sizes = sorted({s for s in (8, 16, 32, 48, 64, 96, 128, 192, 256, n) if s <= n})
 fig, (ax_m, ax_a) = plt.subplots(1, 2, figsize=(10, 3.6))
 for label, u_model in text.items():
     sweep = batch_size_sweep(u_model.float(), sizes, tau, repeats=sweep_repeats, seed=seed)
-    ax_m.errorbar(sizes, sweep["m"].mean(1), sweep["m"].std(1), marker="o", ms=3, capsize=2,
-                  color=COLORS[label], label=label)
-    ax_a.errorbar(sizes, sweep["angle"].mean(1), sweep["angle"].std(1), marker="o", ms=3,
-                  capsize=2, color=COLORS[label], label=f"{label} ($m_{{ref}}$ = {int(sweep['m_ref'])})")
+    ax_m.errorbar(
+        sizes,
+        sweep["m"].mean(1),
+        sweep["m"].std(1),
+        marker="o",
+        ms=3,
+        capsize=2,
+        color=COLORS[label],
+        label=label,
+    )
+    ax_a.errorbar(
+        sizes,
+        sweep["angle"].mean(1),
+        sweep["angle"].std(1),
+        marker="o",
+        ms=3,
+        capsize=2,
+        color=COLORS[label],
+        label=f"{label} ($m_{{ref}}$ = {int(sweep['m_ref'])})",
+    )
 ax_m.set_xscale("log", base=2)
 ax_a.set_xscale("log", base=2)
 ax_m.set_xlabel("batch size N (captions)")

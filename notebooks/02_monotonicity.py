@@ -80,26 +80,40 @@ def render_claim(c: dict) -> str:
     if c["effect"] is None:
         return f"{head}: {c['reason']}"
     low, high = c["interval"]
-    line = (f"{head}: effect {c['effect']:+.4g} [{low:+.4g}, {high:+.4g}] on {c['label']}, "
-            f"{len(c['seeds'])}/{c['runs_total']} seed(s) valid")  # fmt: skip
+    line = (
+        f"{head}: effect {c['effect']:+.4g} [{low:+.4g}, {high:+.4g}] on {c['label']}, "
+        f"{len(c['seeds'])}/{c['runs_total']} seed(s) valid"
+    )
     return line + (f"; untestable: {c['reason']}" if c["verdict"] == "untestable" else "")
 
 
 def claims_frame(claims: list[dict]) -> pd.DataFrame:
     """The claims as a table (values as claims.json has them)."""
     fmt = lambda x: "–" if x is None else f"{x:+.4g}"  # noqa: E731
-    return pd.DataFrame([{
-        "claim": c["statement"], "metric": c["label"], "variant": c["variant"],
-        "baseline": c["baseline"],
-        "verdict": c["verdict"],
-        "effect [95 % interval]": "–" if c["effect"] is None else
-            f"{fmt(c['effect'])} [{fmt(c['interval'][0])}, {fmt(c['interval'][1])}]",
-        "variant value": "–" if "variant_value" not in c else f"{c['variant_value']['mean']:.4g}",
-        "baseline value": "–" if "baseline_value" not in c else f"{c['baseline_value']['mean']:.4g}",
-        "chance": "none" if c["chance"] is None else f"{c['chance']:.4g}",
-        "valid/total seeds": f"{len(c['seeds'])}/{c['runs_total']}",
-        "why untestable": c["reason"] if c["verdict"] == "untestable" else "",
-    } for c in claims]).set_index("claim")  # fmt: skip
+    return pd.DataFrame(
+        [
+            {
+                "claim": c["statement"],
+                "metric": c["label"],
+                "variant": c["variant"],
+                "baseline": c["baseline"],
+                "verdict": c["verdict"],
+                "effect [95 % interval]": "–"
+                if c["effect"] is None
+                else f"{fmt(c['effect'])} [{fmt(c['interval'][0])}, {fmt(c['interval'][1])}]",
+                "variant value": "–"
+                if "variant_value" not in c
+                else f"{c['variant_value']['mean']:.4g}",
+                "baseline value": "–"
+                if "baseline_value" not in c
+                else f"{c['baseline_value']['mean']:.4g}",
+                "chance": "none" if c["chance"] is None else f"{c['chance']:.4g}",
+                "valid/total seeds": f"{len(c['seeds'])}/{c['runs_total']}",
+                "why untestable": c["reason"] if c["verdict"] == "untestable" else "",
+            }
+            for c in claims
+        ]
+    ).set_index("claim")
 
 
 print(f"study scale: {scale}")
@@ -155,8 +169,10 @@ for _ in range(num_random_texts):
     changes.append(np.diff(cumulative_scores(v, texts))[0])
 margins, changes = np.array(margins), np.array(changes)
 agreement = np.mean((margins > 0) == (changes > 0))
-print(f"{len(margins)} draws with a_1 > 0: the margin's sign predicts the score change in "
-      f"{100 * agreement:.1f}% of them")
+print(
+    f"{len(margins)} draws with a_1 > 0: the margin's sign predicts the score change in "
+    f"{100 * agreement:.1f}% of them"
+)
 assert agreement == 1.0, "the margin is an identity: its sign must always match the score change"
 
 v, t, d = rng.normal(size=(3, dim))
@@ -178,10 +194,12 @@ assert np.isclose(score_derivative(v, t, d), finite, rtol=1e-5, atol=1e-8)
 v = np.array([1.0, 0.0, 0.0])
 core = np.array([1.0, 1.0, 0.0])
 heights = np.linspace(0, 3, 61)
-after = np.array([cumulative_scores(v, cumulative_texts(core, np.array([[0.2, 0.0, h]])))[1]
-                  for h in heights])  # fmt: skip
-margin = np.array([monotonicity_margin(v, cumulative_texts(core, np.array([[0.2, 0.0, h]])))[0]
-                   for h in heights])  # fmt: skip
+after = np.array(
+    [cumulative_scores(v, cumulative_texts(core, np.array([[0.2, 0.0, h]])))[1] for h in heights]
+)
+margin = np.array(
+    [monotonicity_margin(v, cumulative_texts(core, np.array([[0.2, 0.0, h]])))[0] for h in heights]
+)
 s1 = cumulative_scores(v, core[None])[0]
 crossing = heights[np.argmax(after < s1)]
 
@@ -217,8 +235,10 @@ assert np.array_equal(margin > 0, after > s1)
 # %%
 published_rows, published_source = published_table("himo_monotonicity")
 published_rho = {r["model"]: r["himo@K_pearson"] for r in published_rows}
-print(f"published HiMo@K ({published_source}): Long-CLIP {published_rho['Long-CLIP']:+.2f}, "
-      f"HiMo {published_rho['HiMo']:+.2f}")
+print(
+    f"published HiMo@K ({published_source}): Long-CLIP {published_rho['Long-CLIP']:+.2f}, "
+    f"HiMo {published_rho['HiMo']:+.2f}"
+)
 assert published_rho["Long-CLIP"] < 0 < published_rho["HiMo"]
 
 # %% [markdown]
@@ -268,14 +288,20 @@ share_right = {label: r["full > component (%)"] for label, r in rows.items()}
 left = [label for label, share in share_right.items() if share < 50]
 for label, share in share_right.items():
     side = "left" if share < 50 else "right" if share > 50 else "on both sides"
-    print(f"{label:14s} {share:5.1f}% of pairs right of zero: most pairs lie {side} of zero "
-          f"(median difference {np.median(diffs[label]):+.4f})")
-print(f"\n{len(left)} of {len(share_right)} models put most pairs LEFT of zero (the full caption "
-      f"scores below its HiDe component): {', '.join(left) or 'none'}")
+    print(
+        f"{label:14s} {share:5.1f}% of pairs right of zero: most pairs lie {side} of zero "
+        f"(median difference {np.median(diffs[label]):+.4f})"
+    )
+print(
+    f"\n{len(left)} of {len(share_right)} models put most pairs LEFT of zero (the full caption "
+    f"scores below its HiDe component): {', '.join(left) or 'none'}"
+)
 shift = share_right["MoLo"] - share_right["InfoNCE (λ=0)"]
-print(f"MoLo vs InfoNCE (λ=0): {shift:+.1f} points of pairs right of zero "
-      f"({'MoLo moves the mass right' if shift > 0 else 'MoLo does not move the mass right'}; "
-      "seed 0, one run each: an observation, not a tested claim)")
+print(
+    f"MoLo vs InfoNCE (λ=0): {shift:+.1f} points of pairs right of zero "
+    f"({'MoLo moves the mass right' if shift > 0 else 'MoLo does not move the mass right'}; "
+    "seed 0, one run each: an observation, not a tested claim)"
+)
 pd.DataFrame(rows).T.astype({"m": int})
 
 # %% [markdown]
@@ -310,8 +336,13 @@ for ax, relative in zip(axes, (False, True)):
     for label, per_image in scores.items():
         curve = mean_by_segment_index(per_image, relative=relative, min_count=10)
         ax.plot(curve["k"], curve["mean"], "o-", ms=3, color=COLORS[label], label=label)
-        ax.fill_between(curve["k"], curve["mean"] - curve["sem"], curve["mean"] + curve["sem"],
-                        color=COLORS[label], alpha=0.2)
+        ax.fill_between(
+            curve["k"],
+            curve["mean"] - curve["sem"],
+            curve["mean"] + curve["sem"],
+            color=COLORS[label],
+            alpha=0.2,
+        )
         if relative:
             rises[label] = (int(curve["k"][-1]), float(curve["mean"][-1]), float(curve["sem"][-1]))
         else:
@@ -328,10 +359,16 @@ axes[1].set_ylabel("mean $s_k - s_1$ (cosine units)")
 axes[1].set_title(f"rise over the first sentence (seed 0, {scale})")
 _ = save(fig, "himo_segment_curves")
 for label, (k, rise, sem) in rises.items():
-    trend = ("no change beyond 2 standard errors" if abs(rise) <= 2 * sem
-             else "rises over the first sentence" if rise > 0 else "falls below the first sentence")
-    print(f"{label:14s} mean s_k − s_1 at k = {k}: {rise:+.4f} ± {sem:.4f} (s.e.): {trend} "
-          "(seed 0)")
+    trend = (
+        "no change beyond 2 standard errors"
+        if abs(rise) <= 2 * sem
+        else "rises over the first sentence"
+        if rise > 0
+        else "falls below the first sentence"
+    )
+    print(
+        f"{label:14s} mean s_k − s_1 at k = {k}: {rise:+.4f} ± {sem:.4f} (s.e.): {trend} (seed 0)"
+    )
 
 # %% [markdown]
 # HiMo@K (SPEC §1.3, deep hierarchies) summarises each image's curve by the Pearson correlation
@@ -352,8 +389,14 @@ himo_k_chance = CHANCE["world-monotonicity/himoK"]
 fig, ax = plt.subplots(figsize=(8.5, 3.6))
 bins = np.linspace(-1, 1, 21)
 for label, rho in rhos.items():
-    ax.hist(rho, bins=bins, histtype="step", lw=1.8, color=COLORS[label],
-            label=f"{label} (HiMo@K = {himo_at_k(scores[label]):+.2f})")
+    ax.hist(
+        rho,
+        bins=bins,
+        histtype="step",
+        lw=1.8,
+        color=COLORS[label],
+        label=f"{label} (HiMo@K = {himo_at_k(scores[label]):+.2f})",
+    )
 chance_line(ax, himo_k_chance, label=f"chance (ρ = {himo_k_chance:g})", vertical=True)
 ax.set_xlabel("per-image Pearson ρ(k, $s_k$)")
 ax.set_ylabel("number of images")
@@ -361,8 +404,10 @@ ax.set_title(f"distribution of per-image monotonicity (seed 0, {scale} study)")
 ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
 save(fig, "himo_rho_distribution")
 for label, rho in rhos.items():
-    print(f"{label:14s} median ρ {np.median(rho):+.2f}; images with ρ > {himo_k_chance:g}: "
-          f"{100 * np.mean(rho > himo_k_chance):.0f}% (seed 0)")
+    print(
+        f"{label:14s} median ρ {np.median(rho):+.2f}; images with ρ > {himo_k_chance:g}: "
+        f"{100 * np.mean(rho > himo_k_chance):.0f}% (seed 0)"
+    )
 
 # %% [markdown]
 # ## 5. HiMo@2, HiMo@3, HiMo@K and SSI over all seeds, and the claims' verdicts
@@ -398,15 +443,23 @@ for c in mono:
 
 fig, axes = plt.subplots(1, len(panels), figsize=(3.3 * len(panels), 3.8), squeeze=False)
 for ax, c in zip(axes[0], panels):
-    interval_bars(ax, [MODELS[v] for v in variants], [values[(v, c["item"])] for v in variants],
-                  claim_range(c), c["chance"], colors=[COLORS[MODELS[v]] for v in variants],
-                  ylabel=c["label"],
-                  title=c["label"] + ("" if c["chance"] is not None else "\n(no chance level)"))
+    interval_bars(
+        ax,
+        [MODELS[v] for v in variants],
+        [values[(v, c["item"])] for v in variants],
+        claim_range(c),
+        c["chance"],
+        colors=[COLORS[MODELS[v]] for v in variants],
+        ylabel=c["label"],
+        title=c["label"] + ("" if c["chance"] is not None else "\n(no chance level)"),
+    )
     ax.tick_params(axis="x", labelsize=8)
 n_seeds = sorted({len(values[(v, c["item"])]["seeds"]) for v in variants for c in panels})
-fig.suptitle(f"monotonicity on the held-out world ({scale} study; seeds per model: "
-             f"{'/'.join(map(str, n_seeds))}; bars: mean, error bars: 95 % interval, "
-             "dots: seeds, dashed: chance)")
+fig.suptitle(
+    f"monotonicity on the held-out world ({scale} study; seeds per model: "
+    f"{'/'.join(map(str, n_seeds))}; bars: mean, error bars: 95 % interval, "
+    "dots: seeds, dashed: chance)"
+)
 fig.tight_layout()
 save(fig, "himo_monotonicity_metrics")
 
@@ -424,13 +477,21 @@ claims_frame(mono)
 # Mean over valid seeds with its 95 % interval (seed spread + test-set bootstrap).
 
 # %%
-cuts = pd.DataFrame({
-    f"K = {k}": {MODELS[v]: (lambda r: "–" if r is None else
-                             f"{r['mean']:+.3f} [{r['interval'][0]:+.3f}, {r['interval'][1]:+.3f}]")(
-                    item_value(scale, "himo", v, f"world-monotonicity/himoK{k}"))
-                 for v in variants}
-    for k in (4, 7, 10)
-})  # fmt: skip
+cuts = pd.DataFrame(
+    {
+        f"K = {k}": {
+            MODELS[v]: (
+                lambda r: (
+                    "–"
+                    if r is None
+                    else f"{r['mean']:+.3f} [{r['interval'][0]:+.3f}, {r['interval'][1]:+.3f}]"
+                )
+            )(item_value(scale, "himo", v, f"world-monotonicity/himoK{k}"))
+            for v in variants
+        }
+        for k in (4, 7, 10)
+    }
+)
 cuts
 
 # %% [markdown]
@@ -446,14 +507,18 @@ cuts
 
 # %%
 falls = {label: k_segment_falls(per_image, 10) for label, per_image in scores.items()}
-summary_k10 = pd.DataFrame({
-    label: {"images (≥ 10 sentences)": len(f["image"]),
+summary_k10 = pd.DataFrame(
+    {
+        label: {
+            "images (≥ 10 sentences)": len(f["image"]),
             "share with ≥ 1 fall": float(np.mean(f["falls"] > 0)),
             "mean falls per image": float(np.mean(f["falls"])),
             "median largest fall": float(np.median(f["largest_fall"])),
-            "share rising overall (ρ > 0)": float(np.mean(f["rho"] > 0))}
-    for label, f in falls.items()
-}).T  # fmt: skip
+            "share rising overall (ρ > 0)": float(np.mean(f["rho"] > 0)),
+        }
+        for label, f in falls.items()
+    }
+).T
 worst_row = int(np.argmax(falls["MoLo"]["largest_fall"]))
 worst_image = int(falls["MoLo"]["image"][worst_row])
 fig, ax = plt.subplots(figsize=(6.5, 3.6))
@@ -466,14 +531,21 @@ ax.set_title(f"held-out image {worst_image}: MoLo's largest fall at K = 10 (seed
 ax.legend(fontsize=8)
 save(fig, "himo_k10_failure_case")
 for label, row in summary_k10.iterrows():
-    print(f"{label:14s} {100 * row['share with ≥ 1 fall']:.0f}% of {int(row['images (≥ 10 sentences)'])}"
-          f" images fall at least once (median largest fall {row['median largest fall']:.4f}); "
-          f"{100 * row['share rising overall (ρ > 0)']:.0f}% rise overall (seed 0)")
+    print(
+        f"{label:14s} {100 * row['share with ≥ 1 fall']:.0f}% of {int(row['images (≥ 10 sentences)'])}"
+        f" images fall at least once (median largest fall {row['median largest fall']:.4f}); "
+        f"{100 * row['share rising overall (ρ > 0)']:.0f}% rise overall (seed 0)"
+    )
 others = [label for label in summary_k10.index if label != "MoLo"]
-smaller = [o for o in others if summary_k10.loc["MoLo", "median largest fall"]
-           < summary_k10.loc[o, "median largest fall"]]  # fmt: skip
-print(f"MoLo's median largest fall is smaller than that of {len(smaller)} of {len(others)} other "
-      f"models ({', '.join(smaller) or 'none'}) at seed 0")
+smaller = [
+    o
+    for o in others
+    if summary_k10.loc["MoLo", "median largest fall"] < summary_k10.loc[o, "median largest fall"]
+]
+print(
+    f"MoLo's median largest fall is smaller than that of {len(smaller)} of {len(others)} other "
+    f"models ({', '.join(smaller) or 'none'}) at seed 0"
+)
 summary_k10
 
 # %% [markdown]
@@ -497,8 +569,14 @@ for verdict_name in ("reproduces", "contradicts", "inconclusive", "untestable"):
 pre = values.get((PRETRAIN, "world-monotonicity/himoK"))
 if pre is not None:
     low, high = pre["interval"]
-    where = ("below chance (it falls with added text)" if high < himo_k_chance
-             else "above chance (it rises with added text)" if low > himo_k_chance
-             else "not distinguishable from chance")
-    print(f"pre-trained (short captions): HiMo@K {pre['mean']:+.3f} [{low:+.3f}, {high:+.3f}] "
-          f"over {len(pre['seeds'])} seed(s): {where}")
+    where = (
+        "below chance (it falls with added text)"
+        if high < himo_k_chance
+        else "above chance (it rises with added text)"
+        if low > himo_k_chance
+        else "not distinguishable from chance"
+    )
+    print(
+        f"pre-trained (short captions): HiMo@K {pre['mean']:+.3f} [{low:+.3f}, {high:+.3f}] "
+        f"over {len(pre['seeds'])} seed(s): {where}"
+    )

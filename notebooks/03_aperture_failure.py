@@ -69,7 +69,6 @@ from paperlib.analysis.hyperbolic import (
     log_series,
     loss_along_ray,
     per_pair,
-    seed_logs,
     stack_seeds,
 )
 from paperlib.engine.config import LossConfig
@@ -89,14 +88,17 @@ from paperlib.study.reader import (
     item_value,
     load_claims,
     run_info,
+    seed_logs,
 )
 
 use_style()
 torch.manual_seed(0)
 scale = available_scale(scale)
 loss_config = LossConfig()  # the study's loss weights: MERU 0.2·Ent; ARGENT 0.1·AdaEnt + 0.1·Reg
-print(f"HyCoCLIP's aperture multipliers: η_inter = {loss_config.eta_inter:g}, "
-      f"η_intra = {loss_config.eta_intra:g} (MERU: η = 1)")
+print(
+    f"HyCoCLIP's aperture multipliers: η_inter = {loss_config.eta_inter:g}, "
+    f"η_intra = {loss_config.eta_intra:g} (MERU: η = 1)"
+)
 assert (loss_config.eta_inter, loss_config.eta_intra) == (0.7, 1.2)  # the values the text states
 print(f"study scale: {scale}")
 
@@ -126,8 +128,9 @@ for c in curvatures:
 ax.set_xlabel(r"parent norm $\|x\|$ (space part, Lorentz coordinates)")
 ax.set_ylabel(r"half aperture $\omega$ (rad)")
 ax.set_title(r"$\omega(x)=\arcsin(2K/(\sqrt{c}\|x\|))$, K = 0.1; dotted: clamped at $\pi/2$")
-ax.set_yticks([0, np.pi / 8, np.pi / 4, 3 * np.pi / 8, np.pi / 2],
-              ["0", "π/8", "π/4", "3π/8", "π/2"])  # fmt: skip
+ax.set_yticks(
+    [0, np.pi / 8, np.pi / 4, 3 * np.pi / 8, np.pi / 2], ["0", "π/8", "π/4", "3π/8", "π/2"]
+)
 ax.legend(title=r"dashed: $2K/\sqrt{c}$")
 save(fig, "aperture_half_aperture")
 plt.show()
@@ -239,10 +242,14 @@ ada, d_ada = loss_along_ray(lambda p: g1 * adaent_loss(p, child, curv, beta=beta
 reg, d_reg = loss_along_ray(lambda p: g2 * norm_regularizer(p), parent_norms)
 stationary = parent_norms[torch.argmin((d_ada + d_reg).abs())]
 print(f"child: ‖y‖ = {child_norm}, {child_angle} rad off the ray; c = {curv:g}, r0 = {r0:.3f}")
-print(f"MERU Ent is active (> 0) for ‖x‖ > {parent_norms[meru > 0].min():.3f}; "
-      f"zero gradient below that")
-print(f"γ1·AdaEnt + γ2·Reg is stationary at ‖x‖ ≈ {stationary:.3f} "
-      f"({'outside' if stationary > r0 else 'inside'} the radius {r0:.3f})")
+print(
+    f"MERU Ent is active (> 0) for ‖x‖ > {parent_norms[meru > 0].min():.3f}; "
+    f"zero gradient below that"
+)
+print(
+    f"γ1·AdaEnt + γ2·Reg is stationary at ‖x‖ ≈ {stationary:.3f} "
+    f"({'outside' if stationary > r0 else 'inside'} the radius {r0:.3f})"
+)
 # what the text states: Ent pushes inward wherever it is active and not at all elsewhere;
 # AdaEnt alone pushes inward everywhere; with the regularizer the derivative changes sign
 assert bool((d_meru[meru > 0] > 0).all()) and bool((d_meru[meru == 0] == 0).all())
@@ -258,8 +265,12 @@ ax_a.set_ylabel("angle (rad)")
 ax_a.set_title("the angle shrinks and the cone widens as the parent moves in")
 ax_d.plot(parent_norms, d_meru, label=rf"MERU: ${g_ent:g}\cdot\mathcal{{L}}_{{Ent}}$")
 ax_d.plot(parent_norms, d_ada, label=rf"${g1:g}\cdot\mathcal{{L}}_{{AdaEnt}}$ (β = {beta:g})")
-ax_d.plot(parent_norms, d_ada + d_reg, label=rf"${g1:g}\cdot\mathcal{{L}}_{{AdaEnt}} + {g2:g}\cdot"
-          r"\mathcal{L}_{Reg}$")  # fmt: skip
+ax_d.plot(
+    parent_norms,
+    d_ada + d_reg,
+    label=rf"${g1:g}\cdot\mathcal{{L}}_{{AdaEnt}} + {g2:g}\cdot"
+    r"\mathcal{L}_{Reg}$",
+)
 ax_d.axhline(0, color="k", lw=0.8)
 ax_d.axvline(float(stationary), color="C2", ls=":", label="ARGENT's stationary norm")
 ax_d.set_ylim(-3, 3)  # clipped: MERU's spike at the boundary goes far higher
@@ -311,13 +322,16 @@ for parent_norm, color in [(0.5 * r0, "C3"), (1.5 * r0, "C1"), (3 * r0, "C4")]:
     ax_l.plot(angles, loss, color=color, label=f"MERU hinge, ‖x‖ = {parent_norm:.2f} ({where})")
 # what the text states: AdaEnt's penalty does not depend on the parent norm and is positive for
 # every angle above zero; MERU's hinge for a parent inside the radius is zero below π/2
-ada_near = per_pair(functools.partial(adaent_loss, curv=curv, beta=beta),
-                    *child_at_angle(0.5, angles, 0.3, curv))  # fmt: skip
-ada_far = per_pair(functools.partial(adaent_loss, curv=curv, beta=beta),
-                   *child_at_angle(3 * r0, angles, 0.3, curv))  # fmt: skip
+ada_near = per_pair(
+    functools.partial(adaent_loss, curv=curv, beta=beta), *child_at_angle(0.5, angles, 0.3, curv)
+)
+ada_far = per_pair(
+    functools.partial(adaent_loss, curv=curv, beta=beta), *child_at_angle(3 * r0, angles, 0.3, curv)
+)
 assert torch.allclose(ada_near, ada_far, atol=1e-6) and bool((ada_near[angles > 0] > 0).all())
-inside_hinge = per_pair(functools.partial(entailment_loss, curv=curv),
-                        *child_at_angle(0.5 * r0, angles, 0.3, curv))  # fmt: skip
+inside_hinge = per_pair(
+    functools.partial(entailment_loss, curv=curv), *child_at_angle(0.5 * r0, angles, 0.3, curv)
+)
 assert bool((inside_hinge[angles < 0.99 * np.pi / 2] == 0).all())  # π/2 up to the 1e-4 clamp
 ax_l.set_xlabel(r"exterior angle $\varphi$ (rad)")
 ax_l.set_ylabel("per-pair loss (unweighted)")
@@ -379,43 +393,70 @@ def has_runs(variant: str) -> bool:
 # the model-size arm's runs start from their own, smaller pre-training (notebook 05 compares
 # sizes); the traces here compare the variants of one model that share a start
 variants = [v for v in ARGENT_COLORS if has_runs(v) and not v.endswith(SMALLER)]
-styles = {v: dict(color=ARGENT_COLORS[v], lw=2.2 if v == "ARGENT" else 1.4,
-                  ls="--" if v.startswith("ARGENT,") else "-") for v in variants}  # fmt: skip
+styles = {
+    v: dict(
+        color=ARGENT_COLORS[v],
+        lw=2.2 if v == "ARGENT" else 1.4,
+        ls="--" if v.startswith("ARGENT,") else "-",
+    )
+    for v in variants
+}
 logs = {v: seed_logs(scale, STUDY, v) for v in variants}
 NORM, FRAC = "diag/text/norm_mean", "diag/text->image/frac_parent_inside_radius"
 
 # the common start: one initialisation per seed, shared by every variant of that seed
 seeds = sorted({s for per_seed in logs.values() for s in per_seed})
 for s in seeds:
-    inits = {run_info(scale, STUDY, v, s)["config"]["model"]["init"] for v in variants if s in logs[v]}
+    inits = {
+        run_info(scale, STUDY, v, s)["config"]["model"]["init"] for v in variants if s in logs[v]
+    }
     assert len(inits) == 1, f"seed {s}: the variants start from different checkpoints {inits}"
 first = {(v, s): log_series(log, NORM) for v in variants for s, log in logs[v].items()}
 first_steps = {int(steps[0]) for steps, _ in first.values()}
-assert len(first_steps) == 1, f"the runs log their first diagnostic at different steps {first_steps}"
+assert len(first_steps) == 1, (
+    f"the runs log their first diagnostic at different steps {first_steps}"
+)
 first_step = first_steps.pop()
 start = {s: np.array([vals[0] for (v, t), (_, vals) in first.items() if t == s]) for s in seeds}
 reference = {s: float(start[s].mean()) for s in seeds}
 spread = max(float(start[s].max() - start[s].min()) for s in seeds)
-print(f"every variant of a seed starts from one checkpoint (seeds {seeds}); first diagnostic at "
-      f"step {first_step}, where the variants' mean caption norms already differ by up to "
-      f"{spread:.4f} within a seed")
+print(
+    f"every variant of a seed starts from one checkpoint (seeds {seeds}); first diagnostic at "
+    f"step {first_step}, where the variants' mean caption norms already differ by up to "
+    f"{spread:.4f} within a seed"
+)
 
 panels = [
     (NORM, "mean caption norm ‖x‖", "caption (parent) norms", (0.0, np.inf)),
     (FRAC, "fraction of captions inside 2K/√c", "captions with an undefined aperture", (0.0, 1.0)),
-    ("diag/text->image/aperture_mean", "mean half aperture ω (rad)", "half aperture of captions",
-     (0.0, np.pi / 2)),
-]  # fmt: skip
+    (
+        "diag/text->image/aperture_mean",
+        "mean half aperture ω (rad)",
+        "half aperture of captions",
+        (0.0, np.pi / 2),
+    ),
+]
 fig, axes = plt.subplots(1, len(panels) + 1, figsize=(19, 4))
 summary, drift = {}, {}
 for variant in variants:
     for ax, (key, ylabel, _, (lo, hi)) in zip(axes, panels):
         s = stack_seeds(list(logs[variant].values()), key)
-        ax.plot(s.steps, s.mean, marker="o", ms=3, label=f"{variant} ({s.n_seeds} seed(s))",
-                **styles[variant])  # fmt: skip
+        ax.plot(
+            s.steps,
+            s.mean,
+            marker="o",
+            ms=3,
+            label=f"{variant} ({s.n_seeds} seed(s))",
+            **styles[variant],
+        )
         if s.n_seeds > 1:
-            ax.fill_between(s.steps, np.clip(s.mean - s.std, lo, hi), np.clip(s.mean + s.std, lo, hi),
-                            color=styles[variant]["color"], alpha=0.15)  # fmt: skip
+            ax.fill_between(
+                s.steps,
+                np.clip(s.mean - s.std, lo, hi),
+                np.clip(s.mean + s.std, lo, hi),
+                color=styles[variant]["color"],
+                alpha=0.15,
+            )
         summary.setdefault(variant, {})[ylabel] = f"{s.mean[-1]:.3f} ± {s.std[-1]:.3f}"
     # caption norm relative to the seed's common first-logged value, mean over the variant's seeds
     s = stack_seeds(list(logs[variant].values()), NORM)
@@ -424,7 +465,9 @@ for variant in variants:
     drift[variant] = (int(s.steps[-1]), float(rel.mean(0)[-1]), float(s.mean[-1]))
     summary[variant]["caption norm − common start"] = f"{rel.mean(0)[-1]:+.3f}"
 radius = stack_seeds(list(logs["ARGENT"].values()), "diag/aperture_radius")
-axes[0].plot(radius.steps, radius.mean, color="k", ls=":", label=r"radius $2K/\sqrt{c}$ (ARGENT's c)")
+axes[0].plot(
+    radius.steps, radius.mean, color="k", ls=":", label=r"radius $2K/\sqrt{c}$ (ARGENT's c)"
+)
 for ax, (_, ylabel, title, _) in zip(axes, panels):
     ax.set_xlabel("training step")
     ax.set_ylabel(ylabel)
@@ -439,8 +482,13 @@ axes[-1].set_title("caption norm relative to the common start")
 axes[-1].legend(fontsize=8, loc="lower left")
 fig.suptitle(f"aperture diagnostics over training ({scale} study; means over each variant's seeds)")
 fig.tight_layout()
-fig.legend(*axes[0].get_legend_handles_labels(), loc="upper center", ncol=4,
-           bbox_to_anchor=(0.5, 0.0), fontsize=9)  # fmt: skip
+fig.legend(
+    *axes[0].get_legend_handles_labels(),
+    loc="upper center",
+    ncol=4,
+    bbox_to_anchor=(0.5, 0.0),
+    fontsize=9,
+)
 save(fig, "aperture_training")
 plt.show()
 
@@ -451,8 +499,10 @@ for variant, (step, moved, norm) in drift.items():
         where = "within the variants' spread at the first logged step: no drift told apart"
     else:
         where = "moved inward (toward the origin)" if moved < 0 else "moved outward"
-    print(f"{variant:28s} caption norm {norm:.3f} at step {step}, {moved:+.4f} from the common "
-          f"start: {where}")
+    print(
+        f"{variant:28s} caption norm {norm:.3f} at step {step}, {moved:+.4f} from the common "
+        f"start: {where}"
+    )
 pd.DataFrame(summary).T.rename_axis(f"last logged step ({scale})")
 
 # %% [markdown]
@@ -461,27 +511,47 @@ pd.DataFrame(summary).T.rename_axis(f"last logged step ({scale})")
 # boxes):
 
 # %%
-box_panels = [("diag/box_text/norm_mean", "mean box-phrase norm"),
-              ("diag/box_image/norm_mean", "mean box-crop norm")]  # fmt: skip
+box_panels = [
+    ("diag/box_text/norm_mean", "mean box-phrase norm"),
+    ("diag/box_image/norm_mean", "mean box-crop norm"),
+]
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
 for variant in variants:
     if not any(box_panels[0][0] in r for log in logs[variant].values() for r in log):
         continue  # no boxes in this method
     for ax, (key, _) in zip(axes, box_panels):
         s = stack_seeds(list(logs[variant].values()), key)
-        ax.plot(s.steps, s.mean, marker="o", ms=3, label=f"{variant} ({s.n_seeds} seed(s))",
-                **styles[variant])  # fmt: skip
+        ax.plot(
+            s.steps,
+            s.mean,
+            marker="o",
+            ms=3,
+            label=f"{variant} ({s.n_seeds} seed(s))",
+            **styles[variant],
+        )
         if s.n_seeds > 1:
-            ax.fill_between(s.steps, np.clip(s.mean - s.std, 0, None), s.mean + s.std,
-                            color=styles[variant]["color"], alpha=0.15)  # fmt: skip
+            ax.fill_between(
+                s.steps,
+                np.clip(s.mean - s.std, 0, None),
+                s.mean + s.std,
+                color=styles[variant]["color"],
+                alpha=0.15,
+            )
 for ax, (_, label) in zip(axes, box_panels):
-    ax.plot(radius.steps, radius.mean, color="k", ls=":", label=r"radius $2K/\sqrt{c}$ (ARGENT's c)")
+    ax.plot(
+        radius.steps, radius.mean, color="k", ls=":", label=r"radius $2K/\sqrt{c}$ (ARGENT's c)"
+    )
     ax.set_xlabel("training step")
     ax.set_ylabel(f"{label} ‖x‖")
     ax.set_title(f"{label.removeprefix('mean ')} ({scale} study)")
 fig.tight_layout()
-fig.legend(*axes[0].get_legend_handles_labels(), loc="upper center", ncol=3,
-           bbox_to_anchor=(0.5, 0.0), fontsize=9)  # fmt: skip
+fig.legend(
+    *axes[0].get_legend_handles_labels(),
+    loc="upper center",
+    ncol=3,
+    bbox_to_anchor=(0.5, 0.0),
+    fontsize=9,
+)
 save(fig, "aperture_training_boxes")
 plt.show()
 
@@ -499,7 +569,9 @@ plt.show()
 
 # %%
 aperture_claims = [c for c in CLAIMS_FILE["claims"] if c["item"].startswith("aperture/")]
-assert len(aperture_claims) == 1, f"expected one aperture claim in claims.json, got {len(aperture_claims)}"
+assert len(aperture_claims) == 1, (
+    f"expected one aperture claim in claims.json, got {len(aperture_claims)}"
+)
 claim = aperture_claims[0]
 
 
@@ -509,9 +581,16 @@ for side, variant in (("variant_value", claim["variant"]), ("baseline_value", cl
     if side in claim and mine is not None and mine["seeds"] == claim["seeds"]:
         assert np.isclose(mine["mean"], claim[side]["mean"]), variant  # the claim's own value
 fig, ax = plt.subplots(figsize=(7, 3.8))
-interval_bars(ax, variants, [held_out[v] for v in variants], claim_range(claim), claim["chance"],
-              colors=[ARGENT_COLORS[v] for v in variants], ylabel=claim["label"],
-              title=f"held-out captions inside 2K/√c ({scale} study; no chance level)")  # fmt: skip
+interval_bars(
+    ax,
+    variants,
+    [held_out[v] for v in variants],
+    claim_range(claim),
+    claim["chance"],
+    colors=[ARGENT_COLORS[v] for v in variants],
+    ylabel=claim["label"],
+    title=f"held-out captions inside 2K/√c ({scale} study; no chance level)",
+)
 ax.tick_params(axis="x", labelsize=8)
 save(fig, "aperture_held_out")
 plt.show()
@@ -519,10 +598,12 @@ plt.show()
 print(f"[{claim['verdict']}] {claim['statement']} ({claim['variant']} vs {claim['baseline']})")
 if claim["effect"] is not None:
     low, high = claim["interval"]
-    print(f"  effect {claim['effect']:+.4f} [{low:+.4f}, {high:+.4f}] (lower is better); "
-          f"{claim['variant']} {claim['variant_value']['mean']:.4f}, "
-          f"{claim['baseline']} {claim['baseline_value']['mean']:.4f}; "
-          f"{len(claim['seeds'])}/{claim['runs_total']} seed(s) valid")
+    print(
+        f"  effect {claim['effect']:+.4f} [{low:+.4f}, {high:+.4f}] (lower is better); "
+        f"{claim['variant']} {claim['variant_value']['mean']:.4f}, "
+        f"{claim['baseline']} {claim['baseline_value']['mean']:.4f}; "
+        f"{len(claim['seeds'])}/{claim['runs_total']} seed(s) valid"
+    )
 for run in claim["invalid_runs"]:
     print(f"  left out (collapsed): {run}")
 if claim["verdict"] == "untestable":
@@ -537,27 +618,35 @@ if claim["verdict"] == "untestable":
 # %%
 reading = {
     "reproduces": f"{claim['variant']} leaves fewer held-out captions inside the radius than "
-                  f"{claim['baseline']}, beyond the interval: the paper's direction.",
+    f"{claim['baseline']}, beyond the interval: the paper's direction.",
     "contradicts": f"{claim['variant']} leaves more held-out captions inside the radius than "
-                   f"{claim['baseline']}, beyond the interval: against the paper.",
+    f"{claim['baseline']}, beyond the interval: against the paper.",
     "inconclusive": "the interval of the difference contains zero: no difference told apart.",
     "untestable": "the claim cannot be tested at this scale (see the reason printed above).",
-}  # fmt: skip
+}
 print(f"aperture claim: {claim['verdict']} — {reading[claim['verdict']]}")
 inside = {v: float(stack_seeds(list(logs[v].values()), FRAC).mean[-1]) for v in variants}
-print("training batches, last logged step, fraction of caption parents inside the radius: "
-      + ", ".join(f"{v} {f:.2f}" for v, f in inside.items()))
+print(
+    "training batches, last logged step, fraction of caption parents inside the radius: "
+    + ", ".join(f"{v} {f:.2f}" for v, f in inside.items())
+)
 if all(f == 0 for f in inside.values()):
-    print("no run has a caption parent inside the radius at its last logged step: the collapse "
-          "the paper describes does not occur in this study's training batches")
+    print(
+        "no run has a caption parent inside the radius at its last logged step: the collapse "
+        "the paper describes does not occur in this study's training batches"
+    )
 inward = [v for v, (step, moved, _) in drift.items() if step > first_step and moved < -spread]
-print("variants whose caption norms drifted inward beyond the spread at the common start: "
-      + (", ".join(inward) or "none"))
+print(
+    "variants whose caption norms drifted inward beyond the spread at the common start: "
+    + (", ".join(inward) or "none")
+)
 if "ARGENT" in drift and "ARGENT, no regularizer" in drift:
     gap_norm = drift["ARGENT, no regularizer"][2] - drift["ARGENT"][2]
-    print(f"without the regularizer, caption norms end {gap_norm:+.4f} from ARGENT's "
-          f"({'lower' if gap_norm < 0 else 'not lower'}; mean over the seeds each ran, no "
-          "interval: an observation, not a tested claim)")
+    print(
+        f"without the regularizer, caption norms end {gap_norm:+.4f} from ARGENT's "
+        f"({'lower' if gap_norm < 0 else 'not lower'}; mean over the seeds each ran, no "
+        "interval: an observation, not a tested claim)"
+    )
 
 # %% [markdown]
 # Reading the lines above: the verdict is the study's test of the paper's claim (paired seeds,

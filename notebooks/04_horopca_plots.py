@@ -80,8 +80,10 @@ torch.manual_seed(seed)
 scale = available_scale(scale)
 embeddings = {v: load_embeddings(scale, "argent", v) for v in variants}
 for v, emb in embeddings.items():
-    print(f"{v:16s} curvature c = {float(emb['curv']):.3f}; {len(emb['image'])} images, "
-          f"{len(emb['box_image'])} box crops")  # fmt: skip
+    print(
+        f"{v:16s} curvature c = {float(emb['curv']):.3f}; {len(emb['image'])} images, "
+        f"{len(emb['box_image'])} box crops"
+    )
 print(f"study scale: {scale}; embeddings of the seed-0 runs (every figure below shows seed 0 only)")
 
 # %% [markdown]
@@ -100,8 +102,10 @@ for v, emb in embeddings.items():
         keep = torch.randperm(len(x), generator=generator)[:max_points].sort().values
         x, level = x[keep], level[keep]
     points[v] = (x, level)
-pd.DataFrame({v: np.bincount(level.numpy(), minlength=len(LEVEL_NAMES))
-              for v, (_, level) in points.items()}, index=list(LEVEL_NAMES))  # fmt: skip
+pd.DataFrame(
+    {v: np.bincount(level.numpy(), minlength=len(LEVEL_NAMES)) for v, (_, level) in points.items()},
+    index=list(LEVEL_NAMES),
+)
 
 # %% [markdown]
 # ## Three views of each model
@@ -114,11 +118,15 @@ pd.DataFrame({v: np.bincount(level.numpy(), minlength=len(LEVEL_NAMES))
 # The first UMAP call compiles numba code (≈ 20–30 s).
 
 # %%
-views = {v: disc_views(x, float(embeddings[v]["curv"]), n_neighbors=n_neighbors, seed=seed)
-         for v, (x, _) in points.items()}  # fmt: skip
+views = {
+    v: disc_views(x, float(embeddings[v]["curv"]), n_neighbors=n_neighbors, seed=seed)
+    for v, (x, _) in points.items()
+}
 methods = list(next(iter(views.values())))
 
-fig, axes = plt.subplots(len(variants), len(methods), figsize=(4.3 * len(methods), 4.4 * len(variants)))
+fig, axes = plt.subplots(
+    len(variants), len(methods), figsize=(4.3 * len(methods), 4.4 * len(variants))
+)
 axes = np.atleast_2d(axes)
 for row, v in enumerate(variants):
     _, level = points[v]
@@ -130,25 +138,42 @@ for row, v in enumerate(variants):
         if limit < 0.7:
             inset = ax.inset_axes(inset_bounds(view, limit, size=0.3))
             draw_disc(inset, view, level, sizes=(4, 3, 2, 1, 1), origin_size=4)
-            inset.add_patch(plt.Rectangle((-limit, -limit), 2 * limit, 2 * limit, fill=False, lw=0.8))
+            inset.add_patch(
+                plt.Rectangle((-limit, -limit), 2 * limit, 2 * limit, fill=False, lw=0.8)
+            )
             inset.set_axis_off()
-        ax.set_title(f"{v} — {method}\ndistortion {view.distortion:.3f}"
-                     + (f" ({view.scaled_distortion:.3f} rescaled)" if method == "UMAP" else ""),
-                     fontsize=10)  # fmt: skip
+        ax.set_title(
+            f"{v} — {method}\ndistortion {view.distortion:.3f}"
+            + (f" ({view.scaled_distortion:.3f} rescaled)" if method == "UMAP" else ""),
+            fontsize=10,
+        )
         ax.set_xlabel("Poincaré coordinate 1")
         ax.set_ylabel("Poincaré coordinate 2")
 fig.tight_layout()
 handles, labels = axes[0, 0].get_legend_handles_labels()
 order = [*reversed(range(len(LEVEL_NAMES))), len(LEVEL_NAMES)]  # general → specific, then O
-fig.legend([handles[i] for i in order], [labels[i] for i in order], loc="upper center", ncol=3,
-           bbox_to_anchor=(0.5, 0.0), markerscale=1.5)  # fmt: skip
+fig.legend(
+    [handles[i] for i in order],
+    [labels[i] for i in order],
+    loc="upper center",
+    ncol=3,
+    bbox_to_anchor=(0.5, 0.0),
+    markerscale=1.5,
+)
 save(fig, "horopca_disc_views")
 plt.show()
 
 # %%
-pd.DataFrame({(v, m): {"distortion": views[v][m].distortion,
-                       "distortion at best scale": views[v][m].scaled_distortion}
-              for v in variants for m in methods}).T.round(3)  # fmt: skip
+pd.DataFrame(
+    {
+        (v, m): {
+            "distortion": views[v][m].distortion,
+            "distortion at best scale": views[v][m].scaled_distortion,
+        }
+        for v in variants
+        for m in methods
+    }
+).T.round(3)
 
 # %% [markdown]
 # How to read the grid. On the PCA views, the levels should form rings or a gradient away from
@@ -164,7 +189,9 @@ pd.DataFrame({(v, m): {"distortion": views[v][m].distortion,
 for v in variants:
     horo, tangent = views[v]["HoroPCA"].distortion, views[v]["tangent PCA"].distortion
     better = "HoroPCA" if horo < tangent else "tangent PCA"
-    print(f"{v:10s} distortion HoroPCA {horo:.3f}, tangent PCA {tangent:.3f}: {better} keeps the distances better")
+    print(
+        f"{v:10s} distortion HoroPCA {horo:.3f}, tangent PCA {tangent:.3f}: {better} keeps the distances better"
+    )
 #
 # ## Norms per hierarchy level, and crops vs full images
 #
@@ -185,11 +212,22 @@ for ax, v in zip(np.atleast_1d(axes), variants):
     for i, values in enumerate(data, start=1):
         jitter = np.random.default_rng(seed).uniform(-0.18, 0.18, len(values))
         ax.scatter(i + jitter, values, s=4, alpha=0.4, color=palette[i - 1])
-    ax.axhline(aperture_radius(float(embeddings[v]["curv"])), color="k", ls=":",
-               label=r"radius $2K/\sqrt{c}$")  # fmt: skip
-    ax.axhline(2**-0.5, color="k", ls="--", lw=0.8, label=r"$1/\sqrt{2}$ (ARGENT's $\mathcal{L}_{Reg}$)")
-    ax.set_xticks(range(1, len(names) + 1), [n.replace(" (", "\n(") for n in names], rotation=35,
-                  ha="right", fontsize=8)  # fmt: skip
+    ax.axhline(
+        aperture_radius(float(embeddings[v]["curv"])),
+        color="k",
+        ls=":",
+        label=r"radius $2K/\sqrt{c}$",
+    )
+    ax.axhline(
+        2**-0.5, color="k", ls="--", lw=0.8, label=r"$1/\sqrt{2}$ (ARGENT's $\mathcal{L}_{Reg}$)"
+    )
+    ax.set_xticks(
+        range(1, len(names) + 1),
+        [n.replace(" (", "\n(") for n in names],
+        rotation=35,
+        ha="right",
+        fontsize=8,
+    )
     ax.set_title(v)
 np.atleast_1d(axes)[0].set_ylabel(r"norm of the space part $\|x\|$")
 np.atleast_1d(axes)[0].legend(fontsize=8, loc="upper left")
@@ -199,8 +237,12 @@ save(fig, "horopca_norms")
 plt.show()
 
 # %%
-pd.DataFrame({v: {name: f"{g.mean():.3f} ± {g.std():.3f} (n={len(g)})" for name, g in groups[v].items()}
-              for v in variants})  # fmt: skip
+pd.DataFrame(
+    {
+        v: {name: f"{g.mean():.3f} ± {g.std():.3f} (n={len(g)})" for name, g in groups[v].items()}
+        for v in variants
+    }
+)
 
 # %% [markdown]
 # ## The case ARGENT's intra weight is about
@@ -230,8 +272,13 @@ for ax in axes:
 axes[0].set_title("distance from each crop to its own image")
 axes[1].set_title("the weight ARGENT gives (or would give) the pair")
 fig.tight_layout()
-fig.legend(*axes[0].get_legend_handles_labels(), loc="upper center", ncol=3,
-           bbox_to_anchor=(0.5, 0.0), fontsize=8)  # fmt: skip
+fig.legend(
+    *axes[0].get_legend_handles_labels(),
+    loc="upper center",
+    ncol=3,
+    bbox_to_anchor=(0.5, 0.0),
+    fontsize=8,
+)
 save(fig, "horopca_crop_weights")
 plt.show()
 
@@ -258,15 +305,18 @@ for v in variants:
     d = {kind: weights[v][kind][0] for kind in BOX_KIND_NAMES}
     verdicts[v] = {
         "Kendall τ (level vs norm)": round(float(tau), 3),
-        "images beyond level-4 captions": bool(groups[v]["image"].median()
-                                               > groups[v][LEVEL_NAMES[3]].median()),
-        "near-full crops nearer their image": bool(d["near-full crop"].median()
-                                                   < d["object crop"].median()),
-        "HoroPCA distortion ≤ tangent PCA's": bool(views[v]["HoroPCA"].distortion
-                                                  <= views[v]["tangent PCA"].distortion),
+        "images beyond level-4 captions": bool(
+            groups[v]["image"].median() > groups[v][LEVEL_NAMES[3]].median()
+        ),
+        "near-full crops nearer their image": bool(
+            d["near-full crop"].median() < d["object crop"].median()
+        ),
+        "HoroPCA distortion ≤ tangent PCA's": bool(
+            views[v]["HoroPCA"].distortion <= views[v]["tangent PCA"].distortion
+        ),
         "median h, near-full / object": f"{weights[v]['near-full crop'][1].median():.2f} / "
-                                        f"{weights[v]['object crop'][1].median():.2f}",
-    }  # fmt: skip
+        f"{weights[v]['object crop'][1].median():.2f}",
+    }
 pd.DataFrame(verdicts)
 
 # %% [markdown]

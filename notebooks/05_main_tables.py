@@ -95,7 +95,11 @@ assert CLAIMS_FILE["scale"] == scale, (CLAIMS_FILE["scale"], scale)
 # the committed verdicts must still follow from the committed results files and the rules
 fresh = {c["claim"]: c for c in decide_report(scale)["claims"]}
 for c in CLAIMS:
-    assert fresh[c["claim"]]["verdict"] == c["verdict"], (c["claim"], c["verdict"], fresh[c["claim"]]["verdict"])
+    assert fresh[c["claim"]]["verdict"] == c["verdict"], (
+        c["claim"],
+        c["verdict"],
+        fresh[c["claim"]]["verdict"],
+    )
     assert np.allclose(fresh[c["claim"]]["interval"] or [0, 0], c["interval"] or [0, 0]), c["claim"]
 assert set(fresh) == {c["claim"] for c in CLAIMS}, "claims.json and the declared claims differ"
 seeds = sorted({r["seed"] for r in rows})
@@ -103,11 +107,14 @@ print(f"study scale: {scale}; {len(rows)} result rows; seeds {seeds}; {len(CLAIM
 # the recipe the text above states: MoLo at τ = 0.9, λ = 1; InfoNCE (λ=0) the same with λ = 0
 molo, infonce = (run_info(scale, "himo", v)["config"]["loss"] for v in ("MoLo", "InfoNCE (λ=0)"))
 assert (molo["tau"], molo["lam"], infonce["lam"]) == (0.9, 1.0, 0.0), (molo, infonce)
-assert {k: v for k, v in molo.items() if k != "lam"} == {k: v for k, v in infonce.items() if k != "lam"}
+assert {k: v for k, v in molo.items() if k != "lam"} == {
+    k: v for k, v in infonce.items() if k != "lam"
+}
 
 
-def value_panels(study: str, variants: dict[str, str], colors: dict[str, str], name: str,
-                 ncols: int = 4) -> None:  # fmt: skip
+def value_panels(
+    study: str, variants: dict[str, str], colors: dict[str, str], name: str, ncols: int = 4
+) -> None:
     """One panel per metric the study's claims test: every variant's mean over valid seeds, its
     95 % interval clipped to the metric's range, its seeds, and the chance level."""
     panels = list({c["item"]: c for c in CLAIMS if c["study"] == study}.values())
@@ -116,22 +123,33 @@ def value_panels(study: str, variants: dict[str, str], colors: dict[str, str], n
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.4 * ncols, 3.6 * nrows), squeeze=False)
     for ax, c in zip(axes.flat, panels):
         values = [item_value(scale, study, v, c["item"]) for v in shown]
-        sides = (("variant_value", c["variant"], c["item"]),
-                 ("baseline_value", c["baseline"], c.get("baseline_item") or c["item"]))  # fmt: skip
+        sides = (
+            ("variant_value", c["variant"], c["item"]),
+            ("baseline_value", c["baseline"], c.get("baseline_item") or c["item"]),
+        )
         for side, variant, item in sides:  # the panel's numbers are the claim's numbers
             mine = item_value(scale, study, variant, item) if variant in shown else None
             if side in c and mine is not None and mine["seeds"] == c["seeds"]:
                 assert np.isclose(mine["mean"], c[side]["mean"]), (c["claim"], variant)
-        interval_bars(ax, [variants[v] for v in shown], values, claim_range(c), c["chance"],
-                      colors=[colors[variants[v]] for v in shown], ylabel=c["label"],
-                      title=c["label"] + ("" if c["chance"] is not None else " (no chance level)"))
+        interval_bars(
+            ax,
+            [variants[v] for v in shown],
+            values,
+            claim_range(c),
+            c["chance"],
+            colors=[colors[variants[v]] for v in shown],
+            ylabel=c["label"],
+            title=c["label"] + ("" if c["chance"] is not None else " (no chance level)"),
+        )
         ax.tick_params(axis="x", labelsize=7)
-    for ax in list(axes.flat)[len(panels):]:
+    for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
     counts = sorted({len(valid_seeds(scale, study, v)) for v in shown})
-    fig.suptitle(f"{study} study at CPU scale ({scale}; valid seeds per variant: "
-                 f"{'/'.join(map(str, counts))}; bars: mean, error bars: 95 % interval, dots: "
-                 "seeds, dashed: chance)")
+    fig.suptitle(
+        f"{study} study at CPU scale ({scale}; valid seeds per variant: "
+        f"{'/'.join(map(str, counts))}; bars: mean, error bars: 95 % interval, dots: "
+        "seeds, dashed: chance)"
+    )
     fig.tight_layout()
     save(fig, name)
 
@@ -144,21 +162,34 @@ def value_panels(study: str, variants: dict[str, str], colors: dict[str, str], n
 # %%
 published, source = published_table("himo_retrieval")
 print("source:", source)
-pd.DataFrame([
-    {"model": f"{r['model']} {r['arch']}",
-     **{d: ("–" if r[d] is None else f"{r[d]['i2t_r1']:.1f} / {r[d]['t2i_r1']:.1f}")
-        for d in ("Urban1k", "DOCCI", "Long-DCI", "Flickr30k", "COCO")}}
-    for r in published
-]).set_index("model")
+pd.DataFrame(
+    [
+        {
+            "model": f"{r['model']} {r['arch']}",
+            **{
+                d: ("–" if r[d] is None else f"{r[d]['i2t_r1']:.1f} / {r[d]['t2i_r1']:.1f}")
+                for d in ("Urban1k", "DOCCI", "Long-DCI", "Flickr30k", "COCO")
+            },
+        }
+        for r in published
+    ]
+).set_index("model")
 
 # %%
 published, source = published_table("himo_monotonicity")
 print("source:", source)
-pd.DataFrame([
-    {"model": r["model"], "HiMo@2 (avg)": r["himo@2"]["avg"], "HiMo@3 (avg)": r["himo@3"]["avg"],
-     "HiMo@K (ρ)": r["himo@K_pearson"], "COLA": r["cola_top1"]}
-    for r in published
-]).set_index("model")
+pd.DataFrame(
+    [
+        {
+            "model": r["model"],
+            "HiMo@2 (avg)": r["himo@2"]["avg"],
+            "HiMo@3 (avg)": r["himo@3"]["avg"],
+            "HiMo@K (ρ)": r["himo@K_pearson"],
+            "COLA": r["cola_top1"],
+        }
+        for r in published
+    ]
+).set_index("model")
 
 # %% [markdown]
 # ## HiMo-CLIP — this project, CPU scale
@@ -172,7 +203,9 @@ pd.DataFrame([
 
 # %%
 HIMO = "himo"
-himo_variants = [v for v in HIMO_MODELS if any(r["study"] == HIMO and r["variant"] == v for r in rows)]
+himo_variants = [
+    v for v in HIMO_MODELS if any(r["study"] == HIMO and r["variant"] == v for r in rows)
+]
 himo_columns = [
     Column("long R@1 I2T", "world-long", "text_retrieval_recall@1", 100),
     Column("long R@1 T2I", "world-long", "image_retrieval_recall@1", 100),
@@ -218,7 +251,9 @@ pd.DataFrame(published).set_index("variant")
 
 # %%
 ARGENT = "argent"
-argent_variants = [v for v in ARGENT_COLORS if any(r["study"] == ARGENT and r["variant"] == v for r in rows)]
+argent_variants = [
+    v for v in ARGENT_COLORS if any(r["study"] == ARGENT and r["variant"] == v for r in rows)
+]
 argent_columns = [
     Column("zero-shot L1", "world-zeroshot-L1", "acc1", 100),
     Column("zero-shot L2", "world-zeroshot-L2", "acc1", 100),
@@ -231,8 +266,9 @@ argent_columns = [
 table = study_table(rows, ARGENT, argent_variants, argent_columns)
 APERTURE = "aperture/short_caption_inside_radius"
 inside = {v: item_value(scale, ARGENT, v, APERTURE) for v in argent_variants}
-table["captions inside 2K/√c (%)"] = ["–" if inside[v] is None else f"{100 * inside[v]['mean']:.1f}"
-                                      for v in argent_variants]  # fmt: skip
+table["captions inside 2K/√c (%)"] = [
+    "–" if inside[v] is None else f"{100 * inside[v]['mean']:.1f}" for v in argent_variants
+]
 table
 
 # %%
@@ -247,6 +283,7 @@ value_panels(ARGENT, {v: v for v in ARGENT_COLORS}, ARGENT_COLORS, "tables_argen
 # `claims.json` (the effect and its 95 % interval over seeds and test set), beside the paper's
 # differences in points at each of its sizes.
 
+
 # %%
 def fmt(x: float | None) -> str:
     return "–" if x is None else f"{x:+.4g}"
@@ -254,7 +291,11 @@ def fmt(x: float | None) -> str:
 
 def effect_cell(c: dict) -> str:
     """A claim's effect and 95 % interval, as the tables below print it."""
-    return "–" if c["effect"] is None else f"{fmt(c['effect'])} [{fmt(c['interval'][0])}, {fmt(c['interval'][1])}]"
+    return (
+        "–"
+        if c["effect"] is None
+        else f"{fmt(c['effect'])} [{fmt(c['interval'][0])}, {fmt(c['interval'][1])}]"
+    )
 
 
 def seeds_cell(c: dict) -> str:
@@ -265,17 +306,34 @@ by_claim = {c["claim"]: c for c in CLAIMS}
 paper_rows = {(r["model"], r["arch"]): r for r in published_table("argent_main")[0]}
 size_claims = {
     "ARGENT − HyCoCLIP, larger model": ("argent-t2i-vs-hycoclip", "argent-pep-vs-hycoclip"),
-    "ARGENT − HyCoCLIP, smaller model": ("argent-t2i-vs-hycoclip-smaller",
-                                         "argent-pep-vs-hycoclip-smaller"),
+    "ARGENT − HyCoCLIP, smaller model": (
+        "argent-t2i-vs-hycoclip-smaller",
+        "argent-pep-vs-hycoclip-smaller",
+    ),
     "larger − smaller ARGENT": ("argent-size-t2i", "argent-size-zs-l1"),
-}  # fmt: skip
-size_table = pd.DataFrame([{
-    "comparison": name, "metric": by_claim[cid]["label"], "verdict": by_claim[cid]["verdict"],
-    "effect [95 % interval]": effect_cell(by_claim[cid]), "valid/total seeds": seeds_cell(by_claim[cid]),
-} for name, ids in size_claims.items() for cid in ids]).set_index(["comparison", "metric"])  # fmt: skip
-paper_gain = pd.DataFrame({arch: {
-    metric: paper_rows[("ARGENT", arch)][metric] - paper_rows[("HyCoCLIP", arch)][metric]
-    for metric in ("imagenet_acc1", "coco_t2i_r5", "pep_auc")} for arch in "SBL"})  # fmt: skip
+}
+size_table = pd.DataFrame(
+    [
+        {
+            "comparison": name,
+            "metric": by_claim[cid]["label"],
+            "verdict": by_claim[cid]["verdict"],
+            "effect [95 % interval]": effect_cell(by_claim[cid]),
+            "valid/total seeds": seeds_cell(by_claim[cid]),
+        }
+        for name, ids in size_claims.items()
+        for cid in ids
+    ]
+).set_index(["comparison", "metric"])
+paper_gain = pd.DataFrame(
+    {
+        arch: {
+            metric: paper_rows[("ARGENT", arch)][metric] - paper_rows[("HyCoCLIP", arch)][metric]
+            for metric in ("imagenet_acc1", "coco_t2i_r5", "pep_auc")
+        }
+        for arch in "SBL"
+    }
+)
 print("the paper's ARGENT − HyCoCLIP, in points, per size:")
 print(paper_gain.round(1).to_string())
 size_table
@@ -292,17 +350,27 @@ size_table
 # is already beyond that, as for HiMo@2's 50 % or PEP's 0.5, or where there is no chance level).
 
 # %%
-claims_table = pd.DataFrame([{
-    "paper": c["paper"], "claim": c["statement"], "metric": c["label"],
-    "variant vs baseline": f"{c['variant']} vs {c['baseline']}", "better": c["better"],
-    "verdict": c["verdict"],
-    "effect [95 % interval]": effect_cell(c),
-    "chance": "none" if c["chance"] is None else f"{c['chance']:.4g}",
-    "valid/total seeds": seeds_cell(c),
-    "baseline headroom": {True: "yes", False: "no", None: "n.a."}[c.get("baseline_headroom")],
-    "invalid runs": "; ".join(c["invalid_runs"]) or "–",
-    "why untestable": c["reason"] if c["verdict"] == "untestable" else "",
-} for c in CLAIMS]).set_index("claim")  # fmt: skip
+claims_table = pd.DataFrame(
+    [
+        {
+            "paper": c["paper"],
+            "claim": c["statement"],
+            "metric": c["label"],
+            "variant vs baseline": f"{c['variant']} vs {c['baseline']}",
+            "better": c["better"],
+            "verdict": c["verdict"],
+            "effect [95 % interval]": effect_cell(c),
+            "chance": "none" if c["chance"] is None else f"{c['chance']:.4g}",
+            "valid/total seeds": seeds_cell(c),
+            "baseline headroom": {True: "yes", False: "no", None: "n.a."}[
+                c.get("baseline_headroom")
+            ],
+            "invalid runs": "; ".join(c["invalid_runs"]) or "–",
+            "why untestable": c["reason"] if c["verdict"] == "untestable" else "",
+        }
+        for c in CLAIMS
+    ]
+).set_index("claim")
 assert set(claims_table["verdict"]) <= set(VERDICTS)
 claims_table
 
@@ -312,16 +380,19 @@ claims_table
 # beside it; one panel per unit, since percentages, correlations and fractions share no axis.
 
 # %%
-fig = claims_forest(CLAIMS, title=f"claims of both papers at CPU scale ({scale} study, "
-                                  f"{len(seeds)} seed(s))")
+fig = claims_forest(
+    CLAIMS, title=f"claims of both papers at CPU scale ({scale} study, {len(seeds)} seed(s))"
+)
 save(fig, "tables_claims_forest")
 plt.show()
 for paper in sorted({c["paper"] for c in CLAIMS}):
     counts = pd.Series([c["verdict"] for c in CLAIMS if c["paper"] == paper]).value_counts()
     print(f"{paper}: " + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS))
 reasons = pd.Series([c["reason"].split(" (")[0] for c in CLAIMS if c["verdict"] == "untestable"])
-print("untestable, by reason: " + (", ".join(f"{n} × {r}" for r, n in reasons.value_counts().items())
-                                   or "none"))
+print(
+    "untestable, by reason: "
+    + (", ".join(f"{n} × {r}" for r, n in reasons.value_counts().items()) or "none")
+)
 for verdict_name in ("reproduces", "contradicts"):
     named = [f"{c['paper']}: {c['statement']}" for c in CLAIMS if c["verdict"] == verdict_name]
     print(f"\n{verdict_name} ({len(named)}):" + "".join(f"\n  - {n}" for n in named))
@@ -335,17 +406,31 @@ for verdict_name in ("reproduces", "contradicts"):
 # every claim.
 
 # %%
-targets = pd.DataFrame([{
-    "study": t["study"], "variants": ", ".join(t["variants"]), "metric": t["metric"],
-    "target": t["target"], "median": t["median"], "runs": t["runs"], "met": t["met"],
-} for t in CLAIMS_FILE["targets"]])  # fmt: skip
+targets = pd.DataFrame(
+    [
+        {
+            "study": t["study"],
+            "variants": ", ".join(t["variants"]),
+            "metric": t["metric"],
+            "target": t["target"],
+            "median": t["median"],
+            "runs": t["runs"],
+            "met": t["met"],
+        }
+        for t in CLAIMS_FILE["targets"]
+    ]
+)
 met = int(targets["met"].sum())
 print(f"{met} of {len(targets)} learning targets met at the {scale} scale")
 if met < len(targets):
-    print("where a target is missed, the claims on those models rest on models that did not reach "
-          "the intended quality; their verdicts are read with that in mind")
-print(f"collapsed runs ({len(CLAIMS_FILE['collapsed_runs'])}):"
-      + ("".join(f"\n  - {r}" for r in CLAIMS_FILE["collapsed_runs"]) or " none"))
+    print(
+        "where a target is missed, the claims on those models rest on models that did not reach "
+        "the intended quality; their verdicts are read with that in mind"
+    )
+print(
+    f"collapsed runs ({len(CLAIMS_FILE['collapsed_runs'])}):"
+    + ("".join(f"\n  - {r}" for r in CLAIMS_FILE["collapsed_runs"]) or " none")
+)
 targets
 
 # %% [markdown]
@@ -368,22 +453,33 @@ targets
 curves = load_curves(scale)
 target_of = {t["metric"]: t["target"] for t in CLAIMS_FILE["targets"]}
 n_eval = curves[0]["eval_size"]
-chance_of = {c["item"]: c["chance"] for c in CLAIMS if c["item"] in target_of}  # claims.json's levels
+chance_of = {
+    c["item"]: c["chance"] for c in CLAIMS if c["item"] in target_of
+}  # claims.json's levels
 assert set(chance_of) == set(target_of), (chance_of, target_of)
 fig = learning_curves(curves, target_of, chance_of)
-fig.suptitle(f"held-out metric against training CPU time ({scale} study, seed 0, "
-             f"{n_eval} held-out samples)", y=1.02)  # fmt: skip
+fig.suptitle(
+    f"held-out metric against training CPU time ({scale} study, seed 0, {n_eval} held-out samples)",
+    y=1.02,
+)
 save(fig, "tables_learning_curves")
 plt.show()
 final = {(c["recipe"], c["metric"]): c["points"][-1] for c in curves}
 for (recipe, metric), point in final.items():
-    print(f"{recipe}: {metric} {point['value']:.3f} after {point['cpu_seconds']:.0f} CPU-s "
-          f"(step {point['step']})")
-zero_shot = {r: p["value"] for (r, m), p in final.items()
-             if m == "zero-shot L1 acc1" and r.startswith("pretrain")}  # fmt: skip
+    print(
+        f"{recipe}: {metric} {point['value']:.3f} after {point['cpu_seconds']:.0f} CPU-s "
+        f"(step {point['step']})"
+    )
+zero_shot = {
+    r: p["value"]
+    for (r, m), p in final.items()
+    if m == "zero-shot L1 acc1" and r.startswith("pretrain")
+}
 best = max(zero_shot, key=zero_shot.get)
-print(f"best pre-training recipe on zero-shot L1: {best} ({zero_shot[best]:.3f}; target "
-      f"{target_of['world-zeroshot/L1_correct']})")
+print(
+    f"best pre-training recipe on zero-shot L1: {best} ({zero_shot[best]:.3f}; target "
+    f"{target_of['world-zeroshot/L1_correct']})"
+)
 if scale == "full":  # the recipe the study chose is the best one tried on the metric it targets
     assert best.endswith("(the study's recipe)"), zero_shot
 

@@ -24,7 +24,7 @@
 # %% tags=["parameters"]
 checkpoint = "runs/notebook/himo"
 train_config = None
-benchmarks = None  # None: every world benchmark (paperlib.engine.evaluate.WORLD_BENCHMARKS)
+benchmarks = None  # None: every world benchmark (paperlib.engine.evaluation.WORLD_BENCHMARKS)
 world_size = 128
 hierarcaps_root = None
 hierarcaps_limit = None
@@ -33,7 +33,7 @@ output_dir = "runs/notebook/himo-eval"
 # %%
 from IPython.display import Markdown, display
 
-from paperlib.engine.evaluate import markdown_table
+from paperlib.engine.evaluation import markdown_table
 from paperlib.evaluate import run_or_train
 from paperlib.notebooks import REPO_ROOT
 

@@ -47,9 +47,12 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -
         Path(tmp).unlink(missing_ok=True)
         if _disk_full(err, path.parent):
             free = shutil.disk_usage(path.parent).free
-            raise DiskFullError(errno.ENOSPC, f"disk full while writing {path} ({free} bytes free "
-                                "on its file system); the previous file, if any, is unchanged; "
-                                "free space or choose another folder") from err  # fmt: skip
+            raise DiskFullError(
+                errno.ENOSPC,
+                f"disk full while writing {path} ({free} bytes free "
+                "on its file system); the previous file, if any, is unchanged; "
+                "free space or choose another folder",
+            ) from err
         raise
     return path
 

@@ -61,7 +61,9 @@ def score_derivative(image: np.ndarray, text: np.ndarray, increment: np.ndarray)
     return float((v @ increment - (v @ t) * (t @ increment)) / norm)
 
 
-def full_vs_component_scores(image: Tensor, text: Tensor, tau: float = 0.9) -> dict[str, np.ndarray]:
+def full_vs_component_scores(
+    image: Tensor, text: Tensor, tau: float = 0.9
+) -> dict[str, np.ndarray]:
     """Full-text vs HiDe-component scores of matched (batch, dim) pairs (SPEC §1.1).
 
     HiDe runs on the batch of ``text``; for each pair i: ``full`` = cos(v_i, u_i),
@@ -74,8 +76,9 @@ def full_vs_component_scores(image: Tensor, text: Tensor, tau: float = 0.9) -> d
     u, comp = text.double().numpy(), result.features.numpy()
     full = np.einsum("nd,nd->n", v, u) / np.linalg.norm(u, axis=1)
     component = np.einsum("nd,nd->n", v, comp) / np.linalg.norm(comp, axis=1)
-    margin = np.array([monotonicity_margin(v[i], np.stack([comp[i], u[i]]))[0]
-                       for i in range(len(v))])  # fmt: skip
+    margin = np.array(
+        [monotonicity_margin(v[i], np.stack([comp[i], u[i]]))[0] for i in range(len(v))]
+    )
     return {"full": full, "component": component, "margin": margin, "m": np.asarray(result.m)}
 
 
@@ -108,12 +111,18 @@ def k_segment_falls(per_image: Sequence[np.ndarray], k: int) -> dict[str, np.nda
     curves = np.stack([k_cut_scores(per_image[i], k) for i in kept]) if kept else np.zeros((0, k))
     steps = np.diff(curves, axis=1)
     rho = monotonicity_correlations(curves) if kept else np.zeros(0)
-    return {"image": np.asarray(kept), "curves": curves, "falls": (steps < 0).sum(axis=1),
-            "largest_fall": np.maximum(-steps.min(axis=1, initial=0.0), 0.0), "rho": rho}  # fmt: skip
+    return {
+        "image": np.asarray(kept),
+        "curves": curves,
+        "falls": (steps < 0).sum(axis=1),
+        "largest_fall": np.maximum(-steps.min(axis=1, initial=0.0), 0.0),
+        "rho": rho,
+    }
 
 
-def mean_by_segment_index(scores: Sequence[np.ndarray], relative: bool = False,
-                          min_count: int = 1) -> dict[str, np.ndarray]:
+def mean_by_segment_index(
+    scores: Sequence[np.ndarray], relative: bool = False, min_count: int = 1
+) -> dict[str, np.ndarray]:
     """Mean, standard error and count of s_k over the images that have a k-th segment.
 
     ``relative``: use ``s_k − s_1`` per image (the rise since the first sentence). Indices

@@ -15,6 +15,7 @@ matplotlib.use(os.environ.get("MPLBACKEND", "Agg"))
 import matplotlib.pyplot as plt  # noqa: E402
 
 from paperlib.atomic import atomic_write  # noqa: E402
+from paperlib.tables.summary import mean_std
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 STYLE = {
@@ -42,11 +43,17 @@ def use_style() -> None:
     plt.rcParams.update(STYLE)
 
 
-def save(fig: plt.Figure, name: str, directory: str | Path | None = None,
-         formats: tuple[str, ...] = ("png", "pdf")) -> list[Path]:
+def save(
+    fig: plt.Figure,
+    name: str,
+    directory: str | Path | None = None,
+    formats: tuple[str, ...] = ("png", "pdf"),
+) -> list[Path]:
     """Write ``fig`` as ``<directory>/<name>.<fmt>`` for each format, atomically."""
     if not name or "/" in name or name.startswith("."):
-        raise ValueError(f"figure name must be a plain file stem like 'hide_spectrum'; got {name!r}")
+        raise ValueError(
+            f"figure name must be a plain file stem like 'hide_spectrum'; got {name!r}"
+        )
     directory = Path(directory) if directory is not None else figures_dir()
     directory.mkdir(parents=True, exist_ok=True)
     written = []
@@ -59,12 +66,16 @@ def save(fig: plt.Figure, name: str, directory: str | Path | None = None,
     return written
 
 
-def bars_with_errors(ax: plt.Axes, labels: list[str], samples: list[list[float]],
-                     ylabel: str, title: str = "", colors: list | None = None) -> None:
+def bars_with_errors(
+    ax: plt.Axes,
+    labels: list[str],
+    samples: list[list[float]],
+    ylabel: str,
+    title: str = "",
+    colors: list | None = None,
+) -> None:
     """Bar chart of per-group means with ± one standard deviation and the individual seeds."""
     import numpy as np
-
-    from paperlib.tables.summary import mean_std
 
     means, stds = zip(*(mean_std(list(s)) for s in samples)) if samples else ((), ())
     x = np.arange(len(labels))
@@ -93,8 +104,12 @@ def plot_log(log: list[dict], keys: list[str], title: str = "") -> plt.Figure:
 
 # ------------------------------------------------------------------ claims (results/<scale>/claims.json)
 
-VERDICT_COLORS = {"reproduces": "tab:green", "contradicts": "tab:red", "inconclusive": "tab:gray",
-                  "untestable": "0.75"}  # fmt: skip
+VERDICT_COLORS = {
+    "reproduces": "tab:green",
+    "contradicts": "tab:red",
+    "inconclusive": "tab:gray",
+    "untestable": "0.75",
+}
 UNIT_TEXT = {"%": "percentage points", "ρ": "ρ", "fraction": "fraction of items"}
 
 
@@ -121,8 +136,7 @@ def claim_range(claim) -> tuple[float, float]:
     return 0.0, 1.0
 
 
-def chance_line(ax: plt.Axes, chance: float | None, label: str = "chance",
-                vertical: bool = False):  # fmt: skip
+def chance_line(ax: plt.Axes, chance: float | None, label: str = "chance", vertical: bool = False):
     """A dashed line at a metric's chance level (nothing when it has none, ``chance=None``)."""
     if chance is None:
         return None
@@ -130,17 +144,25 @@ def chance_line(ax: plt.Axes, chance: float | None, label: str = "chance",
     return draw(chance, color="0.3", ls="--", lw=1.0, label=label, zorder=1)
 
 
-def clipped_errors(mean: float, low: float, high: float,
-                   bounds: tuple[float, float]) -> tuple[float, float]:  # fmt: skip
+def clipped_errors(
+    mean: float, low: float, high: float, bounds: tuple[float, float]
+) -> tuple[float, float]:
     """Error-bar lengths (below, above) of ``mean`` for the interval [low, high] clipped to
     ``bounds``, the metric's range: an interval never reaches past a value the metric can take."""
     low, high = max(low, bounds[0]), min(high, bounds[1])
     return max(mean - low, 0.0), max(high - mean, 0.0)
 
 
-def interval_bars(ax: plt.Axes, labels: list[str], values: list[dict | None],
-                  bounds: tuple[float, float], chance: float | None = None,
-                  colors: list | None = None, ylabel: str = "", title: str = "") -> None:  # fmt: skip
+def interval_bars(
+    ax: plt.Axes,
+    labels: list[str],
+    values: list[dict | None],
+    bounds: tuple[float, float],
+    chance: float | None = None,
+    colors: list | None = None,
+    ylabel: str = "",
+    title: str = "",
+) -> None:
     """Bars of each group's ``mean`` with its 95 % ``interval`` (as in ``claims.json``'s
     ``variant_value``) clipped to ``bounds``, a dot per seed (``per_seed``) and a dashed line at
     the chance level; the y axis stays within ``bounds`` too. A ``None`` value (no valid run)
@@ -179,14 +201,26 @@ def claims_forest(claims: list[dict], title: str = "") -> plt.Figure:
     if not groups:
         raise ValueError("claims_forest needs at least one claim")
     sizes = [len(g) for g in groups.values()]
-    fig, axes = plt.subplots(len(groups), 1, figsize=(9, 0.32 * sum(sizes) + 1.1 * len(groups)),
-                             gridspec_kw={"height_ratios": sizes}, squeeze=False)  # fmt: skip
+    fig, axes = plt.subplots(
+        len(groups),
+        1,
+        figsize=(9, 0.32 * sum(sizes) + 1.1 * len(groups)),
+        gridspec_kw={"height_ratios": sizes},
+        squeeze=False,
+    )
     for ax, (unit, group) in zip(axes[:, 0], groups.items()):
         for row, claim in enumerate(group):
             y = len(group) - 1 - row
             verdict = claim["verdict"]
-            ax.text(1.01, y, verdict, transform=ax.get_yaxis_transform(), va="center",
-                    fontsize=8, color=VERDICT_COLORS.get(verdict, "black"))  # fmt: skip
+            ax.text(
+                1.01,
+                y,
+                verdict,
+                transform=ax.get_yaxis_transform(),
+                va="center",
+                fontsize=8,
+                color=VERDICT_COLORS.get(verdict, "black"),
+            )
             if claim.get("effect") is None:
                 ax.text(0, y, " no valid seeds", va="center", fontsize=8)
                 continue
@@ -195,11 +229,16 @@ def claims_forest(claims: list[dict], title: str = "") -> plt.Figure:
             low, high = sorted(sign * v for v in claim["interval"])
             lo, hi = claim_range(claim)
             below, above = clipped_errors(effect, low, high, (lo - hi, hi - lo))
-            ax.errorbar(effect, y, xerr=[[below], [above]], fmt="o", capsize=3,
-                        color=VERDICT_COLORS.get(verdict, "black"))  # fmt: skip
+            ax.errorbar(
+                effect,
+                y,
+                xerr=[[below], [above]],
+                fmt="o",
+                capsize=3,
+                color=VERDICT_COLORS.get(verdict, "black"),
+            )
         ax.axvline(0, color="black", lw=0.8)
-        ax.set_yticks(range(len(group)), [claim_row(c) for c in reversed(group)],
-                      fontsize=8)  # fmt: skip
+        ax.set_yticks(range(len(group)), [claim_row(c) for c in reversed(group)], fontsize=8)
         ax.set_ylim(-0.7, len(group) - 0.3)
         ax.set_xlabel(f"effect in the paper's direction ({UNIT_TEXT[unit]})")
     if title:
@@ -216,8 +255,9 @@ def claim_row(claim: dict) -> str:
     return f"{claim['label']}: {claim['variant']} vs {claim['baseline']}"
 
 
-def learning_curves(curves: list[dict], targets: dict[str, float],
-                    chances: dict[str, float]) -> plt.Figure:  # fmt: skip
+def learning_curves(
+    curves: list[dict], targets: dict[str, float], chances: dict[str, float]
+) -> plt.Figure:
     """One panel per metric of ``curves.json``: each recipe's held-out value against its
     training CPU seconds (a fine-tune's own, without its pre-training), the learning target
     (dotted; ``targets`` by the curve's ``item``) and the chance level (dashed; ``chances``)."""
@@ -241,4 +281,3 @@ def learning_curves(curves: list[dict], targets: dict[str, float],
         ax.legend(fontsize=6, loc="best")
     fig.tight_layout()
     return fig
-

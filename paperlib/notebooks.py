@@ -11,6 +11,7 @@ Parameter files live in ``params/<notebook stem>/<preset>.yaml``.
 from __future__ import annotations
 
 import argparse
+import ast
 import sys
 import time
 from pathlib import Path
@@ -21,12 +22,15 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 PARAMS_DIR = REPO_ROOT / "params"
 BUILD_DIR = REPO_ROOT / "build"
+EXECUTED_DIR = BUILD_DIR / "executed"  # where ``run`` writes each executed ``.ipynb``
 
 
 def notebooks(directory: Path = NOTEBOOK_DIR) -> list[Path]:
     """Every jupytext notebook (``*.py``) in ``directory``, tutorials (``NN_*``) first."""
     found = sorted(directory.glob("*.py"))
-    return [p for p in found if p.name[:2].isdigit()] + [p for p in found if not p.name[:2].isdigit()]
+    return [p for p in found if p.name[:2].isdigit()] + [
+        p for p in found if not p.name[:2].isdigit()
+    ]
 
 
 def preset_path(notebook: Path, preset: str) -> Path:
@@ -34,8 +38,10 @@ def preset_path(notebook: Path, preset: str) -> Path:
     path = PARAMS_DIR / Path(notebook).stem / f"{preset}.yaml"
     if not path.is_file():
         found = sorted(p.stem for p in path.parent.glob("*.yaml"))
-        raise FileNotFoundError(f"no preset {preset!r} for {Path(notebook).name}: {path} does not "
-                                f"exist; presets there: {', '.join(found) or 'none'}")  # fmt: skip
+        raise FileNotFoundError(
+            f"no preset {preset!r} for {Path(notebook).name}: {path} does not "
+            f"exist; presets there: {', '.join(found) or 'none'}"
+        )
     return path
 
 
@@ -45,7 +51,9 @@ def load_parameters(path: Path) -> dict:
         raise FileNotFoundError(f"parameter file not found: {path}")
     params = yaml.safe_load(path.read_text()) or {}
     if not isinstance(params, dict):
-        raise ValueError(f"{path}: expected a mapping of notebook parameters, got {type(params).__name__}")
+        raise ValueError(
+            f"{path}: expected a mapping of notebook parameters, got {type(params).__name__}"
+        )
     return params
 
 
@@ -58,8 +66,56 @@ def to_ipynb(notebook: Path, output: Path) -> Path:
     return output
 
 
-def run(notebook: Path, parameters: dict | None = None, output_dir: Path | None = None,
-        log_output: bool = False) -> Path:
+def declared_parameters(notebook) -> dict[str, object]:
+    """``{name: default}`` of the literal defaults in a notebook's ``parameters`` cell."""
+    cells = [c for c in notebook.cells if "parameters" in c.metadata.get("tags", [])]
+    defaults: dict[str, object] = {}
+    for cell in cells:
+        for node in ast.parse(cell.source).body:
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+            ):
+                try:
+                    defaults[node.targets[0].id] = ast.literal_eval(node.value)
+                except ValueError:
+                    continue  # not a literal: nothing to check against
+    return defaults
+
+
+def check_parameter_types(notebook, parameters: dict, name: str) -> None:
+    """ValueError naming the parameter when a value's kind differs from its literal default's
+    (a mapping for a mapping, a list for a list, text for text, a number for a number); a
+    ``None`` default takes anything."""
+    kinds = (
+        (dict, "a mapping"),
+        (list, "a list"),
+        (str, "text"),
+        (bool, "true/false"),
+        ((int, float), "a number"),
+    )
+    defaults = declared_parameters(notebook)
+    for key, value in parameters.items():
+        default = defaults.get(key)
+        if default is None or value is None:
+            continue
+        for kind, label in kinds:
+            if isinstance(default, kind) and not isinstance(value, kind):
+                raise ValueError(
+                    f"{name}: parameter {key!r} must be {label} like its default "
+                    f"{default!r}; got {value!r}"
+                )
+            if isinstance(default, kind):
+                break
+
+
+def run_notebook(
+    notebook: Path,
+    parameters: dict | None = None,
+    output_dir: Path | None = None,
+    log_output: bool = False,
+) -> Path:
     """Execute ``notebook`` with papermill; returns the executed ``.ipynb`` path."""
     import jupytext
     import papermill
@@ -68,11 +124,13 @@ def run(notebook: Path, parameters: dict | None = None, output_dir: Path | None 
     if not notebook.is_file():
         names = ", ".join(p.name for p in notebooks())
         raise FileNotFoundError(f"notebook not found: {notebook}; the notebooks are {names}")
-    output_dir = Path(output_dir or BUILD_DIR / "executed")
+    source = jupytext.read(notebook)
+    check_parameter_types(source, parameters or {}, notebook.name)
+    output_dir = Path(output_dir or EXECUTED_DIR)
     output_dir.mkdir(parents=True, exist_ok=True)
     output = output_dir / f"{notebook.stem}.ipynb"
     papermill.execute_notebook(
-        jupytext.read(notebook),
+        source,
         str(output),
         parameters=parameters or {},
         kernel_name="python3",
@@ -94,30 +152,50 @@ def reproduce(preset: str = "smoke-cpu", only: list[str] | None = None) -> dict[
         path = PARAMS_DIR / nb.stem / f"{preset}.yaml"  # tutorials have none: their defaults
         params = load_parameters(path) if path.is_file() else {}
         start = time.perf_counter()
-        print(f"[reproduce] {nb.name} ({path.relative_to(REPO_ROOT) if params else 'defaults'})", flush=True)
-        run(nb, params)
+        print(
+            f"[reproduce] {nb.name} ({path.relative_to(REPO_ROOT) if params else 'defaults'})",
+            flush=True,
+        )
+        run_notebook(nb, params)
         times[nb.stem] = time.perf_counter() - start
         print(f"[reproduce] {nb.name} done in {times[nb.stem]:.0f} s", flush=True)
     return times
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m paperlib.notebooks", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m paperlib.notebooks",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     one = sub.add_parser("run", help="execute one notebook")
     one.add_argument("notebook", type=Path)
     one.add_argument("--preset", help="params/<notebook>/<preset>.yaml")
     one.add_argument("--params", type=Path, help="a YAML parameter file")
-    one.add_argument("-p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
-                     help="override one parameter (VALUE parsed as YAML)")
+    one.add_argument(
+        "-p",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="override one parameter (VALUE parsed as YAML)",
+    )
     every = sub.add_parser("reproduce", help="execute every notebook with a preset")
     every.add_argument("--preset", default="smoke-cpu")
     every.add_argument("--only", nargs="*")
     conv = sub.add_parser("convert", help="convert notebooks to .ipynb under build/notebooks")
     conv.add_argument("notebooks", nargs="*", type=Path)
     args = parser.parse_args(argv)
+    try:
+        return _command(args)
+    except (FileNotFoundError, ValueError) as err:
+        print(f"notebooks: {err}", file=sys.stderr)
+        return 2
 
+
+def _command(args: argparse.Namespace) -> int:
+    """The chosen sub-command of :func:`main`."""
     if args.command == "run":
         params = {}
         if args.preset:
@@ -125,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.params:
             params.update(load_parameters(args.params))
         params.update({k: yaml.safe_load(v) for k, v in args.p})
-        print(run(args.notebook, params, log_output=True))
+        print(run_notebook(args.notebook, params, log_output=True))
     elif args.command == "reproduce":
         times = reproduce(args.preset, args.only)
         print(f"[reproduce] total {sum(times.values()):.0f} s")

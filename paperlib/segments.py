@@ -19,7 +19,9 @@ def prefix_ends(n: int, k: int, name: str = "k") -> list[int]:
     return [-(-j * n // k) for j in range(1, k + 1)]
 
 
-def cumulative_prefixes(sentences: Sequence[str], k: int | None = None, name: str = "k") -> list[str]:
+def cumulative_prefixes(
+    sentences: Sequence[str], k: int | None = None, name: str = "k"
+) -> list[str]:
     """The cumulative prefixes of ``sentences`` joined by spaces: all of them, or ``k`` cut ones."""
     ends = range(1, len(sentences) + 1) if k is None else prefix_ends(len(sentences), k, name)
     return [" ".join(sentences[:e]) for e in ends]

@@ -7,7 +7,7 @@ Runs unchanged single-process or under ``torchrun`` (DDP), e.g.::
 
 ``CONFIG`` is a YAML/JSON file with ``method`` and the sections of
 :mod:`paperlib.engine.config`; a notebook parameter file (with a ``config`` key holding that
-mapping) is accepted too. Notebooks call :func:`run` and :func:`read_log`.
+mapping) is accepted too. Notebooks call :func:`run_in` and :func:`read_log`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from paperlib.atomic import DiskFullError
+from paperlib.engine import distributed
 from paperlib.engine.config import Config, ConfigError, load_config, read_file
-from paperlib.engine.train import NonFiniteLossError, TrainResult, train
+from paperlib.engine.loop import NonFiniteLossError, TrainResult, dry_run, train
 
 
 def config_from(
@@ -38,20 +39,21 @@ def config_from(
     return load_config(raw, overrides)
 
 
-def run(
+def train_run(
     source: str | Path | dict[str, Any] | Config, overrides: list[str] | tuple[str, ...] = ()
 ) -> TrainResult:
-    """Train (or resume) from a config; returns :class:`~paperlib.engine.train.TrainResult`."""
+    """Train (or resume) from a config; returns :class:`~paperlib.engine.loop.TrainResult`."""
     config = source if isinstance(source, Config) else config_from(source, overrides)
     return train(config, overrides if isinstance(source, Config) else ())
 
 
-def run_in(root: str | Path, config: dict[str, Any], overrides: list[str] | tuple[str, ...] = ()
-           ) -> TrainResult:
-    """:func:`run` with ``train.output_dir`` taken relative to ``root`` (the notebooks' repo)."""
+def run_in(
+    root: str | Path, config: dict[str, Any], overrides: list[str] | tuple[str, ...] = ()
+) -> TrainResult:
+    """``train_run`` with ``train.output_dir`` taken relative to ``root`` (the notebooks' repo)."""
     train_section = dict(config.get("train", {}))
     train_section["output_dir"] = str(Path(root) / train_section.get("output_dir", "runs/notebook"))
-    return run({**config, "train": train_section}, overrides)
+    return train_run({**config, "train": train_section}, overrides)
 
 
 def trained_to_end(output_dir: str | Path) -> bool:
@@ -61,9 +63,21 @@ def trained_to_end(output_dir: str | Path) -> bool:
     log = output / "log.jsonl"
     if not (output / "last.pt").is_file() or not log.is_file():
         return False
-    status = [json.loads(line)["status"] for line in log.read_text().splitlines()
-              if '"status"' in line]  # fmt: skip
+    status = [r["status"] for r in _records(log) if "status" in r]
     return bool(status) and status[-1] == "finished"
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    """The JSON records of a log file; a line torn by a crash or a full disk is left out."""
+    records = []
+    for line in path.read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records
 
 
 def read_log(output_dir: str | Path) -> list[dict[str, Any]]:
@@ -71,8 +85,7 @@ def read_log(output_dir: str | Path) -> list[dict[str, Any]]:
     path = Path(output_dir) / "log.jsonl"
     if not path.is_file():
         raise FileNotFoundError(f"no training log at {path}")
-    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [r for r in records if "loss" in r]
+    return [r for r in _records(path) if "loss" in r]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,14 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as err:
         print(f"config error: {err}", file=sys.stderr)
         return 2
-    if args.dry_run:
-        from paperlib.engine.train import dry_run
-
-        print(f"[train] dry run: {dry_run(config)[0]}")
-        return 0
-    from paperlib.engine import distributed
-
     try:
+        if args.dry_run:
+            print(f"[train] dry run: {dry_run(config)[0]}")
+            return 0
         result = train(config)
         if distributed.is_main():
             print(f"[train] {result.status} at step {result.step}; checkpoint {result.checkpoint}")
@@ -114,6 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     except DiskFullError as err:
         print(f"training stopped: {err.strerror}", file=sys.stderr)
         return 4
+    except (ConfigError, ValueError, RuntimeError) as err:  # named by the engine
+        print(f"training refused: {err}", file=sys.stderr)
+        return 2
     finally:
         distributed.cleanup()
     return 0

@@ -17,9 +17,16 @@ def tiny_config(method: str, output_dir: Path, **sections: dict[str, Any]) -> di
         "model": {"name": "paper-tiny", "context_length": 77},
         "data": {"dataset": "world", "size": 64, "image_size": 32},
         "optim": {"lr": 1e-3, "warmup_steps": 2},
-        "train": {"steps": 4, "batch_size": 16, "log_every": 1, "diag_every": 2,
-                  "ckpt_every": 1000, "output_dir": str(output_dir), "progress": False},
-    }  # fmt: skip
+        "train": {
+            "steps": 4,
+            "batch_size": 16,
+            "log_every": 1,
+            "diag_every": 2,
+            "ckpt_every": 1000,
+            "output_dir": str(output_dir),
+            "progress": False,
+        },
+    }
     for name, values in sections.items():
         raw.setdefault(name, {}).update(values)
     return raw

@@ -95,7 +95,9 @@ def test_pooled_correlation_ratio_is_the_variance_weighted_mean():
     values = rng.normal(size=(30, 4)) * np.array([1, 2, 3, 4]) + groups[:, None]
     eta2 = correlation_ratio(values, groups)
     total = values.var(axis=0)
-    assert pooled_correlation_ratio(values, groups) == pytest.approx((eta2 * total).sum() / total.sum())
+    assert pooled_correlation_ratio(values, groups) == pytest.approx(
+        (eta2 * total).sum() / total.sum()
+    )
 
 
 def test_chance_correlation_ratio_is_the_mean_over_all_relabellings():
@@ -153,8 +155,14 @@ def test_world_factors_match_rendered_samples():
         assert [factors[n][i] for n in FACTORS[:3]] == meta["labels"]
         assert factors["object count"][i] == len(meta["objects"])
         assert COLOURS[factors["main colour"][i]][0] == meta["objects"][0]["colour"]
-        assert factor_value_names("main colour")[factors["main colour"][i]] == meta["objects"][0]["colour"]
-        assert factor_value_names("sub-category")[factors["sub-category"][i]] == meta["objects"][0]["sub"]
+        assert (
+            factor_value_names("main colour")[factors["main colour"][i]]
+            == meta["objects"][0]["colour"]
+        )
+        assert (
+            factor_value_names("sub-category")[factors["sub-category"][i]]
+            == meta["objects"][0]["sub"]
+        )
         count = factor_value_names("object count")[factors["object count"][i]]
         assert count.startswith(str(len(meta["objects"])))
     with pytest.raises(ValueError, match="unknown factor"):

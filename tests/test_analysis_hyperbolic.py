@@ -67,16 +67,18 @@ def test_child_at_angle_zero_and_pi_lie_on_the_ray():
     parent, child = A.child_at_angle(0.8, torch.tensor([0.0, math.pi], dtype=F64), 0.3, 1.0)
     assert torch.allclose(child[:, 1], torch.zeros(2, dtype=F64), atol=1e-12)
     d_parent = float(L.dist_to_origin(parent[:1], 1.0))
-    torch.testing.assert_close(L.dist_to_origin(child, 1.0),
-                               torch.tensor([d_parent + 0.3, d_parent - 0.3], dtype=F64))  # fmt: skip
+    torch.testing.assert_close(
+        L.dist_to_origin(child, 1.0), torch.tensor([d_parent + 0.3, d_parent - 0.3], dtype=F64)
+    )
     with pytest.raises(ValueError, match="dim"):
         A.child_at_angle(0.8, 0.1, 0.3, 1.0, dim=1)
 
 
 def test_per_pair_agrees_with_the_batch_mean_and_the_hinge_formula():
     torch.manual_seed(0)
-    parent, child = A.child_at_angle(torch.rand(9, dtype=F64) * 0.8 + 0.05,
-                                     torch.rand(9, dtype=F64) * 3.0, 0.5, 1.0)  # fmt: skip
+    parent, child = A.child_at_angle(
+        torch.rand(9, dtype=F64) * 0.8 + 0.05, torch.rand(9, dtype=F64) * 3.0, 0.5, 1.0
+    )
     values = A.per_pair(lambda p, c: entailment_loss(p, c, 1.0), parent, child)
     hinge = torch.relu(L.exterior_angle(parent, child, 1.0) - L.half_aperture(parent, 1.0))
     torch.testing.assert_close(values, hinge)
@@ -154,12 +156,12 @@ def test_seed_logs_finds_every_finished_seed(tmp_path, monkeypatch):
         ]
         (folder / "log.jsonl").write_text("\n".join(lines))
     (tmp_path / "results" / "full" / "argent" / "argent" / "seed1").mkdir()  # unfinished
-    logs = A.seed_logs("full", "argent", "ARGENT")
+    logs = study.seed_logs("full", "argent", "ARGENT")
     assert sorted(logs) == [0, 2]
     assert A.log_series(logs[2], "diag/x")[1].tolist() == [15.0]
     assert all("status" not in r for r in logs[0])
     with pytest.raises(FileNotFoundError, match="paperlib.study"):
-        A.seed_logs("full", "argent", "MERU")
+        study.seed_logs("full", "argent", "MERU")
 
 
 # ------------------------------------------------------------------ embeddings
@@ -192,11 +194,18 @@ def _embeddings(n=6, dim=5, seed=0):
     image = L.exp_map0(torch.randn(n, dim, generator=gen, dtype=F64), 1.0)
     owner = torch.arange(n).repeat_interleave(2)
     kind = torch.tensor([0, 1] * n)
-    jitter = torch.where(kind[:, None] == 1, 0.01, 0.4) * torch.randn(2 * n, dim, generator=gen,
-                                                                     dtype=F64)  # fmt: skip
+    jitter = torch.where(kind[:, None] == 1, 0.01, 0.4) * torch.randn(
+        2 * n, dim, generator=gen, dtype=F64
+    )
     box = image[owner] + jitter
-    return {"chain": chain, "image": image, "box_image": box, "box_kind": kind,
-            "box_owner": owner, "curv": torch.tensor(1.0)}  # fmt: skip
+    return {
+        "chain": chain,
+        "image": image,
+        "box_image": box,
+        "box_kind": kind,
+        "box_owner": owner,
+        "curv": torch.tensor(1.0),
+    }
 
 
 def test_hierarchy_points_removes_repeated_captions_and_labels_levels():
@@ -215,8 +224,12 @@ def test_best_scale_distortion_matches_a_bounded_search():
     original = torch.cdist(x, x)
     projected = torch.cdist(x[:, :2], x[:, :2]) * 7.0
     value, scale = A.best_scale_distortion(original, projected)
-    search = minimize_scalar(lambda s: H.distortion(original, s * projected), bounds=(1e-3, 1.0),
-                             method="bounded", options={"xatol": 1e-10})  # fmt: skip
+    search = minimize_scalar(
+        lambda s: H.distortion(original, s * projected),
+        bounds=(1e-3, 1.0),
+        method="bounded",
+        options={"xatol": 1e-10},
+    )
     assert value <= search.fun + 1e-9
     assert value == pytest.approx(H.distortion(original, scale * projected))
     same, s = A.best_scale_distortion(original, 3.0 * original)

@@ -14,12 +14,20 @@ from paperlib.study import compare
 def _results(root, values: dict[str, float], verdict: str = "inconclusive"):
     run = root / "himo" / "molo" / "seed0"
     run.mkdir(parents=True)
-    np.savez(run / "items.npz", **{"world-long/i2t_hit1": np.zeros(200),
-                                   "world-cola/correct": np.zeros(50),
-                                   "world-monotonicity/himo2": np.zeros(160)})  # fmt: skip
-    files = {"world-long": ("text_retrieval_recall@1", "image_retrieval_recall@5"),
-             "world-cola": ("cola_accuracy",), "world-monotonicity": ("himo@2", "himo@k_pearson"),
-             "world-hierarchy": ("pep_auc", "d_corr", "precision")}  # fmt: skip
+    np.savez(
+        run / "items.npz",
+        **{
+            "world-long/i2t_hit1": np.zeros(200),
+            "world-cola/correct": np.zeros(50),
+            "world-monotonicity/himo2": np.zeros(160),
+        },
+    )
+    files = {
+        "world-long": ("text_retrieval_recall@1", "image_retrieval_recall@5"),
+        "world-cola": ("cola_accuracy",),
+        "world-monotonicity": ("himo@2", "himo@k_pearson"),
+        "world-hierarchy": ("pep_auc", "d_corr", "precision"),
+    }
     for dataset, metrics in files.items():
         payload = {"dataset": dataset, "metrics": {m: values[m] for m in metrics}}
         (run / f"{dataset}.json").write_text(json.dumps(payload))
@@ -27,9 +35,16 @@ def _results(root, values: dict[str, float], verdict: str = "inconclusive"):
     return root
 
 
-BASE = {"text_retrieval_recall@1": 0.30, "image_retrieval_recall@5": 0.6, "cola_accuracy": 0.5,
-        "himo@2": 40.0, "himo@k_pearson": -0.10, "pep_auc": 0.51, "d_corr": -0.53,
-        "precision": 0.2}  # fmt: skip
+BASE = {
+    "text_retrieval_recall@1": 0.30,
+    "image_retrieval_recall@5": 0.6,
+    "cola_accuracy": 0.5,
+    "himo@2": 40.0,
+    "himo@k_pearson": -0.10,
+    "pep_auc": 0.51,
+    "d_corr": -0.53,
+    "precision": 0.2,
+}
 
 
 def test_metric_kinds_and_their_tolerances():
@@ -47,8 +62,14 @@ def test_metric_kinds_and_their_tolerances():
 
 def test_within_tolerance_passes_and_writes_the_report(tmp_path):
     committed = _results(tmp_path / "a", BASE)
-    near = {**BASE, "text_retrieval_recall@1": 0.305, "cola_accuracy": 0.52, "himo@2": 40.6,
-            "d_corr": -0.5286, "pep_auc": 0.5109}  # one item; a flipped tie; float noise  # fmt: skip
+    near = {
+        **BASE,
+        "text_retrieval_recall@1": 0.305,
+        "cola_accuracy": 0.52,
+        "himo@2": 40.6,
+        "d_corr": -0.5286,
+        "pep_auc": 0.5109,
+    }  # one item; a flipped tie; float noise
     reproduced = _results(tmp_path / "b", near)
     assert compare.compare(committed, reproduced, tmp_path / "report")
     report = json.loads((tmp_path / "report.json").read_text())
@@ -57,9 +78,15 @@ def test_within_tolerance_passes_and_writes_the_report(tmp_path):
     assert "8 of 8 metrics within tolerance" in (tmp_path / "report.md").read_text()
 
 
-@pytest.mark.parametrize("metric, value", [("text_retrieval_recall@1", 0.311),
-                                           ("cola_accuracy", 0.53), ("himo@2", 40.7),
-                                           ("pep_auc", 0.5156)])  # fmt: skip
+@pytest.mark.parametrize(
+    "metric, value",
+    [
+        ("text_retrieval_recall@1", 0.311),
+        ("cola_accuracy", 0.53),
+        ("himo@2", 40.7),
+        ("pep_auc", 0.5156),
+    ],
+)
 def test_a_difference_beyond_its_tolerance_fails(tmp_path, metric, value):
     committed = _results(tmp_path / "a", BASE)
     reproduced = _results(tmp_path / "b", {**BASE, metric: value})
@@ -77,6 +104,8 @@ def test_a_verdict_flip_or_a_missing_file_fails(tmp_path, capsys):
     missing = _results(tmp_path / "b", BASE)
     (missing / "himo" / "molo" / "seed0" / "world-cola.json").unlink()
     assert not compare.compare(committed, missing, tmp_path / "r2")
-    assert "OUT OF TOLERANCE himo/molo/seed0/world-cola.json cola_accuracy" in capsys.readouterr().out
+    assert (
+        "OUT OF TOLERANCE himo/molo/seed0/world-cola.json cola_accuracy" in capsys.readouterr().out
+    )
     with pytest.raises(FileNotFoundError, match="no reproduced results"):
         compare.compare(committed, tmp_path / "nowhere", tmp_path / "r3")

@@ -109,11 +109,18 @@ def test_cli_rejects_bad_config_before_training(tmp_path, capsys):
     assert train_main([str(path), "train.stepz=1", "data.dataset=sharegpt4v"]) == 2
 
 
-@pytest.mark.parametrize("override, key", [
-    ("optim.lr=.nan", "optim.lr"), ("optim.lr=.inf", "optim.lr"), ("optim.eps=-1", "optim.eps"),
-    ("optim.lr=0", "optim.lr"), ("loss.adaent_beta=.nan", "loss.adaent_beta"),
-    ("loss.lam=.nan", "loss.lam"), ("optim.betas=[0.9, .nan]", "optim.betas"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "override, key",
+    [
+        ("optim.lr=.nan", "optim.lr"),
+        ("optim.lr=.inf", "optim.lr"),
+        ("optim.eps=-1", "optim.eps"),
+        ("optim.lr=0", "optim.lr"),
+        ("loss.adaent_beta=.nan", "loss.adaent_beta"),
+        ("loss.lam=.nan", "loss.lam"),
+        ("optim.betas=[0.9, .nan]", "optim.betas"),
+    ],
+)
 def test_non_finite_and_non_positive_numbers_are_named(override, key):
     from paperlib.engine.config import ConfigError, load_config
 

@@ -14,7 +14,7 @@ import yaml
 
 from paperlib.engine import distributed
 from paperlib.engine.data import GlobalBatchSampler
-from paperlib.engine.train import train
+from paperlib.engine.loop import train
 from tests.engine_helpers import REPO, final_weights, tiny_config
 
 
@@ -61,9 +61,20 @@ def test_two_process_gloo_matches_single_process(tmp_path, method):
     cfg = tmp_path / "ddp.yaml"
     cfg.write_text(yaml.safe_dump(raw))
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
-           "--master_addr", "127.0.0.1", "--master_port", str(_free_port()),
-           "-m", "paperlib.train", str(cfg)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "2",
+        "--master_addr",
+        "127.0.0.1",
+        "--master_port",
+        str(_free_port()),
+        "-m",
+        "paperlib.train",
+        str(cfg),
+    ]
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     log = [json.loads(x) for x in (tmp_path / "ddp" / "log.jsonl").read_text().splitlines()]
@@ -75,9 +86,11 @@ def test_two_process_gloo_matches_single_process(tmp_path, method):
                 continue  # timing; diagnostics are of rank 0's local batch
             assert got[key] == pytest.approx(ref[key], rel=2e-4, abs=1e-6), (ref["step"], key)
     a, b = final_weights(tmp_path / "single"), final_weights(tmp_path / "ddp")
+    # Adam divides each gradient element by its own scale, so an element whose gradient is
+    # float noise moves by up to lr either way: weights agree to lr/10 (lr = 1e-3 here)
     for key in a:
         if not key.endswith("in_proj_bias"):  # see test_engine_resume.comparable
-            torch.testing.assert_close(b[key], a[key], rtol=1e-3, atol=1e-5, msg=key)
+            torch.testing.assert_close(b[key], a[key], rtol=1e-3, atol=1e-4, msg=key)
 
 
 def test_a_cuda_device_this_machine_lacks_is_named(monkeypatch):

@@ -7,8 +7,8 @@ import json
 import pytest
 import torch
 
-from paperlib.engine import evaluate as ev
-from paperlib.engine.train import train
+from paperlib.engine import evaluation as ev
+from paperlib.engine.loop import train
 from paperlib.evaluate import main as evaluate_main
 from paperlib.metrics.results import read_result
 from paperlib.metrics.retrieval import retrieval_metrics_from_scores
@@ -40,8 +40,15 @@ def test_evaluate_writes_results_and_reuses_cache(runs, tmp_path, method):
     out = tmp_path / "results"
     rows = ev.evaluate(runs[method], output_dir=out, world_size=24)
     names = {r["dataset"] for r in rows}
-    assert {"world-long", "world-short", "world-monotonicity", "world-cola",
-            "world-zeroshot-L1", "world-zeroshot-L3", "world-hierarchy"} <= names  # fmt: skip
+    assert {
+        "world-long",
+        "world-short",
+        "world-monotonicity",
+        "world-cola",
+        "world-zeroshot-L1",
+        "world-zeroshot-L3",
+        "world-hierarchy",
+    } <= names
     for row in rows:
         again = read_result(out / f"{row['dataset']}.json")
         assert set(again) >= {"dataset", "model", "pretrained", "task", "metrics", "language"}
@@ -87,8 +94,13 @@ def test_cli_names_bad_inputs(tmp_path, capsys):
 
 
 def test_hierarcaps_real_data(runs, tmp_path, shared_data):
-    rows = ev.evaluate(runs["argent"], ["hierarcaps"], output_dir=tmp_path / "h",
-                       hierarcaps_root=shared_data / "hierarcaps", hierarcaps_limit=40)  # fmt: skip
+    rows = ev.evaluate(
+        runs["argent"],
+        ["hierarcaps"],
+        output_dir=tmp_path / "h",
+        hierarcaps_root=shared_data / "hierarcaps",
+        hierarcaps_limit=40,
+    )
     metrics = rows[0]["metrics"]
     assert -1.0 <= metrics["d_corr"] <= 1.0 and 0.0 <= metrics["pep_auc"] <= 1.0
     assert json.loads((tmp_path / "h" / "hierarcaps.json").read_text())["task"] == "hierarchy"

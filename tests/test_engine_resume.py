@@ -19,8 +19,8 @@ import yaml
 from paperlib.engine import checkpoint
 from paperlib.engine.config import load_config
 from paperlib.engine.data import Collate, build_dataset
+from paperlib.engine.loop import NonFiniteLossError, backward_step, train
 from paperlib.engine.methods import build_module
-from paperlib.engine.train import NonFiniteLossError, backward_step, train
 from tests.engine_helpers import REPO, final_weights, tiny_config
 
 
@@ -80,8 +80,14 @@ def test_sigterm_then_resume_matches_uninterrupted_run(tmp_path):
     cfg = tmp_path / "cut.yaml"
     cfg.write_text(yaml.safe_dump(raw))
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": str(torch.get_num_threads())}
-    proc = subprocess.Popen([sys.executable, "-m", "paperlib.train", str(cfg)], cwd=REPO, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "paperlib.train", str(cfg)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert _wait_for_step(tmp_path / "cut" / "log.jsonl", 3, proc), proc.communicate()
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=120)
@@ -100,8 +106,9 @@ def test_sigterm_then_resume_matches_uninterrupted_run(tmp_path):
     a, b = final_weights(tmp_path / "ref"), final_weights(tmp_path / "cut")
     assert a.keys() == b.keys()
     for key in a:
-        torch.testing.assert_close(comparable(b, key), comparable(a, key), rtol=1e-4, atol=1e-6,
-                                   msg=key)  # fmt: skip
+        torch.testing.assert_close(
+            comparable(b, key), comparable(a, key), rtol=1e-4, atol=1e-6, msg=key
+        )
     tail_ref = {r["step"]: r["loss"] for r in ref.history}
     for record in resumed.history:
         assert record["loss"] == pytest.approx(tail_ref[record["step"]], rel=1e-5)
@@ -118,8 +125,11 @@ def test_resume_refuses_a_different_run(tmp_path):
     with pytest.raises(ConfigError, match="train.output_dir: .* differs in method"):
         train(tiny_config("himo", tmp_path / "run", train={"steps": 2}))
     with pytest.raises(ConfigError, match=r"differs in data\.seed, optim\.lr"):
-        train(tiny_config("clip", tmp_path / "run", train={"steps": 2}, data={"seed": 3},
-                          optim={"lr": 0.5}))  # fmt: skip
+        train(
+            tiny_config(
+                "clip", tmp_path / "run", train={"steps": 2}, data={"seed": 3}, optim={"lr": 0.5}
+            )
+        )
     longer = train(tiny_config("clip", tmp_path / "run", train={"steps": 2, "log_every": 2}))
     assert longer.status == "finished" and longer.step == 2  # length and logging may change
 
@@ -141,8 +151,9 @@ def test_gradient_accumulation_equals_one_pass(tmp_path, method, loss):
     grads, losses = [], []
     for accum in (1, 4):
         module.zero_grad(set_to_none=True)
-        out, _, _ = backward_step(module, module, batch, accum_steps=accum,
-                               amp=contextlib.nullcontext(), step=1)  # fmt: skip
+        out, _, _ = backward_step(
+            module, module, batch, accum_steps=accum, amp=contextlib.nullcontext(), step=1
+        )
         losses.append(out.total.item())
         grads.append(
             {n: p.grad.clone() for n, p in module.named_parameters() if p.grad is not None}

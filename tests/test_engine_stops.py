@@ -10,7 +10,7 @@ import signal
 import pytest
 import torch
 
-from paperlib.engine import train as loop
+from paperlib.engine import loop
 from tests.engine_helpers import final_weights, tiny_config
 
 
@@ -43,13 +43,19 @@ def test_non_finite_weights_stop_before_any_checkpoint_keeps_them(tmp_path, monk
 
     _on_step(monkeypatch, 3, poison)
     config = tiny_config("clip", tmp_path / "run", train={"steps": 6, "ckpt_every": 1})
-    with pytest.raises(loop.NonFiniteLossError, match=r"parameter '.+' is not finite after the "
-                                                       r"update of step 3"):  # fmt: skip
+    with pytest.raises(
+        loop.NonFiniteLossError,
+        match=r"parameter '.+' is not finite after the "
+        r"update of step 3",
+    ):
         loop.train(config)
     saved = torch.load(tmp_path / "run" / "last.pt", weights_only=True)
     assert saved["step"] == 2
-    assert all(torch.isfinite(v).all() for v in final_weights(tmp_path / "run").values()
-               if v.is_floating_point())  # fmt: skip
+    assert all(
+        torch.isfinite(v).all()
+        for v in final_weights(tmp_path / "run").values()
+        if v.is_floating_point()
+    )
 
 
 def test_check_parameters_names_the_first_bad_parameter():
@@ -70,7 +76,9 @@ def test_a_folder_in_use_by_another_run_is_refused(tmp_path):
         # flock locks are per open file description: a second open in this process conflicts
         with pytest.raises(RuntimeError, match="is in use by another run"):
             loop.train(tiny_config("clip", tmp_path / "run", train={"steps": 1}))
-    assert loop.train(tiny_config("clip", tmp_path / "run", train={"steps": 1})).status == "finished"
+    assert (
+        loop.train(tiny_config("clip", tmp_path / "run", train={"steps": 1})).status == "finished"
+    )
 
 
 def test_resume_false_on_a_used_folder_is_refused_and_orphans_are_removed(tmp_path):
@@ -95,8 +103,11 @@ def test_a_resumed_run_logs_each_step_once(tmp_path):
     state["step"] = 2  # as if killed after logging steps 3-4 but before their checkpoint
     torch.save(state, tmp_path / "run" / "last.pt")
     loop.train(tiny_config("clip", tmp_path / "run", train={"steps": 6, "ckpt_every": 2}))
-    steps = [json.loads(line)["step"] for line in log.read_text().splitlines()
-             if "loss" in json.loads(line)]  # fmt: skip
+    steps = [
+        json.loads(line)["step"]
+        for line in log.read_text().splitlines()
+        if "loss" in json.loads(line)
+    ]
     assert steps == [1, 2, 3, 4, 5, 6]
 
 
@@ -110,8 +121,11 @@ def test_unreadable_training_checkpoints_name_the_file_and_the_format(tmp_path, 
         path.write_bytes(path.read_bytes()[:300])
     else:
         path.write_bytes(content)
-    with pytest.raises(ValueError, match=r"could not read .*last\.pt .*expected a training "
-                                         r"checkpoint written by paperlib's loop"):  # fmt: skip
+    with pytest.raises(
+        ValueError,
+        match=r"could not read .*last\.pt .*expected a training "
+        r"checkpoint written by paperlib's loop",
+    ):
         load_checkpoint(path)
     torch.save([1, 2], path)
     with pytest.raises(ValueError, match="holds a list; expected a training checkpoint"):

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from paperlib.engine.config import load_config
-from paperlib.engine.train import WarmupCosine, autocast_context, dry_run, train
+from paperlib.engine.loop import WarmupCosine, autocast_context, dry_run, train
 from paperlib.train import main as train_main
 from paperlib.train import read_log
 from tests.engine_helpers import tiny_config
@@ -62,8 +62,9 @@ def test_every_method_trains_and_logs_its_terms(tmp_path, method, terms):
 
 
 def test_lr_follows_the_schedule(tmp_path):
-    result = train(tiny_config("clip", tmp_path, optim={"lr": 1e-3, "warmup_steps": 2},
-                               train={"steps": 4}))  # fmt: skip
+    result = train(
+        tiny_config("clip", tmp_path, optim={"lr": 1e-3, "warmup_steps": 2}, train={"steps": 4})
+    )
     sched = WarmupCosine(2, 4)
     assert [r["lr"] for r in result.history] == pytest.approx([1e-3 * sched(s) for s in range(4)])
 
@@ -71,8 +72,8 @@ def test_lr_follows_the_schedule(tmp_path):
 def test_himo_logit_scale_reset_and_decayed(tmp_path):
     config = load_config(tiny_config("himo", tmp_path))
     assert config.model.logit_scale_init == pytest.approx(math.log(100))
+    from paperlib.engine.loop import build_optimizer
     from paperlib.engine.methods import build_module
-    from paperlib.engine.train import build_optimizer
 
     module, _, _ = build_module(config)
     assert module.clip.logit_scale.item() == pytest.approx(math.log(100))
@@ -88,16 +89,19 @@ def test_himo_logit_scale_reset_and_decayed(tmp_path):
 
 def test_reference_optimiser_options_decay_everything_and_free_the_logit_scale(tmp_path):
     from paperlib.engine.config import ConfigError
+    from paperlib.engine.loop import apply_update, build_optimizer
     from paperlib.engine.methods import build_module
-    from paperlib.engine.train import apply_update, build_optimizer
 
     default = load_config(tiny_config("himo", tmp_path))
-    reference = load_config(tiny_config("himo", tmp_path, optim={"decay_all": True,
-                                                                 "clamp_logit_scale": False}))  # fmt: skip
+    reference = load_config(
+        tiny_config("himo", tmp_path, optim={"decay_all": True, "clamp_logit_scale": False})
+    )
     for config, all_decayed, clamped in ((default, False, True), (reference, True, False)):
         module, _, _ = build_module(config)
         optimizer, scheduler = build_optimizer(module, config)
-        decayed = {id(p) for g in optimizer.param_groups if g["weight_decay"] > 0 for p in g["params"]}
+        decayed = {
+            id(p) for g in optimizer.param_groups if g["weight_decay"] > 0 for p in g["params"]
+        }
         biases = [p for n, p in module.clip.named_parameters() if p.ndim == 1 and "bias" in n]
         assert all(id(p) in decayed for p in biases) == all_decayed and biases
         with torch.no_grad():
@@ -120,8 +124,11 @@ def test_dry_run_writes_nothing(tmp_path):
 
 def test_cli_trains_from_a_parameter_file(tmp_path, capsys):
     path = tmp_path / "p.json"
-    path.write_text(json.dumps({"config": tiny_config("clip", tmp_path / "run"),
-                                "overrides": ["train.steps=1"]}))  # fmt: skip
+    path.write_text(
+        json.dumps(
+            {"config": tiny_config("clip", tmp_path / "run"), "overrides": ["train.steps=1"]}
+        )
+    )
     assert train_main([str(path), "train.log_every=1"]) == 0
     assert "finished at step 1" in capsys.readouterr().out
     assert [r["step"] for r in read_log(tmp_path / "run")] == [1]
@@ -133,8 +140,12 @@ def test_trains_from_grit_layout_webdataset_shards(tmp_path):
 
     world = World(seed=3, image_size=32)
     write_shards((world.sample(i) for i in range(24)), tmp_path / "shards", maxcount=12)
-    raw = tiny_config("hycoclip", tmp_path / "run", train={"steps": 3, "batch_size": 8},
-                      data={"dataset": "webdataset", "root": str(tmp_path / "shards")})  # fmt: skip
+    raw = tiny_config(
+        "hycoclip",
+        tmp_path / "run",
+        train={"steps": 3, "batch_size": 8},
+        data={"dataset": "webdataset", "root": str(tmp_path / "shards")},
+    )
     result = train(raw)  # 3 batches of 8 from 24 streamed samples, box crops from the shards
     assert result.step == 3 and all(math.isfinite(r["entailment"]) for r in result.history)
 
@@ -146,8 +157,13 @@ def test_init_from_a_training_checkpoint(tmp_path):
     train(tiny_config("meru", tmp_path / "meru", train={"steps": 1}))
     trained = torch.load(tmp_path / "clip" / "last.pt", weights_only=True)["model"]
     # clip -> himo at 248 tokens: encoders loaded, positions stretched (Long-CLIP) after loading
-    himo = load_config(tiny_config("himo", tmp_path / "h", model={
-        "init": str(tmp_path / "clip" / "last.pt"), "context_length": 248}))  # fmt: skip
+    himo = load_config(
+        tiny_config(
+            "himo",
+            tmp_path / "h",
+            model={"init": str(tmp_path / "clip" / "last.pt"), "context_length": 248},
+        )
+    )
     module, _, _ = build_module(himo)
     for key in ("visual.conv1.weight", "token_embedding.weight", "text_projection"):
         assert torch.equal(module.clip.state_dict()[key], trained[f"clip.{key}"])

@@ -22,9 +22,18 @@ from paperlib.tables.claims import CLAIMS
 
 
 def _claim(**kw) -> dict:
-    base = {"claim": "c", "label": "PEP AUC", "variant": "A", "baseline": "B", "better": "higher",
-            "chance": 0.5, "ceiling": 1.0, "verdict": "inconclusive", "effect": 0.1,
-            "interval": [-0.05, 0.25]}  # fmt: skip
+    base = {
+        "claim": "c",
+        "label": "PEP AUC",
+        "variant": "A",
+        "baseline": "B",
+        "better": "higher",
+        "chance": 0.5,
+        "ceiling": 1.0,
+        "verdict": "inconclusive",
+        "effect": 0.1,
+        "interval": [-0.05, 0.25],
+    }
     return {**base, **kw}
 
 
@@ -64,8 +73,11 @@ def test_chance_line_is_drawn_only_where_a_chance_level_exists():
 
 def test_interval_bars_clip_to_the_metric_range_and_draw_chance():
     fig, ax = plt.subplots()
-    values = [{"mean": 0.01, "interval": [-0.02, 0.04], "per_seed": [0.0, 0.02]}, None,
-              {"mean": 0.9, "interval": [0.8, 1.1], "per_seed": [0.9]}]  # fmt: skip
+    values = [
+        {"mean": 0.01, "interval": [-0.02, 0.04], "per_seed": [0.0, 0.02]},
+        None,
+        {"mean": 0.9, "interval": [0.8, 1.1], "per_seed": [0.9]},
+    ]
     interval_bars(ax, ["a", "b", "c"], values, (0.0, 1.0), chance=0.05)
     segments = [s for c in ax.collections for s in getattr(c, "get_segments", lambda: [])()]
     ys = np.concatenate([np.asarray(s)[:, 1] for s in segments])
@@ -85,11 +97,27 @@ def test_interval_bars_axis_stays_in_range_when_every_value_is_zero():
 
 
 def test_claims_forest_has_one_panel_per_unit_and_a_zero_line():
-    claims = [_claim(), _claim(label="HiMo@2 (%)", chance=50.0, ceiling=100.0, effect=2.0,
-                               interval=[1.0, 3.0], verdict="reproduces"),
-              _claim(label="SSI (%)", better="lower", chance=None, ceiling=0.0, effect=-0.5,
-                     interval=[-1.0, 0.0], verdict="reproduces"),
-              _claim(effect=None, interval=None, verdict="untestable")]  # fmt: skip
+    claims = [
+        _claim(),
+        _claim(
+            label="HiMo@2 (%)",
+            chance=50.0,
+            ceiling=100.0,
+            effect=2.0,
+            interval=[1.0, 3.0],
+            verdict="reproduces",
+        ),
+        _claim(
+            label="SSI (%)",
+            better="lower",
+            chance=None,
+            ceiling=0.0,
+            effect=-0.5,
+            interval=[-1.0, 0.0],
+            verdict="reproduces",
+        ),
+        _claim(effect=None, interval=None, verdict="untestable"),
+    ]
     fig = claims_forest(claims, title="t")
     assert len(fig.axes) == 2  # fractions, percentages
     for ax in fig.axes:
@@ -111,12 +139,17 @@ def test_claim_rows_name_both_runs_or_the_one_run_of_an_evaluation_claim():
 
 def test_learning_curves_draw_each_recipe_with_its_target_and_chance():
     def curve(recipe, metric, item, values):
-        points = [{"step": 10 * (k + 1), "cpu_seconds": 5.0 * (k + 1), "value": v}
-                  for k, v in enumerate(values)]  # fmt: skip
+        points = [
+            {"step": 10 * (k + 1), "cpu_seconds": 5.0 * (k + 1), "value": v}
+            for k, v in enumerate(values)
+        ]
         return {"recipe": recipe, "metric": metric, "item": item, "points": points}
 
-    curves = [curve("a", "zero-shot", "zs", [0.25, 0.4]), curve("b", "zero-shot", "zs", [0.3, 0.35]),
-              curve("a", "long R@1", "long", [0.1, 0.2, 0.25])]  # fmt: skip
+    curves = [
+        curve("a", "zero-shot", "zs", [0.25, 0.4]),
+        curve("b", "zero-shot", "zs", [0.3, 0.35]),
+        curve("a", "long R@1", "long", [0.1, 0.2, 0.25]),
+    ]
     fig = learning_curves(curves, targets={"zs": 0.9}, chances={"zs": 0.25, "long": 0.001})
     zs, long = fig.axes
     drawn = [line for line in zs.lines if len(line.get_xdata()) == 2 and line.get_marker() == "o"]

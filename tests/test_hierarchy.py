@@ -42,6 +42,36 @@ def test_pep_pool_rule():
         Hm.build_pep_pairs(roots, kept=[9])
 
 
+def test_pep_shared_pool_is_one_pool_for_every_image():
+    roots = ["dog", "cat", "bird", "cat", "tree", "car", "fish", "dog", "boat", "sun"]
+    kept = [0, 1, 2, 3, 4, 5, 6, 8]
+    pairs = Hm.build_pep_pairs(roots, kept=kept, pool_size=4, seed=3, negatives="shared")
+    pool = set(pairs.row[pairs.label == 0].tolist())
+    assert len(pool) <= 4 and pool <= set(kept)  # drawn once, from the kept rows only
+    for i in kept:
+        neg = set(pairs.row[(pairs.image == i) & (pairs.label == 0)].tolist())
+        eligible = {j for j in pool if j != i and roots[j] != roots[i]}
+        assert neg == eligible  # the same pool, minus what cannot be a negative of image i
+    per_image = Hm.build_pep_pairs(roots, kept=kept, pool_size=4, seed=3)
+    assert len(set(per_image.row[per_image.label == 0].tolist())) > 4  # draws differ per image
+
+
+def test_pep_given_pool_and_its_errors():
+    roots = ["a", "b", "c", "d", "e", "a"]
+    pairs = Hm.build_pep_pairs(roots, negatives="shared", pool=[1, 5])
+    neg = {
+        int(i): sorted(pairs.row[(pairs.image == i) & (pairs.label == 0)].tolist())
+        for i in range(6)
+    }
+    assert neg == {0: [1], 1: [5], 2: [1, 5], 3: [1, 5], 4: [1, 5], 5: [1]}
+    with pytest.raises(ValueError, match="negatives='shared'"):
+        Hm.build_pep_pairs(roots, pool=[1])
+    with pytest.raises(ValueError, match="pool rows must be in"):
+        Hm.build_pep_pairs(roots, negatives="shared", pool=[7])
+    with pytest.raises(ValueError, match="'per-image' or 'shared'"):
+        Hm.build_pep_pairs(roots, negatives="fixed")
+
+
 def test_pep_auc_ap_equal_sklearn_on_naive_scores():
     gen = torch.Generator().manual_seed(0)
     n, levels, dim, curv = 12, 4, 6, 0.5
@@ -206,20 +236,26 @@ def test_text_matched_retrieval_with_ambiguous_captions_removed_equals_loops():
     gen = torch.Generator().manual_seed(5)
     n, levels, dim = 12, 4, 6
     words = ["a shape", "a red shape", "a red disc", "a red disc left"]
-    texts = [words[lv] if (i % 3 == 0 and lv < 2) else f"{words[lv]} {i}" for i in range(n)
-             for lv in range(levels)]  # fmt: skip
+    texts = [
+        words[lv] if (i % 3 == 0 and lv < 2) else f"{words[lv]} {i}"
+        for i in range(n)
+        for lv in range(levels)
+    ]
     images = torch.randn(n, dim, generator=gen)
     captions = torch.randn(n * levels, dim, generator=gen)
-    sims = (torch.nn.functional.normalize(images, dim=-1)
-            @ torch.nn.functional.normalize(captions, dim=-1).T)  # fmt: skip
+    sims = (
+        torch.nn.functional.normalize(images, dim=-1)
+        @ torch.nn.functional.normalize(captions, dim=-1).T
+    )
     radii = torch.rand(n * levels, generator=gen)
     image_sim = torch.randn(n, n, generator=gen)
     removed = Hm.ambiguous_captions(image_sim, texts, levels, neighbours=3)
     for i in range(n):  # naive: the captions of the 3 most similar other images, not own texts
         others = sorted((j for j in range(n) if j != i), key=lambda j: -float(image_sim[i, j]))[:3]
         own = set(texts[i * levels : (i + 1) * levels])
-        expected = {m for j in others for m in range(j * levels, (j + 1) * levels)
-                    if texts[m] not in own}  # fmt: skip
+        expected = {
+            m for j in others for m in range(j * levels, (j + 1) * levels) if texts[m] not in own
+        }
         assert set(np.flatnonzero(removed[i]).tolist()) == expected
     for mask in (np.zeros_like(removed), removed):
         p, r = Hm.hierarchical_retrieval_items(
@@ -246,7 +282,9 @@ def test_hierarcaps_text_scoring_on_the_real_csv_equals_loops(hierarcaps_chains)
     flat = captions.reshape(-1, 16)
     sims = (images @ flat.T).tolist()
     radii = (flat - root).norm(dim=-1).tolist()
-    naive_p, naive_r = _naive_text_retrieval(sims, radii, texts, 4, np.zeros((len(chains), len(texts)), bool))
+    naive_p, naive_r = _naive_text_retrieval(
+        sims, radii, texts, 4, np.zeros((len(chains), len(texts)), bool)
+    )
     assert out["precision"] == pytest.approx(np.mean(naive_p), abs=1e-12)
     assert out["recall"] == pytest.approx(np.mean(naive_r), abs=1e-12)
     by_index = Hm.hierarcaps_metrics(images, captions, "euclidean", root=root)

@@ -1,4 +1,9 @@
-"""HiDe and MoLo (SPEC §1.1) against numpy / open_clip references and autograd checks."""
+"""HiDe and MoLo (SPEC §1.1) against numpy / open_clip references and autograd checks.
+
+Both implementations (``implementation="plain"``: the paper's steps with autograd through
+the SVD; ``"fast"``: eigenprojector with a custom backward) are checked against the
+references, and against each other in value and gradient.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,9 @@ import torch.nn.functional as F
 from open_clip.loss import ClipLoss
 
 from paperlib.losses.contrastive import symmetric_cross_entropy
-from paperlib.losses.himo import hide, molo_loss
+from paperlib.losses.himo import IMPLEMENTATIONS, NonFiniteFeaturesError, hide, molo_loss
+
+both = pytest.mark.parametrize("impl", IMPLEMENTATIONS)
 
 
 def _anisotropic(n: int, d: int, seed: int, dtype=torch.float64) -> torch.Tensor:
@@ -34,9 +41,10 @@ def _numpy_hide(u: np.ndarray, tau: float):
 
 @pytest.mark.parametrize("shape", [(40, 12), (10, 24)])  # dim <= batch and batch < dim
 @pytest.mark.parametrize("tau", [0.5, 0.8, 0.9, 0.99])
-def test_hide_matches_numpy_svd(shape, tau):
+@both
+def test_hide_matches_numpy_svd(shape, tau, impl):
     u = _anisotropic(*shape, seed=1)
-    out = hide(u, tau)
+    out = hide(u, tau, implementation=impl)
     m, p, recon, ratio = _numpy_hide(u.numpy(), tau)
     assert out.m == m
     assert out.features.dtype == torch.float64
@@ -49,27 +57,31 @@ def test_hide_matches_numpy_svd(shape, tau):
     assert out.components.shape == (m, shape[1])
 
 
-def test_hide_float32_matches_float64_reference():
+@both
+def test_hide_float32_matches_float64_reference(impl):
     u = _anisotropic(64, 32, seed=2)
-    out = hide(u.float(), 0.9)
+    out = hide(u.float(), 0.9, implementation=impl)
     m, _, recon, _ = _numpy_hide(u.numpy(), 0.9)
     assert out.m == m and out.features.dtype == torch.float32
     np.testing.assert_allclose(out.features.numpy(), recon, atol=2e-5)
 
 
 @pytest.mark.parametrize("shape", [(30, 8), (6, 16)])
-def test_tau_one_reproduces_batch_and_fixed_rank(shape):
+@both
+def test_tau_one_reproduces_batch_and_fixed_rank(shape, impl):
     u = _anisotropic(*shape, seed=3)
-    torch.testing.assert_close(hide(u, 1.0).features, u, atol=1e-12, rtol=0)
+    torch.testing.assert_close(hide(u, 1.0, implementation=impl).features, u, atol=1e-12, rtol=0)
     rank = min(shape[0] - 1, shape[1])  # centring removes one dimension when batch <= dim
-    torch.testing.assert_close(hide(u, fixed_m=rank).features, u, atol=1e-12, rtol=0)
-    assert hide(u, fixed_m=rank - 1).features.sub(u).abs().max() > 1e-4
+    full = hide(u, fixed_m=rank, implementation=impl).features
+    torch.testing.assert_close(full, u, atol=1e-12, rtol=0)
+    assert hide(u, fixed_m=rank - 1, implementation=impl).features.sub(u).abs().max() > 1e-4
 
 
-def test_m_at_least_one_and_fixed_m_clamped():
+@both
+def test_m_at_least_one_and_fixed_m_clamped(impl):
     u = _anisotropic(20, 6, seed=4)
-    assert hide(u, 1e-9).m == 1
-    assert hide(u, fixed_m=100).m == 6
+    assert hide(u, 1e-9, implementation=impl).m == 1
+    assert hide(u, fixed_m=100, implementation=impl).m == 6
     with pytest.raises(ValueError, match="fixed_m"):
         hide(u, fixed_m=0)
     with pytest.raises(ValueError, match="tau"):
@@ -78,18 +90,23 @@ def test_m_at_least_one_and_fixed_m_clamped():
         hide(u, scope="world")
     with pytest.raises(ValueError, match="batch, dim"):
         hide(u[0])
+    with pytest.raises(ValueError, match="implementation"):
+        molo_loss(u, u, torch.tensor(1.0), implementation="svd")
+    with pytest.raises(ValueError, match="gap_tol"):
+        hide(u, gap_tol=1e-6, implementation="plain")
 
 
-def test_permutation_equivariance():
+@both
+def test_permutation_equivariance(impl):
     u = _anisotropic(25, 10, seed=5)
     perm = torch.randperm(25, generator=torch.Generator().manual_seed(0))
-    a, b = hide(u, 0.9), hide(u[perm], 0.9)
+    a, b = hide(u, 0.9, implementation=impl), hide(u[perm], 0.9, implementation=impl)
     assert a.m == b.m
     torch.testing.assert_close(b.features, a.features[perm])
 
 
 @pytest.mark.parametrize("n", [8, 40])
-def test_identical_texts(n):
+def test_identical_texts(n):  # fast only: the plain SVD's gradient is undefined here
     row = F.normalize(torch.randn(1, 16, dtype=torch.float64), dim=1)
     u = row.repeat(n, 1).requires_grad_()
     out = hide(u, 0.9)
@@ -101,23 +118,44 @@ def test_identical_texts(n):
 
 @pytest.mark.parametrize("shape", [(7, 4), (4, 6)])
 @pytest.mark.parametrize("mode", [{"fixed_m": 2}, {"tau": 0.8}])
-def test_gradcheck_float64(shape, mode):
+@both
+def test_gradcheck_float64(shape, mode, impl):
     u = _anisotropic(*shape, seed=6).requires_grad_()
-    assert torch.autograd.gradcheck(lambda x: hide(x, **mode).features, (u,))
+    assert torch.autograd.gradcheck(lambda x: hide(x, **mode, implementation=impl).features, (u,))
 
 
-def test_gradient_matches_svd_autograd():
-    """Custom eigenprojector backward == autograd through torch.linalg.svd (distinct values)."""
-    u = _anisotropic(30, 10, seed=7).requires_grad_()
-    w = torch.randn(30, 10, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
-    (hide(u, fixed_m=4).features * w).sum().backward()
-    ours = u.grad.clone()
-    u.grad = None
-    x = u - u.mean(0)
-    _, _, vt = torch.linalg.svd(x, full_matrices=False)
-    ref = x @ vt[:4].T @ vt[:4] + u.mean(0)
-    (ref * w).sum().backward()
-    torch.testing.assert_close(ours, u.grad)
+def _hide_value_and_grad(u: torch.Tensor, w: torch.Tensor, **kwargs):
+    leaf = u.clone().requires_grad_()
+    out = hide(leaf, **kwargs)
+    (out.features * w).sum().backward()
+    return out, leaf.grad
+
+
+@pytest.mark.parametrize("shape", [(30, 10), (12, 12), (7, 16)])  # batch >, =, < dim
+@pytest.mark.parametrize(
+    "mode",
+    [
+        {"fixed_m": 4},
+        {"fixed_m": 1},
+        {"tau": 0.9},
+        {"tau": 1e-9},
+        {"tau": 0.8, "detach": True},
+        {"tau": 0.8, "renormalize": True},
+        {"fixed_m": 5, "detach": True, "renormalize": True},
+    ],
+)
+def test_hide_fast_matches_plain(shape, mode):
+    """Custom eigenprojector backward == autograd through torch.linalg.svd (distinct values);
+    values, m, explained variance and components agree too."""
+    u = _anisotropic(*shape, seed=7)
+    w = torch.randn(*shape, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    fast, fast_grad = _hide_value_and_grad(u, w, **mode, implementation="fast")
+    plain, plain_grad = _hide_value_and_grad(u, w, **mode, implementation="plain")
+    assert fast.m == plain.m
+    torch.testing.assert_close(fast.features, plain.features, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(fast.explained_variance, plain.explained_variance)
+    torch.testing.assert_close(fast.components, plain.components, rtol=1e-9, atol=1e-9)
+    torch.testing.assert_close(fast_grad, plain_grad, rtol=1e-9, atol=1e-10)
 
 
 def test_finite_gradients_on_degenerate_batch():
@@ -134,31 +172,35 @@ def test_finite_gradients_on_degenerate_batch():
 
 
 @pytest.mark.parametrize("shape", [(20, 8), (6, 10)])  # (dim, dim) and (batch, batch) Gram
-def test_detach_keeps_linear_gradient_only(shape):
+@both
+def test_detach_keeps_linear_gradient_only(shape, impl):
     u = _anisotropic(*shape, seed=9).requires_grad_()
     w = torch.randn(*shape, dtype=torch.float64)
-    out = hide(u, fixed_m=3, detach=True)
+    out = hide(u, fixed_m=3, detach=True, implementation=impl)
     (out.features * w).sum().backward()
     p = out.components  # constant directions
     ref_u = u.detach().clone().requires_grad_()
     x = ref_u - ref_u.mean(0)
     ((x @ p.T @ p + ref_u.mean(0)) * w).sum().backward()
     torch.testing.assert_close(u.grad, ref_u.grad)
-    torch.testing.assert_close(out.features, hide(u, fixed_m=3).features)
+    torch.testing.assert_close(out.features, hide(u, fixed_m=3, implementation=impl).features)
 
 
-def test_renormalize():
+@both
+def test_renormalize(impl):
     u = _anisotropic(20, 8, seed=10)
-    plain, unit = hide(u, 0.6), hide(u, 0.6, renormalize=True)
-    assert plain.features.norm(dim=1).sub(1).abs().max() > 1e-3  # reference: not unit norm
-    torch.testing.assert_close(unit.features, F.normalize(plain.features, dim=1))
+    raw = hide(u, 0.6, implementation=impl)
+    unit = hide(u, 0.6, renormalize=True, implementation=impl)
+    assert raw.features.norm(dim=1).sub(1).abs().max() > 1e-3  # reference: not unit norm
+    torch.testing.assert_close(unit.features, F.normalize(raw.features, dim=1))
 
 
-def test_autocast_runs_decomposition_in_float32():
+@both
+def test_autocast_runs_decomposition_in_float32(impl):
     u = _anisotropic(64, 32, seed=11).to(torch.bfloat16)
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        out = hide(u, 0.9)
-    ref = hide(u.float(), 0.9)
+        out = hide(u, 0.9, implementation=impl)
+    ref = hide(u.float(), 0.9, implementation=impl)
     assert out.features.dtype == torch.bfloat16 and out.m == ref.m
     torch.testing.assert_close(out.features.float(), ref.features, atol=1e-2, rtol=0)
 
@@ -175,12 +217,13 @@ def test_molo_lambda_zero_equals_open_clip_cliploss():
     assert out.comp_loss > 0  # still reported for logging
 
 
-def test_molo_is_global_plus_lambda_comp():
+@both
+def test_molo_is_global_plus_lambda_comp(impl):
     torch.manual_seed(1)
     img = F.normalize(torch.randn(24, 10, dtype=torch.float64), dim=1)
     txt = _anisotropic(24, 10, seed=12)
     scale = torch.tensor(2.0, dtype=torch.float64)
-    out = molo_loss(img, txt, scale, lam=0.5, tau=0.9, label_smoothing=0.1)
+    out = molo_loss(img, txt, scale, lam=0.5, tau=0.9, label_smoothing=0.1, implementation=impl)
     m, _, recon, ratio = _numpy_hide(txt.numpy(), 0.9)
     comp = symmetric_cross_entropy(scale.exp() * img @ torch.from_numpy(recon).T, 0.1)
     glob = symmetric_cross_entropy(scale.exp() * img @ txt.T, 0.1)
@@ -190,12 +233,13 @@ def test_molo_is_global_plus_lambda_comp():
     assert out.m == m and out.explained_variance == pytest.approx(ratio)
 
 
-def test_molo_gradcheck_float64():
+@both
+def test_molo_gradcheck_float64(impl):
     img = F.normalize(torch.randn(8, 5, dtype=torch.float64), dim=1).requires_grad_()
     txt = _anisotropic(8, 5, seed=13).requires_grad_()
     scale = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(
-        lambda a, b, s: molo_loss(a, b, s, fixed_m=2).loss, (img, txt, scale)
+        lambda a, b, s: molo_loss(a, b, s, fixed_m=2, implementation=impl).loss, (img, txt, scale)
     )
 
 
@@ -204,77 +248,132 @@ def test_molo_rejects_mismatched_shapes():
         molo_loss(torch.randn(4, 3), torch.randn(5, 3), torch.tensor(1.0))
 
 
-def _svd_molo(img, txt, scale, m: int, lam: float, detach: bool = False):
-    """Reference MoLo: u' from autograd through torch.linalg.svd, logits from explicit u'."""
-    mean = txt.mean(0)
-    x = txt - mean
-    _, _, vt = torch.linalg.svd(x, full_matrices=False)
-    p = vt[:m].detach() if detach else vt[:m]
-    comp = x @ p.T @ p + mean
-    glob = symmetric_cross_entropy(scale.exp() * img @ txt.T, 0.1)
-    return glob + lam * symmetric_cross_entropy(scale.exp() * img @ comp.T, 0.1)
+def _molo_value_and_grads(img, txt, scale, **kwargs):
+    """MoLo's output and its gradients w.r.t. image features, text features and logit scale."""
+    leaves = [t.clone().requires_grad_() for t in (img, txt, scale)]
+    out = molo_loss(*leaves, **kwargs)
+    out.loss.backward()
+    return out, [t.grad for t in leaves]
+
+
+def _molo_inputs(shape, dtype=torch.float64):
+    g = torch.Generator().manual_seed(20)
+    img = F.normalize(torch.randn(*shape, generator=g, dtype=torch.float64), dim=1)
+    return img.to(dtype), _anisotropic(*shape, seed=21).to(dtype), torch.tensor(1.7, dtype=dtype)
+
+
+def _assert_molo_agree(fast, plain, rtol: float, atol: float, grad_rtol: float, grad_atol: float):
+    (out_f, grads_f), (out_p, grads_p) = fast, plain
+    for name in ("loss", "global_loss", "comp_loss"):
+        torch.testing.assert_close(getattr(out_f, name), getattr(out_p, name), rtol=rtol, atol=atol)
+    assert out_f.explained_variance == pytest.approx(out_p.explained_variance, rel=rtol, abs=atol)
+    for a, b in zip(grads_f, grads_p):  # image features, text features, logit scale
+        torch.testing.assert_close(a, b, rtol=grad_rtol, atol=grad_atol)
 
 
 @pytest.mark.parametrize("shape", [(40, 12), (12, 12), (9, 16)])  # batch >, =, < dim
 @pytest.mark.parametrize("m", [1, 3, 6, 8])  # kept block smaller and larger than dropped
 @pytest.mark.parametrize("detach", [False, True])
-def test_molo_matches_svd_autograd(shape, m, detach):
-    """Loss and all gradients equal autograd through an explicit SVD-built u'."""
-    g = torch.Generator().manual_seed(20)
-    img = F.normalize(torch.randn(*shape, generator=g, dtype=torch.float64), dim=1)
-    txt = _anisotropic(*shape, seed=21)
-    scale = torch.tensor(1.7, dtype=torch.float64)
-    ours = [t.clone().requires_grad_() for t in (img, txt, scale)]
-    out = molo_loss(*ours, fixed_m=m, lam=0.7, detach=detach)
-    out.loss.backward()
-    ref = [t.clone().requires_grad_() for t in (img, txt, scale)]
-    ref_loss = _svd_molo(*ref, m, 0.7, detach)
-    ref_loss.backward()
-    assert out.m == m
-    torch.testing.assert_close(out.loss, ref_loss, rtol=1e-12, atol=1e-12)
-    for a, b in zip(ours, ref):
-        torch.testing.assert_close(a.grad, b.grad, rtol=1e-9, atol=1e-10)
+def test_molo_fast_matches_plain_fixed_m(shape, m, detach):
+    """Loss and all gradients: the fast path == autograd through the SVD-built u'."""
+    inputs = _molo_inputs(shape)
+    kwargs = {"fixed_m": m, "lam": 0.7, "detach": detach}
+    fast = _molo_value_and_grads(*inputs, **kwargs)
+    plain = _molo_value_and_grads(*inputs, **kwargs, implementation="plain")
+    assert fast[0].m == plain[0].m == m
+    _assert_molo_agree(fast, plain, 1e-12, 1e-12, 1e-9, 1e-10)
+
+
+@pytest.mark.parametrize("shape", [(40, 12), (9, 16)])
+@pytest.mark.parametrize(
+    "mode",
+    [
+        {"tau": 0.9},
+        {"tau": 0.5},
+        {"tau": 0.99},
+        {"tau": 1e-9},
+        {"fixed_m": 100},
+        {"tau": 0.8, "renormalize": True},
+        {"tau": 0.8, "detach": True, "renormalize": True},
+        {"tau": 0.8, "label_smoothing": 0.0},
+        {"tau": 0.8, "label_smoothing": 0.3, "lam": 2.0},
+        {"tau": 0.8, "scope": "local"},
+        {"tau": 0.8, "lam": 0.0},
+    ],
+)
+def test_molo_fast_matches_plain(shape, mode):
+    """τ rule, renormalize, detach, label smoothing, λ and scope: same m, loss and gradients."""
+    inputs = _molo_inputs(shape)
+    fast = _molo_value_and_grads(*inputs, **mode)
+    plain = _molo_value_and_grads(*inputs, **mode, implementation="plain")
+    assert fast[0].m == plain[0].m
+    _assert_molo_agree(fast, plain, 1e-12, 1e-12, 1e-9, 1e-10)
+
+
+@pytest.mark.parametrize("shape", [(40, 12), (12, 12), (9, 16)])
+def test_molo_fast_matches_plain_at_tau_one(shape):
+    """τ = 1 keeps every direction of nonzero variance. When batch ≤ dim the centred batch
+    has a null direction, counted or not by rounding (m = rank or rank + 1); u', the loss
+    and its gradients do not depend on it."""
+    inputs = _molo_inputs(shape)
+    fast = _molo_value_and_grads(*inputs, tau=1.0)
+    plain = _molo_value_and_grads(*inputs, tau=1.0, implementation="plain")
+    rank = min(shape[0] - 1, shape[1])
+    assert rank <= fast[0].m <= min(shape) and rank <= plain[0].m <= min(shape)
+    _assert_molo_agree(fast, plain, 1e-12, 1e-12, 1e-9, 1e-10)
+
+
+@pytest.mark.parametrize("shape", [(64, 16), (16, 64)])
+def test_molo_fast_matches_plain_float32(shape):
+    inputs = _molo_inputs(shape, torch.float32)
+    fast = _molo_value_and_grads(*inputs, tau=0.9)
+    plain = _molo_value_and_grads(*inputs, tau=0.9, implementation="plain")
+    assert fast[0].m == plain[0].m
+    _assert_molo_agree(fast, plain, 1e-5, 1e-5, 1e-4, 1e-4)
 
 
 @pytest.mark.parametrize("shape", [(8, 5), (4, 6)])  # (dim, dim) and (batch, batch) Gram
 @pytest.mark.parametrize("fixed_m", [1, 3])  # kept block the smaller / the larger
-def test_molo_gradcheck_float64_both_blocks(shape, fixed_m):
+@both
+def test_molo_gradcheck_float64_both_blocks(shape, fixed_m, impl):
     g = torch.Generator().manual_seed(22)
     img = F.normalize(torch.randn(*shape, generator=g, dtype=torch.float64), dim=1)
     txt = _anisotropic(*shape, seed=23)
     scale = torch.tensor(1.0, dtype=torch.float64)
     inputs = tuple(t.requires_grad_() for t in (img, txt, scale))
     assert torch.autograd.gradcheck(
-        lambda a, b, s: molo_loss(a, b, s, fixed_m=fixed_m).loss, inputs
+        lambda a, b, s: molo_loss(a, b, s, fixed_m=fixed_m, implementation=impl).loss, inputs
     )
 
 
-def test_molo_renormalize_uses_normalised_features():
+@both
+def test_molo_renormalize_uses_normalised_features(impl):
     torch.manual_seed(24)
     img = F.normalize(torch.randn(20, 6, dtype=torch.float64), dim=1)
     txt = _anisotropic(20, 6, seed=25)
     scale = torch.tensor(2.0, dtype=torch.float64)
-    out = molo_loss(img, txt, scale, fixed_m=2, renormalize=True)
-    unit = hide(txt, fixed_m=2, renormalize=True).features
+    out = molo_loss(img, txt, scale, fixed_m=2, renormalize=True, implementation=impl)
+    unit = hide(txt, fixed_m=2, renormalize=True, implementation=impl).features
     ref = symmetric_cross_entropy(scale.exp() * img @ unit.T, 0.1)
     torch.testing.assert_close(out.comp_loss, ref)
 
 
-def test_molo_float32_close_to_float64():
+@both
+def test_molo_float32_close_to_float64(impl):
     img = F.normalize(torch.randn(64, 16, dtype=torch.float64), dim=1)
     txt = _anisotropic(64, 16, seed=26)
     scale = torch.tensor(4.6052, dtype=torch.float64)
-    ref = molo_loss(img, txt, scale)
-    out = molo_loss(img.float(), txt.float(), scale.float())
+    ref = molo_loss(img, txt, scale, implementation=impl)
+    out = molo_loss(img.float(), txt.float(), scale.float(), implementation=impl)
     assert out.m == ref.m and out.loss.dtype == torch.float32
     torch.testing.assert_close(out.loss.double(), ref.loss, rtol=1e-5, atol=1e-5)
 
 
-def test_non_finite_features_are_named_not_an_ill_conditioned_batch():
-    from paperlib.losses.himo import NonFiniteFeaturesError
-
+@both
+def test_non_finite_features_are_named_not_an_ill_conditioned_batch(impl):
     u = torch.randn(8, 16)
     u[3, 5] = float("nan")
-    with pytest.raises(NonFiniteFeaturesError, match=r"HiDe: the batch features hold \d+ non-finite value"):
-        hide(u)
+    message = r"HiDe: the batch features hold \d+ non-finite value"
+    with pytest.raises(NonFiniteFeaturesError, match=message):
+        hide(u, implementation=impl)
     assert issubclass(NonFiniteFeaturesError, torch.linalg.LinAlgError)  # the loop's named stop

@@ -43,7 +43,10 @@ def _inputs(BATCH: int, DIM: int):
 def _worker(rank: int, port: int, out_path: str, BATCH: int, DIM: int) -> None:
     torch.set_num_threads(1)
     dist.init_process_group(
-        "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=WORLD,
+        "gloo",
+        init_method=f"tcp://127.0.0.1:{port}",
+        rank=rank,
+        world_size=WORLD,
         timeout=timedelta(seconds=60),
     )
     try:
@@ -73,7 +76,10 @@ def _worker(rank: int, port: int, out_path: str, BATCH: int, DIM: int) -> None:
 @pytest.mark.distributed
 @pytest.mark.parametrize(
     ("BATCH", "DIM"),
-    [(BATCH, DIM), (4, 16)],  # global batch > dim, and < dim (gradients reach the gather transposed)
+    [
+        (BATCH, DIM),
+        (4, 16),
+    ],  # global batch > dim, and < dim (gradients reach the gather transposed)
 )
 def test_two_process_molo_matches_single_process(tmp_path, BATCH, DIM):
     out_path = str(tmp_path / "rank")

@@ -10,7 +10,7 @@ import pytest
 import torch
 from sklearn.metrics import roc_auc_score
 
-from paperlib.engine.evaluate import world_metrics
+from paperlib.engine.benchmarks import Scoring, benchmark_metrics
 from paperlib.geometry.lorentz import exp_map0, exterior_angle
 from paperlib.metrics import results
 from paperlib.metrics.hierarchy import build_pep_pairs, entailment_score
@@ -19,7 +19,7 @@ from paperlib.tables.claims import CLAIMS
 
 
 def random_embeddings(n: int = 400, dim: int = 16, seed: int = 0, hyperbolic: bool = False):
-    """Information-free features in the layout of ``engine.evaluate.world_embeddings``."""
+    """Information-free features in the layout of ``engine.evaluation.world_embeddings``."""
     g = torch.Generator().manual_seed(seed)
 
     def feats(*shape):
@@ -28,36 +28,46 @@ def random_embeddings(n: int = 400, dim: int = 16, seed: int = 0, hyperbolic: bo
 
     lengths = torch.randint(2, 9, (n,), generator=g)
     emb = {
-        "image": feats(n), "caption": feats(n), "short_caption": feats(n), "noisy_caption": feats(n),
-        "chain": feats(n, 4), "labels": torch.stack([torch.randint(0, k, (n,), generator=g)
-                                                       for k in (4, 12, 24)], 1),
-        "segments2": feats(n, 2), "segments2_rows": torch.arange(n),
-        "segments3": feats(n // 2, 3), "segments3_rows": torch.arange(n // 2),
-        "segments_all": feats(int(lengths.sum())), "segments_all_lengths": lengths,
-        "cola_image": feats(n // 2, 2), "cola_text": feats(n // 2, 2),
-        "prompts_L1": feats(4, 3), "prompts_L2": feats(12, 3), "prompts_L3": feats(24, 3),
-        "empty": feats(1)[0], "roots": [f"root {i % 7}" for i in range(n)],
+        "image": feats(n),
+        "caption": feats(n),
+        "short_caption": feats(n),
+        "noisy_caption": feats(n),
+        "chain": feats(n, 4),
+        "labels": torch.stack([torch.randint(0, k, (n,), generator=g) for k in (4, 12, 24)], 1),
+        "segments2": feats(n, 2),
+        "segments2_rows": torch.arange(n),
+        "segments3": feats(n // 2, 3),
+        "segments3_rows": torch.arange(n // 2),
+        "segments_all": feats(int(lengths.sum())),
+        "segments_all_lengths": lengths,
+        "cola_image": feats(n // 2, 2),
+        "cola_text": feats(n // 2, 2),
+        "prompts_L1": feats(4, 3),
+        "prompts_L2": feats(12, 3),
+        "prompts_L3": feats(24, 3),
+        "empty": feats(1)[0],
+        "roots": [f"root {i % 7}" for i in range(n)],
         "short_texts": [f"caption {i}" for i in range(n)],
-    }  # fmt: skip
+    }
     return emb
 
 
 def test_item_means_equal_the_evaluation_metrics():
     emb = random_embeddings()
     means = item_means(world_items(emb, "euclidean", None))
-    long = world_metrics(emb, "world-long", "euclidean", None)["world-long"]
+    long = benchmark_metrics(emb, "world-long", Scoring("euclidean"))["world-long"]
     assert means["world-long/i2t_hit1"] == pytest.approx(long["text_retrieval_recall@1"])
     assert means["world-long/t2i_hit5"] == pytest.approx(long["image_retrieval_recall@5"])
-    short = world_metrics(emb, "world-short", "euclidean", None)["world-short"]
+    short = benchmark_metrics(emb, "world-short", Scoring("euclidean"))["world-short"]
     assert means["world-short/i2t_hit1"] == pytest.approx(short["text_retrieval_recall@1"])
-    mono = world_metrics(emb, "world-monotonicity", "euclidean", None)["world-monotonicity"]
+    mono = benchmark_metrics(emb, "world-monotonicity", Scoring("euclidean"))["world-monotonicity"]
     assert means["world-monotonicity/himo2"] == pytest.approx(mono[results.HIMO_AT_2])
     assert means["world-monotonicity/himo3"] == pytest.approx(mono[results.HIMO_AT_3])
     assert means["world-monotonicity/himoK"] == pytest.approx(mono[results.HIMO_AT_K])
     assert means["world-monotonicity/ssi"] == pytest.approx(mono[results.SSI], rel=1e-5)
-    cola = world_metrics(emb, "world-cola", "euclidean", None)["world-cola"]
+    cola = benchmark_metrics(emb, "world-cola", Scoring("euclidean"))["world-cola"]
     assert means["world-cola/correct"] == pytest.approx(cola[results.COLA_ACCURACY])
-    zs = world_metrics(emb, "world-zeroshot", "euclidean", None)
+    zs = benchmark_metrics(emb, "world-zeroshot", Scoring("euclidean"))
     for level in (1, 2, 3):
         assert means[f"world-zeroshot/L{level}_correct"] == pytest.approx(
             zs[f"world-zeroshot-L{level}"]["acc1"]
@@ -67,10 +77,13 @@ def test_item_means_equal_the_evaluation_metrics():
 def test_hyperbolic_items_match_too_and_add_pep_and_aperture():
     emb = random_embeddings(n=200, hyperbolic=True)
     items = world_items(emb, "hyperbolic", 1.0)
-    long = world_metrics(emb, "world-long", "hyperbolic", 1.0)["world-long"]
+    long = benchmark_metrics(emb, "world-long", Scoring("hyperbolic", 1.0))["world-long"]
     assert np.mean(items["world-long/t2i_hit1"]) == pytest.approx(long["image_retrieval_recall@1"])
-    assert {"world-hierarchy/pep_auc_all", "world-hierarchy/pep_auc_finest",
-            "aperture/short_caption_inside_radius"} <= set(items)  # fmt: skip
+    assert {
+        "world-hierarchy/pep_auc_all",
+        "world-hierarchy/pep_auc_finest",
+        "aperture/short_caption_inside_radius",
+    } <= set(items)
     norms = emb["short_caption"].norm(dim=-1)
     assert items["aperture/short_caption_inside_radius"].mean() == pytest.approx(
         float((norms < 0.2).double().mean())  # 2K/√c with K = 0.1, c = 1
@@ -88,7 +101,9 @@ def test_per_image_pep_auc_equals_sklearn_on_that_images_pairs():
     assert np.array_equal(np.argsort(-scores[clamped > 0]), np.argsort(-clamped[clamped > 0]))
     for i in (0, 17, 59):
         mine = pairs.image == i
-        assert got["pep_auc_all"][i] == pytest.approx(roc_auc_score(pairs.label[mine], scores[mine]))
+        assert got["pep_auc_all"][i] == pytest.approx(
+            roc_auc_score(pairs.label[mine], scores[mine])
+        )
         finest = mine & ((pairs.label == 0) | (pairs.level == 3))
         assert got["pep_auc_finest"][i] == pytest.approx(
             roc_auc_score(pairs.label[finest], scores[finest])
@@ -100,8 +115,11 @@ def test_information_free_features_sit_at_the_declared_chance_levels():
     pooled: dict[str, list[np.ndarray]] = {}
     for seed in range(3):
         for geometry in ("euclidean", "hyperbolic"):
-            emb = random_embeddings(n=1000 if geometry == "euclidean" else 300, seed=seed,
-                                    hyperbolic=geometry == "hyperbolic")  # fmt: skip
+            emb = random_embeddings(
+                n=1000 if geometry == "euclidean" else 300,
+                seed=seed,
+                hyperbolic=geometry == "hyperbolic",
+            )
             for k, v in world_items(emb, geometry, 1.0).items():
                 pooled.setdefault(k, []).append(v)
     checked = 0

@@ -221,9 +221,12 @@ def test_himo_docci(tmp_path):
     with pytest.raises(DatasetFormatError, match=r"bad\.json line 1 has no field 'caption'"):
         load_himo_docci(tmp_path / "bad.json")
     for caption in ("A street. A sign.", None, [1, 2]):  # a string would split into characters
-        write_jsonl(tmp_path / "bad.json", [{"img_path": "x.jpg", "raw_caption": "x",
-                                             "caption": caption}])  # fmt: skip
-        with pytest.raises(DatasetFormatError, match=r"line 1: 'caption' must be a list of strings"):
+        write_jsonl(
+            tmp_path / "bad.json", [{"img_path": "x.jpg", "raw_caption": "x", "caption": caption}]
+        )
+        with pytest.raises(
+            DatasetFormatError, match=r"line 1: 'caption' must be a list of strings"
+        ):
             load_himo_docci(tmp_path / "bad.json")
 
 
@@ -355,11 +358,14 @@ def test_real_himo_docci(shared):
             assert longer.startswith(shorter.rstrip(" .,;:\u3002")), sample.id
 
 
-@pytest.mark.parametrize("content, message", [
-    (b"", "no data rows"),
-    (b"id,captions,image_url\n", "no data rows"),
-    (b"id,captions,image_url\n0,caf\xe9 => a,x_1.jpg\n", r"not UTF-8 text \(byte 27"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"", "no data rows"),
+        (b"id,captions,image_url\n", "no data rows"),
+        (b"id,captions,image_url\n0,caf\xe9 => a,x_1.jpg\n", r"not UTF-8 text \(byte 27"),
+    ],
+)
 def test_empty_header_only_and_non_utf8_csvs_are_named(tmp_path, content, message):
     (tmp_path / "hierarcaps_test.csv").write_bytes(content)
     with pytest.raises(DatasetFormatError, match=rf"HierarCaps: .*hierarcaps_test\.csv.*{message}"):

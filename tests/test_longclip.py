@@ -19,8 +19,8 @@ from sklearn.decomposition import PCA
 
 from paperlib.engine.config import ConfigError, build_config, load_config
 from paperlib.engine.data import Collate, build_dataset, build_loader, longclip_short_caption
+from paperlib.engine.loop import train
 from paperlib.engine.methods import build_module
-from paperlib.engine.train import train
 from paperlib.losses.contrastive import infonce_loss
 from paperlib.losses.longclip import longclip_loss, pca_reconstruct
 from paperlib.train import read_log
@@ -125,8 +125,9 @@ def test_normalisation_and_scope():
     image, long_text, short_text, scale = _batch()
     out = longclip_loss(image, long_text, short_text, scale, pcm_dim=3, short_weight=0.25)
     scaled = longclip_loss(3.0 * image, long_text, short_text, scale, pcm_dim=3, short_weight=0.25)
-    local = longclip_loss(image, long_text, short_text, scale, pcm_dim=3, short_weight=0.25,
-                          scope="local")  # fmt: skip
+    local = longclip_loss(
+        image, long_text, short_text, scale, pcm_dim=3, short_weight=0.25, scope="local"
+    )
     for other in (scaled, local):  # normalised first; one process: global == local
         torch.testing.assert_close(other.total, out.total, rtol=1e-12, atol=1e-12)
     torch.testing.assert_close(out.total, 0.75 * out.long + 0.25 * out.short)
@@ -160,8 +161,10 @@ def test_short_caption_fallback_is_long_clips_first_sentence():
         seen.append(list(texts))
         return torch.zeros(len(texts), 4, dtype=torch.long)
 
-    items = [{"image": torch.zeros(3, 2, 2), "caption": c, "short_caption": s}
-             for c, s in [("A cat. On a mat.", ""), ("Two dogs. Both run.", "Dogs")]]  # fmt: skip
+    items = [
+        {"image": torch.zeros(3, 2, 2), "caption": c, "short_caption": s}
+        for c, s in [("A cat. On a mat.", ""), ("Two dogs. Both run.", "Dogs")]
+    ]
     batch = Collate(tokenizer, short_text=True)(items)
     assert set(batch) == {"image", "text", "short_text"}
     assert seen == [["A cat. On a mat.", "Two dogs. Both run."], ["A cat", "Dogs"]]
@@ -174,8 +177,11 @@ def test_config_defaults_and_validation(tmp_path):
     assert (lo.label_smoothing, lo.pcm_dim, lo.short_weight, lo.scope) == (0.1, 32, 0.5, "global")
     assert (m.context_length, m.long_text) == (248, "residual")
     assert math.isclose(m.logit_scale_init, math.log(100)) and o.decay_logit_scale
-    for raw, key in [({"pcm_dim": 0}, "loss.pcm_dim"), ({"short_weight": 1.5}, "loss.short_weight"),
-                     ({"short_weight": -0.1}, "loss.short_weight")]:  # fmt: skip
+    for raw, key in [
+        ({"pcm_dim": 0}, "loss.pcm_dim"),
+        ({"short_weight": 1.5}, "loss.short_weight"),
+        ({"short_weight": -0.1}, "loss.short_weight"),
+    ]:
         with pytest.raises(ConfigError) as err:
             build_config({"method": "longclip", "loss": raw})
         assert str(err.value).startswith(f"{key}:")
@@ -212,9 +218,20 @@ def test_two_process_gloo_matches_single_process(tmp_path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
-           "--master_addr", "127.0.0.1", "--master_port", str(port), "-m", "paperlib.train",
-           str(cfg)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "2",
+        "--master_addr",
+        "127.0.0.1",
+        "--master_port",
+        str(port),
+        "-m",
+        "paperlib.train",
+        str(cfg),
+    ]
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     log = [json.loads(x) for x in (tmp_path / "ddp" / "log.jsonl").read_text().splitlines()]

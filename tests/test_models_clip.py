@@ -174,12 +174,16 @@ def test_training_checkpoint_with_clip_prefix_initialises_a_model(tmp_path):
 
 
 def test_the_study_model_sizes_differ_in_width_only_and_have_the_documented_sizes():
-    tiny, micro = (json.loads((MODEL_CONFIG_DIR / f"{n}.json").read_text())
-                   for n in ("paper-tiny-rn", "paper-micro-rn"))  # fmt: skip
+    tiny, micro = (
+        json.loads((MODEL_CONFIG_DIR / f"{n}.json").read_text())
+        for n in ("paper-tiny-rn", "paper-micro-rn")
+    )
     assert tiny["vision_cfg"]["layers"] == micro["vision_cfg"]["layers"]
     assert tiny["text_cfg"]["layers"] == micro["text_cfg"]["layers"]
     for cfg in ("vision_cfg", "text_cfg"):
         assert micro[cfg]["width"] * 2 == tiny[cfg]["width"]
-    counts = {n: sum(p.numel() for p in create_model(n).model.parameters()) / 1e6
-              for n in ("paper-tiny-rn", "paper-micro-rn")}  # fmt: skip
+    counts = {
+        n: sum(p.numel() for p in create_model(n).model.parameters()) / 1e6
+        for n in ("paper-tiny-rn", "paper-micro-rn")
+    }
     assert round(counts["paper-tiny-rn"], 1) == 8.5 and round(counts["paper-micro-rn"], 1) == 2.9

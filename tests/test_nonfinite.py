@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from paperlib.engine import evaluate as ev
-from paperlib.engine.train import train
+from paperlib.engine import evaluation as ev
+from paperlib.engine.loop import train
 from paperlib.metrics import hierarchy, retrieval, zeroshot
 from paperlib.metrics.scores import NonFiniteError, paired_scores, pairwise_scores
 from tests.engine_helpers import tiny_config
@@ -45,8 +45,9 @@ def test_pep_refuses_nan_features_and_single_class_pairs():
     assert 0.0 <= hierarchy.pep_metrics(images, chains, pairs, 1.0)["pep_auc"] <= 1.0
     with pytest.raises(NonFiniteError, match="image_features"):
         hierarchy.pep_metrics(_nan_rows(5), chains, pairs, 1.0)
-    positives = hierarchy.PEPPairs(*(v[pairs.label == 1] for v in
-                                     (pairs.image, pairs.row, pairs.level, pairs.label)))  # fmt: skip
+    positives = hierarchy.PEPPairs(
+        *(v[pairs.label == 1] for v in (pairs.image, pairs.row, pairs.level, pairs.label))
+    )
     with pytest.raises(ValueError, match="positive and negative pairs"):
         hierarchy.pep_metrics(images, chains, positives, 1.0)
 
@@ -76,14 +77,19 @@ def test_file_key_changes_with_the_file_and_its_path(tmp_path):
     assert np.unique([ev.file_key(first, k) for k in (1, 2, 3)]).size == 3
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"world_size": 1}, "world_size: expected at least 2"),
-    ({"world_size": 0}, "world_size: expected at least 2"),
-    ({"batch_size": 0}, "batch_size: expected at least 1"),
-    ({"hierarcaps_limit": 0, "hierarcaps_root": "x"}, "limit of 'hierarcaps'.*got 0"),
-    ({"hierarcaps_limit": -3, "hierarcaps_root": "x"}, "limit of 'hierarcaps'.*got -3"),
-    ({"limits": {"urban1k": 0}}, "limit of 'urban1k'"),
-])  # fmt: skip
-def test_sizes_that_would_evaluate_nothing_or_the_wrong_rows_are_refused(tmp_path, options, message):
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"world_size": 1}, "world_size: expected at least 2"),
+        ({"world_size": 0}, "world_size: expected at least 2"),
+        ({"batch_size": 0}, "batch_size: expected at least 1"),
+        ({"hierarcaps_limit": 0, "hierarcaps_root": "x"}, "limit of 'hierarcaps'.*got 0"),
+        ({"hierarcaps_limit": -3, "hierarcaps_root": "x"}, "limit of 'hierarcaps'.*got -3"),
+        ({"limits": {"urban1k": 0}}, "limit of 'urban1k'"),
+    ],
+)
+def test_sizes_that_would_evaluate_nothing_or_the_wrong_rows_are_refused(
+    tmp_path, options, message
+):
     with pytest.raises(ValueError, match=message):  # before any model is loaded
         ev.evaluate(tmp_path / "no-run", ["world-long"], output_dir=tmp_path / "out", **options)

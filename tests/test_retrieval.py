@@ -124,12 +124,14 @@ def test_duplicate_captions_count_as_hits():
         [False, False, False, True],
     ]
     # identical captions have identical scores: a tie between the two "a" texts
-    scores = torch.tensor([
-        [0.9, 0.1, 0.9, 0.0],
-        [0.2, 0.8, 0.2, 0.1],
-        [0.7, 0.0, 0.7, 0.3],
-        [0.1, 0.2, 0.1, 0.6],
-    ])  # fmt: skip
+    scores = torch.tensor(
+        [
+            [0.9, 0.1, 0.9, 0.0],
+            [0.2, 0.8, 0.2, 0.1],
+            [0.7, 0.0, 0.7, 0.3],
+            [0.1, 0.2, 0.1, 0.6],
+        ]
+    )
     naive = retrieval_metrics_from_scores(scores, ks=(1,))
     assert naive["text_retrieval_recall@1"] == 0.5  # images 0 and 2 lose on the tie
     fixed = retrieval_metrics_from_scores(scores, positive, ks=(1,))

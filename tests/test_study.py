@@ -57,24 +57,46 @@ def test_compared_runs_differ_only_in_the_thing_under_test(scale):
     from paperlib.engine.config import build_config
 
     def resolved(variant, seed):  # with each method's paper defaults applied
-        return json.loads(json.dumps(build_config(runs[(variant, seed)].config).__dict__,
-                                     default=lambda o: o.__dict__))  # fmt: skip
+        return json.loads(
+            json.dumps(
+                build_config(runs[(variant, seed)].config).__dict__, default=lambda o: o.__dict__
+            )
+        )
 
     seed = runner.SCALES[scale].sweep_seeds[0]
     assert _differences(resolved("MoLo", seed), resolved("InfoNCE (λ=0)", seed)) == {"loss.lam"}
     long_clip = _differences(resolved("MoLo", seed), resolved("Long-CLIP", seed))
     assert long_clip <= {"method", "loss.tau", "loss.lam", "loss.pcm_dim", "loss.short_weight"}
-    for variant in ("ARGENT, no weights", "ARGENT, weights on all pairs",
-                    "ARGENT, no regularizer", "ARGENT, Ent"):  # fmt: skip
+    for variant in (
+        "ARGENT, no weights",
+        "ARGENT, weights on all pairs",
+        "ARGENT, no regularizer",
+        "ARGENT, Ent",
+    ):
         assert len(_differences(resolved("ARGENT", seed), resolved(variant, seed))) == 1, variant
     assert _differences(resolved("ARGENT", seed), resolved("HyCoCLIP", seed)) <= {
-        "method", "loss.gamma1", "loss.gamma2", "loss.weights", "loss.regularize",
-        "loss.entailment", "loss.adaent_beta", "loss.adaent_placement", "loss.adaent_normalize",
-        "loss.detach_weight", "loss.entail_weight",
-    }  # fmt: skip
+        "method",
+        "loss.gamma1",
+        "loss.gamma2",
+        "loss.weights",
+        "loss.regularize",
+        "loss.entailment",
+        "loss.adaent_beta",
+        "loss.adaent_placement",
+        "loss.adaent_normalize",
+        "loss.detach_weight",
+        "loss.entail_weight",
+    }
     batch = _differences(resolved("MoLo, double batch", seed), resolved("MoLo, half batch", seed))
-    assert {"train.batch_size", "train.steps"} <= batch <= {"train.batch_size", "train.steps", "train.ckpt_every"}
-    double, half = runs[("MoLo, double batch", seed)].config, runs[("MoLo, half batch", seed)].config
+    assert (
+        {"train.batch_size", "train.steps"}
+        <= batch
+        <= {"train.batch_size", "train.steps", "train.ckpt_every"}
+    )
+    double, half = (
+        runs[("MoLo, double batch", seed)].config,
+        runs[("MoLo, half batch", seed)].config,
+    )
     samples = [c["train"]["steps"] * c["train"]["batch_size"] for c in (double, half)]
     assert samples[0] == samples[1]  # the same samples seen, as the paper keeps its epochs
     scope = ("MoLo, 2 ranks, global HiDe", "MoLo, 2 ranks, HiDe per rank")
@@ -84,7 +106,9 @@ def test_compared_runs_differ_only_in_the_thing_under_test(scale):
         assert run.after in (None, reader.PRETRAIN, reader.PRETRAIN + reader.SMALLER)
         smaller = run.variant.endswith(reader.SMALLER)
         assert run.config["model"]["name"] == (runner.MODEL_SMALLER if smaller else runner.MODEL)
-        assert (run.after == reader.PRETRAIN + reader.SMALLER) == (smaller and run.after is not None)
+        assert (run.after == reader.PRETRAIN + reader.SMALLER) == (
+            smaller and run.after is not None
+        )
     # the model-size arm: the same pair at the smaller size; only the model differs
     for variant in ("HyCoCLIP", "ARGENT", reader.PRETRAIN):
         sized = variant + reader.SMALLER
@@ -115,9 +139,18 @@ def _fake_run(root, study, variant, seed, items, losses, feature_std=0.2):
         )
     )
     config = {"method": "hycoclip", "train": {"batch_size": 64}}
-    (folder / "run.done").write_text(json.dumps({"run": f"{study}/{variant}/seed{seed}",
-        "variant": variant, "study": study, "seed": seed, "config": config,
-        "feature_std": feature_std}))  # fmt: skip
+    (folder / "run.done").write_text(
+        json.dumps(
+            {
+                "run": f"{study}/{variant}/seed{seed}",
+                "variant": variant,
+                "study": study,
+                "seed": seed,
+                "config": config,
+                "feature_std": feature_std,
+            }
+        )
+    )
 
 
 def test_decide_gives_verdicts_and_leaves_collapsed_runs_out(tmp_path, monkeypatch):
@@ -126,12 +159,20 @@ def test_decide_gives_verdicts_and_leaves_collapsed_runs_out(tmp_path, monkeypat
     learned = [3.0 - 0.1 * i for i in range(20)]
     flat = [math.log(64)] * 20
     for seed in range(5):
-        good = {"world-zeroshot/L3_correct": (rng.random(500) < 0.6).astype(float),
-                "world-short/t2i_hit1": (rng.random(500) < 0.30).astype(float)}  # fmt: skip
-        base = {"world-zeroshot/L3_correct": (rng.random(500) < 0.4).astype(float),
-                "world-short/t2i_hit1": (rng.random(500) < 0.001).astype(float)}  # fmt: skip
-        for extra in ("world-hierarchy/pep_auc_all", "world-hierarchy/pep_auc_finest",
-                      "aperture/short_caption_inside_radius", "world-short/i2t_hit1"):  # fmt: skip
+        good = {
+            "world-zeroshot/L3_correct": (rng.random(500) < 0.6).astype(float),
+            "world-short/t2i_hit1": (rng.random(500) < 0.30).astype(float),
+        }
+        base = {
+            "world-zeroshot/L3_correct": (rng.random(500) < 0.4).astype(float),
+            "world-short/t2i_hit1": (rng.random(500) < 0.001).astype(float),
+        }
+        for extra in (
+            "world-hierarchy/pep_auc_all",
+            "world-hierarchy/pep_auc_finest",
+            "aperture/short_caption_inside_radius",
+            "world-short/i2t_hit1",
+        ):
             good[extra], base[extra] = rng.random(500), rng.random(500)
         _fake_run(tmp_path, "argent", "ARGENT", seed, good, learned)
         _fake_run(tmp_path, "argent", "HyCoCLIP", seed, base, flat if seed == 4 else learned)
@@ -156,26 +197,28 @@ def test_decide_gives_verdicts_and_leaves_collapsed_runs_out(tmp_path, monkeypat
 def test_train_distributed_runs_two_ranks_and_names_a_failed_run(tmp_path):
     from tests.engine_helpers import tiny_config
 
-    config = tiny_config("himo", tmp_path / "ddp", train={"steps": 2, "batch_size": 8},
-                         data={"twins": True})  # fmt: skip
+    config = tiny_config(
+        "himo", tmp_path / "ddp", train={"steps": 2, "batch_size": 8}, data={"twins": True}
+    )
     runner.train_distributed(config, 2, "himo/probe/seed0")
     log = [json.loads(x) for x in (tmp_path / "ddp" / "log.jsonl").read_text().splitlines()]
     assert log[-1] == {"step": 2, "status": "finished"}
     assert all(r["cpu_seconds"] > 0 for r in log if "loss" in r)
-    broken = tiny_config("himo", tmp_path / "broken", train={"steps": 2, "batch_size": 6},
-                         data={"twins": True})  # 3 per rank cannot hold twin pairs  # fmt: skip
+    broken = tiny_config(
+        "himo", tmp_path / "broken", train={"steps": 2, "batch_size": 6}, data={"twins": True}
+    )  # 3 per rank cannot hold twin pairs
     with pytest.raises(RuntimeError, match=r"himo/broken/seed0: torchrun on 2 processes failed"):
         runner.train_distributed(broken, 2, "himo/broken/seed0")
 
 
 def test_kept_snapshots_and_their_cpu_seconds_make_a_curve(tmp_path):
     from paperlib.study import curves
-    from paperlib.train import read_log
-    from paperlib.train import run as train_run
+    from paperlib.train import read_log, train_run
     from tests.engine_helpers import tiny_config
 
-    config = tiny_config("clip", tmp_path / "run", train={"steps": 4, "ckpt_every": 2,
-                                                          "keep_checkpoints": True})  # fmt: skip
+    config = tiny_config(
+        "clip", tmp_path / "run", train={"steps": 4, "ckpt_every": 2, "keep_checkpoints": True}
+    )
     train_run(config)
     log = read_log(tmp_path / "run")
     points = curves.snapshot_steps(log, tmp_path / "run")
@@ -228,14 +271,13 @@ def test_a_finished_run_is_skipped_without_its_checkpoint_unless_a_later_run_nee
     assert (reader.PRETRAIN, 3) in runner.checkpoints_needed(runs, "full")
     # skipped without training: no checkpoint exists and none is written
     meru = next(r for r in runs if r.variant == "MERU")
-    path = runner.execute(meru, "full", {(reader.PRETRAIN, 0): tmp_path / "absent.pt"},
-                          need_checkpoint=False)  # fmt: skip
+    path = runner.execute(
+        meru, "full", {(reader.PRETRAIN, 0): tmp_path / "absent.pt"}, need_checkpoint=False
+    )
     assert path.name == "last.pt" and not path.exists()
 
 
 def test_a_run_trained_again_unmarks_the_runs_that_start_from_it(tmp_path, monkeypatch):
-    import paperlib.train
-
     runs = _finished_study(tmp_path, monkeypatch, "smoke")
     pretrain = next(r for r in runs if r.variant == reader.PRETRAIN)
     dependents = tuple(r for r in runs if r.after == reader.PRETRAIN)
@@ -247,7 +289,7 @@ def test_a_run_trained_again_unmarks_the_runs_that_start_from_it(tmp_path, monke
     def stop(config):
         raise RuntimeError("stopped before training")
 
-    monkeypatch.setattr(paperlib.train, "run", stop)
+    monkeypatch.setattr(runner, "train_run", stop)
     with pytest.raises(RuntimeError, match="stopped"):  # its checkpoint is needed and absent
         runner.execute(pretrain, "smoke", {}, need_checkpoint=True, dependents=dependents)
     assert not any(runner.finished(r, "smoke") for r in dependents)

@@ -34,11 +34,11 @@ from paperlib.data.world import (
     chain_graph,
     class_names,
     counterfactual_twin,
-    cumulative_segments,
     draw_scene,
     render_scene,
     scene_sentences,
     scene_short_caption,
+    sentence_prefixes,
     shade,
     shape_mask,
     taxonomy_graph,
@@ -170,10 +170,10 @@ def test_segments_are_cumulative_prefixes_and_caption_sizes():
 
 def test_num_segments_cuts_evenly_and_rejects_too_many():
     sentences = [f"S{k}." for k in range(7)]
-    segs = cumulative_segments(sentences, 3)
+    segs = sentence_prefixes(sentences, 3)
     assert segs == [" ".join(sentences[:3]), " ".join(sentences[:5]), " ".join(sentences)]
     with pytest.raises(ValueError, match="num_segments"):
-        cumulative_segments(sentences, 8)
+        sentence_prefixes(sentences, 8)
     sample = World(0, 64, num_segments=2).sample(0)
     assert len(sample.segments) == 2 and sample.segments[-1] == sample.caption
 
@@ -393,10 +393,14 @@ def test_counterfactual_twin_changes_only_the_main_shape_and_its_name():
         assert other.super != main.super  # so the name differs at every naming level
         assert replace(other, sub=main.sub) == main and twin.objects[1:] == scene.objects[1:]
         assert (twin.background, twin.texture, twin.name_level) == (
-            scene.background, scene.texture, scene.name_level)  # fmt: skip
+            scene.background,
+            scene.texture,
+            scene.name_level,
+        )
         level = scene.name_level
-        name, twin_name = (class_names(level)[(o.super, o.category, o.sub)[level - 1]]
-                           for o in (main, other))  # fmt: skip
+        name, twin_name = (
+            class_names(level)[(o.super, o.category, o.sub)[level - 1]] for o in (main, other)
+        )
         for k in range(len(SHORT_CAPTION_DROPS) + 1):  # same wording at every drop level
             caption = _short_caption(scene, SHORT_CAPTION_DROPS[:k])
             twin_caption = _short_caption(twin, SHORT_CAPTION_DROPS[:k])

@@ -17,16 +17,24 @@ import torch
 from scipy.linalg import subspace_angles
 from torch import Tensor
 
+from paperlib.data import world
 from paperlib.data.world import World
 from paperlib.losses.himo import HiDeResult, hide
 
-FACTORS = ("super-category", "category", "sub-category", "main colour", "main pattern",
-           "main size", "object count", "background")  # fmt: skip
+FACTORS = (
+    "super-category",
+    "category",
+    "sub-category",
+    "main colour",
+    "main pattern",
+    "main size",
+    "object count",
+    "background",
+)
 
 
 def factor_value_names(name: str) -> tuple[str, ...]:
     """Readable names of the values of factor ``name`` (index = value in :func:`world_factors`)."""
-    from paperlib.data import world
 
     names = {
         "super-category": world.SUPERS,
@@ -180,10 +188,12 @@ def random_subspace_angle(dim: int, m: int, repeats: int = 200, seed: int = 0) -
     """
     rng = np.random.default_rng(seed)
     angles = [
-        principal_angles(np.linalg.qr(rng.normal(size=(dim, m)))[0].T,
-                         np.linalg.qr(rng.normal(size=(dim, m)))[0].T).mean()
+        principal_angles(
+            np.linalg.qr(rng.normal(size=(dim, m)))[0].T,
+            np.linalg.qr(rng.normal(size=(dim, m)))[0].T,
+        ).mean()
         for _ in range(repeats)
-    ]  # fmt: skip
+    ]
     return float(np.mean(angles))
 
 

@@ -48,14 +48,18 @@ __all__ = [
     "loss_along_ray",
     "norm_groups",
     "per_pair",
-    "seed_logs",
     "stack_seeds",
     "unique_rows",
 ]
 
 #: Names of the hierarchy levels returned by :func:`hierarchy_points` (index = level).
-LEVEL_NAMES = ("text level 1 (general)", "text level 2", "text level 3",
-               "text level 4 (specific)", "image")  # fmt: skip
+LEVEL_NAMES = (
+    "text level 1 (general)",
+    "text level 2",
+    "text level 3",
+    "text level 4 (specific)",
+    "image",
+)
 #: ``box_kind`` codes of the study's exported box crops (``paperlib.study.box_embeddings``).
 BOX_KIND_NAMES = ("object crop", "near-full crop")
 
@@ -154,8 +158,7 @@ def log_series(log: Sequence[Mapping[str, Any]], key: str) -> tuple[np.ndarray, 
     if not records:
         present = sorted({k for r in log for k in r})
         raise KeyError(f"no log record holds {key!r}; keys present: {present}")
-    return (np.array([r["step"] for r in records]),
-            np.array([float(r[key]) for r in records]))  # fmt: skip
+    return (np.array([r["step"] for r in records]), np.array([float(r[key]) for r in records]))
 
 
 @dataclass
@@ -184,14 +187,6 @@ def stack_seeds(logs: Sequence[Sequence[Mapping[str, Any]]], key: str) -> SeedSu
     values = np.stack([v[np.isin(s, steps)] for s, v in series])
     std = values.std(0, ddof=1) if len(values) > 1 else np.zeros(len(steps))
     return SeedSummary(np.array(steps), values.mean(0), std, values)
-
-
-def seed_logs(scale: str, study: str, variant: str) -> dict[int, list[dict[str, Any]]]:
-    """Training logs of every finished seed of a study run: ``{seed: records}``."""
-    from paperlib.study.reader import finished_seeds, load_log
-
-    return {seed: load_log(scale, study, variant, seed)
-            for seed in finished_seeds(scale, study, variant)}  # fmt: skip
 
 
 # ------------------------------------------------------------------ embeddings
@@ -296,8 +291,14 @@ def _umap_disc(distances: Tensor, n_neighbors: int, seed: int) -> Tensor:
         import umap  # first import compiles with numba (~25 s)
 
         warnings.filterwarnings("ignore", message="using precomputed metric")
-        reducer = umap.UMAP(n_components=2, n_neighbors=n_neighbors, metric="precomputed",
-                            output_metric="hyperboloid", random_state=seed, n_jobs=1)  # fmt: skip
+        reducer = umap.UMAP(
+            n_components=2,
+            n_neighbors=n_neighbors,
+            metric="precomputed",
+            output_metric="hyperboloid",
+            random_state=seed,
+            n_jobs=1,
+        )
         hyperboloid = reducer.fit_transform(distances.numpy())
     return to_poincare(torch.as_tensor(hyperboloid, dtype=torch.float64), 1.0)
 
@@ -321,8 +322,9 @@ def draw_disc(
     ax.add_patch(plt.Circle((0, 0), 1.0, fill=False, color="0.3", lw=1))
     for i in reversed(range(len(LEVEL_NAMES))):
         p = view.poincare[level == i]
-        ax.scatter(p[:, 0], p[:, 1], s=sizes[i], color=colours[i], alpha=0.75, lw=0,
-                   label=LEVEL_NAMES[i])  # fmt: skip
+        ax.scatter(
+            p[:, 0], p[:, 1], s=sizes[i], color=colours[i], alpha=0.75, lw=0, label=LEVEL_NAMES[i]
+        )
     ax.plot(*view.origin, "kx", ms=origin_size, mew=origin_size / 4, label="origin O of the model")
     ax.set(xlim=(-limit, limit), ylim=(-limit, limit), aspect="equal")
     ax.grid(False)

@@ -384,8 +384,11 @@ def load_class_names(
     order) or a file: JSON (dict or list) or text (one name per line)."""
     if isinstance(source, (str, Path)):
         path = require_path(source, "ImageNet")
-        source = (read_json(path, "ImageNet") if path.suffix == ".json"
-                  else [x for x in read_text(path, "ImageNet").splitlines() if x])  # fmt: skip
+        source = (
+            read_json(path, "ImageNet")
+            if path.suffix == ".json"
+            else [x for x in read_text(path, "ImageNet").splitlines() if x]
+        )
     if isinstance(source, dict):
         missing = [w for w in wnids if w not in source]
         if missing:

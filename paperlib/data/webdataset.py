@@ -28,7 +28,7 @@ IMAGE_EXTENSIONS = ("png", "jpg", "jpeg", "webp")
 _PIL_FORMATS = {"png": "PNG", "jpg": "JPEG"}
 
 
-def encode_image(image: Image.Image, image_format: str = "png") -> bytes:
+def image_bytes(image: Image.Image, image_format: str = "png") -> bytes:
     """Encode an RGB image as PNG (lossless, deterministic) or JPEG (quality 95)."""
     if image_format not in _PIL_FORMATS:
         raise ValueError(f"image_format must be 'png' or 'jpg', got {image_format!r}")
@@ -50,7 +50,7 @@ def sample_to_record(sample: Sample, image_format: str = "png") -> dict[str, Any
         raise ValueError(f"sample {sample.id!r}: image {sample.image!r} is missing or unreadable")
     record = {
         "__key__": shard_key(sample.id),
-        f"child.{image_format}": encode_image(image, image_format),
+        f"child.{image_format}": image_bytes(image, image_format),
         "child.txt": sample.caption.encode("utf-8"),
         "numparents.txt": str(len(sample.boxes)).encode("ascii"),
         "json": json.dumps(sample.texts(), sort_keys=True).encode("utf-8"),
@@ -59,7 +59,7 @@ def sample_to_record(sample: Sample, image_format: str = "png") -> dict[str, Any
         crop = resolve_image(box.image)
         if crop is None:
             raise ValueError(f"sample {sample.id!r}: box {k} image is missing or unreadable")
-        record[f"parent{k:03d}.{image_format}"] = encode_image(crop, image_format)
+        record[f"parent{k:03d}.{image_format}"] = image_bytes(crop, image_format)
         record[f"parent{k:03d}.txt"] = box.phrase.encode("utf-8")
     return record
 

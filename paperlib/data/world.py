@@ -565,7 +565,7 @@ def scene_cola_query(scene: Scene) -> dict[str, Any] | None:
     }
 
 
-def cumulative_segments(sentences: list[str], num_segments: int | None = None) -> list[str]:
+def sentence_prefixes(sentences: list[str], num_segments: int | None = None) -> list[str]:
     """Cumulative sentence prefixes: all of them, or ``num_segments`` cut by the rule of
     :mod:`paperlib.segments` (our choice: the papers do not say how segments are cut)."""
     return cumulative_prefixes(sentences, num_segments, name="num_segments")
@@ -667,7 +667,7 @@ class World:
             image=Image.fromarray(pixels),
             caption=" ".join(sentences),
             short_caption=short,
-            segments=cumulative_segments(sentences, self.num_segments),
+            segments=sentence_prefixes(sentences, self.num_segments),
             chain=chain,
             boxes=boxes,
             label=main.sub,

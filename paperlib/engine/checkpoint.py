@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from paperlib.atomic import atomic_write
+from paperlib.state_files import load_tensor_file
 
 LAST = "last.pt"
 
@@ -90,21 +91,18 @@ def save_checkpoint(
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
     """Read a checkpoint written by :func:`save_checkpoint` (``weights_only=True``)."""
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"checkpoint not found: {path}")
-    expected = ("a training checkpoint written by paperlib's loop (save_checkpoint: model, "
-                "optimizer, scheduler, step, rng, config), read with weights_only=True")
-    try:
-        state = torch.load(path, map_location=map_location, weights_only=True)
-    except Exception as err:  # noqa: BLE001 - re-raised naming the file and what was expected
-        raise ValueError(f"could not read {path} ({type(err).__name__}: {str(err)[:200]}); "
-                         f"expected {expected}") from err  # fmt: skip
+    expected = (
+        "expected a training checkpoint written by paperlib's loop (save_checkpoint: "
+        "model, optimizer, scheduler, step, rng, config), read with weights_only=True"
+    )
+    state = load_tensor_file(path, expected, map_location)
     if not isinstance(state, dict):
-        raise ValueError(f"{path} holds a {type(state).__name__}; expected {expected}")
+        raise ValueError(f"{path} holds a {type(state).__name__}; {expected}")
     missing = {"model", "optimizer", "scheduler", "step", "rng", "config"} - set(state)
     if missing:
-        raise ValueError(f"{path} is not a training checkpoint: missing {sorted(missing)}; "
-                         f"expected {expected}")  # fmt: skip
+        raise ValueError(
+            f"{path} is not a training checkpoint: missing {sorted(missing)}; {expected}"
+        )
     return state
 
 
@@ -114,6 +112,26 @@ def latest(output_dir: str | Path) -> Path | None:
     return path if path.is_file() else None
 
 
+def state_dict_mismatch(model: torch.nn.Module, saved: dict[str, Any], shown: int = 3) -> str:
+    """How ``saved`` differs from ``model.state_dict()`` in keys and shapes ('' if it fits)."""
+    own = model.state_dict()
+    parts = []
+    for label, keys in (
+        ("missing", [k for k in own if k not in saved]),
+        ("unexpected", [k for k in saved if k not in own]),
+    ):
+        if keys:
+            parts.append(f"{len(keys)} {label} key(s): {', '.join(keys[:shown])}")
+    shapes = [
+        f"{k} {tuple(saved[k].shape)} vs {tuple(v.shape)}"
+        for k, v in own.items()
+        if isinstance(saved.get(k), torch.Tensor) and saved[k].shape != v.shape
+    ]
+    if shapes:
+        parts.append(f"{len(shapes)} shape(s) differ: {'; '.join(shapes[:shown])}")
+    return "; ".join(parts)
+
+
 def restore(
     state: dict[str, Any],
     *,
@@ -121,12 +139,21 @@ def restore(
     optimizer: torch.optim.Optimizer,
     scheduler: torch.optim.lr_scheduler.LRScheduler,
     rank: int = 0,
+    source: str | Path = "the checkpoint",
 ) -> int:
     """Load model/optimiser/scheduler and this rank's RNG from ``state``; returns the step.
 
     With a different world size than the saving run, rank ``r`` takes the saved RNG of rank
     ``r mod saved_world`` (the data order does not depend on it: it is a function of the step).
+    A model state that does not fit ``model`` (another architecture) raises ValueError naming
+    ``source`` and the first keys or shapes that differ, before anything is loaded.
     """
+    mismatch = state_dict_mismatch(model, state["model"])
+    if mismatch:
+        raise ValueError(
+            f"{source} holds weights of another architecture than the model its "
+            f"config builds ({mismatch})"
+        )
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
     scheduler.load_state_dict(state["scheduler"])

@@ -48,6 +48,9 @@ class ModelConfig:
     logit_scale_init: float | None = None  # HiMo, Long-CLIP reset it to ln 100; None keeps it
     curv_init: float = 1.0  # hyperbolic methods (SPEC §2.2)
     learn_curv: bool = True
+    # hyperbolic methods: α init = log(embed_dim^-½) (MERU's rule, "embed-dim") or log(512^-½)
+    # whatever the width ("fixed-512": the CPU study's runs, made before the rule was an option)
+    alpha_rule: Literal["embed-dim", "fixed-512"] = "embed-dim"
 
 
 @dataclass
@@ -63,6 +66,14 @@ class DataConfig:
     num_workers: int = 0
     # world only: every sample shares its batch with its counterfactual twin (another main shape)
     twins: bool = False
+    # real images (sharegpt4v, webdataset; the world and synthetic data ignore it):
+    # "random-resized-crop" trains on RandomResizedCrop(size, scale=crop_scale) views (HyCoCLIP:
+    # scale (0.5, 1)); "none" on the evaluation transform (Long-CLIP's and HiMo's fine-tuning)
+    augment: Literal["none", "random-resized-crop"] = "none"
+    crop_scale: tuple[float, float] = (0.5, 1.0)
+    # webdataset (GRIT) boxes: "per-visit" draws a new box of a sample each pass over the
+    # shards (HyCoCLIP), "fixed" the same box every pass; both seeded by (data.seed, sample id)
+    box_draw: Literal["per-visit", "fixed"] = "per-visit"
 
 
 @dataclass
@@ -168,8 +179,13 @@ _LONG_TEXT_MODEL = {
     "long_text": "residual",
     "logit_scale_init": LOGIT_SCALE_MAX,
 }
-_LONG_TEXT_OPTIM = {"lr": 1e-6, "weight_decay": 0.01, "betas": (0.9, 0.999), "warmup_steps": 200,
-                    "decay_logit_scale": True}  # fmt: skip
+_LONG_TEXT_OPTIM = {
+    "lr": 1e-6,
+    "weight_decay": 0.01,
+    "betas": (0.9, 0.999),
+    "warmup_steps": 200,
+    "decay_logit_scale": True,
+}
 
 METHOD_DEFAULTS: dict[str, dict[str, dict[str, Any]]] = {
     # Global InfoNCE only, open_clip/MERU's CLIP baseline optimiser.
@@ -205,7 +221,7 @@ METHOD_DEFAULTS: dict[str, dict[str, dict[str, Any]]] = {
             "weights": "intra",
             "regularize": True,
             "entailment": "adaent",
-        },  # fmt: skip
+        },
     },
 }
 
@@ -350,20 +366,39 @@ def check_finite_numbers(config: Config) -> None:
 
 def validate(config: Config) -> Config:
     """Semantic checks that need more than a type; raises ConfigError naming the key."""
-    m, d, lo, o, t = config.model, config.data, config.loss, config.optim, config.train
     check_finite_numbers(config)
-    _check_positive(o.eps, "optim.eps")
-    _check_positive(o.lr, "optim.lr")
+    _validate_model(config)
+    _validate_data(config)
+    _validate_loss(config.loss)
+    _validate_optim(config)
+    _validate_train(config.train)
+    d, t = config.data, config.train
+    if d.dataset in ("world", "synthetic") and d.size < t.batch_size:
+        raise ConfigError(
+            f"data.size={d.size} is smaller than train.batch_size={t.batch_size} "
+            f"(a {d.dataset} set must hold at least one batch)"
+        )
+    return config
+
+
+def _validate_model(config: Config) -> None:
+    m = config.model
     if m.context_length not in (77, 248):
         raise ConfigError(f"model.context_length: expected 77 or 248, got {m.context_length}")
     import open_clip  # deferred: importing open_clip costs a second
 
     import paperlib.models.clip  # noqa: F401  (registers paperlib's small configs)
+    from paperlib.models.meru_checkpoint import HYCOCLIP_MODEL_NAMES
 
-    if m.name not in open_clip.list_models():
+    if m.name not in open_clip.list_models() and m.name not in HYCOCLIP_MODEL_NAMES:
         raise ConfigError(
             f"model.name: unknown architecture {m.name!r}; expected an open_clip model name "
-            "(e.g. ViT-B-16, ViT-L-14, paper-tiny)"
+            f"(e.g. ViT-B-16, ViT-L-14, paper-tiny) or one of {sorted(HYCOCLIP_MODEL_NAMES)}"
+        )
+    if m.name in HYCOCLIP_MODEL_NAMES and not config.hyperbolic:
+        raise ConfigError(
+            f"model.name: {m.name!r} is HyCoCLIP's tower pair; it trains with the "
+            "hyperbolic methods (meru, hycoclip, argent)"
         )
     looks_like_path = "/" in m.init or Path(m.init).suffix in {".pt", ".pth", ".bin", ".ckpt"}
     if looks_like_path and not Path(m.init).is_file():
@@ -371,6 +406,10 @@ def validate(config: Config) -> Config:
     if config.hyperbolic and m.context_length != 77:
         raise ConfigError("model.context_length: the hyperbolic methods use 77 tokens (SPEC §2.4)")
     _check_positive(m.curv_init, "model.curv_init")
+
+
+def _validate_data(config: Config) -> None:
+    d = config.data
     if d.dataset in REAL_DATASETS:
         if not d.root:
             raise ConfigError(f"data.root: required for data.dataset={d.dataset!r} (a local path)")
@@ -382,14 +421,19 @@ def validate(config: Config) -> Config:
             "GRIT-layout webdataset shards); sharegpt4v has none"
         )
     _check_positive(d.size, "data.size")
-    if config.hyperbolic and (o.decay_all or o.decay_logit_scale or not o.clamp_logit_scale):
-        raise ConfigError("optim.decay_all / decay_logit_scale / clamp_logit_scale: Euclidean "
-                          "methods only (the hyperbolic methods keep MERU's groups and clamps)")  # fmt: skip
     if d.twins and d.dataset != "world":
         raise ConfigError(f"data.twins: only the world has counterfactual twins, not {d.dataset!r}")
     if not 32 <= d.image_size <= 224:
         raise ConfigError(f"data.image_size: expected 32..224, got {d.image_size}")
     _check_positive(d.num_workers, "data.num_workers", allow_zero=True)
+    low, high = d.crop_scale
+    if not 0.0 < low <= high <= 1.0:
+        raise ConfigError(
+            f"data.crop_scale: expected 0 < low <= high <= 1, got {list(d.crop_scale)}"
+        )
+
+
+def _validate_loss(lo: LossConfig) -> None:
     if not 0.0 < lo.tau <= 1.0:
         raise ConfigError(f"loss.tau: expected a value in (0, 1], got {lo.tau}")
     if not 0.0 <= lo.label_smoothing < 1.0:
@@ -404,7 +448,17 @@ def validate(config: Config) -> Config:
         raise ConfigError(f"loss.short_weight: expected [0, 1], got {lo.short_weight}")
     for key in ("lam", "entail_weight", "gamma1", "gamma2", "eta_inter", "eta_intra"):
         _check_positive(getattr(lo, key), f"loss.{key}", allow_zero=True)
+
+
+def _validate_optim(config: Config) -> None:
+    o = config.optim
+    _check_positive(o.eps, "optim.eps")
     _check_positive(o.lr, "optim.lr")
+    if config.hyperbolic and (o.decay_all or o.decay_logit_scale or not o.clamp_logit_scale):
+        raise ConfigError(
+            "optim.decay_all / decay_logit_scale / clamp_logit_scale: Euclidean "
+            "methods only (the hyperbolic methods keep MERU's groups and clamps)"
+        )
     _check_positive(o.weight_decay, "optim.weight_decay", allow_zero=True)
     for i, beta in enumerate(o.betas):
         if not 0.0 <= beta < 1.0:
@@ -414,6 +468,9 @@ def validate(config: Config) -> Config:
         raise ConfigError(f"optim.min_lr_ratio: expected [0, 1], got {o.min_lr_ratio}")
     if o.max_grad_norm is not None:
         _check_positive(o.max_grad_norm, "optim.max_grad_norm")
+
+
+def _validate_train(t: TrainConfig) -> None:
     for key in ("steps", "batch_size", "accum_steps", "log_every", "diag_every", "ckpt_every"):
         _check_positive(getattr(t, key), f"train.{key}")
     if t.batch_size % t.accum_steps:
@@ -422,7 +479,6 @@ def validate(config: Config) -> Config:
         )
     if t.device != "auto" and t.device.split(":")[0] not in ("cpu", "cuda"):
         raise ConfigError(f"train.device: expected auto, cpu, cuda or cuda:N, got {t.device!r}")
-    return config
 
 
 # --------------------------------------------------------------------------- public API

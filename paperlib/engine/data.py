@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Iterator
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,10 @@ import torch
 from PIL import Image
 from torch.utils.data import DataLoader, Dataset, IterableDataset, Sampler
 
-from paperlib.data.sample import Sample, collate_samples, sample_to_item
+from paperlib.data.loaders import grit_shards, load_sharegpt4v
+from paperlib.data.sample import Sample, SampleDataset, collate_samples, sample_to_item
+from paperlib.data.webdataset import read_shards
+from paperlib.data.world import WorldDataset
 from paperlib.engine.config import BOX_METHODS, Config, DataConfig
 
 SYNTHETIC_WORDS = ("red", "blue", "small", "large", "circle", "square", "left", "right", "dog")
@@ -113,53 +115,88 @@ class SyntheticDataset(Dataset):
         }
 
 
-def _box_item(transform: Callable, sample: Sample, *, seed: int) -> dict[str, Any]:
-    """A GRIT sample as a training item: image, caption and one box chosen from (seed, id)."""
-    item = sample_to_item(sample, transform(sample.load_image()))
-    if sample.boxes:
-        choice = int(
-            np.random.default_rng([seed, zlib.crc32(sample.id.encode())]).integers(
-                len(sample.boxes)
-            )
+def augmented(preprocess: Callable, data: DataConfig, image_size: int) -> Callable:
+    """The training transform: ``preprocess`` itself (``data.augment="none"``), or its resize
+    and centre crop replaced by ``RandomResizedCrop(image_size, scale=data.crop_scale)``
+    (bicubic; HyCoCLIP's augmentation, SPEC §2.3), the rest (tensor, normalisation) kept."""
+    if data.augment == "none":
+        return preprocess
+    from torchvision import transforms as T
+
+    if not isinstance(preprocess, T.Compose):
+        raise TypeError(
+            f"data.augment={data.augment!r} needs a torchvision Compose transform; "
+            f"got {type(preprocess).__name__}"
         )
-        box = sample.boxes[choice]
-        crop = (
-            box.image
-            if isinstance(box.image, Image.Image)
-            else Image.open(box.image).convert("RGB")
-        )
-        item["box_image"], item["box_phrase"] = transform(crop), box.phrase
-    else:  # no box: the whole image and caption stand in (HyCoCLIP samples always have one)
-        item["box_image"], item["box_phrase"] = item["image"], sample.caption
-    return item
+    rest = [t for t in preprocess.transforms if not isinstance(t, (T.Resize, T.CenterCrop))]
+    crop = T.RandomResizedCrop(
+        image_size, scale=tuple(data.crop_scale), interpolation=T.InterpolationMode.BICUBIC
+    )
+    return T.Compose([crop, *rest])
+
+
+class BoxItems:
+    """GRIT samples as training items: image, caption and one of the sample's boxes (SPEC §2.3);
+    the image and the box crop each go through ``transform`` (HyCoCLIP's mapper does the same).
+
+    ``draw="per-visit"``: the box is drawn from (seed, sample id, pass over the shards), so
+    each pass sees a new one (HyCoCLIP); ``"fixed"``: from (seed, sample id), every pass the
+    same. The loop sets :attr:`visit` before each pass (:func:`_skip`). A sample without boxes
+    stands in with the whole image and caption (HyCoCLIP samples always have one).
+    """
+
+    def __init__(self, transform: Callable, *, seed: int, draw: str = "per-visit") -> None:
+        if draw not in ("per-visit", "fixed"):
+            raise ValueError(f"data.box_draw: expected 'per-visit' or 'fixed', got {draw!r}")
+        self.transform = transform
+        self.seed, self.draw, self.visit = seed, draw, 0
+
+    def choice(self, sample_id: str, num_boxes: int) -> int:
+        """Index of the box drawn for ``sample_id`` in the current visit."""
+        key = [self.seed, zlib.crc32(sample_id.encode())]
+        if self.draw == "per-visit":
+            key.append(self.visit)
+        return int(np.random.default_rng(key).integers(num_boxes))
+
+    def __call__(self, sample: Sample) -> dict[str, Any]:
+        item = sample_to_item(sample, self.transform(sample.load_image()))
+        if not sample.boxes:
+            item["box_image"], item["box_phrase"] = item["image"], sample.caption
+            return item
+        box = sample.boxes[self.choice(sample.id, len(sample.boxes))]
+        crop = box.image if isinstance(box.image, Image.Image) else Image.open(box.image)
+        item["box_image"], item["box_phrase"] = self.transform(crop.convert("RGB")), box.phrase
+        return item
 
 
 def build_dataset(
     data: DataConfig, transform: Callable, *, image_size: int, world_size: int = 1
 ) -> Dataset | IterableDataset:
-    """The training dataset named by ``data.dataset`` (items are dicts, see ``collate``)."""
+    """The training dataset named by ``data.dataset`` (items are dicts, see ``collate``);
+    real images and box crops go through :func:`augmented`."""
     if data.dataset == "world":
-        from paperlib.data.world import WorldDataset
-
-        return WorldDataset(seed=data.seed, size=data.size, image_size=data.image_size,
-                            transform=transform, twins=data.twins)  # fmt: skip
+        return WorldDataset(
+            seed=data.seed,
+            size=data.size,
+            image_size=data.image_size,
+            transform=transform,
+            twins=data.twins,
+        )
     if data.dataset == "synthetic":
         return SyntheticDataset(data.size, image_size, data.seed)
     if data.dataset == "sharegpt4v":
-        from paperlib.data.loaders import load_sharegpt4v
-        from paperlib.data.sample import SampleDataset
-
         root = Path(data.root)
         json_files = sorted(root.glob("*.json"))
         if not json_files:
             raise FileNotFoundError(f"data.root: no ShareGPT4V .json file in {root}")
-        return SampleDataset(load_sharegpt4v(json_files[0], root, split="train"), transform)
+        samples = load_sharegpt4v(json_files[0], root, split="train")
+        return SampleDataset(samples, augmented(transform, data, image_size))
     if data.dataset == "webdataset":
-        from paperlib.data.loaders import grit_shards
-        from paperlib.data.webdataset import read_shards
-
         shards = read_shards(grit_shards(data.root), split_by_node=world_size > 1)
-        return shards.map(partial(_box_item, transform, seed=data.seed))
+        items = BoxItems(augmented(transform, data, image_size), seed=data.seed, draw=data.box_draw)
+        dataset = shards.map(items)
+        dataset.box_items = items  # the loop counts its passes (per-visit box draws)
+        return dataset
     raise ValueError(f"data.dataset: unknown dataset {data.dataset!r}")
 
 
@@ -180,8 +217,13 @@ class Collate:
     """Batch items and tokenise: ``image``, ``text``, (with boxes) ``box_image``, ``box_text``,
     and (with ``short_text``, Long-CLIP) ``short_text`` from :func:`short_captions`."""
 
-    def __init__(self, tokenizer: Callable, caption: str = "caption", boxes: bool = False,
-                 short_text: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        tokenizer: Callable,
+        caption: str = "caption",
+        boxes: bool = False,
+        short_text: bool = False,
+    ) -> None:
         self.tokenizer, self.caption, self.boxes = tokenizer, caption, boxes
         self.short_text = short_text
 
@@ -208,25 +250,34 @@ def build_loader(
     """A DataLoader yielding this rank's local batches from ``start_step`` to ``train.steps``."""
     t = config.train
     short = config.method == "longclip" and config.loss.short_weight > 0  # Long-CLIP's PCM term
-    collate = Collate(tokenizer, config.data.caption, boxes=config.method in BOX_METHODS,
-                      short_text=short)  # fmt: skip
+    collate = Collate(
+        tokenizer, config.data.caption, boxes=config.method in BOX_METHODS, short_text=short
+    )
     common = {"collate_fn": collate, "num_workers": config.data.num_workers}
     if isinstance(dataset, IterableDataset):
         local = t.batch_size // world_size
         loader = DataLoader(dataset, batch_size=local, drop_last=True, **common)
-        return _skip(loader, start_step)
+        return _skip(loader, start_step, getattr(dataset, "box_items", None))
     sampler = GlobalBatchSampler(
-        len(dataset), t.batch_size, rank=rank, world_size=world_size, seed=t.seed,
-        start_step=start_step, num_steps=max(0, t.steps - start_step),
+        len(dataset),
+        t.batch_size,
+        rank=rank,
+        world_size=world_size,
+        seed=t.seed,
+        start_step=start_step,
+        num_steps=max(0, t.steps - start_step),
         group=2 if config.data.twins else 1,
-    )  # fmt: skip
+    )
     return DataLoader(dataset, batch_sampler=sampler, **common)
 
 
-def _skip(loader: DataLoader, count: int) -> Iterator:
-    """Endless pass over a streaming loader (re-read at the end) after skipping ``count`` batches."""
-    seen = 0
+def _skip(loader: DataLoader, count: int, items: BoxItems | None = None) -> Iterator:
+    """Endless pass over a streaming loader (re-read at the end) after skipping ``count``
+    batches; ``items.visit`` counts the passes (set before each, so workers see it)."""
+    seen, visit = 0, 0
     while True:
+        if items is not None:
+            items.visit = visit
         empty = True
         for batch in loader:
             empty = False
@@ -235,3 +286,4 @@ def _skip(loader: DataLoader, count: int) -> Iterator:
                 yield batch
         if empty:
             raise ValueError("data.root: the webdataset shards hold no complete batch")
+        visit += 1

@@ -14,7 +14,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from paperlib.losses.contrastive import is_distributed
+from paperlib.collectives import is_distributed
 
 
 @dataclass(frozen=True)
@@ -56,8 +56,10 @@ def pick_device(device: str = "auto", local_rank: int = 0) -> torch.device:
     if picked.type == "cuda":
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
         if (picked.index or 0) >= count:
-            raise DeviceError(f"train.device={device!r}: this machine has {count} CUDA device(s); "
-                             "use 'auto' or 'cpu', or a GPU index below the count")  # fmt: skip
+            raise DeviceError(
+                f"train.device={device!r}: this machine has {count} CUDA device(s); "
+                "use 'auto' or 'cpu', or a GPU index below the count"
+            )
     return picked
 
 

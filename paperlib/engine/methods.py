@@ -1,7 +1,7 @@
 """One training module per method: batch -> features (``forward``) -> loss terms (``compute_loss``).
 
 The split lets the loop run ``forward`` under DDP/autocast and the loss in float32 on the
-(gathered) features, and lets gradient accumulation cache features (see ``engine.train``).
+(gathered) features, and lets gradient accumulation cache features (see ``engine.loop``).
 
 - ``clip``: global InfoNCE (``losses.contrastive.infonce_loss``).
 - ``longclip``: Long-CLIP's method (``losses.longclip.longclip_loss``) with its 248-token
@@ -22,7 +22,7 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
-from paperlib.engine.config import BOX_METHODS, Config, LossConfig
+from paperlib.engine.config import BOX_METHODS, Config, LossConfig, ModelConfig
 from paperlib.losses.contrastive import infonce_loss
 from paperlib.losses.entailment import argent_loss, hycoclip_loss, meru_loss
 from paperlib.losses.himo import molo_loss
@@ -31,6 +31,11 @@ from paperlib.metrics.diagnostics import aperture_diagnostics
 from paperlib.models import LOGIT_SCALE_MAX
 from paperlib.models.clip import create_model, encode_image, encode_text
 from paperlib.models.hyperbolic import HyperbolicCLIP
+from paperlib.models.meru_checkpoint import (
+    HYCOCLIP_MODEL_NAMES,
+    create_meru_encoders,
+    meru_alpha_init,
+)
 
 
 @dataclass
@@ -103,9 +108,17 @@ class EuclideanModule(nn.Module):
             loss = infonce_loss(img, txt, scale, lo.label_smoothing)
             return LossResult(loss, {"contrastive": loss})
         out = molo_loss(
-            img, txt, scale, tau=lo.tau, lam=lo.lam, label_smoothing=lo.label_smoothing,
-            fixed_m=lo.fixed_m, detach=lo.detach, renormalize=lo.renormalize, scope=lo.scope,
-        )  # fmt: skip
+            img,
+            txt,
+            scale,
+            tau=lo.tau,
+            lam=lo.lam,
+            label_smoothing=lo.label_smoothing,
+            fixed_m=lo.fixed_m,
+            detach=lo.detach,
+            renormalize=lo.renormalize,
+            scope=lo.scope,
+        )
         return LossResult(
             out.loss,
             {"global": out.global_loss, "comp": out.comp_loss},
@@ -121,14 +134,20 @@ class EuclideanModule(nn.Module):
         if "short_text" not in features:
             raise KeyError("longclip with loss.short_weight > 0 needs short_text in the batch")
         out = longclip_loss(
-            features["image"], features["text"], features["short_text"], scale,
-            pcm_dim=lo.pcm_dim, label_smoothing=lo.label_smoothing,
-            short_weight=lo.short_weight, scope=lo.scope,
-        )  # fmt: skip
+            features["image"],
+            features["text"],
+            features["short_text"],
+            scale,
+            pcm_dim=lo.pcm_dim,
+            label_smoothing=lo.label_smoothing,
+            short_weight=lo.short_weight,
+            scope=lo.scope,
+        )
         return LossResult(out.total, {"long": out.long, "short": out.short})
 
-    def param_groups(self, weight_decay: float, decay_logit_scale: bool = False,
-                     decay_all: bool = False) -> list[dict]:  # fmt: skip
+    def param_groups(
+        self, weight_decay: float, decay_logit_scale: bool = False, decay_all: bool = False
+    ) -> list[dict]:
         """Decay on matrices (and ``logit_scale`` if asked); ``decay_all``: on every parameter."""
         named = list(self.clip.named_parameters())
         if decay_all:
@@ -200,24 +219,44 @@ class HyperbolicModule(nn.Module):
             out = meru_loss(f["image"], f["text"], curv, scale, lo.entail_weight)
         elif self.method == "hycoclip":
             out = hycoclip_loss(
-                f["image"], f["text"], f["box_image"], f["box_text"], curv, scale,
-                lo.entail_weight, lo.eta_inter, lo.eta_intra,
-            )  # fmt: skip
+                f["image"],
+                f["text"],
+                f["box_image"],
+                f["box_text"],
+                curv,
+                scale,
+                lo.entail_weight,
+                lo.eta_inter,
+                lo.eta_intra,
+            )
         else:
             out = argent_loss(
-                f["image"], f["text"], f["box_image"], f["box_text"], curv, scale,
-                gamma1=lo.gamma1, gamma2=lo.gamma2, entailment=lo.entailment,
-                weights=lo.weights, regularize=lo.regularize, beta=lo.adaent_beta,
-                placement=lo.adaent_placement, normalize=lo.adaent_normalize,
-                detach_weight=lo.detach_weight, eta_inter=lo.eta_inter, eta_intra=lo.eta_intra,
-            )  # fmt: skip
+                f["image"],
+                f["text"],
+                f["box_image"],
+                f["box_text"],
+                curv,
+                scale,
+                gamma1=lo.gamma1,
+                gamma2=lo.gamma2,
+                entailment=lo.entailment,
+                weights=lo.weights,
+                regularize=lo.regularize,
+                beta=lo.adaent_beta,
+                placement=lo.adaent_placement,
+                normalize=lo.adaent_normalize,
+                detach_weight=lo.detach_weight,
+                eta_inter=lo.eta_inter,
+                eta_intra=lo.eta_intra,
+            )
         terms = {"contrastive": out.contrastive, "entailment": out.entailment}
         if self.method == "argent":
             terms["regularizer"] = out.regularizer
         return LossResult(out.total, terms)
 
-    def param_groups(self, weight_decay: float, decay_logit_scale: bool = False,
-                     decay_all: bool = False) -> list[dict]:  # fmt: skip
+    def param_groups(
+        self, weight_decay: float, decay_logit_scale: bool = False, decay_all: bool = False
+    ) -> list[dict]:
         """MERU's groups: no weight decay on logit_scale, α, curvature, gains and biases."""
         if decay_logit_scale or decay_all:
             raise ValueError("the hyperbolic methods keep MERU's weight-decay groups")
@@ -281,11 +320,15 @@ def build_module(config: Config, device: torch.device | str = "cpu"):
         found = read_init_checkpoint(pretrained)
         if found is not None:
             pretrained, scalars = found  # the run's open_clip state, read once
-    bundle = create_model(
-        m.name, pretrained, context_length=m.context_length, long_text=m.long_text, keep=m.keep
-    )
+    bundle = _encoders(m, pretrained)
     if config.hyperbolic:
-        model = HyperbolicCLIP(bundle.model, curv_init=m.curv_init, learn_curv=m.learn_curv)
+        width = 512 if m.alpha_rule == "fixed-512" else bundle.model.text_projection.shape[-1]
+        model = HyperbolicCLIP(
+            bundle.model,
+            curv_init=m.curv_init,
+            learn_curv=m.learn_curv,
+            alpha_init=meru_alpha_init(width),
+        )
         module = HyperbolicModule(model, config.method, config.loss)
         with torch.no_grad():
             for key, value in scalars.items():
@@ -296,6 +339,21 @@ def build_module(config: Config, device: torch.device | str = "cpu"):
         with torch.no_grad():
             module.logit_scale.fill_(m.logit_scale_init)
     return module.to(device), bundle.preprocess, bundle.tokenizer
+
+
+def _encoders(m: ModelConfig, pretrained: str | dict[str, Tensor] | None):
+    """The open_clip encoders of ``model.name`` (an open_clip architecture, or HyCoCLIP's
+    towers ``hycoclip-vit-{s,b,l}``) with weights from ``pretrained``."""
+    if m.name in HYCOCLIP_MODEL_NAMES:
+        if isinstance(pretrained, str):
+            raise ValueError(
+                f"model.init: {m.name!r} starts from random weights or a paperlib "
+                f"training checkpoint of the same towers; got {pretrained!r}"
+            )
+        return create_meru_encoders(m.name, pretrained)
+    return create_model(
+        m.name, pretrained, context_length=m.context_length, long_text=m.long_text, keep=m.keep
+    )
 
 
 def input_size(module: nn.Module) -> int:

@@ -113,6 +113,16 @@ def _orthonormal(w: Tensor) -> Tensor:
     return (q * torch.sign(torch.diagonal(r))).T
 
 
+def _complete(rows: Tensor, k: int) -> Tensor:
+    """The first ``k`` of ``rows`` (r, D) (orthonormal), completed by orthonormal directions
+    when r < k (fewer points than components: the SVD has only min(N, D) rows)."""
+    if rows.shape[0] >= k:
+        return rows[:k].contiguous()
+    eye = torch.eye(rows.shape[1], dtype=rows.dtype, device=rows.device)
+    q, _ = torch.linalg.qr(torch.cat([rows, eye]).T)  # first r columns span ``rows``
+    return torch.cat([rows, q[:, rows.shape[0] : k].T]).contiguous()
+
+
 def _objective(x: Tensor, w: Tensor, objective: str) -> Tensor:
     _, z = horospherical_projection(x, _orthonormal(w))
     if objective == "origin":
@@ -147,6 +157,11 @@ def horopca(
         )
     if objective not in ("origin", "pairwise"):
         raise ValueError(f"objective must be 'origin' or 'pairwise'; got {objective!r}")
+    if x.shape[0] == 0:
+        raise ValueError("x must hold at least one point; got an empty (0, dim) tensor")
+    bad = int((~torch.isfinite(x)).sum())
+    if bad:
+        raise ValueError(f"x holds {bad} non-finite value(s) (NaN or inf); no projection exists")
     x = x.detach().to(dtype) * float(curv) ** 0.5
     centred, mean = frechet_centre(x)
     fit_points = centred
@@ -155,7 +170,7 @@ def horopca(
         fit_points = centred[torch.randperm(centred.shape[0], generator=gen)[:max_points]]
     tangent = log_map0(fit_points, 1.0)
     _, _, vh = torch.linalg.svd(tangent - tangent.mean(0), full_matrices=False)
-    w = vh[:n_components].contiguous().requires_grad_(True)
+    w = _complete(vh, n_components).requires_grad_(True)
     optimiser = torch.optim.LBFGS(
         [w], max_iter=steps, line_search_fn="strong_wolfe", tolerance_change=1e-12
     )

@@ -148,19 +148,29 @@ def _paired_chord(x: Tensor, y: Tensor, curv: Tensor) -> tuple[Tensor, ...]:
     With σ = x + y, S = x_t + y_t and u = σ/S: ``x_t − y_t = δ·u``, so
     ``D = ‖δ‖²(1 − ‖u‖²) + ‖u‖²·‖δ_⊥σ‖²``, where
     ``(1 − ‖u‖²)·S² = (S + ‖σ‖)·[1/(c(x_t+a)) + 1/(c(y_t+b)) + (a+b−‖σ‖)]`` and
-    ``a + b − ‖σ‖ = (2ab − 2x·y)/(a + b + ‖σ‖) ≥ 0``. Every term is computed from δ or from
-    positive quantities, so D keeps its relative precision for close points, for far
-    points on one ray and for antipodal points. Returns ``(D, a, b, x_t, y_t, δ)``.
+    ``a + b − ‖σ‖ = (2ab − 2x·y)/(a + b + ‖σ‖) ≥ 0``. The second term has two forms:
+    ``‖u‖²·‖δ_⊥σ‖²`` (rounding error ``≈ eps·‖δ‖`` in ‖δ_⊥σ‖, best for close points) and,
+    since ``‖δ ∧ σ‖ = 2‖x ∧ y‖``, ``(ab/S)²·‖x̂ − ŷ‖²·‖x̂ + ŷ‖²`` (relative error ``≈ eps/θ``,
+    best when one point is much nearer O than the other, where the first form's error
+    ``eps·max(a, b)`` swamps ``‖δ_⊥σ‖ ≈ 2·min(a, b)·sin θ``); each pair takes the form with
+    the smaller error, ``‖δ‖·‖σ‖ ≤ 2ab`` choosing the first. Every term is computed from δ
+    or from positive quantities, so D keeps its relative precision for close points, for
+    far points on one ray, for antipodal points and for a far point against a near one.
+    Returns ``(D, a, b, x_t, y_t, δ)``.
     """
     delta, sigma = x - y, x + y
     a, b = _safe_norm(x), _safe_norm(y)
     at, bt = torch.sqrt(1.0 / curv + a * a), torch.sqrt(1.0 / curv + b * b)
-    sigma_norm = _safe_norm(sigma)
-    wedge = a * b * (x / a[..., None] - y / b[..., None]).pow(2).sum(-1)  # 2ab − 2x·y
+    sigma_norm, delta_norm = _safe_norm(sigma), _safe_norm(delta)
+    x_unit, y_unit = x / a[..., None], y / b[..., None]
+    minus_sq = (x_unit - y_unit).pow(2).sum(-1)
+    wedge = a * b * minus_sq  # 2ab − 2x·y
     gap = (1.0 / curv) * (1.0 / (at + a) + 1.0 / (bt + b)) + wedge / (a + b + sigma_norm)
     one_minus_u2 = gap * (at + bt + sigma_norm) / (at + bt) ** 2
-    u2 = (sigma_norm / (at + bt)) ** 2
-    chord_sq = delta.pow(2).sum(-1) * one_minus_u2 + u2 * _perp_norm_sq(delta, sigma)
+    near = (sigma_norm / (at + bt)) ** 2 * _perp_norm_sq(delta, sigma)
+    far = (a * b / (at + bt)) ** 2 * minus_sq * (x_unit + y_unit).pow(2).sum(-1)
+    transverse = torch.where(delta_norm * sigma_norm <= 2.0 * a * b, near, far)
+    chord_sq = delta.pow(2).sum(-1) * one_minus_u2 + transverse
     return chord_sq, a, b, at, bt, delta
 
 
@@ -261,24 +271,30 @@ def exterior_angle(parent: Tensor, child: Tensor, curv: float | Tensor) -> Tenso
     Same angle as MERU's ``oxy_angle(parent, child)`` and the ARGENT seed's φ: 0 when the
     child lies on the parent's outward geodesic ray, π when the child lies between O and
     the parent. From the hyperbolic laws of cosines and sines (A = d(O,parent),
-    B = d(parent,child), C = d(O,child), scaled by √c), with the common positive factor
-    ``sinh A·sinh B`` removed::
+    B = d(parent,child), C = d(O,child)), with the common positive factor
+    ``c·‖p‖·sinh(√c·B)`` removed::
 
-        φ = atan2(c·‖p‖‖q‖·sin θ_O,  √c·(q_t − p_t) − √c·p_t·(cosh B − 1))
+        φ = atan2(‖q‖·sin θ_O,  √c·(p_t·‖q‖·cos θ_O − ‖p‖·q_t))
 
-    θ_O is the angle between the space parts, ``‖p‖‖q‖ sin θ_O = ‖p‖·‖(p−q)_⊥p‖``, and
-    ``cosh B − 1 = c·D/2`` from the chord, so the result is accurate near the ray (where
-    ``acos`` has an infinite gradient). Where both atan2 arguments vanish (child = parent,
-    or parent at the origin) the angle is defined as 0 (the child is at the cone's apex)
-    with zero gradient. For parents with ‖p‖ → 0 the angle is intrinsically ill-conditioned.
+    θ_O is the angle between the space parts. Both arguments are computed without
+    cancellation: ``‖q‖ sin θ_O = ‖(p−q)_⊥p‖`` (accurate near the ray, where ``acos`` has an
+    infinite gradient) and ``p_t‖q‖cos θ_O − ‖p‖q_t = (‖q‖−‖p‖)(‖q‖+‖p‖)/(c(p_t‖q‖ + ‖p‖q_t))
+    − p_t‖q‖·‖p̂ − q̂‖²/2``. Neither vanishes with ‖p‖, so a parent near the origin gets the
+    limit angle θ_O (the angle between p̂ and q̂) rather than rounding noise. Where both
+    arguments vanish (child = parent) and where the parent is at the origin (its squared
+    norm below the dtype's smallest normal number: no direction) the angle is defined as 0
+    (the child is at the cone's apex) with zero gradient.
     """
     curv = _curv(curv, parent)
     parent, child = torch.broadcast_tensors(parent, child)
-    chord_sq, a, b, at, bt, delta = _paired_chord(parent, child, curv)
-    # ‖p‖‖q‖ sin θ_O = ‖p ∧ q‖ = ‖p‖ · ‖δ_⊥p‖, accurate when the child is near the ray
-    sin_term = curv * a * _safe_sqrt(_perp_norm_sq(delta, parent))
-    cos_term = curv.sqrt() * ((b * b - a * a) / (at + bt) - at * 0.5 * curv * chord_sq)
-    degenerate = (sin_term.abs() + cos_term.abs()) <= torch.finfo(a.dtype).tiny ** 0.5
+    a, b = _safe_norm(parent), _safe_norm(child)
+    at, bt = torch.sqrt(1.0 / curv + a * a), torch.sqrt(1.0 / curv + b * b)
+    sin_term = _safe_sqrt(_perp_norm_sq(parent - child, parent))
+    one_minus_cos = 0.5 * (parent / a[..., None] - child / b[..., None]).pow(2).sum(-1)
+    radial = (b - a) * (b + a) / (curv * (at * b + a * bt))
+    cos_term = curv.sqrt() * (radial - at * b * one_minus_cos)
+    tiny = torch.finfo(a.dtype).tiny
+    degenerate = ((sin_term == 0) & (cos_term == 0)) | ((parent * parent).sum(-1) < tiny)
     angle = torch.atan2(
         torch.where(degenerate, torch.zeros_like(sin_term), sin_term),
         torch.where(degenerate, torch.ones_like(cos_term), cos_term),

@@ -1,51 +1,17 @@
-"""Symmetric InfoNCE (CLIP's contrastive loss) and a gradient-carrying all-gather.
+"""Symmetric InfoNCE (CLIP's contrastive loss) over the batch gathered from every rank.
 
 The one place where image/text logits become a contrastive loss; HiMo-CLIP's MoLo
-(SPEC §1.1) and the hyperbolic losses (SPEC §2.2-2.3) call these.
+(SPEC §1.1) and the hyperbolic losses (SPEC §2.2-2.3) call these. The gather with gradient is
+``paperlib.collectives.all_gather_with_grad``.
 """
 
 from __future__ import annotations
 
 import torch
-import torch.distributed as dist
 import torch.nn.functional as F
 from torch import Tensor
 
-
-def is_distributed() -> bool:
-    """True when a torch.distributed process group is initialised with more than one rank."""
-    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
-
-
-def all_gather_with_grad(x: Tensor) -> Tensor:
-    """Concatenate ``x`` (batch, ...) from every rank along dim 0, keeping the autograd graph.
-
-    Uses ``torch.distributed.nn.functional.all_gather`` (as Long-CLIP does), whose backward
-    sums the incoming gradients of every rank's copy and returns each rank its slice.
-    Outside a multi-process group this is the identity.
-    """
-    if not is_distributed():
-        return x
-    from torch.distributed.nn.functional import all_gather
-
-    return _ContiguousGrad.apply(torch.cat(all_gather(x.contiguous()), dim=0))
-
-
-class _ContiguousGrad(torch.autograd.Function):
-    """Identity whose backward makes the incoming gradient contiguous.
-
-    The gather's backward exchanges gradient slices with ``all_to_all`` (gloo) or
-    ``reduce_scatter`` (NCCL), which read raw storage: a gradient that reaches the gathered
-    tensor as a transposed view (e.g. through ``x.T @ ...``) would be exchanged scrambled.
-    """
-
-    @staticmethod
-    def forward(ctx, x: Tensor) -> Tensor:
-        return x.view_as(x)
-
-    @staticmethod
-    def backward(ctx, grad: Tensor) -> Tensor:
-        return grad.contiguous()
+from paperlib.collectives import all_gather_with_grad
 
 
 def clip_logits(image_features: Tensor, text_features: Tensor, logit_scale: Tensor) -> Tensor:
@@ -56,7 +22,9 @@ def clip_logits(image_features: Tensor, text_features: Tensor, logit_scale: Tens
 def symmetric_cross_entropy(logits_per_image: Tensor, label_smoothing: float = 0.0) -> Tensor:
     """½[CE(L, diag) + CE(Lᵀ, diag)] for a square (batch, batch) logit matrix (SPEC §1.1)."""
     if logits_per_image.ndim != 2 or logits_per_image.shape[0] != logits_per_image.shape[1]:
-        raise ValueError(f"logits must be square (batch, batch); got {tuple(logits_per_image.shape)}")
+        raise ValueError(
+            f"logits must be square (batch, batch); got {tuple(logits_per_image.shape)}"
+        )
     labels = torch.arange(logits_per_image.shape[0], device=logits_per_image.device)
     loss_i = F.cross_entropy(logits_per_image, labels, label_smoothing=label_smoothing)
     loss_t = F.cross_entropy(logits_per_image.T, labels, label_smoothing=label_smoothing)

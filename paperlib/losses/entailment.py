@@ -1,4 +1,5 @@
-"""Hyperbolic losses: contrastive on −distance logits, MERU entailment, HyCoCLIP, ARGENT.
+"""Hyperbolic losses: MERU entailment, HyCoCLIP, ARGENT (contrastive terms:
+``losses.hyperbolic_contrastive``).
 
 SPEC §2.2 (MERU), §2.3 (HyCoCLIP), §2.4 (ARGENT). Features are Lorentz space components
 (batch, dim); ``curv`` is c (curvature −c); ``logit_scale`` is in log space (as open_clip's
@@ -24,8 +25,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from paperlib.geometry.lorentz import exterior_angle, half_aperture, paired_dist, pairwise_dist
-from paperlib.losses.contrastive import all_gather_with_grad, symmetric_cross_entropy
+from paperlib.geometry.lorentz import exterior_angle, half_aperture, paired_dist
+from paperlib.losses.hyperbolic_contrastive import (
+    hycoclip_contrastive_loss,
+    hyperbolic_contrastive_loss,
+)
 
 __all__ = [
     "LossTerms",
@@ -33,11 +37,8 @@ __all__ = [
     "adaent_weight",
     "argent_loss",
     "entailment_loss",
-    "hycoclip_contrastive_loss",
     "hycoclip_entailment_loss",
     "hycoclip_loss",
-    "hyperbolic_contrastive_loss",
-    "hyperbolic_logits",
     "meru_loss",
     "norm_regularizer",
 ]
@@ -57,48 +58,6 @@ class LossTerms:
     def as_dict(self) -> dict[str, float]:
         """Floats for JSON-lines logging."""
         return {k: float(v.detach()) for k, v in vars(self).items()}
-
-
-# ------------------------------------------------------------------ contrastive
-
-
-def hyperbolic_logits(a: Tensor, b: Tensor, curv: float | Tensor, logit_scale: Tensor) -> Tensor:
-    """``-d_L(a_i, b_j) · exp(logit_scale)``, (B1, B2); MERU's logits (SPEC §2.2)."""
-    return -pairwise_dist(a, b, curv) * logit_scale.exp()
-
-
-def _cross_entropy(logits: Tensor) -> Tensor:
-    """Row-wise CE with the diagonal as targets; logits may be (B_local, B_global)."""
-    labels = torch.arange(logits.shape[0], device=logits.device)
-    return F.cross_entropy(logits, labels)
-
-
-def hyperbolic_contrastive_loss(
-    image: Tensor, text: Tensor, curv: float | Tensor, logit_scale: Tensor
-) -> Tensor:
-    """MERU contrastive, ½(CE_img + CE_txt) on −distance logits over the global batch."""
-    image, text = all_gather_with_grad(image), all_gather_with_grad(text)
-    return symmetric_cross_entropy(hyperbolic_logits(image, text, curv, logit_scale))
-
-
-def hycoclip_contrastive_loss(
-    image: Tensor,
-    text: Tensor,
-    box_image: Tensor,
-    box_text: Tensor,
-    curv: float | Tensor,
-    logit_scale: Tensor,
-) -> Tensor:
-    """¼[CE(img→txt) + CE(txt→img) + CE(box_img→txts) + CE(box_txt→imgs)], SPEC §2.3."""
-    image, text = all_gather_with_grad(image), all_gather_with_grad(text)
-    box_image, box_text = all_gather_with_grad(box_image), all_gather_with_grad(box_text)
-    full = 2.0 * symmetric_cross_entropy(hyperbolic_logits(image, text, curv, logit_scale))
-    boxes = _cross_entropy(hyperbolic_logits(box_image, text, curv, logit_scale))
-    boxes = boxes + _cross_entropy(hyperbolic_logits(box_text, image, curv, logit_scale))
-    return 0.25 * (full + boxes)
-
-
-# ------------------------------------------------------------------ entailment
 
 
 def entailment_loss(

@@ -1,61 +1,46 @@
 """HiMo-CLIP's HiDe (in-batch PCA of text features) and MoLo loss (SPEC §1.1).
 
-HiDe: ``u'_i = Pᵀ(P(u_i − ū)) + ū`` where ``P`` (m, dim) holds the first m principal
-directions of the batch and m is the smallest count whose cumulative explained variance
-reaches ``tau``. MoLo: ``L = L_global + lam · L_comp``, two symmetric InfoNCE terms, with
-``u`` and with ``u'``.
+The paper's steps, one function each (HiDe's step numbers as in SPEC §1.1):
 
-Implementation: ``Pᵀ P`` is the top-m eigenprojector Π of the smaller of the two Gram
-matrices ``XᵀX`` (dim, dim) or ``XXᵀ`` (batch, batch) of the centred batch X (the same
-subspace as the SVD's), computed by one float32 ``eigh``. Its gradient is a custom
-backward that only involves the gap between kept and dropped eigenvalues, so it is
-finite on degenerate batches (repeated eigenvalues inside either group are harmless).
-MoLo (global scope) never forms u': ``v u'ᵀ = v Π Xᵀ + (v·ū)1ᵀ = v uᵀ − v (I − Π) Xᵀ`` (or
-the same with the (batch, batch) projector acting on the logits), so the comp logits and
-their gradient cost rank-min(m, k − m) products on top of the global ones; the backward
-works in the ambient space and touches the other eigenvector block only through two
-(dim, q) products (``_ProjectedProduct``).
+- :func:`centre` (step 1): the batch mean ``ū`` and the centred rows ``u − ū``;
+- :func:`principal_axes` (step 2): SVD of the centred batch, variances ``S²`` and
+  directions ``Vᵀ``; :func:`choose_m` (step 2): the τ rule, the smallest m with
+  ``cumsum(S²)/sum(S²) ≥ τ``, and ``P = Vᵀ[:m]``;
+- :func:`project` (step 3): ``u' = Pᵀ(P(u − ū)) + ū``;
+- :func:`molo_loss`: ``L = L_global + λ·L_comp``, both terms ``½[CE(logits) + CE(logitsᵀ)]``
+  (``symmetric_cross_entropy``) of ``logits = exp(logit_scale)·v·uᵀ`` (``clip_logits``),
+  L_comp with ``u'`` in place of ``u``.
 
-Cost (``benchmarks/bench_molo.py``, 2 CPU threads, N = 1024, d = 768, isotropic random
-features, m = 446): MoLo 3.5–3.85 × InfoNCE over seven runs, of which the Gram matrix is 0.2
-and its eigh 0.8–1.0; the exact formulation's overhead-free floor measures 3.3–3.55. With
-a decaying spectrum (σ_k ∝ 1/k, m = 10) it is 2.45–2.75 ×.
+:func:`hide` and :func:`molo_loss` choose how to compute this with ``implementation``:
+``"plain"`` runs the functions above, with autograd through the SVD; ``"fast"`` (the
+default) gives the same values and gradients from an eigendecomposition of the smaller Gram
+matrix with a custom backward that stays finite on degenerate batches, and forms MoLo's comp
+logits without forming ``u'`` (``paperlib.losses._himo_fast``).
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from paperlib.losses.contrastive import (
-    all_gather_with_grad,
-    clip_logits,
-    symmetric_cross_entropy,
+from paperlib.collectives import all_gather_with_grad
+from paperlib.losses import _himo_fast
+from paperlib.losses.contrastive import clip_logits, symmetric_cross_entropy
+from paperlib.losses.hide_steps import (  # noqa: F401  (public names of this module too)
+    VARIANCE_FLOOR,
+    HiDeResult,
+    NonFiniteFeaturesError,
+    centre,
+    choose_m,
+    non_finite_named,
+    work_dtype,
 )
 
 SCOPES = ("global", "local")
-VARIANCE_FLOOR = 1e-8  # SPEC §1.1: total variance is floored at this value
-
-
-@dataclass
-class HiDeResult:
-    """Output of :func:`hide`.
-
-    ``features`` (batch, dim): ``u'``; ``m``: kept components; ``explained_variance``:
-    cumulative explained-variance ratio at m (0-dim tensor); ``components`` (m, dim): the
-    principal directions, rows sorted by variance, sign fixed so each row's largest-|.|
-    entry is positive (no gradient); ``mean`` (dim,): the batch mean ``ū``.
-    """
-
-    features: Tensor
-    m: int
-    explained_variance: Tensor
-    components: Tensor
-    mean: Tensor
+IMPLEMENTATIONS = ("fast", "plain")
 
 
 @dataclass
@@ -69,180 +54,32 @@ class MoLoOutput:
     explained_variance: float
 
 
-@dataclass
-class _Spectrum:
-    """Eigendecomposition of ``C = sideᵀ side``: ``vecs`` (k, k) columns and ``eigvals`` (k,)
-    sorted descending, the kept count ``m``, its explained-variance ratio, and ``gap_tol``."""
+def principal_axes(x: Tensor) -> tuple[Tensor, Tensor]:
+    """HiDe step 2 (SPEC §1.1): SVD ``x = U S Vᵀ`` of the centred (batch, dim) batch.
 
-    vecs: Tensor
-    eigvals: Tensor
-    m: int
-    explained: Tensor
-    gap_tol: float
-
-
-def _inverse_gaps(eigvals: Tensor, m: int, gap_tol: float) -> Tensor:
-    """(m, k − m) matrix ``1/(λ_a − λ_b)`` for kept a, dropped b; 0 where the gap ≤ gap_tol."""
-    gap = eigvals[:m, None] - eigvals[None, m:]
-    return torch.where(gap > gap_tol, 1.0 / gap.clamp_min(gap_tol), 0.0)
-
-
-class _ProjectedProduct(torch.autograd.Function):
-    """``base ± L Π_s Rᵀ`` (``R = I`` when ``right`` is None; ``base`` None counts as 0).
-
-    Π_s = V_s V_sᵀ projects on the kept block V[:, :m] (``kept=True``, sign +) or on the
-    dropped block V[:, m:] (``kept=False``, sign −, so ``base − L Π_r Rᵀ = base − L Rᵀ +
-    L Π Rᵀ``) of the eigenvectors V (sorted descending) of ``C = sideᵀ side``; ``vecs``
-    and ``eigvals`` come from the caller (no graph). ``base`` may broadcast against the
-    product (its gradient is then summed back).
-
-    Backward, for upstream W and sign σ: ``∂L = σ W R V_s V_sᵀ``, ``∂R = σ Wᵀ L V_s V_sᵀ``
-    and, with ``through``, Π_s's dependence on ``side`` through C: first-order
-    perturbation gives ``dΠ_s = Σ_{a∉s, b∈s} (v_aᵀ dC v_b)/(λ_b − λ_a) (v_a v_bᵀ + v_b v_aᵀ)``,
-    so for ``E = ∂L/∂Π_s = σ LᵀWR`` the gradient on C is ``V_o J V_sᵀ`` with
-    ``J = V_oᵀ (E + Eᵀ) V_s ⊘ (λ_b − λ_a)`` (o the other block), and through C = sideᵀside
-    ``∂side = side (V_o J V_sᵀ + V_s Jᵀ V_oᵀ)``. Everything is formed in the ambient space
-    from ``(E + Eᵀ) V_s = σ(Lᵀ W R V_s + Rᵀ Wᵀ L V_s)`` — never the other block's
-    coordinates of L, R or side — so each product costs a multiple of the smaller block's
-    width. Pairs whose gap is ``<= gap_tol`` contribute zero (the derivative is undefined
-    there). ``side`` may be the same tensor as ``left`` or ``right``.
+    Returns the variances ``S²`` (k,), descending, and the directions ``Vᵀ`` (k, dim) as
+    rows, k = min(batch, dim).
     """
-
-    @staticmethod
-    def forward(ctx, base, left, right, side, vecs, eigvals, m: int, gap_tol: float, kept, through):
-        k = vecs.shape[1]
-        block, other = (slice(0, m), slice(m, k)) if kept else (slice(m, k), slice(0, m))
-        v_s = vecs[:, block]
-        lv = left @ v_s
-        rv = v_s if right is None else right @ v_s
-        if base is None:
-            out = lv @ rv.T if kept else (lv @ rv.T).neg_()
-        else:
-            out = torch.addmm(base, lv, rv.T, alpha=1.0 if kept else -1.0)
-        ctx.other, ctx.block, ctx.kept = other, block, kept
-        ctx.m, ctx.gap_tol = m, gap_tol
-        ctx.through = through and 0 < m < k
-        ctx.side_is = "left" if side is left else "right" if side is right else None
-        ctx.base_shape = None if base is None else base.shape
-        ctx.save_for_backward(left, right, side, vecs, eigvals, lv, rv)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad_out: Tensor):
-        left, right, side, vecs, eigvals, lv, rv = ctx.saved_tensors
-        v_s = vecs[:, ctx.block]
-        sign = 1.0 if ctx.kept else -1.0
-        grad_base = None if ctx.base_shape is None else grad_out.sum_to_size(ctx.base_shape)
-        # each input's gradient in coordinates on V_s (then multiplied by V_sᵀ)
-        coords = {"left": (grad_out @ rv).mul_(sign)}  # σ W R V_s
-        if right is not None or ctx.through:
-            coords["right"] = (grad_out.T @ lv).mul_(sign)  # σ Wᵀ L V_s
-        grads = dict.fromkeys(("left", "right", "side"))
-        wanted = dict(zip(grads, ctx.needs_input_grad[1:4]))
-        if ctx.through:
-            w_r, wt_l = coords["left"], coords.pop("right") if right is None else coords["right"]
-            sym = left.T @ w_r + (wt_l if right is None else right.T @ wt_l)  # (E + Eᵀ) V_s
-            v_o = vecs[:, ctx.other]
-            inv = _inverse_gaps(eigvals, ctx.m, ctx.gap_tol)  # 1/(λ_kept − λ_dropped)
-            w_p = v_o @ ((v_o.T @ sym) * (inv.T if ctx.kept else -inv))  # V_o J
-            # ∂side = (side W_p) V_sᵀ + (side V_s) W_pᵀ, plus side's own direct term
-            name = ctx.side_is or "side"
-            direct = coords.pop(name, None)
-            if wanted[name]:
-                side_v = {"left": lv, "right": rv}.get(ctx.side_is)
-                side_v = side @ v_s if side_v is None else side_v
-                c = side @ w_p if direct is None else direct.addmm_(side, w_p)
-                grads[name] = torch.cat([c, side_v], 1) @ torch.cat([v_s.T, w_p.T], 0)
-        for name, c in coords.items():
-            if wanted[name]:
-                grads[name] = c @ v_s.T
-        none = (None,) * 6
-        return grad_base, grads["left"], grads["right"], grads["side"], *none
+    with non_finite_named(x):
+        _, s, vt = torch.linalg.svd(x, full_matrices=False)
+    return s.square(), vt
 
 
-def _choose_m(eigvals: Tensor, tau: float, fixed_m: int | None) -> tuple[int, Tensor]:
-    """Smallest m with cumulative explained variance ≥ tau (or ``fixed_m``), and that ratio."""
-    ratio = eigvals.cumsum(0) / eigvals.sum().clamp_min(VARIANCE_FLOOR)
-    n = eigvals.shape[0]
-    m = fixed_m if fixed_m is not None else int((ratio < tau).sum()) + 1
-    m = max(1, min(m, n))
-    return m, ratio[m - 1]
+def project(u: Tensor, mean: Tensor, components: Tensor) -> Tensor:
+    """HiDe step 3 (SPEC §1.1): ``u' = Pᵀ(P(u − ū)) + ū`` row-wise, ``P = components`` (m, dim)."""
+    return (u - mean) @ components.T @ components + mean
 
 
-class NonFiniteFeaturesError(torch.linalg.LinAlgError):
-    """HiDe's eigendecomposition failed because the batch features hold NaN or inf."""
+def _hide_plain(u: Tensor, tau: float, fixed_m: int | None, detach: bool) -> HiDeResult:
+    """HiDe on the rows of ``u`` as SPEC §1.1 writes it, autograd through the SVD.
 
-
-def _spectrum(
-    side: Tensor, tau: float, fixed_m: int | None, gap_tol: float | None
-) -> _Spectrum:
-    """Eigendecomposition of ``sideᵀ side`` (no graph) and HiDe's choice of m.
-
-    The Gram is the smaller one, so its size k = min(batch, dim) bounds m. Default
-    ``gap_tol``: ``k·eps·λ_max``.
+    Components come back unsigned (the caller fixes their sign).
     """
-    gram = side.detach().T @ side.detach()
-    try:
-        eigvals, vecs = torch.linalg.eigh(gram)
-    except torch.linalg.LinAlgError as error:
-        bad = int((~torch.isfinite(side)).sum())
-        if bad:  # say why: NaN/inf features, not an ill-conditioned batch
-            raise NonFiniteFeaturesError(f"HiDe: the batch features hold {bad} non-finite "
-                                         f"value(s) (NaN or inf) out of {side.numel()}; no PCA "
-                                         "exists") from error  # fmt: skip
-        raise
-    eigvals, vecs = eigvals.flip(0).clamp_min(0.0), vecs.flip(1)
-    m, explained = _choose_m(eigvals, tau, fixed_m)
-    eps = torch.finfo(side.dtype).eps
-    tol = gap_tol if gap_tol is not None else side.shape[1] * eps * float(eigvals[0])
-    return _Spectrum(vecs, eigvals, m, explained, max(tol, torch.finfo(side.dtype).tiny))
-
-
-def _components(x: Tensor, spec: _Spectrum) -> Tensor:
-    """P (m, dim), no gradient: V_m of XᵀX, or on the left side v = Xᵀw/s from XXᵀ's w."""
-    with torch.no_grad():
-        if x.shape[1] <= x.shape[0]:
-            return spec.vecs[:, : spec.m].T
-        scale = spec.eigvals[: spec.m].sqrt().clamp_min(torch.finfo(x.dtype).tiny)
-        return F.normalize((x.T @ spec.vecs[:, : spec.m] / scale).T, dim=1)
-
-
-@dataclass
-class _Decomposition:
-    """A batch centred and decomposed for projection (shared by HiDe and MoLo).
-
-    ``mean`` ū, ``x`` = u − ū, ``spec`` of the smaller Gram; the projection runs through
-    ``side`` (x, or xᵀ for the (batch, batch) Gram when batch < dim; ``right_side`` tells
-    which) with eigenvector columns ``vecs``, using the kept block if ``kept`` (m ≤ k − m,
-    the smaller block) else the dropped one.
-    """
-
-    mean: Tensor
-    x: Tensor
-    side: Tensor
-    right_side: bool
-    spec: _Spectrum
-    vecs: Tensor
-    kept: bool
-
-    @functools.cached_property
-    def components(self) -> Tensor:
-        return _components(self.x, self.spec)
-
-
-def _decompose(u: Tensor, tau: float, fixed_m: int | None, gap_tol: float | None,
-               detach: bool) -> _Decomposition:
-    """Centre ``u`` and eigendecompose its smaller Gram. With ``detach`` on the (batch, batch)
-    side, the constant is P (dim-side), not Π_N: the dim-side basis Pᵀ is used instead."""
-    mean = u.mean(dim=0)
-    x = u - mean
-    right_side = x.shape[0] >= x.shape[1]
-    side = x if right_side else x.T
-    spec = _spectrum(side, tau, fixed_m, gap_tol)
-    out = _Decomposition(mean, x, side, right_side, spec, spec.vecs, spec.m <= side.shape[1] - spec.m)
-    if detach and not right_side:
-        out.right_side, out.side, out.vecs, out.kept = True, x, out.components.T, True
-    return out
+    mean, x = centre(u)
+    variances, axes = principal_axes(x)
+    m, explained = choose_m(variances, tau, fixed_m)
+    p = axes[:m].detach() if detach else axes[:m]
+    return HiDeResult(project(u, mean, p), m, explained, p.detach(), mean)
 
 
 def _sign_fixed(rows: Tensor) -> Tensor:
@@ -252,10 +89,12 @@ def _sign_fixed(rows: Tensor) -> Tensor:
     return rows * torch.where(sign == 0, 1.0, sign)
 
 
-def _validate(text_features: Tensor, tau: float, fixed_m: int | None, scope: str) -> None:
-    if text_features.ndim != 2:
+def _validate(
+    text_features: Tensor, tau: float, fixed_m: int | None, scope: str, implementation: str
+) -> None:
+    if text_features.ndim != 2 or 0 in text_features.shape:
         raise ValueError(
-            f"text_features must be (batch, dim); got shape {tuple(text_features.shape)}"
+            f"text_features must be a non-empty (batch, dim); got shape {tuple(text_features.shape)}"
         )
     if not 0.0 < tau <= 1.0:
         raise ValueError(f"tau must be in (0, 1]; got {tau}")
@@ -263,11 +102,8 @@ def _validate(text_features: Tensor, tau: float, fixed_m: int | None, scope: str
         raise ValueError(f"fixed_m must be a positive int or None; got {fixed_m!r}")
     if scope not in SCOPES:
         raise ValueError(f"scope must be one of {SCOPES}; got {scope!r}")
-
-
-def _work_dtype(t: Tensor) -> torch.dtype:
-    """The decomposition runs in float64 for float64 input, else float32."""
-    return torch.float64 if t.dtype == torch.float64 else torch.float32
+    if implementation not in IMPLEMENTATIONS:
+        raise ValueError(f"implementation must be one of {IMPLEMENTATIONS}; got {implementation!r}")
 
 
 def _hide_batch(
@@ -277,22 +113,23 @@ def _hide_batch(
     detach: bool,
     renormalize: bool,
     gap_tol: float | None,
+    implementation: str,
 ) -> HiDeResult:
-    """HiDe on exactly the rows given (no gathering)."""
-    work_dtype = _work_dtype(text_features)
+    """HiDe on exactly the rows given (no gathering), in the work dtype with autocast off."""
     with torch.autocast(text_features.device.type, enabled=False):
-        d = _decompose(text_features.to(work_dtype), tau, fixed_m, gap_tol, detach)
-        spec, side = d.spec, d.side
-        y = _ProjectedProduct.apply(  # side Π (through the smaller block)
-            None if d.kept else side, side, None, side, d.vecs, spec.eigvals, spec.m,
-            spec.gap_tol, d.kept, not detach,
-        )  # fmt: skip
-        out = (y if d.right_side else y.T) + d.mean
-        if renormalize:
-            out = F.normalize(out, dim=-1)
-        comps = _sign_fixed(d.components)
+        u = text_features.to(work_dtype(text_features))
+        if implementation == "fast":
+            out = _himo_fast.hide_batch(u, tau, fixed_m, detach, gap_tol)
+        else:
+            out = _hide_plain(u, tau, fixed_m, detach)
+        features = F.normalize(out.features, dim=-1) if renormalize else out.features
+        components = _sign_fixed(out.components)
     return HiDeResult(
-        out.to(text_features.dtype), spec.m, spec.explained.detach(), comps, d.mean.detach()
+        features.to(text_features.dtype),
+        out.m,
+        out.explained_variance.detach(),
+        components,
+        out.mean.detach(),
     )
 
 
@@ -305,6 +142,7 @@ def hide(
     renormalize: bool = False,
     scope: str = "global",
     gap_tol: float | None = None,
+    implementation: str = "fast",
 ) -> HiDeResult:
     """HiDe (SPEC §1.1): ``u' = Pᵀ(P(u − ū)) + ū`` for (batch, dim) L2-normalised features.
 
@@ -317,48 +155,21 @@ def hide(
     - ``scope``: ``"global"`` gathers the batch from every rank with gradient and returns
       u' for the (world·batch, dim) global batch; ``"local"`` uses this rank's batch only
       (the reference code). Identical outside ``torch.distributed``.
-    - ``gap_tol``: eigenvalue gaps (kept vs dropped) at or below it get zero gradient;
-      default ``k·eps·λ_max`` (k the Gram size), below which fp eigenvalues are noise.
+    - ``gap_tol`` (``"fast"`` only): eigenvalue gaps (kept vs dropped) at or below it get
+      zero gradient; default ``k·eps·λ_max`` (k the Gram size), below which fp eigenvalues
+      are noise.
+    - ``implementation``: ``"fast"`` (default) or ``"plain"`` (module docstring); the plain
+      path's gradient is undefined where singular values repeat.
 
     The decomposition runs in float32 (float64 for float64 input), autocast disabled;
     ``features`` comes back in the input dtype.
     """
-    _validate(text_features, tau, fixed_m, scope)
+    _validate(text_features, tau, fixed_m, scope, implementation)
+    if gap_tol is not None and implementation != "fast":
+        raise ValueError("gap_tol applies to implementation='fast' only")
     if scope == "global":
         text_features = all_gather_with_grad(text_features)
-    return _hide_batch(text_features, tau, fixed_m, detach, renormalize, gap_tol)
-
-
-def _comp_logits_without_features(
-    image_features: Tensor,
-    text_features: Tensor,
-    global_logits: Tensor,
-    logit_scale: Tensor,
-    tau: float,
-    fixed_m: int | None,
-    detach: bool,
-) -> tuple[Tensor, int, Tensor]:
-    """``clip_logits(v, u')`` without forming u' (same values and gradients as via HiDe).
-
-    With X = u − ū, e = exp(logit_scale) and c = e(v·ū)1ᵀ: ``e v u'ᵀ = e v Π Xᵀ + c`` for the
-    (dim, dim) projector Π (batch ≥ dim), ``= (global − c) Π_N + c`` for the (batch, batch)
-    one (batch < dim). The kept block is used when m ≤ k − m (k the Gram size), else the
-    dropped one: ``global − (the same product with I − Π)``. Returns (logits, m, explained).
-    """
-    work_dtype = _work_dtype(text_features)
-    with torch.autocast(text_features.device.type, enabled=False):
-        v = image_features.to(work_dtype)
-        glob = global_logits.to(work_dtype)
-        d = _decompose(text_features.to(work_dtype), tau, fixed_m, None, detach)
-        spec = d.spec
-        scaled_v = logit_scale.to(work_dtype).exp() * v  # cheaper than scaling logits
-        offset = (scaled_v @ d.mean)[:, None]  # c = e(v·ū)1ᵀ
-        left, right = (scaled_v, d.x) if d.right_side else (glob - offset, None)
-        logits = _ProjectedProduct.apply(
-            offset if d.kept else glob, left, right, d.side, d.vecs, spec.eigvals, spec.m,
-            spec.gap_tol, d.kept, not detach,
-        )  # fmt: skip
-    return logits.to(global_logits.dtype), spec.m, spec.explained.detach()
+    return _hide_batch(text_features, tau, fixed_m, detach, renormalize, gap_tol, implementation)
 
 
 def molo_loss(
@@ -373,11 +184,13 @@ def molo_loss(
     detach: bool = False,
     renormalize: bool = False,
     scope: str = "global",
+    implementation: str = "fast",
 ) -> MoLoOutput:
     """MoLo (SPEC §1.1): ``L_global + lam · L_comp`` on (batch, dim) L2-normalised features.
 
     ``logit_scale`` is the *log* of the temperature scale (logits = exp(logit_scale)·v·uᵀ,
-    as in ``clip_logits``); both terms use ``label_smoothing`` (reference 0.1).
+    as in ``clip_logits``); both terms use ``label_smoothing`` (reference 0.1). ``tau``,
+    ``fixed_m``, ``detach``, ``renormalize``, ``implementation``: as in :func:`hide`.
     Under ``torch.distributed`` both terms are computed on the global batch gathered with
     gradient (every rank computes the same loss). ``scope="global"`` runs HiDe on the
     gathered text batch; ``scope="local"`` runs HiDe on each rank's own batch and then
@@ -385,10 +198,8 @@ def molo_loss(
     carrying gather). Gradient convention: the gather's backward sums every rank's
     contribution, so rank r's input gradient is world_size × ∂L/∂(its slice); DDP's
     gradient averaging then yields exactly ∂L/∂θ of the global loss.
-    With global scope and no ``renormalize``, the comp logits are computed from the
-    decomposition directly, without forming u' (same values, cheaper; module docstring).
     """
-    _validate(text_features, tau, fixed_m, scope)
+    _validate(text_features, tau, fixed_m, scope, implementation)
     if image_features.shape != text_features.shape:
         raise ValueError(
             "image_features and text_features must have the same (batch, dim) shape; got "
@@ -398,13 +209,13 @@ def molo_loss(
     image_all = all_gather_with_grad(image_features)
     global_logits = clip_logits(image_all, text_all, logit_scale)
     with torch.set_grad_enabled(torch.is_grad_enabled() and lam != 0.0):
-        if scope == "global" and not renormalize:
-            comp_logits, m, explained = _comp_logits_without_features(
+        if implementation == "fast" and scope == "global" and not renormalize:
+            comp_logits, m, explained = _himo_fast.comp_logits(
                 image_all, text_all, global_logits, logit_scale, tau, fixed_m, detach
             )
         else:
             hide_input = text_all if scope == "global" else text_features
-            parts = _hide_batch(hide_input, tau, fixed_m, detach, renormalize, None)
+            parts = _hide_batch(hide_input, tau, fixed_m, detach, renormalize, None, implementation)
             comp = parts.features if scope == "global" else all_gather_with_grad(parts.features)
             comp_logits = clip_logits(image_all, comp, logit_scale)
             m, explained = parts.m, parts.explained_variance

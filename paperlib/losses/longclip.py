@@ -28,12 +28,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from paperlib.losses.contrastive import (
-    all_gather_with_grad,
-    clip_logits,
-    infonce_loss,
-    symmetric_cross_entropy,
-)
+from paperlib.collectives import all_gather_with_grad
+from paperlib.losses.contrastive import clip_logits, infonce_loss, symmetric_cross_entropy
 
 SCOPES = ("global", "local")
 
@@ -119,8 +115,9 @@ def longclip_loss(
     long = infonce_loss(image, long_text, logit_scale, label_smoothing)
     with torch.set_grad_enabled(torch.is_grad_enabled() and short_weight != 0.0):
         if scope == "local":
-            short = infonce_loss(pca_reconstruct(image, pcm_dim), short_text, logit_scale,
-                                 label_smoothing)  # fmt: skip
+            short = infonce_loss(
+                pca_reconstruct(image, pcm_dim), short_text, logit_scale, label_smoothing
+            )
         else:
             coarse = pca_reconstruct(all_gather_with_grad(image), pcm_dim)
             logits = clip_logits(coarse, all_gather_with_grad(short_text), logit_scale)

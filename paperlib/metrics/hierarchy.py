@@ -62,36 +62,73 @@ def build_pep_pairs(
     kept: Sequence[int] | None = None,
     pool_size: int = 100,
     seed: int = 0,
+    negatives: str = "per-image",
+    pool: Sequence[int] | None = None,
 ) -> PEPPairs:
-    """Positives and negative pool for PEP (our reproducible stand-in for the paper's
+    """Positives and negatives for PEP (SPEC §2.4; our reproducible stand-in for the paper's
     Qwen3-VL cleaning).
 
-    Rule: images = the rows in ``kept`` (default: all rows; pass e.g. a cleaned id list).
-    For image i, positives are its ``n_levels`` captions; negatives are the finest
-    (last-level) captions of ``pool_size`` other kept images whose most general caption
-    ``roots[j]`` differs from ``roots[i]`` (case- and space-insensitive) — a different root
-    concept makes the caption unlikely to describe image i ("low ambiguity"). The pool is a
-    uniform draw without replacement from ``numpy.random.default_rng(seed)``, images in
-    the order given; all of them when fewer are eligible.
+    Images = the rows in ``kept`` (default: all rows; pass e.g. a cleaned id list). For image
+    i, positives are its ``n_levels`` captions; negatives are finest (last-level) captions of
+    other images whose most general caption ``roots[j]`` differs from ``roots[i]`` (case- and
+    space-insensitive): a different root concept makes the caption unlikely to describe image
+    i ("low ambiguity"). ``negatives="per-image"`` draws ``pool_size`` such images per image;
+    ``"shared"`` uses one pool for every image (the paper's fixed pool of 100 captions): the
+    rows ``pool`` when given, else one draw of ``pool_size`` kept rows; each image skips the
+    pool rows that are ineligible for it. Draws are uniform without replacement from
+    ``numpy.random.default_rng(seed)``, images in the order given; all rows when fewer are
+    eligible.
     """
-    rows = np.arange(len(roots)) if kept is None else np.asarray(kept, dtype=int)
-    if rows.size and (rows.min() < 0 or rows.max() >= len(roots)):
-        raise ValueError(f"kept rows must be in [0, {len(roots)}); got {rows.min()}..{rows.max()}")
+    rows = _checked_rows(kept, len(roots), "kept")
     keys = np.array([" ".join(r.lower().split()) for r in roots])
     rng = np.random.default_rng(seed)
+    shared = _shared_pool(negatives, pool, rows, pool_size, rng, len(roots))
     image, row, level, label = [], [], [], []
     for i in rows:
         image += [i] * n_levels
         row += [i] * n_levels
         level += list(range(n_levels))
         label += [1] * n_levels
-        eligible = rows[(rows != i) & (keys[rows] != keys[i])]
-        pool = rng.choice(eligible, size=min(pool_size, eligible.size), replace=False)
-        image += [i] * pool.size
-        row += pool.tolist()
-        level += [n_levels - 1] * pool.size
-        label += [0] * pool.size
+        candidates = rows if shared is None else shared
+        eligible = candidates[(candidates != i) & (keys[candidates] != keys[i])]
+        chosen = (
+            eligible
+            if shared is not None
+            else rng.choice(eligible, size=min(pool_size, eligible.size), replace=False)
+        )
+        image += [i] * chosen.size
+        row += chosen.tolist()
+        level += [n_levels - 1] * chosen.size
+        label += [0] * chosen.size
     return PEPPairs(*(np.asarray(v, dtype=int) for v in (image, row, level, label)))
+
+
+def _checked_rows(ids: Sequence[int] | None, n: int, name: str) -> np.ndarray:
+    """``ids`` (default: every row) as an int array; ValueError naming ``name`` when out of range."""
+    rows = np.arange(n) if ids is None else np.asarray(ids, dtype=int).reshape(-1)
+    if rows.size and (rows.min() < 0 or rows.max() >= n):
+        raise ValueError(f"{name} rows must be in [0, {n}); got {rows.min()}..{rows.max()}")
+    return rows
+
+
+def _shared_pool(
+    negatives: str,
+    pool: Sequence[int] | None,
+    rows: np.ndarray,
+    pool_size: int,
+    rng: np.random.Generator,
+    n: int,
+) -> np.ndarray | None:
+    """The one negative pool of ``negatives="shared"`` (None for per-image draws)."""
+    if negatives not in ("per-image", "shared"):
+        raise ValueError(f"negatives must be 'per-image' or 'shared'; got {negatives!r}")
+    if negatives == "per-image":
+        if pool is not None:
+            raise ValueError("a given negative pool needs negatives='shared'")
+        return None
+    if pool is not None:
+        return _checked_rows(pool, n, "pool")
+    return rng.choice(rows, size=min(pool_size, rows.size), replace=False)
 
 
 def pep_pairs_at_level(pairs: PEPPairs, level: int) -> PEPPairs:
@@ -110,8 +147,10 @@ def pep_metrics(
     """PEP AUC-ROC and AP (sklearn) of ``p_Ent(caption → image)`` over ``pairs``."""
     require_finite(image_features=image_features, caption_features=caption_features)
     if set(np.unique(pairs.label).tolist()) != {0, 1}:
-        raise ValueError("PEP needs positive and negative pairs; got "
-                         f"{len(pairs.label)} pairs with labels {sorted(set(pairs.label.tolist()))}")  # fmt: skip
+        raise ValueError(
+            "PEP needs positive and negative pairs; got "
+            f"{len(pairs.label)} pairs with labels {sorted(set(pairs.label.tolist()))}"
+        )
     parent = caption_features[torch.as_tensor(pairs.row), torch.as_tensor(pairs.level)]
     child = image_features[torch.as_tensor(pairs.image)]
     scores = entailment_score(parent, child, curv).detach().cpu().double().numpy()
@@ -251,14 +290,24 @@ def hierarcaps_metrics(
             f"image_features must be (N, dim) = ({n_images}, {dim}); got "
             f"{tuple(image_features.shape)}"
         )
-    radii, similarity = chain_radii_and_scores(image_features, caption_features, geometry, root,
-                                               curv)  # fmt: skip
-    return {"d_corr": d_corr(radii), **hierarchical_retrieval(
-        similarity, radii.reshape(-1), n_levels, n_thresholds, caption_texts)}  # fmt: skip
+    radii, similarity = chain_radii_and_scores(
+        image_features, caption_features, geometry, root, curv
+    )
+    return {
+        "d_corr": d_corr(radii),
+        **hierarchical_retrieval(
+            similarity, radii.reshape(-1), n_levels, n_thresholds, caption_texts
+        ),
+    }
 
 
-def chain_radii_and_scores(image_features: Tensor, caption_features: Tensor, geometry: Geometry,
-                           root: Tensor | None, curv: float | Tensor | None) -> tuple[Tensor, Tensor]:  # fmt: skip
+def chain_radii_and_scores(
+    image_features: Tensor,
+    caption_features: Tensor,
+    geometry: Geometry,
+    root: Tensor | None,
+    curv: float | Tensor | None,
+) -> tuple[Tensor, Tensor]:
     """The radius of every chain caption (N, L) and the image × caption scores (N, N·L,
     captions row-major): the inputs of hierarchical retrieval."""
     n_images, n_levels, dim = caption_features.shape

@@ -23,7 +23,7 @@ The study's intervals resample test items (a bootstrap over the held-out set, SP
 - aperture: 1 when a text's space norm lies below ``2K/√c`` (the half-aperture is undefined).
 
 :func:`item_means` turns them back into the metrics; its values equal the aggregate metrics
-of ``engine.evaluate`` (tested), except PEP, whose pooled AUC is not a mean over images.
+of ``engine.evaluation`` (tested), except PEP, whose pooled AUC is not a mean over images.
 """
 
 from __future__ import annotations
@@ -138,8 +138,9 @@ def pep_items(image: Tensor, chain: Tensor, roots: list[str], curv: float) -> di
     return out
 
 
-def hierarchy_items(emb: dict[str, Any], geometry: str, curv: float | None,
-                    neighbours: int = 10) -> dict[str, np.ndarray]:  # fmt: skip
+def hierarchy_items(
+    emb: dict[str, Any], geometry: str, curv: float | None, neighbours: int = 10
+) -> dict[str, np.ndarray]:
     """Hierarchical retrieval precision and recall per image (SPEC §2.5; captions compared as
     texts, ``emb["chain_texts"]``), over the whole caption pool and with each image's ambiguous
     captions removed (``_cleaned``: ARGENT's Table 1, :func:`hierarchy.ambiguous_captions`)."""
@@ -153,8 +154,12 @@ def hierarchy_items(emb: dict[str, Any], geometry: str, curv: float | None,
     pc, rc = hierarchical_retrieval_items(
         scores, radii, levels, caption_texts=texts, removed=removed
     )
-    return {"hier_precision": p, "hier_recall": r, "hier_precision_cleaned": pc,
-            "hier_recall_cleaned": rc}  # fmt: skip
+    return {
+        "hier_precision": p,
+        "hier_recall": r,
+        "hier_precision_cleaned": pc,
+        "hier_recall_cleaned": rc,
+    }
 
 
 def world_items(emb: dict[str, Any], geometry: str, curv: float | None) -> dict[str, np.ndarray]:

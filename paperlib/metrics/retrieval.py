@@ -160,15 +160,21 @@ def retrieval_metrics_from_scores(
     if ties not in TIES:
         raise ValueError(f"ties must be one of {TIES}; got {ties!r}")
     if scores.ndim != 2 or 0 in scores.shape:
-        raise ValueError("retrieval needs an (images, texts) score matrix with at least one of "
-                         f"each; got shape {tuple(scores.shape)}")  # fmt: skip
+        raise ValueError(
+            "retrieval needs an (images, texts) score matrix with at least one of "
+            f"each; got shape {tuple(scores.shape)}"
+        )
     require_finite(scores=scores)
     if positive is None:
         if scores.shape[0] != scores.shape[1]:
-            raise ValueError(f"1:1 retrieval needs a square score matrix; got {tuple(scores.shape)}")
+            raise ValueError(
+                f"1:1 retrieval needs a square score matrix; got {tuple(scores.shape)}"
+            )
         positive = torch.eye(scores.shape[0], dtype=torch.bool)
     if positive.shape != scores.shape:
-        raise ValueError(f"positive mask {tuple(positive.shape)} must match scores {tuple(scores.shape)}")
+        raise ValueError(
+            f"positive mask {tuple(positive.shape)} must match scores {tuple(scores.shape)}"
+        )
     if not positive.any(1).all() or not positive.any(0).all():
         raise ValueError("every image and every text needs at least one positive")
     scores = scores.float()

@@ -61,6 +61,11 @@ def zero_shot_metrics(scores: Tensor, labels: Tensor) -> dict[str, float]:
             f"scores must be (n_images, n_classes) and labels (n_images,); got "
             f"{tuple(scores.shape)} and {tuple(labels.shape)}"
         )
+    if scores.shape[0] == 0 or scores.shape[1] == 0:
+        raise ValueError(
+            f"zero-shot metrics need at least one image and one class; got scores "
+            f"{tuple(scores.shape)}"
+        )
     require_finite(scores=scores)
     labels = labels.to(scores.device).long()
     top = scores.topk(min(5, scores.shape[1]), dim=1).indices

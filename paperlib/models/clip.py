@@ -2,7 +2,8 @@
 
 - ``create_model`` builds any open_clip architecture by name (the small CPU configs in
   ``paperlib/model_configs`` are registered on import) with random weights, an open_clip
-  pretrained tag, or a local checkpoint file (loaded with ``weights_only=True``).
+  pretrained tag, or a local checkpoint file (loaded with ``weights_only=True``); or an
+  open_clip model from the Hugging Face hub by ``hf-hub:ORG/REPO``.
 - ``stretch_positional_embedding`` is Long-CLIP's 77 -> 248 stretch (SPEC §1.2), *not*
   open_clip's ``resize_text_pos_embed`` (which interpolates every position linearly).
 - ``long_text="residual"`` adds Long-CLIP's frozen-base + trainable-residual table:
@@ -20,6 +21,8 @@ import open_clip
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+
+from paperlib.state_files import load_tensor_file, tensor_state
 
 MODEL_CONFIG_DIR = Path(__file__).resolve().parent.parent / "model_configs"
 open_clip.add_model_config(MODEL_CONFIG_DIR)
@@ -57,9 +60,7 @@ def stretch_positional_embedding(table: Tensor, keep: int = 20, factor: int = 4)
     interpolated = start[:, None, :] + frac[None, :, None] * (stop - start)[:, None, :]
     last_step = table[-1] - table[-2]
     extrapolated = table[-1][None, :] + frac[:, None] * last_step[None, :]
-    return torch.cat(
-        [table[:keep], interpolated.reshape(-1, table.shape[1]), extrapolated], dim=0
-    )
+    return torch.cat([table[:keep], interpolated.reshape(-1, table.shape[1]), extrapolated], dim=0)
 
 
 def _text_tower(model: nn.Module) -> nn.Module:
@@ -103,7 +104,18 @@ def _add_positional_residual(tower: nn.Module, keep: int) -> None:
     tower.transformer.register_forward_pre_hook(add_residual, with_kwargs=True)
 
 
-def extend_context(model: nn.Module, mode: str = "residual", keep: int = 20, factor: int = 4) -> None:
+def add_positional_residual(model: nn.Module, keep: int = 20) -> None:
+    """Long-CLIP's frozen-base + trainable-residual split of the text table as it is (SPEC §1.2).
+
+    For a model already at its final context length (e.g. built at 248 to receive a Long-CLIP
+    checkpoint); ``extend_context(mode="residual")`` stretches a 77-token model first.
+    """
+    _add_positional_residual(_text_tower(model), keep)
+
+
+def extend_context(
+    model: nn.Module, mode: str = "residual", keep: int = 20, factor: int = 4
+) -> None:
     """Give a 77-token open_clip model Long-CLIP's 248-token text positions, in place.
 
     ``mode="stretch"``: stretched table, trainable as a whole. ``mode="residual"``:
@@ -130,39 +142,21 @@ def extend_context(model: nn.Module, mode: str = "residual", keep: int = 20, fac
 # --------------------------------------------------------------------------- checkpoints
 
 
+CHECKPOINT_EXPECTED = (
+    "expected a file written by torch.save holding a model state dict of "
+    "tensors (read with weights_only=True), or an open_clip pretrained tag"
+)
+
+
 def load_checkpoint_state(path: str | Path) -> dict[str, Tensor]:
-    """Read a state dict from a local file with ``weights_only=True``.
+    """Read a state dict from a local file with ``weights_only=True`` (``state_files``).
 
     Accepts a bare state dict or one nested under ``state_dict`` / ``model`` (so a paperlib
-    training checkpoint works); strips ``module.`` (DDP) and ``clip.`` (training module) prefixes. Errors name the path and what was expected.
+    training checkpoint works); strips ``module.`` (DDP) and ``clip.`` (paperlib's Euclidean
+    training module) prefixes. Errors name the path and what was expected.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"checkpoint not found: {path} (expected a file written by torch.save holding a "
-            "model state dict, or an open_clip pretrained tag)"
-        )
-    try:
-        obj = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # noqa: BLE001 - re-raised with the path and the expectation
-        raise ValueError(
-            f"could not read checkpoint {path}: {type(err).__name__}: {err}. Expected a file "
-            "written by torch.save holding a state dict of tensors (loaded with weights_only=True)"
-        ) from err
-    for key in ("state_dict", "model"):
-        if isinstance(obj, dict) and isinstance(obj.get(key), dict):
-            obj = obj[key]
-    if not isinstance(obj, dict) or not all(isinstance(v, Tensor) for v in obj.values()):
-        raise ValueError(
-            f"checkpoint {path} does not hold a state dict of tensors "
-            f"(found {type(obj).__name__}); expected {{parameter name: tensor}}"
-        )
-    # DDP wraps keys in "module."; paperlib training checkpoints hold the open_clip model
-    # under "clip." (Euclidean runs), so a run can initialise the next one.
-    for prefix in ("module.", "clip."):
-        if obj and all(k.startswith(prefix) for k in obj):
-            obj = {k.removeprefix(prefix): v for k, v in obj.items()}
-    return obj
+    obj = load_tensor_file(path, CHECKPOINT_EXPECTED)
+    return tensor_state(obj, path, CHECKPOINT_EXPECTED, prefixes=("module.", "clip."))
 
 
 def _checkpoint_context_length(state: dict[str, Tensor]) -> int | None:
@@ -170,11 +164,6 @@ def _checkpoint_context_length(state: dict[str, Tensor]) -> int | None:
         if key in state:
             return state[key].shape[0]
     return None
-
-
-def load_checkpoint(model: nn.Module, path: str | Path) -> None:
-    """Load a local checkpoint into ``model`` strictly, naming the file on any mismatch."""
-    load_state(model, load_checkpoint_state(path), path)
 
 
 def load_state(model: nn.Module, state: dict[str, Tensor], path: str | Path) -> None:
@@ -198,7 +187,8 @@ def load_state(model: nn.Module, state: dict[str, Tensor], path: str | Path) -> 
             for part in (
                 f"missing keys {missing[:5]}" if missing else "",
                 f"unexpected keys {unexpected[:5]}" if unexpected else "",
-                "shape mismatch " + ", ".join(
+                "shape mismatch "
+                + ", ".join(
                     f"{k}: file {tuple(state[k].shape)} vs model {tuple(own[k].shape)}"
                     for k in shapes[:5]
                 )
@@ -212,6 +202,44 @@ def load_state(model: nn.Module, state: dict[str, Tensor], path: str | Path) -> 
 
 
 # --------------------------------------------------------------------------- factory
+
+
+HF_HUB_PREFIX = "hf-hub:"
+
+
+def _check_hub_model(name: str, pretrained: object, cache_dir: str | Path | None) -> None:
+    """Refuse an ``hf-hub:`` id whose config or weights file cannot be had.
+
+    open_clip itself only warns when the weights are missing and returns a randomly
+    initialised model; here that is an error naming the repository and the files expected.
+    """
+    from open_clip.pretrained import download_pretrained_from_hf
+
+    repo = name.removeprefix(HF_HUB_PREFIX)
+    if not repo or pretrained is not None:
+        raise ValueError(
+            f"{name!r}: an hf-hub model is 'hf-hub:ORG/REPO' and brings its own weights "
+            f"(pretrained must be None, got {pretrained!r})"
+        )
+    for filename, what in (("open_clip_config.json", "config"), (None, "weights")):
+        try:
+            download_pretrained_from_hf(repo, filename=filename, cache_dir=cache_dir)
+        except Exception as err:  # noqa: BLE001 - re-raised naming the repository and the file
+            raise FileNotFoundError(
+                f"{name}: cannot get its {what} file (expected open_clip_config.json and "
+                "open_clip_model.safetensors or open_clip_pytorch_model.bin in the repository "
+                f"or, with HF_HUB_OFFLINE=1, in the Hugging Face cache): {err}"
+            ) from err
+
+
+def _check_model_name(name: str, pretrained: object, cache_dir: str | Path | None) -> None:
+    if name.startswith(HF_HUB_PREFIX):
+        _check_hub_model(name, pretrained, cache_dir)
+    elif name not in open_clip.list_models():
+        raise ValueError(
+            f"unknown model {name!r}: expected an open_clip architecture (e.g. ViT-B-16, "
+            f"ViT-L-14), 'hf-hub:ORG/REPO', or one of paperlib's configs in {MODEL_CONFIG_DIR}"
+        )
 
 
 def _is_local_path(pretrained: str) -> bool:
@@ -239,6 +267,30 @@ def check_activation(name: str, tag: str) -> None:
         )
 
 
+def _load_local(
+    model: nn.Module,
+    pretrained: str | Path | dict[str, Tensor],
+    context_length: int,
+    long_text: str,
+    keep: int,
+) -> None:
+    """Load a local file or state dict into ``model``, giving it 248 positions first when the
+    weights have them and after loading when only the model asks for them (SPEC §1.2)."""
+    given = isinstance(pretrained, dict)
+    source = "the given state dict" if given else pretrained
+    state = pretrained if given else load_checkpoint_state(pretrained)
+    state_length = _checkpoint_context_length(state)
+    if state_length == LONG_CONTEXT_LENGTH and context_length != LONG_CONTEXT_LENGTH:
+        raise ValueError(
+            f"checkpoint {source} has 248 text positions: create it with context_length=248"
+        )
+    if state_length == LONG_CONTEXT_LENGTH:  # stretch first so the shapes match the file
+        extend_context(model, long_text, keep)
+    load_state(model, state, source)
+    if context_length == LONG_CONTEXT_LENGTH and state_length != LONG_CONTEXT_LENGTH:
+        extend_context(model, long_text, keep)
+
+
 def create_model(
     name: str = "paper-tiny",
     pretrained: str | Path | dict[str, Tensor] | None = None,
@@ -247,27 +299,32 @@ def create_model(
     long_text: str = "residual",
     keep: int = 20,
     device: str | torch.device = "cpu",
+    cache_dir: str | Path | None = None,
 ) -> CLIPBundle:
     """Create an open_clip model by ``name`` with weights from ``pretrained``.
 
     Args:
-        name: any open_clip architecture (``ViT-B-16``, ``ViT-L-14``, ``paper-tiny``...).
-        pretrained: ``None`` (random init), an open_clip tag (``"openai"``; needs the hub),
-            a local checkpoint path (``weights_only=True``), or an open_clip state dict.
+        name: any open_clip architecture (``ViT-B-16``, ``ViT-L-14``, ``paper-tiny``...), or
+            ``"hf-hub:ORG/REPO"``, an open_clip model on the Hugging Face hub (architecture
+            from its ``open_clip_config.json``, weights from its ``open_clip_*`` weights file).
+        pretrained: ``None`` (random init; for ``hf-hub:`` the repository's weights), an
+            open_clip tag (``"openai"``; needs the hub), a local checkpoint path
+            (``weights_only=True``), or an open_clip state dict.
         context_length: 77, or 248 for Long-CLIP text (SPEC §1.2).
         long_text: at 248 tokens, ``"residual"`` (Long-CLIP: frozen stretched base +
             trainable residual, default) or ``"stretch"`` (stretched table, all trainable).
         keep: positions kept unchanged by the stretch (Long-CLIP: 20).
+        cache_dir: Hugging Face cache for tags and ``hf-hub:`` models (default: the hub's own,
+            ``HF_HUB_CACHE`` / ``HF_HOME``).
     """
-    if name not in open_clip.list_models():
-        raise ValueError(
-            f"unknown model {name!r}: expected an open_clip architecture "
-            f"(e.g. ViT-B-16, ViT-L-14) or one of paperlib's configs in {MODEL_CONFIG_DIR}"
-        )
+    _check_model_name(name, pretrained, cache_dir)
+    hub = {} if cache_dir is None else {"cache_dir": str(cache_dir)}
     if context_length not in (BASE_CONTEXT_LENGTH, LONG_CONTEXT_LENGTH):
         raise ValueError(f"context_length must be 77 or 248; got {context_length}")
     if context_length == LONG_CONTEXT_LENGTH and long_text not in ("stretch", "residual"):
-        raise ValueError(f"long_text must be 'stretch' or 'residual' at 248 tokens; got {long_text!r}")
+        raise ValueError(
+            f"long_text must be 'stretch' or 'residual' at 248 tokens; got {long_text!r}"
+        )
     given = isinstance(pretrained, dict)
     local = given or (pretrained is not None and _is_local_path(str(pretrained)))
     tag = None if (pretrained is None or local) else str(pretrained)
@@ -276,25 +333,14 @@ def create_model(
     previous = logging.getLogger().level
     logging.getLogger().setLevel(logging.ERROR)  # open_clip warns loudly about random init
     try:
-        model, _, preprocess = open_clip.create_model_and_transforms(name, pretrained=tag)
+        model, _, preprocess = open_clip.create_model_and_transforms(name, pretrained=tag, **hub)
     finally:
         logging.getLogger().setLevel(previous)
     if local:
-        source = "the given state dict" if given else pretrained
-        state = pretrained if given else load_checkpoint_state(pretrained)
-        state_length = _checkpoint_context_length(state)
-        if state_length == LONG_CONTEXT_LENGTH and context_length != LONG_CONTEXT_LENGTH:
-            raise ValueError(
-                f"checkpoint {source} has 248 text positions: create it with context_length=248"
-            )
-        if state_length == LONG_CONTEXT_LENGTH:  # stretch first so the shapes match the file
-            extend_context(model, long_text, keep)
-        load_state(model, state, source)
-        if context_length == LONG_CONTEXT_LENGTH and state_length != LONG_CONTEXT_LENGTH:
-            extend_context(model, long_text, keep)
+        _load_local(model, pretrained, context_length, long_text, keep)
     elif context_length == LONG_CONTEXT_LENGTH:
         extend_context(model, long_text, keep)
-    tokenizer = open_clip.get_tokenizer(name, context_length=context_length)
+    tokenizer = open_clip.get_tokenizer(name, context_length=context_length, **hub)
     return CLIPBundle(model.to(device), preprocess, tokenizer)
 
 

@@ -16,12 +16,15 @@ import math
 import torch
 from torch import Tensor, nn
 
-from paperlib.geometry.lorentz import exp_map0
-from paperlib.losses.entailment import hyperbolic_logits
+from paperlib.geometry.lorentz import exp_map0, pairwise_dist
 from paperlib.models import LOGIT_SCALE_MAX
 
-__all__ = ["HyperbolicCLIP", "no_weight_decay"]
+__all__ = ["HyperbolicCLIP", "hyperbolic_logits", "no_weight_decay"]
 
+
+def hyperbolic_logits(a: Tensor, b: Tensor, curv: float | Tensor, logit_scale: Tensor) -> Tensor:
+    """``-d_L(a_i, b_j) · exp(logit_scale)``, (B1, B2); MERU's logits (SPEC §2.2)."""
+    return -pairwise_dist(a, b, curv) * logit_scale.exp()
 
 
 def no_weight_decay(name: str, param: Tensor) -> bool:

@@ -37,8 +37,15 @@ TOLERANCES = {
 }
 RELATIVE, ABSOLUTE = 1e-2, 1e-3
 PERCENT_METRICS = {"himo@2": "world-monotonicity/himo2", "himo@3": "world-monotonicity/himo3"}
-FRACTION_METRICS = ("recall@", "acc1", "acc5", "mean_per_class_recall", "cola_accuracy",
-                    "precision", "recall")  # fmt: skip
+FRACTION_METRICS = (
+    "recall@",
+    "acc1",
+    "acc5",
+    "mean_per_class_recall",
+    "cola_accuracy",
+    "precision",
+    "recall",
+)
 
 
 def metric_kind(metric: str) -> str:
@@ -93,21 +100,38 @@ def compare_runs(committed: Path, reproduced: Path) -> list[dict[str, Any]]:
             again = other.get(metric)
             diff = None if again is None else float(again) - float(value)
             limit = tolerance(kind, float(value), n)
-            rows.append({"file": relative.as_posix(), "metric": metric, "kind": kind,
-                         "committed": value, "reproduced": again, "difference": diff,
-                         "tolerance": limit, "within": diff is not None and abs(diff) <= limit})  # fmt: skip
+            rows.append(
+                {
+                    "file": relative.as_posix(),
+                    "metric": metric,
+                    "kind": kind,
+                    "committed": value,
+                    "reproduced": again,
+                    "difference": diff,
+                    "tolerance": limit,
+                    "within": diff is not None and abs(diff) <= limit,
+                }
+            )
     return rows
 
 
 def verdict_flips(committed: Path, reproduced: Path) -> list[dict[str, str]]:
     """Claims whose verdict differs between the two ``claims.json`` (or is missing)."""
+
     def verdicts(folder: Path) -> dict[str, str]:
         path = folder / "claims.json"
-        return {c["claim"]: c["verdict"] for c in json.loads(path.read_text())["claims"]} if path.is_file() else {}
+        return (
+            {c["claim"]: c["verdict"] for c in json.loads(path.read_text())["claims"]}
+            if path.is_file()
+            else {}
+        )
 
     mine, theirs = verdicts(committed), verdicts(reproduced)
-    return [{"claim": c, "committed": v, "reproduced": theirs.get(c, "missing")}
-            for c, v in mine.items() if theirs.get(c) != v]  # fmt: skip
+    return [
+        {"claim": c, "committed": v, "reproduced": theirs.get(c, "missing")}
+        for c, v in mine.items()
+        if theirs.get(c) != v
+    ]
 
 
 def relative(row: dict[str, Any]) -> float:
@@ -122,31 +146,54 @@ def largest_by_kind(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         found = [r for r in rows if r["kind"] == kind and r["difference"] is not None]
         if found:
             worst = max(found, key=lambda r: abs(r["difference"]))
-            out[kind] = {"metric": f"{worst['file']}:{worst['metric']}",
-                         "difference": worst["difference"], "relative": relative(worst),
-                         "max_relative": max(map(relative, found))}  # fmt: skip
+            out[kind] = {
+                "metric": f"{worst['file']}:{worst['metric']}",
+                "difference": worst["difference"],
+                "relative": relative(worst),
+                "max_relative": max(map(relative, found)),
+            }
     return out
 
 
 def markdown(rows: list[dict[str, Any]], flips: list[dict[str, str]], largest: dict) -> str:
     """The report as markdown: the summary per kind, the verdict flips, then every metric."""
     bad = [r for r in rows if not r["within"]]
-    lines = [f"# Reproduction check: {len(rows) - len(bad)} of {len(rows)} metrics within "
-             f"tolerance; {len(flips)} verdict flip(s)", "",
-             "| kind | tolerance | largest difference | relative | metric |", "|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        f"# Reproduction check: {len(rows) - len(bad)} of {len(rows)} metrics within "
+        f"tolerance; {len(flips)} verdict flip(s)",
+        "",
+        "| kind | tolerance | largest difference | relative | metric |",
+        "|---|---|---|---|---|",
+    ]
     for kind, text in TOLERANCES.items():
         w = largest.get(kind)
-        lines.append(f"| {kind} | {text} | " + (f"{w['difference']:+.3g} | {w['relative']:.2g} | {w['metric']} |"
-                                                if w else "– | – | – |"))  # fmt: skip
-    lines += ["", "## Verdict flips", ""] + [f"- {f['claim']}: {f['committed']} → {f['reproduced']}"
-                                             for f in flips] + (["- none"] if not flips else [])  # fmt: skip
-    lines += ["", "## Every metric", "", "| file | metric | committed | reproduced | difference | "
-              "tolerance | within |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+        lines.append(
+            f"| {kind} | {text} | "
+            + (
+                f"{w['difference']:+.3g} | {w['relative']:.2g} | {w['metric']} |"
+                if w
+                else "– | – | – |"
+            )
+        )
+    lines += (
+        ["", "## Verdict flips", ""]
+        + [f"- {f['claim']}: {f['committed']} → {f['reproduced']}" for f in flips]
+        + (["- none"] if not flips else [])
+    )
+    lines += [
+        "",
+        "## Every metric",
+        "",
+        "| file | metric | committed | reproduced | difference | tolerance | within |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         again = "missing" if r["reproduced"] is None else f"{r['reproduced']:.6g}"
         diff = "–" if r["difference"] is None else f"{r['difference']:+.3g}"
-        lines.append(f"| {r['file']} | {r['metric']} | {r['committed']:.6g} | {again} | {diff} | "
-                     f"{r['tolerance']:.3g} | {'yes' if r['within'] else 'NO'} |")  # fmt: skip
+        lines.append(
+            f"| {r['file']} | {r['metric']} | {r['committed']:.6g} | {again} | {diff} | "
+            f"{r['tolerance']:.3g} | {'yes' if r['within'] else 'NO'} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -161,9 +208,14 @@ def compare(committed: Path, reproduced: Path, report: Path) -> bool:
     text = markdown(rows, flips, largest)
     report.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(report.with_suffix(".md"), text)
-    atomic_write_text(report.with_suffix(".json"), json.dumps(
-        {"rows": rows, "verdict_flips": flips, "largest": largest, "tolerances": TOLERANCES},
-        indent=1) + "\n")  # fmt: skip
+    atomic_write_text(
+        report.with_suffix(".json"),
+        json.dumps(
+            {"rows": rows, "verdict_flips": flips, "largest": largest, "tolerances": TOLERANCES},
+            indent=1,
+        )
+        + "\n",
+    )
     print("\n".join(text.splitlines()[: 4 + len(TOLERANCES)]))  # the summary table
     for r in (r for r in rows if not r["within"]):
         print(f"OUT OF TOLERANCE {r['file']} {r['metric']}: {r['committed']} -> {r['reproduced']}")
@@ -172,17 +224,30 @@ def compare(committed: Path, reproduced: Path, report: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m paperlib.study.compare", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = argparse.ArgumentParser(
+        prog="python -m paperlib.study.compare",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--scale", default="smoke")
-    parser.add_argument("--reproduced", type=Path, required=True,
-                        help="the results root of the re-run (holds <scale>/)")  # fmt: skip
-    parser.add_argument("--report", type=Path, default=None,
-                        help="report path without suffix (default: <reproduced>/<scale>-comparison)")  # fmt: skip
+    parser.add_argument(
+        "--reproduced",
+        type=Path,
+        required=True,
+        help="the results root of the re-run (holds <scale>/)",
+    )
+    parser.add_argument(
+        "--report",
+        type=Path,
+        default=None,
+        help="report path without suffix (default: <reproduced>/<scale>-comparison)",
+    )
     args = parser.parse_args(argv)
     reproduced = args.reproduced / args.scale
     report = args.report or args.reproduced / f"{args.scale}-comparison"
-    committed = REPO_ROOT / "results" / args.scale  # the committed copy, whatever $PAPERLIB_RESULTS says
+    committed = (
+        REPO_ROOT / "results" / args.scale
+    )  # the committed copy, whatever $PAPERLIB_RESULTS says
     return 0 if compare(committed, reproduced, report) else 1
 
 

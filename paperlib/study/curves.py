@@ -19,17 +19,34 @@ from pathlib import Path
 from typing import Any
 
 from paperlib.atomic import atomic_write_text
+from paperlib.engine.evaluation import checkpoint_key
+from paperlib.evaluate import evaluate_run
 from paperlib.study.reader import EVAL_SEED, PRETRAIN, repo_relative, results_dir, slug
-from paperlib.train import read_log, trained_to_end
+from paperlib.train import read_log, train_run, trained_to_end
 
 # the metric each curve follows: (benchmark to run, result file's dataset, metric key, label,
 # the per-item metric of the same number, as the learning targets name it)
-ZEROSHOT_L1 = ("world-zeroshot", "world-zeroshot-L1", "acc1", "zero-shot L1 acc1",
-               "world-zeroshot/L1_correct")  # fmt: skip
-SHORT_I2T = ("world-short", "world-short", "text_retrieval_recall@1", "short I2T R@1",
-             "world-short/i2t_hit1")  # fmt: skip
-LONG_I2T = ("world-long", "world-long", "text_retrieval_recall@1", "long I2T R@1",
-            "world-long/i2t_hit1")  # fmt: skip
+ZEROSHOT_L1 = (
+    "world-zeroshot",
+    "world-zeroshot-L1",
+    "acc1",
+    "zero-shot L1 acc1",
+    "world-zeroshot/L1_correct",
+)
+SHORT_I2T = (
+    "world-short",
+    "world-short",
+    "text_retrieval_recall@1",
+    "short I2T R@1",
+    "world-short/i2t_hit1",
+)
+LONG_I2T = (
+    "world-long",
+    "world-long",
+    "text_retrieval_recall@1",
+    "long I2T R@1",
+    "world-long/i2t_hit1",
+)
 CURVE_VARIANTS = {PRETRAIN: (ZEROSHOT_L1, SHORT_I2T), "MoLo": (LONG_I2T,), "ARGENT": (ZEROSHOT_L1,)}
 # the pre-training recipe the study's own replaced (counterfactual twins in every batch)
 REJECTED_RECIPES: dict[str, dict[str, dict[str, Any]]] = {
@@ -58,50 +75,74 @@ def cpu_seconds_at(log: list[dict[str, Any]], step: int) -> float:
     raise ValueError(f"the training log has no cpu_seconds at step {step} (log every step?)")
 
 
-def evaluate_points(checkpoint: Path, metrics: tuple, folder: Path, eval_size: int,
-                    cache: Path) -> list[float]:  # fmt: skip
+def evaluate_points(
+    checkpoint: Path, metrics: tuple, folder: Path, eval_size: int, cache: Path
+) -> list[float]:
     """The metrics of one snapshot, from one evaluation of the benchmarks whose results file
     ``folder`` lacks (kept there and reused)."""
     missing = sorted({m[0] for m in metrics if not (folder / f"{m[1]}.json").is_file()})
     if missing:
-        from paperlib.evaluate import run as evaluate_run
+        evaluate_run(
+            checkpoint,
+            folder,
+            benchmarks=missing,
+            world_size=eval_size,
+            world_seed=EVAL_SEED,
+            cache_dir=cache,
+        )
+    return [
+        float(json.loads((folder / f"{m[1]}.json").read_text())["metrics"][m[2]]) for m in metrics
+    ]
 
-        evaluate_run(checkpoint, folder, benchmarks=missing, world_size=eval_size,
-                     world_seed=EVAL_SEED, cache_dir=cache)  # fmt: skip
-    return [float(json.loads((folder / f"{m[1]}.json").read_text())["metrics"][m[2]])
-            for m in metrics]  # fmt: skip
 
-
-def run_curves(recipe: str, run_dir: Path, metrics: tuple, eval_size: int,
-               runs_root: Path) -> list[dict[str, Any]]:  # fmt: skip
+def run_curves(
+    recipe: str, run_dir: Path, metrics: tuple, eval_size: int, runs_root: Path
+) -> list[dict[str, Any]]:
     """One curve per metric for the run in ``run_dir`` (its snapshots and its final step)."""
-    from paperlib.engine.evaluate import checkpoint_key
 
     log = read_log(run_dir)
     points: list[list[dict[str, Any]]] = [[] for _ in metrics]
     for step, checkpoint in snapshot_steps(log, run_dir):  # a retrained run gets new folders
-        folder = (runs_root / "curves" / repo_relative(run_dir).replace("/", "_")
-                  / f"step{step}-{checkpoint_key(checkpoint)}")  # fmt: skip
+        folder = (
+            runs_root
+            / "curves"
+            / repo_relative(run_dir).replace("/", "_")
+            / f"step{step}-{checkpoint_key(checkpoint)}"
+        )
         values = evaluate_points(checkpoint, metrics, folder, eval_size, runs_root / "cache")
         for curve, value in zip(points, values):
-            curve.append({"step": step, "cpu_seconds": round(cpu_seconds_at(log, step), 1),
-                          "value": value})  # fmt: skip
-    return [{"recipe": recipe, "run": repo_relative(run_dir), "metric": metric[3],
-             "dataset": metric[1], "key": metric[2], "item": metric[4], "eval_size": eval_size,
-             "points": curve} for metric, curve in zip(metrics, points)]  # fmt: skip
+            curve.append(
+                {"step": step, "cpu_seconds": round(cpu_seconds_at(log, step), 1), "value": value}
+            )
+    return [
+        {
+            "recipe": recipe,
+            "run": repo_relative(run_dir),
+            "metric": metric[3],
+            "dataset": metric[1],
+            "key": metric[2],
+            "item": metric[4],
+            "eval_size": eval_size,
+            "points": curve,
+        }
+        for metric, curve in zip(metrics, points)
+    ]
 
 
 def write_curves(scale_name: str, study_runs: list, eval_size: int, runs_root: Path) -> Path:
     """Evaluate every snapshot of ``study_runs`` (those keeping them), train the pre-training
     recipes the study left (:data:`REJECTED_RECIPES`, from its first kept pre-training) unless
     trained already, evaluate theirs, and write ``curves.json``."""
-    from paperlib.train import run as train_run
 
     curves = []
     for run in filter(keeps_curve, study_runs):
-        curves += run_curves(f"{run.variant} (the study's recipe)",
-                             Path(run.config["train"]["output_dir"]), CURVE_VARIANTS[run.variant],
-                             eval_size, runs_root)  # fmt: skip
+        curves += run_curves(
+            f"{run.variant} (the study's recipe)",
+            Path(run.config["train"]["output_dir"]),
+            CURVE_VARIANTS[run.variant],
+            eval_size,
+            runs_root,
+        )
     base = next(r for r in study_runs if r.variant == PRETRAIN and keeps_curve(r)).config
     for recipe in REJECTED_RECIPES:
         config = rejected_config(base, recipe, runs_root)
@@ -112,8 +153,9 @@ def write_curves(scale_name: str, study_runs: list, eval_size: int, runs_root: P
                 raise RuntimeError(
                     f"curve recipe {recipe!r}: training {result.status} at {result.step}"
                 )
-        curves += run_curves(f"{PRETRAIN}: {recipe}", output, CURVE_VARIANTS[PRETRAIN],
-                             eval_size, runs_root)  # fmt: skip
+        curves += run_curves(
+            f"{PRETRAIN}: {recipe}", output, CURVE_VARIANTS[PRETRAIN], eval_size, runs_root
+        )
     path = results_dir(scale_name) / "curves.json"
     atomic_write_text(path, json.dumps({"curves": curves}, indent=1) + "\n")
     return path

@@ -21,13 +21,29 @@ PRETRAIN = "pretrain (short captions)"
 SMALLER = ", smaller model"
 EVAL_SEED = 10_000  # the held-out world every run is evaluated on (scenes no training draws)
 # the HiMo runs the tutorials compare: study variant -> short label, and their colours
-HIMO_MODELS = {PRETRAIN: "pre-trained", "InfoNCE (λ=0)": "InfoNCE (λ=0)", "Long-CLIP": "Long-CLIP",
-               "MoLo": "MoLo"}  # fmt: skip
-HIMO_COLORS = {"pre-trained": "tab:gray", "InfoNCE (λ=0)": "tab:blue", "Long-CLIP": "tab:green",
-               "MoLo": "tab:red"}  # fmt: skip
-ARGENT_COLORS = {"MERU": "C3", "HyCoCLIP": "C1", "ARGENT": "C0", "ARGENT, no weights": "C2",
-                 "ARGENT, weights on all pairs": "C4", "ARGENT, no regularizer": "C5",
-                 "ARGENT, Ent": "C6", f"HyCoCLIP{SMALLER}": "C8", f"ARGENT{SMALLER}": "C9"}  # fmt: skip
+HIMO_MODELS = {
+    PRETRAIN: "pre-trained",
+    "InfoNCE (λ=0)": "InfoNCE (λ=0)",
+    "Long-CLIP": "Long-CLIP",
+    "MoLo": "MoLo",
+}
+HIMO_COLORS = {
+    "pre-trained": "tab:gray",
+    "InfoNCE (λ=0)": "tab:blue",
+    "Long-CLIP": "tab:green",
+    "MoLo": "tab:red",
+}
+ARGENT_COLORS = {
+    "MERU": "C3",
+    "HyCoCLIP": "C1",
+    "ARGENT": "C0",
+    "ARGENT, no weights": "C2",
+    "ARGENT, weights on all pairs": "C4",
+    "ARGENT, no regularizer": "C5",
+    "ARGENT, Ent": "C6",
+    f"HyCoCLIP{SMALLER}": "C8",
+    f"ARGENT{SMALLER}": "C9",
+}
 # the seed-0 runs whose held-out embeddings the tutorials read
 EMBEDDING_VARIANTS = (PRETRAIN, "InfoNCE (λ=0)", "MoLo", "Long-CLIP", "MERU", "HyCoCLIP", "ARGENT")
 
@@ -117,9 +133,16 @@ def load_results(scale_name: str) -> list[dict[str, Any]]:
         info = json.loads(done.read_text())
         for path in sorted(done.parent.glob("*.json")):
             result = json.loads(path.read_text())
-            rows.append({"study": info["study"], "variant": info["variant"], "seed": info["seed"],
-                         "collapsed": info.get("collapsed"), "dataset": result["dataset"],
-                         **result["metrics"]})  # fmt: skip
+            rows.append(
+                {
+                    "study": info["study"],
+                    "variant": info["variant"],
+                    "seed": info["seed"],
+                    "collapsed": info.get("collapsed"),
+                    "dataset": result["dataset"],
+                    **result["metrics"],
+                }
+            )
     return rows
 
 
@@ -151,8 +174,12 @@ def item_value(scale_name: str, study: str, variant: str, item: str) -> dict[str
         return None
     per_seed = np.stack([read_items(scale_name, study, variant, s)[item] for s in seeds])
     iv = interval(per_seed, bootstrap_indices(per_seed.shape[1], 1000, seed=0))
-    return {"mean": iv.mean, "interval": [iv.low, iv.high], "per_seed": list(iv.seed_values),
-            "seeds": seeds}  # fmt: skip
+    return {
+        "mean": iv.mean,
+        "interval": [iv.low, iv.high],
+        "per_seed": list(iv.seed_values),
+        "seeds": seeds,
+    }
 
 
 def load_curves(scale_name: str) -> list[dict[str, Any]]:
@@ -164,3 +191,11 @@ def load_curves(scale_name: str) -> list[dict[str, Any]]:
             f"no curves file at {path}: run `python -m paperlib.study --scale {scale_name}`"
         )
     return json.loads(path.read_text())["curves"]
+
+
+def seed_logs(scale: str, study: str, variant: str) -> dict[int, list[dict[str, Any]]]:
+    """Training logs of every finished seed of a study run: ``{seed: records}``."""
+    return {
+        seed: load_log(scale, study, variant, seed)
+        for seed in finished_seeds(scale, study, variant)
+    }

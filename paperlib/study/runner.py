@@ -56,6 +56,11 @@ import numpy as np
 import torch
 
 from paperlib.atomic import atomic_write, atomic_write_text
+from paperlib.data.world import World
+from paperlib.engine.evaluation import Embedder, checkpoint_key, load_trained, world_texts
+from paperlib.engine.methods import input_size
+from paperlib.evaluate import evaluate_run
+from paperlib.metrics.items import world_items
 from paperlib.models import LOGIT_SCALE_MAX
 from paperlib.study.curves import CURVE_VARIANTS, keeps_curve, write_curves
 from paperlib.study.decide import decide, run_collapse, summary_table
@@ -70,7 +75,7 @@ from paperlib.study.reader import (
     results_dir,
     slug,
 )
-from paperlib.train import read_log, trained_to_end
+from paperlib.train import read_log, train_run, trained_to_end
 
 HIMO_BENCHMARKS = (
     "world-long",
@@ -79,6 +84,7 @@ HIMO_BENCHMARKS = (
     "world-cola",
     "world-zeroshot",
 )
+
 ARGENT_BENCHMARKS = ("world-zeroshot", "world-long", "world-short", "world-hierarchy")
 
 
@@ -88,7 +94,10 @@ MODEL = "paper-tiny-rn"
 # the model-size arm: the same ResNet at half the width (2.9M parameters against 8.5M)
 MODEL_SMALLER = "paper-micro-rn"
 # each model's shared pre-training: its variant and its folder under the study's runs
-PRETRAINING = {MODEL: (PRETRAIN, "pretrain"), MODEL_SMALLER: (PRETRAIN + SMALLER, "pretrain-smaller")}
+PRETRAINING = {
+    MODEL: (PRETRAIN, "pretrain"),
+    MODEL_SMALLER: (PRETRAIN + SMALLER, "pretrain-smaller"),
+}
 
 
 @dataclass(frozen=True)
@@ -112,15 +121,37 @@ class Scale:
 
 
 SCALES = {
-    "smoke": Scale(seeds=(0,), sweep_seeds=(0,), pretrain_steps=40, pretrain_batch=64,
-                   pretrain_lr=1e-3, finetune_steps=10, finetune_batch=32, finetune_lr=2e-4,
-                   hyperbolic_steps=10, hyperbolic_batch=32, hyperbolic_lr=5e-4,
-                   train_size=2048, eval_size=200),
-    "full": Scale(seeds=(0, 1, 2, 3, 4), sweep_seeds=(0, 1, 2), pretrain_steps=450,
-                  pretrain_batch=128, pretrain_lr=1e-3, finetune_steps=120, finetune_batch=64,
-                  finetune_lr=5e-4, hyperbolic_steps=100, hyperbolic_batch=64,
-                  hyperbolic_lr=5e-4, train_size=30_000, eval_size=1000),
-}  # fmt: skip
+    "smoke": Scale(
+        seeds=(0,),
+        sweep_seeds=(0,),
+        pretrain_steps=40,
+        pretrain_batch=64,
+        pretrain_lr=1e-3,
+        finetune_steps=10,
+        finetune_batch=32,
+        finetune_lr=2e-4,
+        hyperbolic_steps=10,
+        hyperbolic_batch=32,
+        hyperbolic_lr=5e-4,
+        train_size=2048,
+        eval_size=200,
+    ),
+    "full": Scale(
+        seeds=(0, 1, 2, 3, 4),
+        sweep_seeds=(0, 1, 2),
+        pretrain_steps=450,
+        pretrain_batch=128,
+        pretrain_lr=1e-3,
+        finetune_steps=120,
+        finetune_batch=64,
+        finetune_lr=5e-4,
+        hyperbolic_steps=100,
+        hyperbolic_batch=64,
+        hyperbolic_lr=5e-4,
+        train_size=30_000,
+        eval_size=1000,
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -154,8 +185,9 @@ def snapshot_every(steps: int) -> int:
     return max(LOG_EVERY, round(steps / 5 / LOG_EVERY) * LOG_EVERY)
 
 
-def _config(method: str, seed: int, scale: Scale, steps: int, batch: int, output: Path,
-            **sections) -> dict:  # fmt: skip
+def _config(
+    method: str, seed: int, scale: Scale, steps: int, batch: int, output: Path, **sections
+) -> dict:
     """A run's training config (``MODEL`` unless ``sections["model"]`` names another)."""
     config = {
         "method": method,
@@ -163,10 +195,17 @@ def _config(method: str, seed: int, scale: Scale, steps: int, batch: int, output
         "data": {"dataset": "world", "size": scale.train_size, "image_size": 32, "seed": seed},
         "optim": {},
         "loss": {},
-        "train": {"steps": steps, "batch_size": batch, "seed": seed, "log_every": LOG_EVERY,
-                  "diag_every": 10, "ckpt_every": snapshot_every(steps), "output_dir": str(output),
-                  "progress": False},
-    }  # fmt: skip
+        "train": {
+            "steps": steps,
+            "batch_size": batch,
+            "seed": seed,
+            "log_every": LOG_EVERY,
+            "diag_every": 10,
+            "ckpt_every": snapshot_every(steps),
+            "output_dir": str(output),
+            "progress": False,
+        },
+    }
     for section, values in sections.items():
         config[section].update(values)
     return config
@@ -177,11 +216,17 @@ def pretrain_run(scale: Scale, seed: int, root: Path, model: str = MODEL) -> Run
     ``MODEL_SMALLER`` for the model-size arm (variant ``PRETRAIN + SMALLER``)."""
     variant, folder = PRETRAINING[model]
     config = _config(
-        "clip", seed, scale, scale.pretrain_steps, scale.pretrain_batch, root / f"{folder}/seed{seed}",
-        model={"name": model}, data={"caption": "short_caption", "twins": True},
+        "clip",
+        seed,
+        scale,
+        scale.pretrain_steps,
+        scale.pretrain_batch,
+        root / f"{folder}/seed{seed}",
+        model={"name": model},
+        data={"caption": "short_caption", "twins": True},
         optim={"lr": scale.pretrain_lr, "warmup_steps": 50, "weight_decay": 0.1},
         train={"keep_checkpoints": keeps_snapshots(variant, seed, scale)},
-    )  # fmt: skip
+    )
     return Run("himo", variant, seed, config, HIMO_BENCHMARKS)
 
 
@@ -194,9 +239,13 @@ def keeps_snapshots(variant: str, seed: int, scale: Scale) -> bool:
 HIMO_FINETUNE = {
     "model": {"context_length": 248, "long_text": "residual", "logit_scale_init": LOGIT_SCALE_MAX},
     "loss": {"label_smoothing": 0.1, "scope": "global"},
-    "optim": {"warmup_steps": 10, "weight_decay": 0.01, "betas": (0.9, 0.999),
-              "decay_logit_scale": True},
-}  # fmt: skip
+    "optim": {
+        "warmup_steps": 10,
+        "weight_decay": 0.01,
+        "betas": (0.9, 0.999),
+        "decay_logit_scale": True,
+    },
+}
 
 
 HIMO_HEADLINE = {
@@ -227,12 +276,17 @@ def himo_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
     runs = []
     for label, (method, loss, factor, nproc) in variants.items():
         config = _config(
-            method, seed, scale, round(scale.finetune_steps / factor),
-            round(scale.finetune_batch * factor), root / f"himo/{slug(label)}/seed{seed}",
-            model=dict(HIMO_FINETUNE["model"]), loss={**HIMO_FINETUNE["loss"], **loss},
+            method,
+            seed,
+            scale,
+            round(scale.finetune_steps / factor),
+            round(scale.finetune_batch * factor),
+            root / f"himo/{slug(label)}/seed{seed}",
+            model=dict(HIMO_FINETUNE["model"]),
+            loss={**HIMO_FINETUNE["loss"], **loss},
             optim={**HIMO_FINETUNE["optim"], "lr": scale.finetune_lr},
             train={"keep_checkpoints": keeps_snapshots(label, seed, scale)},
-        )  # fmt: skip
+        )
         runs.append(Run("himo", label, seed, config, HIMO_BENCHMARKS, after=PRETRAIN, nproc=nproc))
     return runs
 
@@ -253,8 +307,10 @@ def argent_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
     variants = dict(ARGENT_HEADLINE)
     if seed in scale.sweep_seeds:
         variants.update(ARGENT_SWEEP)
-    runs = [_argent_run(label, method, loss, scale, seed, root, MODEL) for label, (method, loss)
-            in variants.items()]  # fmt: skip
+    runs = [
+        _argent_run(label, method, loss, scale, seed, root, MODEL)
+        for label, (method, loss) in variants.items()
+    ]
     return runs + (size_runs(scale, seed, root) if seed in scale.sweep_seeds else [])
 
 
@@ -267,16 +323,23 @@ def size_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
     return runs
 
 
-def _argent_run(label: str, method: str, loss: dict[str, Any], scale: Scale, seed: int,
-                root: Path, model: str) -> Run:  # fmt: skip
+def _argent_run(
+    label: str, method: str, loss: dict[str, Any], scale: Scale, seed: int, root: Path, model: str
+) -> Run:
     """One hyperbolic fine-tune of ``model`` from that model's pre-training of the seed."""
     config = _config(
-        method, seed, scale, scale.hyperbolic_steps, scale.hyperbolic_batch,
-        root / f"argent/{slug(label)}/seed{seed}", data={"caption": "short_caption"},
-        model={"name": model},
-        optim={"lr": scale.hyperbolic_lr, "warmup_steps": 10, "weight_decay": 0.2}, loss=loss,
+        method,
+        seed,
+        scale,
+        scale.hyperbolic_steps,
+        scale.hyperbolic_batch,
+        root / f"argent/{slug(label)}/seed{seed}",
+        data={"caption": "short_caption"},
+        model={"name": model, "alpha_rule": "fixed-512"},  # as the committed results were made
+        optim={"lr": scale.hyperbolic_lr, "warmup_steps": 10, "weight_decay": 0.2},
+        loss=loss,
         train={"keep_checkpoints": keeps_snapshots(label, seed, scale)},
-    )  # fmt: skip
+    )
     after = PRETRAINING[model][0]
     return Run("argent", label, seed, config, ARGENT_BENCHMARKS, after=after)
 
@@ -308,14 +371,18 @@ def portable_config(config: dict[str, Any]) -> dict[str, Any]:
 def evaluate_into(run: Run, scale_name: str, checkpoint: Path, target: Path) -> dict[str, Any]:
     """Evaluate ``checkpoint`` on the run's benchmarks into ``target``; returns the held-out
     world embeddings (from the evaluation's cache)."""
-    from paperlib.evaluate import run as evaluate_run
 
     size = SCALES[scale_name].eval_size
     evaluate_run(
-        checkpoint, target, benchmarks=list(run.benchmarks), world_size=size,
-        world_seed=EVAL_SEED, cache_dir=_cache(scale_name), model_label=run.variant,
+        checkpoint,
+        target,
+        benchmarks=list(run.benchmarks),
+        world_size=size,
+        world_seed=EVAL_SEED,
+        cache_dir=_cache(scale_name),
+        model_label=run.variant,
         pretrained_label=repo_relative(checkpoint),
-    )  # fmt: skip
+    )
     return cached_world_embeddings(scale_name, checkpoint)
 
 
@@ -330,7 +397,6 @@ def _cache(scale_name: str) -> Path:
 
 def cached_world_embeddings(scale_name: str, checkpoint: Path) -> dict[str, Any]:
     """The held-out world embeddings an evaluation of ``checkpoint`` cached."""
-    from paperlib.engine.evaluate import checkpoint_key, world_texts
 
     size = SCALES[scale_name].eval_size
     (emb_file,) = (_cache(scale_name) / checkpoint_key(checkpoint)).glob(
@@ -354,7 +420,6 @@ def refresh_items(scale_name: str) -> int:
 
 
 def _geometry(checkpoint: Path) -> tuple[str, float | None]:
-    from paperlib.engine.evaluate import load_trained
 
     module = load_trained(checkpoint)[0]
     curv = float(module.model.curv.detach()) if module.geometry == "hyperbolic" else None
@@ -363,7 +428,6 @@ def _geometry(checkpoint: Path) -> tuple[str, float | None]:
 
 def write_items(checkpoint: Path, emb: dict[str, Any], target: Path) -> float:
     """``items.npz`` (per-item metric values) for the run; returns its feature std."""
-    from paperlib.metrics.items import world_items
 
     geometry, curv = _geometry(checkpoint)
     items = world_items(emb, geometry, curv)
@@ -408,14 +472,18 @@ def checkpoints_needed(runs: list[Run], scale_name: str) -> set[tuple[str, int]]
     return needed
 
 
-def execute(run: Run, scale_name: str, checkpoints: dict[tuple[str, int], Path],
-            need_checkpoint: bool = True, dependents: tuple[Run, ...] = ()) -> Path:  # fmt: skip
+def execute(
+    run: Run,
+    scale_name: str,
+    checkpoints: dict[tuple[str, int], Path],
+    need_checkpoint: bool = True,
+    dependents: tuple[Run, ...] = (),
+) -> Path:
     """Train (or resume) and evaluate one run; copy its results and log under ``results/``.
     A finished run (:func:`finished`) is skipped; when its checkpoint was deleted (``runs/`` is
     a cache) it is trained again only if ``need_checkpoint``. A run that trains first unmarks
     its ``dependents`` (the runs that start from it) and removes their training folders: CPU
     training is not bit-reproducible, and a seed's fine-tunes must share their start."""
-    from paperlib.train import run as train_run
 
     target = run_target(run, scale_name)
     config = json.loads(json.dumps(run.config))
@@ -443,12 +511,23 @@ def execute(run: Run, scale_name: str, checkpoints: dict[tuple[str, int], Path],
     collapsed = run_collapse({"config": config, "feature_std": feature_std}, read_log(output))
     if run.seed == 0 and run.variant in EMBEDDING_VARIANTS:
         export_embeddings(emb, checkpoint, target, run)
-    atomic_write_text(target / "run.done", json.dumps({
-        "run": run.name, "variant": run.variant, "study": run.study, "seed": run.seed,
-        "config": portable_config(config), "train_seconds": round(train_seconds, 1),
-        "eval_seconds": round(time.perf_counter() - start - train_seconds, 1),
-        "feature_std": feature_std, "collapsed": collapsed,
-    }, indent=1))  # fmt: skip
+    atomic_write_text(
+        target / "run.done",
+        json.dumps(
+            {
+                "run": run.name,
+                "variant": run.variant,
+                "study": run.study,
+                "seed": run.seed,
+                "config": portable_config(config),
+                "train_seconds": round(train_seconds, 1),
+                "eval_seconds": round(time.perf_counter() - start - train_seconds, 1),
+                "feature_std": feature_std,
+                "collapsed": collapsed,
+            },
+            indent=1,
+        ),
+    )
     return checkpoint
 
 
@@ -462,20 +541,40 @@ def train_distributed(config: dict[str, Any], nproc: int, name: str) -> None:
     with socket.socket() as probe:  # a free port for the rendezvous
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(nproc),
-               "--master_addr", "127.0.0.1", "--master_port", str(port),
-               "-m", "paperlib.train", str(config_file)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        str(nproc),
+        "--master_addr",
+        "127.0.0.1",
+        "--master_port",
+        str(port),
+        "-m",
+        "paperlib.train",
+        str(config_file),
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO_ROOT)}
     proc = subprocess.run(command, env=env, capture_output=True, text=True)
     if proc.returncode != 0 or not trained_to_end(output):
-        raise RuntimeError(f"{name}: torchrun on {nproc} processes failed (exit {proc.returncode})"
-                           f":\n{proc.stderr[-2000:]}")  # fmt: skip
+        raise RuntimeError(
+            f"{name}: torchrun on {nproc} processes failed (exit {proc.returncode})"
+            f":\n{proc.stderr[-2000:]}"
+        )
 
 
 def export_embeddings(emb: dict[str, Any], checkpoint: Path, target: Path, run: Run) -> None:
     """Keep the held-out world features a tutorial reads (seed 0 only; a few hundred kB)."""
-    keep = ["image", "caption", "short_caption", "chain", "labels", "segments_all",
-            "segments_all_lengths"]  # fmt: skip
+    keep = [
+        "image",
+        "caption",
+        "short_caption",
+        "chain",
+        "labels",
+        "segments_all",
+        "segments_all_lengths",
+    ]
     n = min(300, len(emb["image"]))  # the tutorials' plots use the first 300 held-out samples
     out = {k: emb[k] for k in keep if k in emb}
     lengths = out["segments_all_lengths"]
@@ -489,9 +588,6 @@ def export_embeddings(emb: dict[str, Any], checkpoint: Path, target: Path, run: 
 @torch.no_grad()
 def box_embeddings(checkpoint: Path, size: int, seed: int) -> dict[str, Any]:
     """Hyperbolic features of every box crop of the held-out world (object and near-full crops)."""
-    from paperlib.data.world import World
-    from paperlib.engine.evaluate import Embedder, load_trained
-    from paperlib.engine.methods import input_size
 
     module, preprocess, _, _ = load_trained(checkpoint)
     world = World(seed=seed, image_size=64)
@@ -536,12 +632,19 @@ def run_study(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) ->
     report = decide(scale_name)
     elapsed = time.perf_counter() - total
     verdicts = [c["verdict"] for c in report["claims"]]
-    print(f"[study {scale_name}] all {len(runs)} runs in {elapsed:.0f} s; claims: "
-          + ", ".join(f"{v} {verdicts.count(v)}" for v in sorted(set(verdicts))), flush=True)  # fmt: skip
-    summary = {"scale": scale_name, "runs": len(runs), "seeds": list(SCALES[scale_name].seeds),
-               "sweep_seeds": list(SCALES[scale_name].sweep_seeds),
-               "seconds_this_invocation": round(elapsed),
-               "stage_seconds_this_invocation": {k: round(v) for k, v in stages.items()}}  # fmt: skip
+    print(
+        f"[study {scale_name}] all {len(runs)} runs in {elapsed:.0f} s; claims: "
+        + ", ".join(f"{v} {verdicts.count(v)}" for v in sorted(set(verdicts))),
+        flush=True,
+    )
+    summary = {
+        "scale": scale_name,
+        "runs": len(runs),
+        "seeds": list(SCALES[scale_name].seeds),
+        "sweep_seeds": list(SCALES[scale_name].sweep_seeds),
+        "seconds_this_invocation": round(elapsed),
+        "stage_seconds_this_invocation": {k: round(v) for k, v in stages.items()},
+    }
     atomic_write_text(results_dir(scale_name) / "study.json", json.dumps(summary, indent=1) + "\n")
     return results_dir(scale_name)
 
@@ -566,9 +669,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="print the decided claims as the README's markdown table",
     )
-    parser.add_argument("--refresh-items", action="store_true",
-                        help="recompute finished runs' results files and per-item values from "
-                             "cached embeddings, then re-decide the claims")  # fmt: skip
+    parser.add_argument(
+        "--refresh-items",
+        action="store_true",
+        help="recompute finished runs' results files and per-item values from "
+        "cached embeddings, then re-decide the claims",
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(min(2, torch.get_num_threads()))
     if args.summary:

@@ -30,9 +30,12 @@ def values(rows: list[dict], study: str, variant: str, column: Column) -> list[f
     picked = sorted(
         (r["seed"], r[column.metric])
         for r in rows
-        if r["study"] == study and r["variant"] == variant and r["dataset"] == column.dataset
-        and column.metric in r and r[column.metric] is not None
-    )  # fmt: skip
+        if r["study"] == study
+        and r["variant"] == variant
+        and r["dataset"] == column.dataset
+        and column.metric in r
+        and r[column.metric] is not None
+    )
     return [v * column.scale for _, v in picked]
 
 
@@ -50,8 +53,9 @@ def format_mean_std(xs: list[float], digits: int = 1) -> str:
     return f"{m:.{digits}f} ± {s:.{digits}f}" if len(xs) > 1 else f"{m:.{digits}f}"
 
 
-def study_table(rows: list[dict], study: str, variants: list[str], columns: list[Column],
-                digits: int = 1) -> pd.DataFrame:
+def study_table(
+    rows: list[dict], study: str, variants: list[str], columns: list[Column], digits: int = 1
+) -> pd.DataFrame:
     """Variants × columns of ``mean ± std`` strings, plus the number of seeds."""
     table = {}
     for variant in variants:

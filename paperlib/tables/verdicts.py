@@ -95,8 +95,9 @@ def learned(side: Interval, chance: float, margin: float = LEARNED_MARGIN) -> bo
 HEADROOM = 0.9  # a baseline's rate should stay below 0.9 × the metric's best value
 
 
-def headroom(mean: float, chance: float | None, ceiling: float,
-             margin: float = LEARNED_MARGIN) -> bool | None:  # fmt: skip
+def headroom(
+    mean: float, chance: float | None, ceiling: float, margin: float = LEARNED_MARGIN
+) -> bool | None:
     """Whether a baseline's metric leaves room for an effect either way: above ``margin`` ×
     chance and below :data:`HEADROOM` × ``ceiling``. None where the rule cannot apply: no chance
     level, a best value below chance (lower is better), or ``margin`` × chance already beyond
@@ -110,14 +111,26 @@ def at_ceiling(side: Interval, ceiling: float, better: str) -> bool:
     return side.high >= ceiling if better == "higher" else side.low <= ceiling
 
 
-def verdict(effect: Interval, variant: Interval, baseline: Interval, chance: float | None,
-            ceiling: float, better: str) -> str:
+def verdict(
+    effect: Interval,
+    variant: Interval,
+    baseline: Interval,
+    chance: float | None,
+    ceiling: float,
+    better: str,
+) -> str:
     """One of :data:`VERDICTS` (module docstring); ``effect`` is variant − baseline."""
     return verdict_with_reason(effect, variant, baseline, chance, ceiling, better)[0]
 
 
-def verdict_with_reason(effect: Interval, variant: Interval, baseline: Interval,
-                        chance: float | None, ceiling: float, better: str) -> tuple[str, str]:
+def verdict_with_reason(
+    effect: Interval,
+    variant: Interval,
+    baseline: Interval,
+    chance: float | None,
+    ceiling: float,
+    better: str,
+) -> tuple[str, str]:
     """:func:`verdict` and the rule that decided it, in words."""
     if better not in ("higher", "lower"):
         raise ValueError(f"better must be 'higher' or 'lower'; got {better!r}")
@@ -144,7 +157,7 @@ def collapse_reason(losses: list[float], batch_size: int, feature_std: float) ->
     if feature_std < COLLAPSE_FEATURE_STD:
         return f"feature std {feature_std:.2e} < {COLLAPSE_FEATURE_STD:g}"
     if losses:
-        tail = losses[-max(1, len(losses) // 5):]
+        tail = losses[-max(1, len(losses) // 5) :]
         level = math.log(batch_size)
         if abs(float(np.mean(tail)) - level) <= COLLAPSE_LOSS_FRACTION * level:
             return f"contrastive loss {np.mean(tail):.3f} within 1% of ln B = {level:.3f}"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import math
 import os
@@ -233,9 +234,19 @@ def build_optimizer(module: nn.Module, config: Config):
 
 
 # what a resumed run may change: its length, where and how often it reports, the device
-RESUMABLE = {"train.steps", "train.output_dir", "train.resume", "train.progress",
-             "train.log_every", "train.diag_every", "train.ckpt_every", "train.keep_checkpoints",
-             "train.device", "data.num_workers", "data.root"}  # fmt: skip
+RESUMABLE = {
+    "train.steps",
+    "train.output_dir",
+    "train.resume",
+    "train.progress",
+    "train.log_every",
+    "train.diag_every",
+    "train.ckpt_every",
+    "train.keep_checkpoints",
+    "train.device",
+    "data.num_workers",
+    "data.root",
+}
 
 
 def config_changes(saved: dict[str, Any], config: Config) -> list[str]:
@@ -246,8 +257,11 @@ def config_changes(saved: dict[str, Any], config: Config) -> list[str]:
     changes = ["method"] if before.get("method") != now["method"] else []
     for section, values in now.items():
         if isinstance(values, dict) and isinstance(before.get(section), dict):
-            changes += [f"{section}.{key}" for key, value in values.items()
-                        if key in before[section] and before[section][key] != value]  # fmt: skip
+            changes += [
+                f"{section}.{key}"
+                for key, value in values.items()
+                if key in before[section] and before[section][key] != value
+            ]
     return [c for c in changes if c not in RESUMABLE]
 
 
@@ -280,11 +294,15 @@ def claimed_output_dir(out_dir: Path, resume: bool, is_main: bool):
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise RuntimeError(f"train.output_dir: {out_dir} is in use by another run (its .lock "
-                               "is held); wait for it or choose another folder") from None  # fmt: skip
+            raise RuntimeError(
+                f"train.output_dir: {out_dir} is in use by another run (its .lock "
+                "is held); wait for it or choose another folder"
+            ) from None
         if not resume and any((out_dir / n).exists() for n in (checkpoint.LAST, "log.jsonl")):
-            raise ConfigError(f"train.output_dir: {out_dir} already holds a run; with "
-                              "train.resume=false choose an empty folder or delete it")  # fmt: skip
+            raise ConfigError(
+                f"train.output_dir: {out_dir} already holds a run; with "
+                "train.resume=false choose an empty folder or delete it"
+            )
         for orphan in out_dir.glob(".*.tmp"):
             orphan.unlink()
         yield
@@ -292,14 +310,30 @@ def claimed_output_dir(out_dir: Path, resume: bool, is_main: bool):
         handle.close()  # releases the lock
 
 
+def _log_lines(text: str) -> tuple[list[str], list[tuple[str, dict[str, Any]]]]:
+    """The non-empty lines of a log and those that parse as JSON records; a line that does
+    not (a record torn by a crash or a full disk mid-write) is left out of the second list."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    records = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            records.append((line, record))
+    return lines, records
+
+
 def trim_log(path: Path, step: int) -> None:
     """Cut the log back to the records at or before ``step`` (a resumed run logs the steps
-    after its checkpoint again); written atomically."""
+    after its checkpoint again) and drop torn records; written atomically."""
     if not path.is_file():
         return
-    lines = [line for line in path.read_text().splitlines() if line.strip()]
-    kept = [line for line in lines if json.loads(line).get("step", 0) <= step]
-    if len(kept) != len(lines):
+    text = path.read_text()
+    lines, records = _log_lines(text)
+    kept = [line for line, record in records if record.get("step", 0) <= step]
+    if len(kept) != len(lines) or (text and not text.endswith("\n")):
         atomic_write_text(path, "".join(f"{line}\n" for line in kept))
 
 
@@ -309,8 +343,7 @@ def logged_cpu_seconds(path: Path, step: int) -> float:
     if step == 0 or not path.is_file():
         return 0.0
     seconds = 0.0
-    for line in path.read_text().splitlines():
-        record = json.loads(line) if line.strip() else {}
+    for _, record in _log_lines(path.read_text())[1]:
         if "cpu_seconds" in record and record.get("step", step + 1) <= step:
             seconds = float(record["cpu_seconds"])
     return seconds
@@ -344,74 +377,121 @@ def train(
         return _train(config, info)
 
 
-def _train(config: Config, info: distributed.DistInfo) -> TrainResult:
-    """Build, restore, then the loop (the one place with state)."""
-    t = config.train
-    out_dir = Path(t.output_dir)
+def _resume_step(config: Config, info: distributed.DistInfo, module, optimizer, scheduler) -> int:
+    """The step to start from: 0 for a new run, else the checkpoint's, with the module,
+    optimiser and scheduler restored (a changed config is refused first)."""
+    last = checkpoint.latest(Path(config.train.output_dir)) if config.train.resume else None
+    if last is None:
+        return 0
+    state = checkpoint.load_checkpoint(last, map_location=info.device)
+    _check_resume(state["config"], config, last)
+    return checkpoint.restore(
+        state, model=module, optimizer=optimizer, scheduler=scheduler, rank=info.rank, source=last
+    )
+
+
+def _save(
+    config: Config, info: distributed.DistInfo, module, optimizer, scheduler, step: int
+) -> Path | None:
+    """Check the parameters are finite, then write ``last.pt`` (rank 0; every rank's RNG)."""
+    check_parameters(module, step)
+    rngs = distributed.all_gather_objects(checkpoint.rng_state())
+    path = None
+    if info.is_main:
+        path = checkpoint.save_checkpoint(
+            Path(config.train.output_dir) / checkpoint.LAST,
+            model=module,
+            optimizer=optimizer,
+            scheduler=scheduler,
+            step=step,
+            rng_states=rngs,
+            config=to_dict(config),
+        )
+    distributed.barrier()
+    return path
+
+
+def _record(
+    step: int, lr: float, values: dict[str, float], out, module, speed: float, cpu_seconds: float
+) -> dict[str, Any]:
+    """One ``log.jsonl`` record: loss terms, HiDe/Long-CLIP stats, scalars, speed."""
+    return {
+        "step": step,
+        "lr": lr,
+        "loss": values["total"],
+        **{k: v for k, v in values.items() if k != "total"},
+        **out.stats,
+        **module.scalars(),
+        "samples_per_s": speed,
+        "cpu_seconds": cpu_seconds,  # rank 0, across resumes
+    }
+
+
+@dataclass
+class _Prepared:
+    """What the loop needs, built and restored: the module (and its DDP wrapper), the
+    optimiser, the scheduler, the loader from the resume step, and that step."""
+
+    module: Any
+    model: Any
+    optimizer: Any
+    scheduler: Any
+    loader: Any
+    start: int
+
+
+def _prepare(config: Config, info: distributed.DistInfo) -> _Prepared:
+    """Seed, build the module and optimiser, restore a checkpoint, write the config and cut
+    the log back to the resume step, then the data from that step."""
+    t, out_dir = config.train, Path(config.train.output_dir)
     seed_everything(t.seed)
     module, preprocess, tokenizer = build_module(config, info.device)
     optimizer, scheduler = build_optimizer(module, config)
-    start = 0
-    last = checkpoint.latest(out_dir) if t.resume else None
-    if last is not None:
-        state = checkpoint.load_checkpoint(last, map_location=info.device)
-        _check_resume(state["config"], config, last)
-        start = checkpoint.restore(state, model=module, optimizer=optimizer,
-                                   scheduler=scheduler, rank=info.rank)  # fmt: skip
-        del state
+    start = _resume_step(config, info, module, optimizer, scheduler)
     if info.is_main:
         save_config(config, out_dir / "config.json")
         trim_log(out_dir / "log.jsonl", start)
     model = distributed.wrap_ddp(module, info, t.find_unused_parameters)
-    dataset = build_dataset(config.data, preprocess, image_size=input_size(module),
-                            world_size=info.world_size)  # fmt: skip
-    loader = build_loader(config, dataset, tokenizer, rank=info.rank,
-                          world_size=info.world_size, start_step=start)  # fmt: skip
-    log = JsonlLog(out_dir / "log.jsonl", info.is_main)
-    amp = autocast_context(t.precision, info.device)
+    dataset = build_dataset(
+        config.data, preprocess, image_size=input_size(module), world_size=info.world_size
+    )
+    loader = build_loader(
+        config, dataset, tokenizer, rank=info.rank, world_size=info.world_size, start_step=start
+    )
+    return _Prepared(module, model, optimizer, scheduler, loader, start)
+
+
+def _train(config: Config, info: distributed.DistInfo) -> TrainResult:
+    """The loop (the one place with state) over :func:`_prepare`'s run."""
+    t, out_dir = config.train, Path(config.train.output_dir)
+    run = _prepare(config, info)
+    module, optimizer, scheduler, start = run.module, run.optimizer, run.scheduler, run.start
+    log, amp = (
+        JsonlLog(out_dir / "log.jsonl", info.is_main),
+        autocast_context(t.precision, info.device),
+    )
     history: list[dict[str, Any]] = []
-    status, step = "finished", start
-    progress = _progress(t, start, info.is_main)
+    status, step, progress = "finished", start, _progress(t, start, info.is_main)
     module.train()
     tick, seen = time.perf_counter(), 0
     cpu_start = time.process_time() - logged_cpu_seconds(out_dir / "log.jsonl", start)
-
-    def save() -> Path | None:
-        check_parameters(module, step)
-        rngs = distributed.all_gather_objects(checkpoint.rng_state())
-        path = None
-        if info.is_main:
-            path = checkpoint.save_checkpoint(
-                out_dir / checkpoint.LAST, model=module, optimizer=optimizer,
-                scheduler=scheduler, step=step, rng_states=rngs, config=to_dict(config),
-            )  # fmt: skip
-        distributed.barrier()
-        return path
-
+    save = functools.partial(_save, config, info, module, optimizer, scheduler)
     with _StopFlag() as stop:
-        for batch in loader:
+        for batch in run.loader:
             if step >= t.steps:
                 break
-            batch = _to_device(batch, info.device)
             optimizer.zero_grad(set_to_none=True)
-            out, values, features = backward_step(model, module, batch, accum_steps=t.accum_steps,
-                                          amp=amp, step=step + 1)  # fmt: skip
+            batch = _to_device(batch, info.device)
+            out, values, features = backward_step(
+                run.model, module, batch, accum_steps=t.accum_steps, amp=amp, step=step + 1
+            )
             lr = apply_update(module, optimizer, scheduler, config)
-            step += 1
-            seen += t.batch_size
+            step, seen = step + 1, seen + t.batch_size
             progress.update(1)
             if step % t.log_every == 0 or step == t.steps:
                 now = time.perf_counter()
-                record = {
-                    "step": step,
-                    "lr": lr,
-                    "loss": values["total"],
-                    **{k: v for k, v in values.items() if k != "total"},
-                    **out.stats,
-                    **module.scalars(),
-                    "samples_per_s": seen / max(now - tick, 1e-9),
-                    "cpu_seconds": time.process_time() - cpu_start,  # rank 0, across resumes
-                }
+                speed, cpu = seen / max(now - tick, 1e-9), time.process_time() - cpu_start
+                record = _record(step, lr, values, out, module, speed, cpu)
                 if step % t.diag_every == 0:
                     record.update(module.diagnostics(features))
                 tick, seen = now, 0
@@ -419,14 +499,14 @@ def _train(config: Config, info: distributed.DistInfo) -> TrainResult:
                 log.write(record)
                 progress.set_postfix(loss=f"{record['loss']:.4f}")
             if step % t.ckpt_every == 0 and step < t.steps:
-                path = save()
+                path = save(step)
                 if t.keep_checkpoints and path is not None:
                     keep_snapshot(path, out_dir / f"step{step}.pt")
             if distributed.any_true(stop.set, info.device):
                 status = "interrupted"
                 break
     progress.close()
-    path = save()
+    path = save(step)
     log.write({"step": step, "status": status})
     if info.is_main and status == "interrupted":
         print(f"[train] SIGTERM/SIGINT: stopped after step {step}; checkpoint {path}", flush=True)
@@ -475,8 +555,14 @@ def dry_run(config: Config, steps: int = 1) -> list[dict[str, float]]:
     out = []
     for step, batch in zip(range(steps), loader):
         optimizer.zero_grad(set_to_none=True)
-        _, values, _ = backward_step(module, module, _to_device(batch, device),
-                                     accum_steps=t.accum_steps, amp=amp, step=step + 1)  # fmt: skip
+        _, values, _ = backward_step(
+            module,
+            module,
+            _to_device(batch, device),
+            accum_steps=t.accum_steps,
+            amp=amp,
+            step=step + 1,
+        )
         apply_update(module, optimizer, scheduler, config)
         out.append(values)
     return out

@@ -1,0 +1,482 @@
+"""Evaluate a checkpoint on the papers' benchmarks; results in CLIP_benchmark's format.
+
+One embedding pass per dataset (every image and text any of its benchmarks needs), cached on
+disk under ``cache_dir`` keyed by the checkpoint (resolved path, size, mtime) and the dataset
+spec. The benchmarks themselves (data layout, loader, embedding, metrics, task) are the
+records of ``engine.benchmarks.BENCHMARK_REGISTRY``; this module loads the model, runs the
+passes, and writes the results (nothing is written until every metric is computed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from paperlib.atomic import atomic_write_text
+from paperlib.data.images import LoadReport, load_rgb
+from paperlib.data.loaders import load_hierarcaps, require_path
+from paperlib.data.world import (
+    NOISE_SENTENCES,
+    PROMPT_TEMPLATES,
+    World,
+    class_names,
+    draw_scene,
+    scene_chain,
+    scene_short_caption,
+    zeroshot_prompts,
+)
+from paperlib.engine.benchmarks import (
+    BENCHMARK_REGISTRY,
+    BENCHMARKS,
+    REAL_BENCHMARKS,
+    WORLD_BENCHMARKS,
+    LazyImages,
+    PEPProtocol,
+    Scoring,
+    benchmark_metrics,
+    check_root,
+    load_real,
+    segment_embeddings,
+)
+from paperlib.engine.checkpoint import atomic_save, load_checkpoint, state_dict_mismatch
+from paperlib.engine.config import build_config
+from paperlib.engine.methods import build_module, input_size
+from paperlib.engine.released import load_released
+from paperlib.metrics import monotonicity, results
+from paperlib.metrics.scores import NonFiniteError
+
+# --------------------------------------------------------------------------- model
+
+
+def load_trained(checkpoint: str | Path, device: str | torch.device = "cpu"):
+    """(module, preprocess, tokenizer, config) from a checkpoint written by ``engine.loop``."""
+    path = Path(checkpoint)
+    if path.is_dir():
+        path = path / "last.pt"
+    state = load_checkpoint(path)
+    raw = dict(state["config"])
+    raw["model"] = {**raw["model"], "init": "random"}  # the weights come from this file
+    config = build_config(raw)
+    module, preprocess, tokenizer = build_module(config, device)
+    mismatch = state_dict_mismatch(module, state["model"])
+    if mismatch:
+        raise ValueError(f"{path}: its weights do not fit the model its config builds ({mismatch})")
+    module.load_state_dict(state["model"])
+    module.eval()
+    return module, preprocess, tokenizer, config
+
+
+def _stat_key(path: Path, suffix: str, digits: int) -> str:
+    """A hash of a file's resolved path, size and modification time, and ``suffix``."""
+    stat = path.stat()
+    text = f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}{suffix}"
+    return hashlib.sha1(text.encode()).hexdigest()[:digits]
+
+
+def checkpoint_key(checkpoint: str | Path, model: str | None = None) -> str:
+    """Cache key of a checkpoint file: hash of its resolved path, size and mtime (and of the
+    released ``model`` name it is read as); a pretrained tag (no file) hashes the tag."""
+    path = Path(checkpoint).resolve()
+    if path.is_dir():
+        path = path / "last.pt"
+    if model is None:
+        return _stat_key(path, "", 16)
+    if not path.is_file():
+        return hashlib.sha1(f"{model}:{checkpoint}".encode()).hexdigest()[:16]
+    return _stat_key(path, f":{model}", 16)
+
+
+def load_model(
+    checkpoint: str | Path | None, model: str | None = None, device: str | torch.device = "cpu"
+):
+    """(module, preprocess, tokenizer, label): a paperlib training checkpoint when ``model``
+    is None (label ``method:model-name``), else released weights read as ``model``
+    (``engine.released``: e.g. ``meru-vit-b``, ``openclip:ViT-B-16-quickgelu``)."""
+    if model is None:
+        module, preprocess, tokenizer, config = load_trained(checkpoint, device)
+        return module, preprocess, tokenizer, f"{config.method}:{config.model.name}"
+
+    module, preprocess, tokenizer = load_released(model, checkpoint, device)
+    return module, preprocess, tokenizer, model
+
+
+class Embedder:
+    """Batched, no-grad image/text embedding with the trained module."""
+
+    def __init__(self, module, preprocess, tokenizer, batch_size: int = 128) -> None:
+        self.module, self.preprocess, self.tokenizer = module, preprocess, tokenizer
+        self.batch_size = batch_size
+        self.device = next(module.parameters()).device
+
+    @torch.no_grad()
+    def texts(self, texts: Sequence[str]) -> Tensor:
+        out = [
+            self.module.embed_text(
+                self.tokenizer(list(texts[i : i + self.batch_size])).to(self.device)
+            )
+            for i in range(0, len(texts), self.batch_size)
+        ]
+        return torch.cat(out).float().cpu()
+
+    @torch.no_grad()
+    def images(self, images: Sequence) -> Tensor:
+        out = []
+        for i in range(0, len(images), self.batch_size):
+            pixels = torch.stack([self.preprocess(im) for im in images[i : i + self.batch_size]])
+            out.append(self.module.embed_image(pixels.to(self.device)))
+        return torch.cat(out).float().cpu()
+
+
+def cached(path: Path, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Load ``path`` if present, else compute, save atomically and return."""
+    if path.is_file():
+        return torch.load(path, weights_only=True)
+    value = compute()
+
+    atomic_save(value, path)
+    return value
+
+
+# --------------------------------------------------------------------------- embedding passes
+
+
+def world_embeddings(embed: Embedder, size: int, seed: int, image_size: int) -> dict[str, Any]:
+    """Every feature the world benchmarks need, in one pass over ``size`` world samples."""
+
+    world = World(seed=seed, image_size=image_size)
+    samples = [world.sample(i) for i in range(size)]
+    captions = [s.caption for s in samples]
+    out: dict[str, Any] = {
+        "image": embed.images([s.image for s in samples]),
+        "caption": embed.texts(captions),
+        "short_caption": embed.texts([s.short_caption for s in samples]),
+        "noisy_caption": embed.texts(
+            monotonicity.inject_noise(captions, 1, pool=list(NOISE_SENTENCES), seed=seed)
+        ),
+        "chain": embed.texts([c for s in samples for c in s.chain]).view(size, 4, -1),
+        "labels": torch.tensor([s.meta["labels"] for s in samples]),
+    }
+    out.update(segment_embeddings(embed, captions))
+    lengths = [len(s.segments) for s in samples]
+    out["segments_all"] = embed.texts([t for s in samples for t in s.segments])
+    out["segments_all_lengths"] = torch.tensor(lengths)
+    pairs = [p for p in (world.cola_pair(i) for i in range(size)) if p is not None]
+    out["cola_image"] = embed.images([s.image for p in pairs for s in p]).view(len(pairs), 2, -1)
+    cola_texts = [
+        t
+        for p in pairs
+        for t in (p[0].meta["cola"]["caption"], p[0].meta["cola"]["swapped_caption"])
+    ]
+    out["cola_text"] = embed.texts(cola_texts).view(len(pairs), 2, -1)
+    for level in (1, 2, 3):
+        prompts = zeroshot_prompts(level)
+        names = class_names(level)
+        flat = [p for n in names for p in prompts[n]]
+        out[f"prompts_L{level}"] = embed.texts(flat).view(len(names), len(prompts[names[0]]), -1)
+    out["empty"] = embed.texts([""])[0]
+    out["roots"] = [s.chain[0] for s in samples]
+    return out
+
+
+def world_texts(seed: int, size: int) -> dict[str, list[str]]:
+    """The texts of world samples ``0..size-1`` (nothing rendered, each scene drawn once):
+    ``short_texts`` (short captions) and ``chain_texts`` (4-level chains, flat)."""
+
+    scenes = [draw_scene(seed, i) for i in range(size)]
+    return {
+        "short_texts": [scene_short_caption(scene) for scene in scenes],
+        "chain_texts": [c for scene in scenes for c in scene_chain(scene)[0]],
+    }
+
+
+def world_short_captions(seed: int, size: int) -> list[str]:
+    """The short captions of world samples ``0..size-1`` (:func:`world_texts`)."""
+    return world_texts(seed, size)["short_texts"]
+
+
+def file_key(path: Path, *extra: Any) -> str:
+    """A cache key of a data file: its resolved path, size and modification time, and
+    ``extra`` (limits, options), hashed; a different or changed file gets another key."""
+    return _stat_key(path, f":{extra}", 12)
+
+
+def hierarcaps_embeddings(embed: Embedder, root: str | Path, limit: int | None) -> dict[str, Any]:
+    """Images and 4-level chains of the real HierarCaps test set (first ``limit`` rows), and
+    the chain texts (hierarchical retrieval compares captions as texts)."""
+
+    samples = load_hierarcaps(root)[:limit]
+    return {
+        "image": embed.images(LazyImages([s.image for s in samples])),
+        "chain": embed.texts([c for s in samples for c in s.chain]).view(len(samples), 4, -1),
+        "empty": embed.texts([""])[0],
+        "roots": [s.chain[0] for s in samples],
+        "chain_texts": [c for s in samples for c in s.chain],
+    }
+
+
+def readable_samples(samples: list, benchmark: str) -> tuple[list, list[tuple[str, str]]]:
+    """The samples whose every image decodes (``data.images.load_rgb``), and the (path,
+    reason) of each image that does not; a ValueError naming the benchmark if none is left."""
+
+    report = LoadReport()
+    kept = [
+        s
+        for s in samples
+        if all([load_rgb(p, report) is not None for p in s.meta.get("images", [s.image])])
+    ]
+    if not kept:
+        raise ValueError(
+            f"benchmark {benchmark!r}: none of its {len(samples)} samples has "
+            f"readable images (e.g. {report.skipped[:2]})"
+        )
+    return kept, report.skipped
+
+
+def imagenet_templates(root: Path, templates: Sequence[str] | None = None) -> list[str]:
+    """Prompt templates (``{}`` = class name): ``templates``, else ``root/templates.txt`` (one
+    a line), else the generic templates of the generated world (our default; the papers use
+    CLIP's 80 ImageNet templates, which the user supplies as templates.txt)."""
+
+    if templates is None:
+        path = root / "templates.txt"
+        templates = (
+            [t for t in path.read_text(encoding="utf-8").splitlines() if t.strip()]
+            if path.is_file()
+            else list(PROMPT_TEMPLATES)
+        )
+    bad = [t for t in templates if "{}" not in t]
+    if not templates or bad:
+        raise ValueError(f"imagenet prompt templates must each contain '{{}}'; got {bad[:3]}")
+    return list(templates)
+
+
+def check_sizes(world_size: int, batch_size: int, limits: dict[str, int | None]) -> None:
+    """Refuse sizes that would evaluate nothing or something else than asked: the world needs
+    at least 2 samples (retrieval over one item ranks nothing), a batch at least 1, a limit at
+    least 1 (None keeps every sample)."""
+    if world_size < 2:
+        raise ValueError(f"world_size: expected at least 2 held-out samples, got {world_size}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size: expected at least 1, got {batch_size}")
+    for name, limit in limits.items():
+        if limit is not None and limit < 1:
+            raise ValueError(
+                f"limit of {name!r}: expected at least 1 sample (or no limit), got {limit}"
+            )
+
+
+def evaluate(
+    checkpoint: str | Path | None,
+    benchmarks: Sequence[str] = WORLD_BENCHMARKS,
+    *,
+    output_dir: str | Path,
+    model: str | None = None,
+    pep: PEPProtocol | None = None,
+    world_size: int = 256,
+    world_seed: int = 12345,
+    world_image_size: int | None = None,
+    hierarcaps_root: str | Path | None = None,
+    hierarcaps_limit: int | None = None,
+    roots: dict[str, str | Path] | None = None,
+    limits: dict[str, int] | None = None,
+    noise_seed: int = 0,
+    templates: Sequence[str] | None = None,
+    cache_dir: str | Path | None = None,
+    batch_size: int = 128,
+    device: str = "cpu",
+    model_label: str | None = None,
+    pretrained_label: str | None = None,
+    skip_bad_images: bool = False,
+) -> list[dict[str, Any]]:
+    """Evaluate ``checkpoint`` on ``benchmarks``; writes ``<output_dir>/<dataset>.json`` files
+    (CLIP_benchmark keys) and ``results.md`` (merged table); returns the result dicts.
+    ``model_label`` / ``pretrained_label`` fill the files' ``model`` / ``pretrained`` keys
+    (defaults: ``method:model-name`` or the released ``model`` name, and the checkpoint path
+    as given). ``model`` reads ``checkpoint`` as released weights (``engine.released``;
+    a tag or nothing for open_clip/hf-hub models); ``pep`` is HierarCaps' PEP protocol.
+
+    ``world_seed`` should differ from the training world's ``data.seed``; ``world_image_size``
+    defaults to the model's input size. ``roots``: each real benchmark's folder (its registry
+    ``layout``); ``limits`` keeps the first N samples of a benchmark; ``noise_seed`` seeds SSI's noise sentences; ``templates`` are
+    ImageNet's prompt templates (default: see :func:`imagenet_templates`). A real benchmark's
+    unreadable image stops the evaluation, naming the file; with ``skip_bad_images`` its
+    samples are left out instead, and each results file of that benchmark records them
+    (``skipped_images``: count and the first few paths with reasons).
+    """
+    roots, limits, hierarcaps_root, hierarcaps_limit = _checked_request(
+        benchmarks, roots, limits, hierarcaps_root, hierarcaps_limit, world_size, batch_size
+    )
+    real, skipped = _real_samples(benchmarks, roots, limits, skip_bad_images)
+    module, preprocess, tokenizer, label = load_model(checkpoint, model, device)
+    geometry = module.geometry
+    curv = module.model.curv.item() if geometry == "hyperbolic" else 0.0
+    scoring = Scoring(geometry, curv, pep or PEPProtocol())
+    embed = Embedder(module, preprocess, tokenizer, batch_size)
+    output_dir = Path(output_dir)
+    cache = Path(cache_dir or output_dir / "cache") / checkpoint_key(checkpoint or model, model)
+    size = world_image_size or input_size(module)
+    datasets = _generated_and_hierarcaps(
+        embed, cache, benchmarks, world_seed, world_size, size, hierarcaps_root, hierarcaps_limit
+    )
+    datasets += _real_datasets(embed, cache, real, skipped, roots, limits, noise_seed, templates)
+    labels = (model_label or label, pretrained_label or str(checkpoint))
+    rows = _result_rows(datasets, skipped, f"{checkpoint}", scoring, labels)
+    for result in rows:  # every metric first: a failure leaves no partial results
+        results.write_result(output_dir / f"{result['dataset']}.json", result)
+    atomic_write_text(output_dir / "results.md", markdown_table(output_dir) + "\n")
+    return rows
+
+
+def _checked_request(
+    benchmarks, roots, limits, hierarcaps_root, hierarcaps_limit, world_size, batch_size
+) -> tuple[dict, dict, Any, int | None]:
+    """:func:`evaluate`'s arguments checked before anything loads: known benchmarks, roots
+    and limits of real benchmarks only, sizes (``check_sizes``), a HierarCaps folder when
+    asked; returns (roots, limits, hierarcaps root, hierarcaps limit)."""
+    unknown = [b for b in benchmarks if b not in BENCHMARKS]
+    if unknown:
+        raise ValueError(f"unknown benchmark {unknown[0]!r}; expected one of {list(BENCHMARKS)}")
+    roots, limits = dict(roots or {}), dict(limits or {})
+    bad = [k for k in (*roots, *limits) if k not in REAL_BENCHMARKS + ("hierarcaps",)]
+    if bad:
+        raise ValueError(
+            f"roots/limits name unknown benchmark {bad[0]!r}; expected one of "
+            f"{list(REAL_BENCHMARKS + ('hierarcaps',))}"
+        )
+    hierarcaps_root = hierarcaps_root or roots.get("hierarcaps")
+    hierarcaps_limit = (
+        hierarcaps_limit if hierarcaps_limit is not None else limits.get("hierarcaps")
+    )
+    check_sizes(world_size, batch_size, {**limits, "hierarcaps": hierarcaps_limit})
+    if "hierarcaps" in benchmarks and hierarcaps_root is None:
+        raise ValueError(
+            "benchmark 'hierarcaps' needs hierarcaps_root (the folder of hierarcaps_test.csv)"
+        )
+    return roots, limits, hierarcaps_root, hierarcaps_limit
+
+
+def _real_samples(benchmarks, roots, limits, skip_bad_images: bool) -> tuple[dict, dict]:
+    """Each real benchmark's samples, checked and listed before the model loads, and the
+    (path, reason) of the images left out (``skip_bad_images``; else none)."""
+    real = {
+        b: load_real(b, check_root(b, roots.get(b)), limits.get(b))
+        for b in benchmarks
+        if b in REAL_BENCHMARKS
+    }
+    skipped: dict[str, list[tuple[str, str]]] = {b: [] for b in real}
+    if skip_bad_images:
+        for b in real:
+            real[b], skipped[b] = readable_samples(real[b], b)
+            if skipped[b]:
+                print(
+                    f"[evaluate] {b}: {len(skipped[b])} unreadable image(s) skipped, e.g. "
+                    f"{skipped[b][0][0]}",
+                    flush=True,
+                )
+    return real, skipped
+
+
+def _generated_and_hierarcaps(
+    embed,
+    cache: Path,
+    benchmarks,
+    world_seed: int,
+    world_size: int,
+    size: int,
+    hierarcaps_root,
+    hierarcaps_limit,
+) -> list[tuple[str, dict]]:
+    """(benchmark, embeddings) of the generated world's benchmarks (one cached pass) and of
+    HierarCaps (cache key: the CSV's path, size, mtime and the limit)."""
+    datasets: list[tuple[str, dict[str, Any]]] = []
+    world_needed = [b for b in benchmarks if b in WORLD_BENCHMARKS]
+    if world_needed:
+        spec = f"world-{world_seed}-{world_size}-{size}"
+        emb = cached(
+            cache / f"{spec}.pt", lambda: world_embeddings(embed, world_size, world_seed, size)
+        )
+        emb = {**emb, **world_texts(world_seed, world_size)}
+        datasets += [(b, emb) for b in world_needed]
+    if "hierarcaps" in benchmarks:
+        csv_file = require_path(Path(hierarcaps_root) / "hierarcaps_test.csv", "HierarCaps")
+        spec = f"hierarcaps-{file_key(csv_file, hierarcaps_limit)}"
+        emb = cached(
+            cache / f"{spec}.pt",
+            lambda: hierarcaps_embeddings(embed, hierarcaps_root, hierarcaps_limit),
+        )
+        datasets.append(("hierarcaps", emb))
+    return datasets
+
+
+def _real_datasets(
+    embed,
+    cache: Path,
+    real: dict,
+    skipped: dict,
+    roots: dict,
+    limits: dict,
+    noise_seed: int,
+    templates,
+) -> list[tuple[str, dict]]:
+    """(benchmark, embeddings) of each real benchmark; the cache key covers its root, limit,
+    noise seed, prompt templates and the images left out."""
+    datasets = []
+    for benchmark, samples in real.items():
+        root = check_root(benchmark, roots[benchmark])
+        prompts = imagenet_templates(root, templates) if benchmark == "imagenet" else []
+        key = (
+            f"{Path(roots[benchmark]).resolve()}:{limits.get(benchmark)}:{noise_seed}:"
+            f"{prompts}:{[path for path, _ in skipped[benchmark]]}"
+        )
+        spec = f"{benchmark}-{hashlib.sha1(key.encode()).hexdigest()[:12]}"
+        emb = cached(
+            cache / f"{spec}.pt",
+            lambda b=benchmark, s=samples, p=prompts: BENCHMARK_REGISTRY[b].embed(
+                embed, s, noise_seed, p
+            ),
+        )
+        datasets.append((benchmark, emb))
+    return datasets
+
+
+def _result_rows(
+    datasets, skipped: dict, checkpoint: str, scoring: Scoring, labels: tuple[str, str]
+) -> list[dict[str, Any]]:
+    """The CLIP_benchmark result dicts of every dataset (``labels``: model, pretrained), all
+    computed before any is written; a skipped image list goes into its benchmark's results."""
+    rows: list[dict[str, Any]] = []
+    for benchmark, emb in datasets:
+        try:
+            computed = benchmark_metrics(emb, benchmark, scoring)
+        except NonFiniteError as error:
+            raise NonFiniteError(f"benchmark {benchmark!r} of {checkpoint}: {error}") from error
+        left_out = skipped.get(benchmark)
+        extra = (
+            {"skipped_images": {"count": len(left_out), "examples": left_out[:5]}}
+            if left_out
+            else {}
+        )
+        tasks = BENCHMARK_REGISTRY[benchmark].tasks
+        for dataset, metrics in computed.items():
+            task = tasks[dataset]
+            rows.append(results.make_result(dataset, *labels, task, metrics, **extra))
+    return rows
+
+
+def markdown_table(results_dir: str | Path) -> str:
+    """The merged results of a folder (``metrics.results.merge_results``) as a markdown table."""
+    rows = results.merge_results(results_dir)
+    columns = ["dataset", "model"] + results.metric_columns(rows)
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for row in rows:
+        cells = [
+            f"{row[c]:.4g}" if isinstance(row.get(c), float) else str(row.get(c, ""))
+            for c in columns
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

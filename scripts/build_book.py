@@ -1,0 +1,545 @@
+#!/usr/bin/env python3
+"""Build the reading edition: a static site of the notebooks as ``make reproduce`` ran them.
+
+Nothing is executed again. Each executed copy (``build/executed/<notebook>.ipynb``) is staged
+under ``build/book-src/`` with what the page needs: where its results came from, its papermill
+parameters, the figures its cells saved (found by their write times), and code cells folded.
+Sphinx (myst-nb, autodoc, sphinx-codeautolink; ``docs/conf.py``) then writes ``build/book/``.
+
+    python scripts/build_book.py
+    python scripts/build_book.py --only 01_pca_decomposition --modules paperlib.figures
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import copy
+import json
+import pkgutil
+import re
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+import nbformat
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+READER_HEADING = "## A reader's path through the notebooks"
+SAVE_CALL = re.compile(r"\bsave\(\s*[\w.]+\s*,\s*[\"']([\w.-]+)[\"']")
+PLOT_CALLS = {"subplots", "figure", "plot_log"}  # what draws a new figure in these notebooks
+PARAMETER_TAGS = {"parameters", "injected-parameters"}
+UNKEPT_FIGURE = (
+    ":::{note}\nThe cell above draws a figure that its executed copy does not keep: "
+    "`make reproduce` runs matplotlib without a display, and the notebook does not "
+    "`save` it.\n:::"
+)
+FIGURE_SLACK_S = 2.0  # a figure written this close to a cell, outside it, still belongs to it
+
+
+class BookError(Exception):
+    """A missing or inconsistent input; the message says what to run."""
+
+
+def reader_path(readme: Path) -> list[tuple[str, str]]:
+    """``(notebook stem, what it shows)`` in the order of the README's reader's path table."""
+    lines = readme.read_text(encoding="utf-8").splitlines()
+    if READER_HEADING not in lines:
+        raise BookError(
+            f"{readme} has no '{READER_HEADING}' section: the book's table of "
+            "contents is taken from it"
+        )
+    order = []
+    for line in lines[lines.index(READER_HEADING) + 1 :]:
+        if line.startswith("## "):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.startswith("|") or len(cells) < 2:
+            continue
+        order += [(stem, cells[1]) for stem in re.findall(r"`([\w-]+)`", cells[0])]
+    if not order:
+        raise BookError(f"{readme}: the '{READER_HEADING}' section names no notebook")
+    return order
+
+
+def executed_copies(stems: list[str], executed_dir: Path) -> dict[str, Path]:
+    """The executed ``.ipynb`` of each notebook; BookError naming the first one missing."""
+    paths = {stem: executed_dir / f"{stem}.ipynb" for stem in stems}
+    missing = [p for p in paths.values() if not p.is_file()]
+    if missing:
+        names = ", ".join(p.name for p in missing)
+        raise BookError(
+            f"{missing[0]} does not exist (missing: {names}). The book shows the "
+            "notebooks as `make reproduce` executed them: run `make reproduce` "
+            "first, then `make book`."
+        )
+    return paths
+
+
+def cell_window(cell) -> tuple[float, float] | None:
+    """Start and end (epoch seconds) of a cell's papermill run, if recorded."""
+    meta = cell.get("metadata", {}).get("papermill", {})
+    if not meta.get("start_time") or not meta.get("end_time"):
+        return None
+    return tuple(datetime.fromisoformat(meta[k]).timestamp() for k in ("start_time", "end_time"))
+
+
+def figures_by_cell(nb, figure_dirs: list[Path]) -> dict[int, list[Path]]:
+    """The PNG figures written while each code cell ran: cell index -> files (by write time)."""
+    windows = {
+        i: w for i, c in enumerate(nb.cells) if c.cell_type == "code" and (w := cell_window(c))
+    }
+    if not windows:
+        return {}
+    first, last = min(w[0] for w in windows.values()), max(w[1] for w in windows.values())
+    found: dict[int, list[Path]] = {}
+    seen = set()
+    for directory in figure_dirs:
+        for png in sorted(directory.glob("*.png")) if directory.is_dir() else []:
+            written = png.stat().st_mtime
+            if png.stem in seen or not first - FIGURE_SLACK_S <= written <= last + FIGURE_SLACK_S:
+                continue
+            # the cell whose run contains the write, else the nearest one
+            index = min(
+                windows, key=lambda i: max(windows[i][0] - written, written - windows[i][1], 0)
+            )
+            found.setdefault(index, []).append(png)
+            seen.add(png.stem)
+    return found
+
+
+def check_saved_figures(
+    stem: str, nb, found: dict[int, list[Path]], figure_dirs: list[Path]
+) -> None:
+    """Every ``save(fig, "name")`` of a cell must have written ``name.png`` while that cell ran."""
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        written = {p.stem for p in found.get(index, [])}
+        for name in SAVE_CALL.findall(cell.source):
+            if name not in written:
+                where = " or ".join(str(d / f"{name}.png") for d in figure_dirs)
+                raise BookError(
+                    f"{stem}: cell {index} saves figure {name!r}, but no {where} was "
+                    "written while it ran; run `make reproduce` again"
+                )
+
+
+def draws_figure(source: str) -> bool:
+    """True when a cell's top-level code (function bodies left out) draws a new figure."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # IPython syntax: not judged
+        return False
+    stack = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        func = node.func if isinstance(node, ast.Call) else None
+        if getattr(func, "attr", getattr(func, "id", None)) in PLOT_CALLS:
+            return True
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def default_parameters(nb) -> dict[str, tuple[str, str]]:
+    """``name -> (value as written, its comment)`` for each assignment of the parameters cell."""
+    import ast
+    import io
+    import tokenize
+
+    cell = next(
+        (c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])), None
+    )
+    if cell is None:
+        return {}
+    comments = {
+        tok.start[0]: tok.string.lstrip("# ").strip()
+        for tok in tokenize.generate_tokens(io.StringIO(cell.source).readline)
+        if tok.type == tokenize.COMMENT
+    }
+    found = {}
+    for node in ast.parse(cell.source).body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
+            value = ast.get_source_segment(cell.source, node.value) or ""
+            found[node.targets[0].id] = (" ".join(value.split()), comments.get(node.end_lineno, ""))
+    return found
+
+
+def png_output(path: Path) -> dict:
+    """A display_data output showing ``path`` inline."""
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return nbformat.v4.new_output(
+        "display_data", data={"image/png": data, "text/plain": f"<{path.name}>"}
+    )
+
+
+def git_commit(repo: Path = REPO) -> str:
+    """Short commit of ``repo``, with a note when tracked files differ from it."""
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(repo), *args], capture_output=True, text=True
+        ).stdout.strip()
+
+    commit = git("rev-parse", "--short=10", "HEAD") or "unknown (not a git checkout)"
+    dirty = git("status", "--porcelain", "--untracked-files=no")
+    return f"`{commit}`" + (" with uncommitted changes" if dirty else "")
+
+
+def flatten(value, prefix: str = "") -> dict[str, object]:
+    """Nested parameter dicts as dotted keys: ``{"a": {"b": 1}}`` -> ``{"a.b": 1}``."""
+    if not isinstance(value, dict) or not value:
+        return {prefix: value}
+    out = {}
+    for key, item in value.items():
+        out.update(flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+    return out
+
+
+def preset_name(stem: str, injected: dict, params_dir: Path) -> str | None:
+    """The ``params/<stem>/<preset>.yaml`` whose values are exactly the injected ones."""
+    for path in sorted((params_dir / stem).glob("*.yaml")):
+        if injected and yaml.safe_load(path.read_text()) == injected:
+            return path.relative_to(params_dir.parent).as_posix()
+    return None
+
+
+def parameter_rows(nb, injected: dict) -> list[tuple[str, str, str]]:
+    """``(name, value, where from)`` for each papermill parameter of the notebook."""
+    rows = []
+    for name, (value, comment) in default_parameters(nb).items():
+        if name not in injected:
+            rows.append((name, value, f"default; {comment}" if comment else "default"))
+    for name, value in injected.items():
+        for key, item in flatten(value, name).items():
+            rows.append((key, json.dumps(item, ensure_ascii=False), "injected by papermill"))
+    return rows
+
+
+def study_results(scale_parameter: str) -> tuple[str, str]:
+    """What a study-reading notebook read, and with which seeds (from ``study.json``)."""
+    from paperlib.study.reader import available_scale, results_dir
+
+    scale = available_scale(scale_parameter)
+    folder = results_dir(scale)
+    where = f"`{folder.relative_to(REPO) if folder.is_relative_to(REPO) else folder}/`"
+    study = folder / "study.json"
+    if not study.is_file():
+        return f"{where} (study scale **{scale}**; it has no study.json)", "not recorded"
+    info = json.loads(study.read_text())
+    seeds = ", ".join(map(str, info.get("seeds", [])))
+    sweep = info.get("sweep_seeds") or []
+    if sweep and sweep != info.get("seeds"):
+        seeds += f" (ablations and the model-size arm: {', '.join(map(str, sweep))})"
+    return f"{where}, study scale **{scale}**, {info.get('runs', '?')} runs", seeds
+
+
+def results_and_seeds(stem: str, nb, injected: dict, params_dir: Path) -> tuple[str, str]:
+    """The page's results line and seeds line."""
+    defaults = default_parameters(nb)
+    if "scale" in defaults:
+        return study_results(injected.get("scale", yaml.safe_load(defaults["scale"][0])))
+    values = {k: v for name, value in injected.items() for k, v in flatten(value, name).items()}
+    values.update({n: value for n, (value, _) in defaults.items() if n not in injected})
+    seeds = ", ".join(f"`{k}` = {v}" for k, v in values.items() if k.rsplit(".", 1)[-1] == "seed")
+    preset = preset_name(stem, injected, params_dir)
+    what = (
+        f"its own run, with the preset `{preset}`" if preset else "its own run (parameters below)"
+    )
+    return what, seeds or "none set"
+
+
+def is_stale(nb, source: Path) -> bool:
+    """True when ``source`` (the jupytext ``.py``) no longer has the executed cells."""
+    import jupytext
+
+    def cells(notebook) -> list[tuple[str, str]]:
+        return [
+            (c.cell_type, c.source.strip())
+            for c in notebook.cells
+            if "injected-parameters" not in c.get("metadata", {}).get("tags", [])
+        ]
+
+    return not source.is_file() or cells(jupytext.read(source)) != cells(nb)
+
+
+def table_cell(text: str, code: bool = False) -> str:
+    """Text fit for one cell of a Markdown table."""
+    text = str(text).replace("|", "\\|").replace("\n", " ")
+    if code:
+        fence = "``" if "`" in text else "`"
+        return f"{fence}{text}{fence}"
+    return text
+
+
+def provenance(stem: str, nb, opts, figure_dirs: list[str], stale: bool) -> str:
+    """The page's 'Built from' box: source, results, seeds, execution, commit, parameters."""
+    meta = nb.metadata.get("papermill", {})
+    injected = meta.get("parameters") or {}
+    results, seeds = results_and_seeds(stem, nb, injected, opts.params)
+    ended = (meta.get("end_time") or "?")[:19].replace("T", " ")
+    figures = ", ".join(f"`{d}`" for d in figure_dirs) or "nowhere (it saves none)"
+    lines = [
+        ":::{admonition} Built from",
+        ":class: note book-provenance",
+        "",
+        f"- **Source:** {{download}}`notebooks/{stem}.py <_notebooks/{stem}.py>` "
+        f"(executed copy: `{opts.executed_label}/{stem}.ipynb`)",
+        f"- **Results:** {results}",
+        f"- **Seeds:** {seeds}",
+        f"- **Executed:** {ended} UTC by papermill, {meta.get('duration') or 0:.0f} s; "
+        f"figures from {figures}",
+        f"- **Git commit:** {git_commit()} (the checkout this book was built from)",
+    ]
+    if stale:
+        lines.append(
+            f"- **Out of date:** `notebooks/{stem}.py` has changed since this run; "
+            "run `make reproduce` again"
+        )
+    lines += ["", "**Papermill parameters**", "", "| parameter | value | from |", "|---|---|---|"]
+    for name, value, note in parameter_rows(nb, injected):
+        lines.append(
+            f"| {table_cell(name, True)} | {table_cell(value, True)} | {table_cell(note)} |"
+        )
+    return "\n".join(lines + [":::"])
+
+
+def write_if_changed(path: Path, text: str) -> Path:
+    """Write ``text`` unless ``path`` already holds it (keeps Sphinx's rebuilds incremental)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def stage_notebook(stem: str, nb_path: Path, opts) -> tuple[list[Path], list[str]]:
+    """Write the page's notebook (and its ``.py`` source) into the staging folder."""
+    nb = nbformat.read(nb_path, as_version=4)
+    if nb.metadata.get("papermill", {}).get("exception"):
+        raise BookError(f"{nb_path} records a failed run; run `make reproduce` again")
+    found = figures_by_cell(nb, opts.figures)
+    check_saved_figures(stem, nb, found, opts.figures)
+    used = sorted(
+        {
+            str(p.parent.relative_to(REPO) if p.is_relative_to(REPO) else p.parent)
+            for paths in found.values()
+            for p in paths
+        }
+    )
+    source = opts.notebooks / f"{stem}.py"
+    stale = is_stale(nb, source)
+    box = provenance(stem, nb, opts, used, stale)
+    staged, unkept = page_cells(nb, found, box)
+    written = [write_if_changed(opts.src / f"{stem}.ipynb", nbformat.writes(staged))]
+    if source.is_file():
+        written.append(write_if_changed(opts.src / "_notebooks" / source.name, source.read_text()))
+    warnings = [f"notebooks/{stem}.py has changed since {nb_path} was executed"] if stale else []
+    warnings += [f"{stem}: cell {i} draws a figure that {nb_path} does not keep" for i in unkept]
+    return written, warnings
+
+
+def page_cells(nb, found: dict[int, list[Path]], box: str):
+    """The page's notebook: the box under the title, code folded (parameters left open), each
+    cell's saved figures as its outputs, a note under a figure that was never kept."""
+    staged, unkept = copy.deepcopy(nb), []
+    cells = []
+    for index, cell in enumerate(staged.cells):
+        cells.append(cell)
+        if cell.cell_type != "code":
+            continue
+        tags = cell.metadata.setdefault("tags", [])
+        if not PARAMETER_TAGS & set(tags) and "hide-input" not in tags:
+            tags.append("hide-input")
+        cell.outputs += [png_output(p) for p in found.get(index, [])]
+        has_image = any("image/png" in o.get("data", {}) for o in cell.outputs)
+        if draws_figure(cell.source) and not has_image:
+            unkept.append(index)
+            cells.append(nbformat.v4.new_markdown_cell(UNKEPT_FIGURE))
+    title, _, rest = cells[0].source.partition("\n") if cells else ("", "", "")
+    if cells and cells[0].cell_type == "markdown" and title.startswith("# "):
+        cells[0].source = title  # the box goes right under the page's title
+        cells[1:1] = [nbformat.v4.new_markdown_cell(box)] + (
+            [nbformat.v4.new_markdown_cell(rest)] if rest.strip() else []
+        )
+    else:
+        cells.insert(0, nbformat.v4.new_markdown_cell(box))
+    staged.cells = cells
+    return staged, unkept
+
+
+def module_names(package: str = "paperlib") -> list[str]:
+    """Every module of ``package`` (subpackages included, ``__main__`` left out), sorted."""
+    import importlib
+
+    root = importlib.import_module(package)
+    found = [m.name for m in pkgutil.walk_packages(root.__path__, f"{package}.")]
+    return sorted([package] + [n for n in found if not n.endswith(".__main__")])
+
+
+def write_api_pages(modules: list[str], src: Path) -> list[Path]:
+    """One autodoc page per module: ``api/<module>.rst``."""
+    written = []
+    for name in modules:
+        text = f"{name}\n{'=' * len(name)}\n\n.. automodule:: {name}\n   :members:\n   :undoc-members:\n"
+        written.append(write_if_changed(src / "api" / f"{name}.rst", text))
+    return written
+
+
+def write_index(entries: list[tuple[str, str]], modules: list[str], src: Path) -> Path:
+    """The home page: the reader's path as a table, then the two tables of contents."""
+    rows = "\n".join(f"| [{stem}]({stem}.ipynb) | {text} |" for stem, text in entries)
+    pages = "\n".join(stem for stem, _ in entries)
+    api = "\n".join(f"api/{name}" for name in modules)
+    text = f"""# paperlib — the reading edition
+
+The companion's notebooks as `make reproduce` executed them, with every figure inline, the
+parameters papermill ran them with, and each page's sources: the results it read, their seeds,
+and the git commit. Code cells are folded (click to unfold); each `paperlib` function they call
+links to its module's page. Rebuild with `make book` after `make reproduce`.
+
+Built from the checkout at {git_commit()}.
+
+| notebook | what it shows |
+|---|---|
+{rows}
+
+```{{toctree}}
+:caption: The notebooks
+:maxdepth: 1
+
+{pages}
+```
+
+```{{toctree}}
+:caption: API reference (one page per module)
+:maxdepth: 1
+
+{api}
+```
+"""
+    return write_if_changed(src / "index.md", text)
+
+
+def prune(src: Path, keep: list[Path]) -> None:
+    """Remove staged pages of an earlier build that this one did not write."""
+    keep_set = {p.resolve() for p in keep}
+    for path in src.rglob("*"):
+        if (
+            path.is_file()
+            and path.suffix in {".ipynb", ".md", ".rst", ".py"}
+            and path.resolve() not in keep_set
+        ):
+            path.unlink()
+
+
+def run_sphinx(opts) -> None:
+    """Sphinx's HTML builder over the staging folder, with ``docs/conf.py``; every page is read
+    afresh (-E), as Sphinx does not track changes to the configuration's hooks."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "sphinx",
+        "-b",
+        "html",
+        "-E",
+        "-q",
+        "-c",
+        str(REPO / "docs"),
+        "-d",
+        str(opts.doctrees),
+        str(opts.src),
+        str(opts.out),
+    ]
+    if subprocess.run(cmd, cwd=REPO).returncode != 0:
+        raise BookError(f"sphinx-build failed (see above): {' '.join(cmd)}")
+
+
+def build(opts) -> tuple[int, int]:
+    """Stage every page and run Sphinx; returns (notebook pages, module pages)."""
+    entries = reader_path(opts.readme)
+    if opts.only:
+        entries = [(stem, text) for stem, text in entries if stem in opts.only]
+        unknown = set(opts.only) - {stem for stem, _ in entries}
+        if unknown:
+            raise BookError(
+                f"--only {' '.join(sorted(unknown))}: not in the reader's path of {opts.readme}"
+            )
+    paths = executed_copies([stem for stem, _ in entries], opts.executed)
+    written = []
+    for stem, path in paths.items():
+        files, warnings = stage_notebook(stem, path, opts)
+        written += files
+        for warning in warnings:
+            print(f"[book] warning: {warning}; its page says so", file=sys.stderr)
+    modules = opts.modules or module_names()
+    written += write_api_pages(modules, opts.src)
+    written.append(write_index(entries, modules, opts.src))
+    prune(opts.src, written)
+    run_sphinx(opts)
+    return len(entries), len(modules)
+
+
+def parse_args(argv: list[str] | None):
+    from paperlib.notebooks import EXECUTED_DIR
+
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--executed", type=Path, default=EXECUTED_DIR, help="the executed .ipynb copies"
+    )
+    parser.add_argument(
+        "--figures",
+        type=Path,
+        nargs="*",
+        help="folders the notebooks saved figures to",
+        default=[REPO / "build/reproduce/figures", REPO / "figures"],
+    )
+    parser.add_argument(
+        "--notebooks", type=Path, default=REPO / "notebooks", help="the jupytext sources"
+    )
+    parser.add_argument("--params", type=Path, default=REPO / "params", help="papermill presets")
+    parser.add_argument(
+        "--readme", type=Path, default=REPO / "README.md", help="its reader's path is the ToC"
+    )
+    parser.add_argument("--only", nargs="*", help="build these notebooks only")
+    parser.add_argument("--modules", nargs="*", help="API pages for these modules only")
+    parser.add_argument("--src", type=Path, default=REPO / "build/book-src", help="staging folder")
+    parser.add_argument("--doctrees", type=Path, default=REPO / "build/book-doctrees")
+    parser.add_argument("--out", type=Path, default=REPO / "build/book", help="the site")
+    opts = parser.parse_args(argv)
+    executed = opts.executed.resolve()
+    opts.executed_label = (
+        executed.relative_to(REPO).as_posix() if executed.is_relative_to(REPO) else executed
+    )
+    return opts
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts = parse_args(argv)
+    start = time.perf_counter()
+    try:
+        pages, modules = build(opts)
+    except BookError as err:
+        print(f"book: {err}", file=sys.stderr)
+        return 1
+    print(
+        f"[book] {opts.out / 'index.html'}: {pages} notebook pages, {modules} module pages, "
+        f"{time.perf_counter() - start:.0f} s"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""Open every page of the built reading edition in headless Chromium and check what it shows.
+
+A page fails on: a load error or HTTP error, a console error or uncaught exception, a request
+that failed, an image that did not decode (``naturalWidth == 0``), a link to a file or anchor
+the site lacks, or maths left as TeX (``$$``, ``\\(``, ``\\[`` in the visible text, or a math
+element MathJax did not typeset). One screenshot per page goes to ``build/book-screenshots/``.
+
+    python scripts/check_book.py                     # build/book
+    python scripts/check_book.py --site DIR --screenshots DIR
+
+Chromium is Debian's ``chromium`` (installed with apt-get when missing), driven by playwright.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urldefrag, urlsplit
+
+REPO = Path(__file__).resolve().parent.parent
+CHROMIUM = ("chromium", "chromium-browser")
+SKIP_DIRS = {"_static", "_sources", "_downloads", "_images", ".doctrees"}
+RAW_TEX = re.compile(r"\$\$|\\\(|\\\[|\$[^$\n]*\\[A-Za-z]+[^$\n]*\$")
+VIEWPORT = {"width": 1280, "height": 900}
+
+# what the page shows, collected in the browser once it has loaded and typeset its maths
+PAGE_PROBE = """async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  const skip = new Set(["PRE", "CODE", "SCRIPT", "STYLE", "TEXTAREA", "NOSCRIPT", "MJX-ASSISTIVE-MML"]);
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const text = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    let el = node.parentElement, hidden = false;
+    for (let up = el; up; up = up.parentElement) if (skip.has(up.tagName)) { hidden = true; break; }
+    if (!hidden && el.checkVisibility()) text.push(node.textContent);
+  }
+  const untypeset = [...document.querySelectorAll("span.math, div.math")]
+    .filter(el => !el.querySelector("mjx-container")).map(el => el.textContent.slice(0, 80));
+  return {
+    images: [...document.images].map(img => ({src: img.currentSrc || img.src, width: img.naturalWidth})),
+    links: [...document.querySelectorAll("a[href]")].map(a => a.href),
+    ids: [...document.querySelectorAll("[id]")].map(el => el.id)
+      .concat([...document.querySelectorAll("a[name]")].map(a => a.name)),
+    text: text.join(" "), untypeset,
+  };
+}"""
+
+
+class ChromiumUnavailable(RuntimeError):
+    """Debian's chromium is missing and could not be installed."""
+
+
+@dataclass
+class Report:
+    """What the check saw and what failed."""
+
+    pages: int = 0
+    images: int = 0
+    links: int = 0
+    external_links: int = 0
+    failures: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        return (
+            f"{self.pages} pages, {self.images} images, {self.links} internal links checked "
+            f"({self.external_links} external not followed), {len(self.failures)} failures"
+        )
+
+
+def ensure_chromium() -> str:
+    """Path of Debian's chromium; installs it with apt-get when missing."""
+    for name in CHROMIUM:
+        if found := shutil.which(name):
+            return found
+    if shutil.which("apt-get") is None or os.geteuid() != 0:
+        raise ChromiumUnavailable(
+            "chromium is not installed and apt-get cannot install it here "
+            "(needs root): run `apt-get install chromium`"
+        )
+    print("[check] installing Debian's chromium with apt-get", flush=True)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise ChromiumUnavailable(f"`{' '.join(cmd)}` failed: {done.stderr.strip()[-500:]}")
+    if found := shutil.which("chromium"):
+        return found
+    raise ChromiumUnavailable("apt-get installed chromium, but no `chromium` is on PATH")
+
+
+def launch(playwright, executable: str):
+    """Headless Debian chromium under playwright (root needs --no-sandbox)."""
+    return playwright.chromium.launch(
+        executable_path=executable, headless=True, args=["--no-sandbox", "--disable-gpu"]
+    )
+
+
+def serve(site: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
+    """A quiet static server for ``site`` on a free loopback port; returns it and its base URL."""
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(site))
+    )
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+def site_pages(site: Path) -> list[str]:
+    """Every HTML page of the site (theme and asset folders left out), relative and sorted."""
+    if not (site / "index.html").is_file():
+        raise FileNotFoundError(f"{site / 'index.html'} does not exist: run `make book` first")
+    pages = [p.relative_to(site).as_posix() for p in site.rglob("*.html")]
+    return sorted(p for p in pages if not SKIP_DIRS & set(p.split("/")[:-1]))
+
+
+def visit(page, url: str, shot: Path) -> tuple[dict, list[str]]:
+    """Load ``url``; returns what the page shows and the problems seen while loading it."""
+    problems: list[str] = []
+    page.on("console", lambda m: m.type == "error" and problems.append(f"console error: {m.text}"))
+    page.on("pageerror", lambda e: problems.append(f"uncaught exception: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url} ({r.failure})"))
+    page.on("response", lambda r: r.status >= 400 and problems.append(f"HTTP {r.status}: {r.url}"))
+    try:
+        response = page.goto(url, wait_until="load", timeout=60_000)
+    except Exception as err:  # playwright's errors share no public base class worth naming
+        return {}, [f"did not load: {err}"]
+    if response is None or not response.ok:
+        problems.append(f"did not load: HTTP {response.status if response else '?'}")
+    seen = page.evaluate(PAGE_PROBE)
+    page.wait_for_timeout(100)  # late console messages
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shot))
+    return seen, problems
+
+
+def page_problems(seen: dict) -> list[str]:
+    """Undecoded images and maths left as TeX on one page."""
+    problems = [
+        f"image did not load (naturalWidth 0): {img['src']}"
+        for img in seen["images"]
+        if img["width"] == 0
+    ]
+    problems += [f"maths not typeset: {text!r}" for text in seen["untypeset"]]
+    problems += [
+        f"raw TeX in the visible text: ...{seen['text'][max(m.start() - 30, 0) : m.end() + 30]!r}..."
+        for m in RAW_TEX.finditer(seen["text"])
+    ]
+    return problems
+
+
+def link_problems(site: Path, base: str, seen: dict[str, dict], report: Report) -> None:
+    """Every internal link must reach a file of the site and, with a fragment, an anchor on it."""
+    for page, info in seen.items():
+        for href in info.get("links", []):
+            target, fragment = urldefrag(href)
+            if not target.startswith(base):
+                report.external_links += urlsplit(href).scheme in ("http", "https")
+                continue
+            report.links += 1
+            rel = unquote(urlsplit(target).path)[len(urlsplit(base).path) :] or "index.html"
+            path = site / rel
+            if path.is_dir():
+                path, rel = path / "index.html", f"{rel.rstrip('/')}/index.html".lstrip("/")
+            if not path.is_file():
+                report.failures.append(f"{page}: broken link to {rel} (no such file)")
+            elif fragment and rel in seen and fragment not in seen[rel].get("ids", ()):
+                report.failures.append(f"{page}: broken link to {rel}#{fragment} (no such anchor)")
+
+
+def check_site(site: Path, screenshots: Path, executable: str | None = None) -> Report:
+    """Open every page of ``site`` in headless Chromium; the report lists each failure."""
+    from playwright.sync_api import sync_playwright
+
+    site, report, seen = Path(site).resolve(), Report(), {}
+    pages = site_pages(site)
+    for old in Path(screenshots).glob("*.png"):  # a page gone from the site leaves no stale shot
+        if not old.name.startswith("lab-"):
+            old.unlink()
+    executable = executable or ensure_chromium()
+    server, base = serve(site)
+    try:
+        with sync_playwright() as pw:
+            browser = launch(pw, executable)
+            context = browser.new_context(viewport=VIEWPORT)
+            for rel in pages:
+                page = context.new_page()
+                shot = screenshots / (rel.removesuffix(".html").replace("/", "__") + ".png")
+                info, problems = visit(page, base + rel, shot)
+                page.close()
+                seen[rel] = info
+                problems += page_problems(info) if info else []
+                report.failures += [f"{rel}: {p}" for p in problems]
+                report.images += len(info.get("images", []))
+            browser.close()
+    finally:
+        server.shutdown()
+    report.pages = len(pages)
+    link_problems(site, base, seen, report)
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--site", type=Path, default=REPO / "build/book")
+    parser.add_argument("--screenshots", type=Path, default=REPO / "build/book-screenshots")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    try:
+        report = check_site(args.site, args.screenshots)
+    except (FileNotFoundError, ChromiumUnavailable) as err:
+        print(f"book-check: {err}", file=sys.stderr)
+        return 1
+    for failure in report.failures:
+        print(f"FAIL {failure}")
+    print(
+        f"[book-check] {report.summary()}; screenshots in {args.screenshots}; "
+        f"{time.perf_counter() - start:.0f} s"
+    )
+    return 1 if report.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,269 @@
+"""The reading edition and its browser check.
+
+A tiny site is built from a hand-made executed notebook (one figure, maths, a paperlib call):
+the check passes on it and fails once a figure file is gone, a link is broken or MathJax is
+missing. ``make lab`` is checked to open a tutorial as a notebook. The browser tests need the
+docs extra (``make book-check`` installs it) and Debian's chromium (installed when missing).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "scripts"))
+import build_book  # noqa: E402
+import check_book  # noqa: E402
+
+READER_PATH = [
+    "00_quickstart",
+    "01_pca_decomposition",
+    "02_monotonicity",
+    "03_aperture_failure",
+    "04_horopca_plots",
+    "05_main_tables",
+    "train_himo",
+    "eval_himo",
+    "train_argent",
+    "eval_argent",
+]
+TINY_SOURCE = """# %% [markdown]
+# # A tiny notebook
+# Inline maths $\\tau = 0.9$, and on its own line:
+# $$\\hat u = \\sum_{i \\le m} (u \\cdot p_i)\\, p_i$$
+
+# %% tags=["parameters"]
+seed = 0  # the world's seed
+
+# %%
+import matplotlib.pyplot as plt
+
+from paperlib.figures import save
+
+fig, ax = plt.subplots()
+ax.plot([0, 1], [seed, 1])
+save(fig, "tiny_figure")
+"""
+TINY_README = """# tiny
+
+## A reader's path through the notebooks
+
+| notebook | what it shows |
+|---|---|
+| `tiny` | one figure and some maths |
+
+## Next
+"""
+
+
+def require(*modules: str) -> None:
+    """Skip, naming what to install, when the docs tools are missing."""
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.skip(
+            f"{', '.join(missing)} not installed: `make book-check` installs the docs extra"
+        )
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    require("playwright")
+    try:
+        return check_book.ensure_chromium()
+    except check_book.ChromiumUnavailable as err:
+        pytest.skip(f"no headless browser for the check: {err}")
+
+
+def iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).isoformat()
+
+
+def executed_tiny(root: Path) -> None:
+    """``tiny.py`` as papermill would leave it executed, and the figure its cell saved."""
+    import jupytext
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    (root / "notebooks").mkdir()
+    (root / "notebooks/tiny.py").write_text(TINY_SOURCE)
+    (root / "figures").mkdir()
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.plot([0, 1], [0, 1])
+    fig.savefig(root / "figures/tiny_figure.png")
+    plt.close(fig)
+    written = (root / "figures/tiny_figure.png").stat().st_mtime
+    nb = jupytext.read(root / "notebooks/tiny.py")
+    for i, cell in enumerate(nb.cells):
+        start = written - 0.5 if i == 2 else written - 2 + i * 0.1
+        cell.metadata["papermill"] = {
+            "start_time": iso(start),
+            "end_time": iso(start + (1 if i == 2 else 0.05)),
+        }
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], i
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nb.metadata["language_info"] = {"name": "python", "pygments_lexer": "ipython3"}
+    nb.metadata["papermill"] = {
+        "parameters": {},
+        "duration": 2.0,
+        "exception": None,
+        "start_time": iso(written - 2),
+        "end_time": iso(written + 1),
+    }
+    (root / "executed").mkdir()
+    jupytext.write(nb, root / "executed/tiny.ipynb")
+
+
+def build_args(root: Path) -> list[str]:
+    return [
+        "--executed",
+        str(root / "executed"),
+        "--figures",
+        str(root / "figures"),
+        "--notebooks",
+        str(root / "notebooks"),
+        "--params",
+        str(root / "params"),
+        "--readme",
+        str(root / "README.md"),
+        "--modules",
+        "paperlib.figures",
+        "--src",
+        str(root / "src"),
+        "--doctrees",
+        str(root / "doctrees"),
+        "--out",
+        str(root / "site"),
+    ]
+
+
+@pytest.fixture(scope="module")
+def tiny_site(tmp_path_factory) -> Path:
+    require("sphinx", "myst_nb", "sphinx_codeautolink", "sphinx_book_theme")
+    root = tmp_path_factory.mktemp("book")
+    (root / "README.md").write_text(TINY_README)
+    executed_tiny(root)
+    assert build_book.main(build_args(root)) == 0
+    return root / "site"
+
+
+def copy_site(site: Path, target: Path) -> Path:
+    """A copy of the site made of hard links (edit a file only after unlinking it)."""
+    shutil.copytree(site, target, copy_function=os.link)
+    return target
+
+
+def rewrite(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{old!r} not in {path}"
+    path.unlink()
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def test_reader_path_is_the_readme_table():
+    assert [stem for stem, _ in build_book.reader_path(REPO / "README.md")] == READER_PATH
+
+
+def test_missing_executed_notebook_says_run_make_reproduce(tmp_path, capsys):
+    (tmp_path / "README.md").write_text(TINY_README)
+    (tmp_path / "executed").mkdir()
+    assert build_book.main(build_args(tmp_path)) == 1
+    err = capsys.readouterr().err
+    assert "tiny.ipynb does not exist" in err and "make reproduce" in err
+
+
+def test_figures_go_to_the_cell_that_wrote_them_and_a_missing_one_is_named(tmp_path):
+    import nbformat
+
+    executed_tiny(tmp_path)
+    nb = nbformat.read(tmp_path / "executed/tiny.ipynb", as_version=4)
+    found = build_book.figures_by_cell(nb, [tmp_path / "figures"])
+    assert found == {2: [tmp_path / "figures/tiny_figure.png"]}
+    (tmp_path / "figures/tiny_figure.png").unlink()
+    with pytest.raises(build_book.BookError, match="saves figure 'tiny_figure'.*make reproduce"):
+        build_book.check_saved_figures("tiny", nb, {}, [tmp_path / "figures"])
+
+
+def test_a_changed_source_marks_the_page_out_of_date(tmp_path):
+    import nbformat
+
+    executed_tiny(tmp_path)
+    nb = nbformat.read(tmp_path / "executed/tiny.ipynb", as_version=4)
+    source = tmp_path / "notebooks/tiny.py"
+    assert not build_book.is_stale(nb, source)
+    source.write_text(TINY_SOURCE.replace("seed = 0", "seed = 1"))
+    assert build_book.is_stale(nb, source)
+
+
+@pytest.mark.slow
+def test_tiny_site_has_what_a_page_needs(tiny_site):
+    page = (tiny_site / "tiny.html").read_text(encoding="utf-8")
+    assert "Built from" in page and "its own run" in page and "Git commit" in page
+    assert re.search(r'href="_downloads/\w+/tiny\.py"', page)  # the source .py is linked
+    assert 'href="api/paperlib.figures.html#paperlib.figures.save"' in page  # the call links
+    assert "hide-input" in page  # code folded
+    assert re.search(r'<img [^>]*src="_images/\w+\.png"', page)  # the saved figure, inline
+    assert "Papermill parameters" in page and "<code" in page.split("Papermill parameters")[1]
+
+
+@pytest.mark.slow
+def test_check_passes_on_the_tiny_site(tiny_site, chromium, tmp_path):
+    report = check_book.check_site(tiny_site, tmp_path / "shots", chromium)
+    assert report.failures == []
+    assert report.pages >= 4 and report.images >= 1 and report.links > 10
+    assert (tmp_path / "shots/tiny.png").stat().st_size > 10_000
+
+
+@pytest.mark.slow
+def test_check_fails_when_a_figure_file_is_removed(tiny_site, chromium, tmp_path):
+    site = copy_site(tiny_site, tmp_path / "site")
+    for png in (site / "_images").glob("*.png"):
+        png.unlink()
+    report = check_book.check_site(site, tmp_path / "shots", chromium)
+    assert any("tiny.html: image did not load" in f for f in report.failures), report.failures
+
+
+@pytest.mark.slow
+def test_check_fails_on_a_broken_link_or_anchor(tiny_site, chromium, tmp_path):
+    site = copy_site(tiny_site, tmp_path / "site")
+    rewrite(
+        site / "tiny.html",
+        "<h1>",
+        '<a href="gone.html">x</a> <a href="index.html#nowhere">y</a><h1>',
+    )
+    failures = check_book.check_site(site, tmp_path / "shots", chromium).failures
+    assert any("broken link to gone.html (no such file)" in f for f in failures), failures
+    assert any("broken link to index.html#nowhere (no such anchor)" in f for f in failures), (
+        failures
+    )
+
+
+@pytest.mark.slow
+def test_check_fails_on_untypeset_maths(tiny_site, chromium, tmp_path):
+    site = copy_site(tiny_site, tmp_path / "site")
+    rewrite(site / "tiny.html", "mathjax/tex-chtml.js", "mathjax/absent.js")
+    failures = check_book.check_site(site, tmp_path / "shots", chromium).failures
+    assert any("tiny.html: raw TeX in the visible text" in f for f in failures), failures
+
+
+@pytest.mark.slow
+def test_make_lab_opens_a_tutorial_as_a_notebook(chromium, tmp_path):
+    require("jupyterlab")
+    import check_lab
+
+    summary = check_lab.check_lab("notebooks/02_monotonicity.py", tmp_path)
+    assert "as a notebook" in summary and ".venv" in summary

@@ -1,0 +1,100 @@
+"""Bad configs stop before anything is built or written, naming the key: non-finite numbers
+on the command line (with and without ``--dry-run``), a data set smaller than a batch, a
+resume that changes the loss, an output folder that cannot be written."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from paperlib.engine import loop as loop
+from paperlib.engine.config import ConfigError
+from paperlib.train import main as train_main
+from tests.engine_helpers import tiny_config
+
+BAD_OVERRIDES = [
+    ("optim.lr=.nan", "optim.lr"),
+    ("optim.lr=.inf", "optim.lr"),
+    ("optim.lr=-.inf", "optim.lr"),
+    ("optim.eps=-1e-8", "optim.eps"),
+    ("loss.adaent_beta=.nan", "loss.adaent_beta"),
+    ("loss.lam=.nan", "loss.lam"),
+    ("loss.lam=-1", "loss.lam"),
+]
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+@pytest.mark.parametrize("override, key", BAD_OVERRIDES)
+def test_the_train_command_names_bad_numbers_and_writes_nothing(
+    tmp_path, capsys, override, key, dry_run
+):
+    out = tmp_path / "run"
+    (tmp_path / "c.json").write_text(json.dumps(tiny_config("himo", out)))
+    argv = [str(tmp_path / "c.json"), override, *(["--dry-run"] if dry_run else [])]
+    assert train_main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"config error: {key}: expected") and "Traceback" not in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("size", [1, 15])
+def test_a_data_set_smaller_than_one_batch_is_named(tmp_path, size):
+    config = tiny_config("clip", tmp_path / "run", data={"size": size})
+    message = rf"data\.size={size} is smaller than train\.batch_size=16"
+    with pytest.raises(ValueError, match=message):
+        loop.train(config)
+    with pytest.raises(ValueError, match=rf"data\.size={size} is smaller than train\.batch_size"):
+        loop.dry_run(loop.load_config(config))
+    assert not (tmp_path / "run" / "last.pt").exists()
+    assert not (tmp_path / "run" / "log.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    "section, values",
+    [
+        ("loss", {"label_smoothing": 0.2}),
+        ("loss", {"lam": 0.5}),
+        ("data", {"seed": 7}),
+        ("optim", {"lr": 2e-3}),
+        ("train", {"batch_size": 8}),
+    ],
+)
+def test_resume_refuses_a_changed_loss_data_or_optimiser_and_keeps_the_run(
+    tmp_path, section, values
+):
+    out = tmp_path / "run"
+    loop.train(tiny_config("himo", out, train={"steps": 1}))
+    before = {name: (out / name).read_bytes() for name in ("last.pt", "log.jsonl")}
+    changed = tiny_config("himo", out, train={"steps": 2})
+    changed.setdefault(section, {}).update(values)
+    key = f"{section}.{next(iter(values))}"
+    with pytest.raises(ConfigError, match=rf"holds a run whose config differs in {key}"):
+        loop.train(changed)
+    assert {name: (out / name).read_bytes() for name in before} == before
+
+
+def test_an_unwritable_output_folder_is_found_before_the_model_is_built(tmp_path, monkeypatch):
+    def must_not_build(*args, **kwargs):
+        raise AssertionError("the model was built before the output folder was checked")
+
+    monkeypatch.setattr(loop, "build_module", must_not_build)
+    (tmp_path / "file").write_text("a file where a folder should be")
+    for out in (tmp_path / "file" / "run", tmp_path / "file"):
+        with pytest.raises(ConfigError, match=rf"train\.output_dir: cannot write to {out}"):
+            loop.train(tiny_config("clip", out))
+
+
+def test_a_diverging_himo_run_stops_by_name_not_with_a_linalg_error(tmp_path, capsys):
+    from paperlib.engine.loop import NonFiniteLossError
+
+    config = tiny_config("himo", tmp_path / "run", optim={"lr": 1e2}, train={"steps": 8})
+    with pytest.raises(NonFiniteLossError, match=r"not finite at step \d+") as err:
+        loop.train(config)
+    assert "LinAlgError" not in type(err.value).__name__
+    assert not (tmp_path / "run" / "last.pt").exists()  # no checkpoint of diverged weights
+    config["train"]["output_dir"] = str(tmp_path / "cli")
+    (tmp_path / "c.json").write_text(json.dumps(config))
+    assert train_main([str(tmp_path / "c.json")]) == 3
+    err_text = capsys.readouterr().err
+    assert err_text.startswith("training stopped: ") and "Traceback" not in err_text
