@@ -120,3 +120,15 @@ def test_restore_names_shapes_that_differ_and_leaves_the_model_alone():
     state["model"] = {k: v + 1 for k, v in before.items()}
     assert checkpoint.restore(state, model=model, optimizer=optimizer, scheduler=scheduler) == 3
     assert torch.equal(model.weight, before["weight"] + 1)
+
+
+def test_the_evaluate_command_names_a_bad_checkpoint_without_torch_advice(tmp_path, capsys):
+    from paperlib.evaluate import main as evaluate_main
+
+    bad = tmp_path / "last.pt"
+    bad.write_bytes(b"\x80\x04not a torch file at all")
+    assert evaluate_main([str(bad), "--output", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"evaluate: could not read {bad}") and "expected a training" in err
+    assert "weights_only=False" not in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from paperlib.engine import loop as loop
+from paperlib.engine import loop
 from paperlib.engine.config import ConfigError
 from paperlib.train import main as train_main
 from tests.engine_helpers import tiny_config
@@ -98,3 +98,20 @@ def test_a_diverging_himo_run_stops_by_name_not_with_a_linalg_error(tmp_path, ca
     assert train_main([str(tmp_path / "c.json")]) == 3
     err_text = capsys.readouterr().err
     assert err_text.startswith("training stopped: ") and "Traceback" not in err_text
+
+
+def test_the_train_command_names_refusals_without_a_traceback(tmp_path, capsys):
+    """A used folder with ``train.resume=false``, a resume with another config, and a data set
+    smaller than a batch: exit code 2 and one line naming the cause."""
+    out = tmp_path / "run"
+    loop.train(tiny_config("clip", out, train={"steps": 1}))
+    cases = {
+        "used": (tiny_config("clip", out, train={"steps": 1, "resume": False}), "already holds"),
+        "changed": (tiny_config("clip", out, optim={"lr": 2e-3}), "config differs in optim.lr"),
+        "small": (tiny_config("clip", tmp_path / "s", data={"size": 8}), "data.size=8 is smaller"),
+    }
+    for name, (config, expected) in cases.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(config))
+        assert train_main([str(tmp_path / f"{name}.json")]) == 2, name
+        err = capsys.readouterr().err
+        assert expected in err and "Traceback" not in err, (name, err)
