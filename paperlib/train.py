@@ -14,14 +14,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from paperlib.atomic import DiskFullError
+from paperlib.atomic import DiskFullError, atomic_write_text
 from paperlib.engine import distributed
 from paperlib.engine.config import Config, ConfigError, load_config, read_file
-from paperlib.engine.loop import NonFiniteLossError, TrainResult, dry_run, train
+from paperlib.engine.loop import NonFiniteLossError, TrainResult, dry_run, log_lines, train
+
+# the folder holding the paperlib package (what torchrun's processes import it from)
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 
 def config_from(
@@ -69,15 +74,7 @@ def trained_to_end(output_dir: str | Path) -> bool:
 
 def _records(path: Path) -> list[dict[str, Any]]:
     """The JSON records of a log file; a line torn by a crash or a full disk is left out."""
-    records = []
-    for line in path.read_text().splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records
+    return [record for _, record in log_lines(path.read_text())[1]]
 
 
 def read_log(output_dir: str | Path) -> list[dict[str, Any]]:
@@ -86,6 +83,36 @@ def read_log(output_dir: str | Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise FileNotFoundError(f"no training log at {path}")
     return [r for r in _records(path) if "loss" in r]
+
+
+def train_distributed(config: dict[str, Any], nproc: int, name: str) -> None:
+    """Train ``config`` on ``nproc`` local processes with ``torchrun`` (gloo on CPU, one thread
+    each); resumes like a single-process run. Raises naming the run when it does not finish."""
+    output = Path(config["train"]["output_dir"])
+    output.mkdir(parents=True, exist_ok=True)
+    config_file = output / "launch.json"
+    atomic_write_text(config_file, json.dumps(config, indent=1))
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        str(nproc),
+        "--master_addr",
+        "127.0.0.1",
+        "--master_port",
+        str(distributed.free_port()),
+        "-m",
+        "paperlib.train",
+        str(config_file),
+    ]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(PACKAGE_ROOT)}
+    proc = subprocess.run(command, env=env, capture_output=True, text=True)
+    if proc.returncode != 0 or not trained_to_end(output):
+        raise RuntimeError(
+            f"{name}: torchrun on {nproc} processes failed (exit {proc.returncode})"
+            f":\n{proc.stderr[-2000:]}"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

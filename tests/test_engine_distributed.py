@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
 
 import pytest
 import torch
-import yaml
 
 from paperlib.engine import distributed
 from paperlib.engine.data import GlobalBatchSampler
 from paperlib.engine.loop import train
-from tests.engine_helpers import REPO, final_weights, tiny_config
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from paperlib.train import train_distributed
+from tests.engine_helpers import final_weights, tiny_config
 
 
 def test_rank_slices_concatenate_to_the_single_process_batch():
@@ -57,26 +47,7 @@ def test_two_process_gloo_matches_single_process(tmp_path, method):
     sections = {"train": {"steps": steps, "batch_size": 16}}
     single = train(tiny_config(method, tmp_path / "single", **sections))
 
-    raw = tiny_config(method, tmp_path / "ddp", **sections)
-    cfg = tmp_path / "ddp.yaml"
-    cfg.write_text(yaml.safe_dump(raw))
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    cmd = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--nproc_per_node",
-        "2",
-        "--master_addr",
-        "127.0.0.1",
-        "--master_port",
-        str(_free_port()),
-        "-m",
-        "paperlib.train",
-        str(cfg),
-    ]
-    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    train_distributed(tiny_config(method, tmp_path / "ddp", **sections), 2, f"{method}/ddp")
     log = [json.loads(x) for x in (tmp_path / "ddp" / "log.jsonl").read_text().splitlines()]
     curve = [r for r in log if "loss" in r]
     assert [r["step"] for r in curve] == list(range(1, steps + 1))

@@ -9,7 +9,6 @@ into exactly the gradient of the global loss.
 
 from __future__ import annotations
 
-import socket
 from datetime import timedelta
 
 import pytest
@@ -18,18 +17,13 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 import torch.nn.functional as F
 
+from paperlib.engine.distributed import free_port
 from paperlib.losses.contrastive import symmetric_cross_entropy
 from paperlib.losses.himo import hide, molo_loss
 
 WORLD = 2
 BATCH = 6  # per rank
 DIM = 5
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _inputs(BATCH: int, DIM: int):
@@ -83,7 +77,7 @@ def _worker(rank: int, port: int, out_path: str, BATCH: int, DIM: int) -> None:
 )
 def test_two_process_molo_matches_single_process(tmp_path, BATCH, DIM):
     out_path = str(tmp_path / "rank")
-    mp.spawn(_worker, args=(_free_port(), out_path, BATCH, DIM), nprocs=WORLD, join=True)
+    mp.spawn(_worker, args=(free_port(), out_path, BATCH, DIM), nprocs=WORLD, join=True)
     ranks = [torch.load(f"{out_path}.{r}") for r in range(WORLD)]
 
     img, txt, scale = _inputs(BATCH, DIM)

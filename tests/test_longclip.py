@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import socket
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-import yaml
 from open_clip.loss import ClipLoss
 from sklearn.decomposition import PCA
 
@@ -23,8 +18,8 @@ from paperlib.engine.loop import train
 from paperlib.engine.methods import build_module
 from paperlib.losses.contrastive import infonce_loss
 from paperlib.losses.longclip import longclip_loss, pca_reconstruct
-from paperlib.train import read_log
-from tests.engine_helpers import REPO, final_weights, tiny_config
+from paperlib.train import read_log, train_distributed
+from tests.engine_helpers import final_weights, tiny_config
 
 
 def _features(n: int, d: int, seed: int, dtype=torch.float64) -> torch.Tensor:
@@ -212,28 +207,7 @@ def test_two_process_gloo_matches_single_process(tmp_path):
     """The PCM on the gathered batch (scope global): DDP reproduces the single-process run."""
     sections = {"train": {"steps": 3, "batch_size": 16}, "loss": {"pcm_dim": 4}}
     single = train(tiny_config("longclip", tmp_path / "single", **sections))
-    cfg = tmp_path / "ddp.yaml"
-    cfg.write_text(yaml.safe_dump(tiny_config("longclip", tmp_path / "ddp", **sections)))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    cmd = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--nproc_per_node",
-        "2",
-        "--master_addr",
-        "127.0.0.1",
-        "--master_port",
-        str(port),
-        "-m",
-        "paperlib.train",
-        str(cfg),
-    ]
-    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    train_distributed(tiny_config("longclip", tmp_path / "ddp", **sections), 2, "longclip/ddp")
     log = [json.loads(x) for x in (tmp_path / "ddp" / "log.jsonl").read_text().splitlines()]
     curve = [r for r in log if "loss" in r]
     assert [r["step"] for r in curve] == [1, 2, 3]

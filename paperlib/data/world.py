@@ -265,7 +265,9 @@ def counterfactual_twin(scene: Scene, seed: int, index: int) -> Scene:
     in-batch hard negative for the shape (a training choice of this world; the papers train on
     web data)."""
     main = scene.objects[0]
-    others = [s for s in range(len(SUBCATEGORIES)) if replace(main, sub=s).super != main.super]
+    others = [
+        s for s in range(len(SUBCATEGORIES)) if CATEGORY_TO_SUPER[SUB_TO_CATEGORY[s]] != main.super
+    ]
     sub = others[int(np.random.default_rng([seed, index, 7]).integers(len(others)))]
     return replace(scene, objects=(replace(main, sub=sub),) + scene.objects[1:])
 

@@ -347,82 +347,43 @@ def _long(name: str, layout: tuple[str, ...], load, nested: str | None = None) -
 
 _ZEROSHOT_TASKS = {f"world-zeroshot-L{k}": CLASSIFICATION for k in (1, 2, 3)}
 
-BENCHMARK_REGISTRY: dict[str, Benchmark] = {
-    b.name: b
-    for b in (
-        Benchmark("world-long", "world", {"world-long": RETRIEVAL}, _long_retrieval),
-        Benchmark("world-short", "world", {"world-short": RETRIEVAL}, _short_retrieval),
-        Benchmark(
-            "world-monotonicity", "world", {"world-monotonicity": MONOTONICITY}, _world_monotonicity
-        ),
-        Benchmark("world-cola", "world", {"world-cola": COMPOSITION}, _cola),
-        Benchmark("world-zeroshot", "world", _ZEROSHOT_TASKS, _world_zeroshot),
-        Benchmark("world-hierarchy", "world", {"world-hierarchy": HIERARCHY}, _hierarchy),
-        Benchmark(
-            "hierarcaps",
-            "hierarcaps",
-            {"hierarcaps": HIERARCHY},
-            _hierarchy,
-            ("hierarcaps_test.csv",),
-        ),
-        _long("urban1k", ("caption", "image"), loaders.load_urban1k, nested="Urban1k"),
-        _long(
-            "docci", ("images", "docci_descriptions.jsonlines|test_set.jsonl"), loaders.load_docci
-        ),
-        _long(
-            "long-dci",
-            ("dci_long.csv", "images"),
-            lambda r: loaders.load_long_dci(r / "dci_long.csv", r / "images"),
-        ),
-        Benchmark(
-            "flickr30k",
-            "real",
-            {"flickr30k": RETRIEVAL},
-            _five_caption_retrieval,
-            ("test_1k.txt", "images"),
-            lambda r: loaders.load_flickr30k(r / "test_1k.txt", r / "images"),
-            _embed_five_captions,
-        ),
-        Benchmark(
-            "coco",
-            "real",
-            {"coco": RETRIEVAL},
-            _five_caption_retrieval,
-            ("captions_val2017.json", "val2017"),
-            lambda r: loaders.load_coco_captions(r / "captions_val2017.json", r / "val2017"),
-            _embed_five_captions,
-        ),
-        Benchmark(
-            "himo-docci",
-            "real",
-            {"himo-docci": MONOTONICITY},
-            _prefix_monotonicity,
-            ("himo_docci_data.json", "images"),
-            lambda r: loaders.load_himo_docci(r / "himo_docci_data.json", r / "images"),
-            _embed_prefixes,
-        ),
-        Benchmark(
-            "imagenet",
-            "real",
-            {"imagenet": CLASSIFICATION},
-            _classification,
-            ("val", "classnames.json|classnames.txt"),
-            _load_imagenet,
-            _embed_classes,
-        ),
-        Benchmark(
-            "cola",
-            "real",
-            {"cola": COMPOSITION},
-            _cola,
-            ("COLA_multiobjects_matching_benchmark.json", "images"),
-            lambda r: loaders.load_cola(
-                r / "COLA_multiobjects_matching_benchmark.json", r / "images"
-            ),
-            _embed_cola,
-        ),
-    )
-}
+# one benchmark per entry: name, source, {dataset: task}, metrics, root layout, loader, embedding
+# fmt: off
+BENCHMARK_REGISTRY: dict[str, Benchmark] = {b.name: b for b in (
+    Benchmark("world-long", "world", {"world-long": RETRIEVAL}, _long_retrieval),
+    Benchmark("world-short", "world", {"world-short": RETRIEVAL}, _short_retrieval),
+    Benchmark("world-monotonicity", "world", {"world-monotonicity": MONOTONICITY},
+              _world_monotonicity),
+    Benchmark("world-cola", "world", {"world-cola": COMPOSITION}, _cola),
+    Benchmark("world-zeroshot", "world", _ZEROSHOT_TASKS, _world_zeroshot),
+    Benchmark("world-hierarchy", "world", {"world-hierarchy": HIERARCHY}, _hierarchy),
+    Benchmark("hierarcaps", "hierarcaps", {"hierarcaps": HIERARCHY}, _hierarchy,
+              ("hierarcaps_test.csv",)),
+    _long("urban1k", ("caption", "image"), loaders.load_urban1k, nested="Urban1k"),
+    _long("docci", ("images", "docci_descriptions.jsonlines|test_set.jsonl"), loaders.load_docci),
+    _long("long-dci", ("dci_long.csv", "images"),
+          lambda r: loaders.load_long_dci(r / "dci_long.csv", r / "images")),
+    Benchmark("flickr30k", "real", {"flickr30k": RETRIEVAL}, _five_caption_retrieval,
+              ("test_1k.txt", "images"),
+              lambda r: loaders.load_flickr30k(r / "test_1k.txt", r / "images"),
+              _embed_five_captions),
+    Benchmark("coco", "real", {"coco": RETRIEVAL}, _five_caption_retrieval,
+              ("captions_val2017.json", "val2017"),
+              lambda r: loaders.load_coco_captions(r / "captions_val2017.json", r / "val2017"),
+              _embed_five_captions),
+    Benchmark("himo-docci", "real", {"himo-docci": MONOTONICITY}, _prefix_monotonicity,
+              ("himo_docci_data.json", "images"),
+              lambda r: loaders.load_himo_docci(r / "himo_docci_data.json", r / "images"),
+              _embed_prefixes),
+    Benchmark("imagenet", "real", {"imagenet": CLASSIFICATION}, _classification,
+              ("val", "classnames.json|classnames.txt"), _load_imagenet, _embed_classes),
+    Benchmark("cola", "real", {"cola": COMPOSITION}, _cola,
+              ("COLA_multiobjects_matching_benchmark.json", "images"),
+              lambda r: loaders.load_cola(r / "COLA_multiobjects_matching_benchmark.json",
+                                          r / "images"),
+              _embed_cola),
+)}
+# fmt: on
 
 BENCHMARKS = tuple(BENCHMARK_REGISTRY)
 WORLD_BENCHMARKS = tuple(n for n, b in BENCHMARK_REGISTRY.items() if b.source == "world")

@@ -164,8 +164,12 @@ class BoxItems:
             item["box_image"], item["box_phrase"] = item["image"], sample.caption
             return item
         box = sample.boxes[self.choice(sample.id, len(sample.boxes))]
-        crop = box.image if isinstance(box.image, Image.Image) else Image.open(box.image)
-        item["box_image"], item["box_phrase"] = self.transform(crop.convert("RGB")), box.phrase
+        crop = (
+            box.image
+            if isinstance(box.image, Image.Image)
+            else Image.open(box.image).convert("RGB")
+        )
+        item["box_image"], item["box_phrase"] = self.transform(crop), box.phrase
         return item
 
 

@@ -8,6 +8,7 @@ process group is initialised from the environment (``env://``): gloo on CPU, NCC
 from __future__ import annotations
 
 import os
+import socket
 from dataclasses import dataclass
 
 import torch
@@ -43,6 +44,13 @@ def _env_int(name: str, default: int) -> int:
 
 class DeviceError(ValueError):
     """``train.device`` names a device this machine does not have."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port free on ``host`` now (for a local rendezvous of ``torchrun`` or ``mp.spawn``)."""
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return probe.getsockname()[1]
 
 
 def pick_device(device: str = "auto", local_rank: int = 0) -> torch.device:

@@ -18,7 +18,7 @@ import torch
 from torch import Tensor
 
 from paperlib.atomic import atomic_write_text
-from paperlib.data.images import LoadReport, load_rgb
+from paperlib.data.images import LoadReport, scan_images
 from paperlib.data.loaders import load_hierarcaps, require_path
 from paperlib.data.world import (
     NOISE_SENTENCES,
@@ -222,13 +222,8 @@ def hierarcaps_embeddings(embed: Embedder, root: str | Path, limit: int | None) 
 def readable_samples(samples: list, benchmark: str) -> tuple[list, list[tuple[str, str]]]:
     """The samples whose every image decodes (``data.images.load_rgb``), and the (path,
     reason) of each image that does not; a ValueError naming the benchmark if none is left."""
-
     report = LoadReport()
-    kept = [
-        s
-        for s in samples
-        if all([load_rgb(p, report) is not None for p in s.meta.get("images", [s.image])])
-    ]
+    kept = [s for s in samples if all(scan_images(s.meta.get("images", [s.image]), report))]
     if not kept:
         raise ValueError(
             f"benchmark {benchmark!r}: none of its {len(samples)} samples has "
@@ -427,7 +422,7 @@ def _real_datasets(
     noise seed, prompt templates and the images left out."""
     datasets = []
     for benchmark, samples in real.items():
-        root = check_root(benchmark, roots[benchmark])
+        root = Path(roots[benchmark]).expanduser()  # checked by _real_samples
         prompts = imagenet_templates(root, templates) if benchmark == "imagenet" else []
         key = (
             f"{Path(roots[benchmark]).resolve()}:{limits.get(benchmark)}:{noise_seed}:"

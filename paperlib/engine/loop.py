@@ -310,7 +310,7 @@ def claimed_output_dir(out_dir: Path, resume: bool, is_main: bool):
         handle.close()  # releases the lock
 
 
-def _log_lines(text: str) -> tuple[list[str], list[tuple[str, dict[str, Any]]]]:
+def log_lines(text: str) -> tuple[list[str], list[tuple[str, dict[str, Any]]]]:
     """The non-empty lines of a log and those that parse as JSON records; a line that does
     not (a record torn by a crash or a full disk mid-write) is left out of the second list."""
     lines = [line for line in text.splitlines() if line.strip()]
@@ -331,7 +331,7 @@ def trim_log(path: Path, step: int) -> None:
     if not path.is_file():
         return
     text = path.read_text()
-    lines, records = _log_lines(text)
+    lines, records = log_lines(text)
     kept = [line for line, record in records if record.get("step", 0) <= step]
     if len(kept) != len(lines) or (text and not text.endswith("\n")):
         atomic_write_text(path, "".join(f"{line}\n" for line in kept))
@@ -343,7 +343,7 @@ def logged_cpu_seconds(path: Path, step: int) -> float:
     if step == 0 or not path.is_file():
         return 0.0
     seconds = 0.0
-    for _, record in _log_lines(path.read_text())[1]:
+    for _, record in log_lines(path.read_text())[1]:
         if "cpu_seconds" in record and record.get("step", step + 1) <= step:
             seconds = float(record["cpu_seconds"])
     return seconds

@@ -36,6 +36,7 @@ from paperlib.models.meru_checkpoint import (
     create_meru_encoders,
     meru_alpha_init,
 )
+from paperlib.state_files import load_tensor_file
 
 
 @dataclass
@@ -289,11 +290,17 @@ HYPERBOLIC_SCALARS = (
 )
 
 
+INIT_EXPECTED = (
+    "expected model.init to be a paperlib training checkpoint (last.pt) or an "
+    "open_clip state dict of tensors, read with weights_only=True"
+)
+
+
 def read_init_checkpoint(path: str) -> tuple[dict[str, Tensor], dict[str, Tensor]] | None:
     """For a paperlib training checkpoint (``last.pt``): its open_clip state (the ``clip.`` /
     ``model.clip.`` sub-dict, prefixes removed) and its hyperbolic scalars; else None (an
     open_clip-format file, loaded by ``models.clip.create_model``)."""
-    state = torch.load(path, map_location="cpu", weights_only=True)
+    state = load_tensor_file(path, INIT_EXPECTED)
     if not (isinstance(state, dict) and "config" in state and "model" in state):
         return None
     clip_state, scalars = {}, {}

@@ -24,8 +24,6 @@ from paperlib.models.clip import create_model
 from paperlib.models.longclip_checkpoint import load_longclip_checkpoint
 from paperlib.models.meru_checkpoint import load_meru_checkpoint
 
-FAMILIES = ("longclip", "meru", "hycoclip", "meru-clip", "openclip")
-
 
 @dataclass(frozen=True)
 class ReleasedModel:
@@ -50,78 +48,29 @@ def _hycoclip_rows(model: str, arch: str) -> tuple[tuple[str, str, str], ...]:
 
 _HIMO_ROWS = ("himo_retrieval", "himo_monotonicity")
 
-RELEASED_MODELS: dict[str, ReleasedModel] = {
-    m.name: m
-    for m in (
-        ReleasedModel(
-            "clip-vit-b16",
-            "openclip",
-            (("himo_retrieval", "CLIP", "B/16"),),
-            "ViT-B-16-quickgelu",
-            "openai",
-            "open_clip tag 'openai'",
-        ),
-        ReleasedModel(
-            "clip-vit-l14",
-            "openclip",
-            tuple((t, "CLIP", "L/14") for t in _HIMO_ROWS),
-            "ViT-L-14-quickgelu",
-            "openai",
-            "open_clip tag 'openai'",
-        ),
-        ReleasedModel(
-            "longclip-b16",
-            "longclip",
-            (("himo_retrieval", "Long-CLIP", "B/16"),),
-            weights="Long-CLIP's README: longclip-B.pt",
-        ),
-        ReleasedModel(
-            "longclip-l14",
-            "longclip",
-            tuple((t, "Long-CLIP", "L/14") for t in _HIMO_ROWS),
-            weights="Long-CLIP's README: longclip-L.pt",
-        ),
-        ReleasedModel(
-            "himo-b16",
-            "longclip",
-            (("himo_retrieval", "HiMo", "B/16"),),
-            weights="HiMo-CLIP's release, in Long-CLIP's format",
-        ),
-        ReleasedModel(
-            "himo-l14",
-            "longclip",
-            tuple((t, "HiMo", "L/14") for t in _HIMO_ROWS),
-            weights="HiMo-CLIP's release, in Long-CLIP's format",
-        ),
-        *(
-            ReleasedModel(
-                f"meru-vit-{a.lower()}",
-                "meru",
-                _hycoclip_rows("MERU", a),
-                weights=f"MERU's model zoo: meru_vit_{a.lower()}.pth",
-            )
-            for a in "SBL"
-        ),
-        *(
-            ReleasedModel(
-                f"meru-clip-vit-{a.lower()}",
-                "meru-clip",
-                _hycoclip_rows("CLIP", a),
-                weights=f"MERU's model zoo: clip_vit_{a.lower()}.pth",
-            )
-            for a in "SBL"
-        ),
-        *(
-            ReleasedModel(
-                f"hycoclip-vit-{a.lower()}",
-                "hycoclip",
-                _hycoclip_rows("HyCoCLIP", a),
-                weights=f"HyCoCLIP's model zoo: hycoclip_vit_{a.lower()}.pth",
-            )
-            for a in "SBL"
-        ),
-    )
-}
+# one released model per entry: name, family, published rows, open_clip name and tag, weights
+# fmt: off
+RELEASED_MODELS: dict[str, ReleasedModel] = {m.name: m for m in (
+    ReleasedModel("clip-vit-b16", "openclip", (("himo_retrieval", "CLIP", "B/16"),),
+                  "ViT-B-16-quickgelu", "openai", "open_clip tag 'openai'"),
+    ReleasedModel("clip-vit-l14", "openclip", tuple((t, "CLIP", "L/14") for t in _HIMO_ROWS),
+                  "ViT-L-14-quickgelu", "openai", "open_clip tag 'openai'"),
+    ReleasedModel("longclip-b16", "longclip", (("himo_retrieval", "Long-CLIP", "B/16"),),
+                  weights="Long-CLIP's README: longclip-B.pt"),
+    ReleasedModel("longclip-l14", "longclip", tuple((t, "Long-CLIP", "L/14") for t in _HIMO_ROWS),
+                  weights="Long-CLIP's README: longclip-L.pt"),
+    ReleasedModel("himo-b16", "longclip", (("himo_retrieval", "HiMo", "B/16"),),
+                  weights="HiMo-CLIP's release, in Long-CLIP's format"),
+    ReleasedModel("himo-l14", "longclip", tuple((t, "HiMo", "L/14") for t in _HIMO_ROWS),
+                  weights="HiMo-CLIP's release, in Long-CLIP's format"),
+    *(ReleasedModel(f"meru-vit-{a.lower()}", "meru", _hycoclip_rows("MERU", a),
+                    weights=f"MERU's model zoo: meru_vit_{a.lower()}.pth") for a in "SBL"),
+    *(ReleasedModel(f"meru-clip-vit-{a.lower()}", "meru-clip", _hycoclip_rows("CLIP", a),
+                    weights=f"MERU's model zoo: clip_vit_{a.lower()}.pth") for a in "SBL"),
+    *(ReleasedModel(f"hycoclip-vit-{a.lower()}", "hycoclip", _hycoclip_rows("HyCoCLIP", a),
+                    weights=f"HyCoCLIP's model zoo: hycoclip_vit_{a.lower()}.pth") for a in "SBL"),
+)}
+# fmt: on
 
 
 def released_model(name: str) -> ReleasedModel:

@@ -142,7 +142,7 @@ def _perp_norm_sq(v: Tensor, direction: Tensor) -> Tensor:
     return (v - (v * unit).sum(-1, keepdim=True) * unit).pow(2).sum(-1)
 
 
-def _paired_chord(x: Tensor, y: Tensor, curv: Tensor) -> tuple[Tensor, ...]:
+def _paired_chord(x: Tensor, y: Tensor, curv: Tensor) -> Tensor:
     """Chord ``D = ‖δ‖² − (x_t − y_t)²`` (δ = x − y) as a sum of non-negative terms.
 
     With σ = x + y, S = x_t + y_t and u = σ/S: ``x_t − y_t = δ·u``, so
@@ -156,7 +156,6 @@ def _paired_chord(x: Tensor, y: Tensor, curv: Tensor) -> tuple[Tensor, ...]:
     the smaller error, ``‖δ‖·‖σ‖ ≤ 2ab`` choosing the first. Every term is computed from δ
     or from positive quantities, so D keeps its relative precision for close points, for
     far points on one ray, for antipodal points and for a far point against a near one.
-    Returns ``(D, a, b, x_t, y_t, δ)``.
     """
     delta, sigma = x - y, x + y
     a, b = _safe_norm(x), _safe_norm(y)
@@ -171,7 +170,7 @@ def _paired_chord(x: Tensor, y: Tensor, curv: Tensor) -> tuple[Tensor, ...]:
     far = (a * b / (at + bt)) ** 2 * minus_sq * (x_unit + y_unit).pow(2).sum(-1)
     transverse = torch.where(delta_norm * sigma_norm <= 2.0 * a * b, near, far)
     chord_sq = delta.pow(2).sum(-1) * one_minus_u2 + transverse
-    return chord_sq, a, b, at, bt, delta
+    return chord_sq
 
 
 @in_float32
@@ -184,7 +183,7 @@ def paired_dist(x: Tensor, y: Tensor, curv: float | Tensor) -> Tensor:
     """
     curv = _curv(curv, x)
     x, y = torch.broadcast_tensors(x, y)
-    return _dist_from_chord(_paired_chord(x, y, curv)[0], curv)
+    return _dist_from_chord(_paired_chord(x, y, curv), curv)
 
 
 @in_float32

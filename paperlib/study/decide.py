@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from paperlib.atomic import atomic_write_text
-from paperlib.study.reader import read_items, results_dir, slug
+from paperlib.study.reader import PRETRAIN, read_items, results_dir, slug
 from paperlib.tables.claims import CLAIMS, Claim, chance_level
 from paperlib.tables.verdicts import (
     LEARNED_MARGIN,
@@ -35,9 +35,9 @@ from paperlib.train import read_log
 
 # learning targets of the base models (medians over runs): (study, variants, item, target)
 TARGETS = (
-    ("himo", ("pretrain (short captions)",), "world-short/i2t_hit1", 0.5),
+    ("himo", (PRETRAIN,), "world-short/i2t_hit1", 0.5),
     ("himo", ("InfoNCE (λ=0)", "MoLo", "Long-CLIP"), "world-long/i2t_hit1", 0.3),
-    ("himo", ("pretrain (short captions)",), "world-zeroshot/L1_correct", 0.9),
+    ("himo", (PRETRAIN,), "world-zeroshot/L1_correct", 0.9),
     ("argent", ("HyCoCLIP", "ARGENT"), "world-short/i2t_hit1", 0.5),
     ("argent", ("HyCoCLIP", "ARGENT"), "world-zeroshot/L1_correct", 0.9),
 )

@@ -12,13 +12,15 @@ from typing import Any
 import numpy as np
 import torch
 
+from paperlib.tables.claims import EUCLIDEAN_CLIP, SMALLER
 from paperlib.tables.verdicts import bootstrap_indices, interval
 from paperlib.train import read_log
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
-PRETRAIN = "pretrain (short captions)"
-# the model-size arm (ARGENT's Table 2 compares sizes): a narrower model, its own pre-training
-SMALLER = ", smaller model"
+# the shared pre-training's variant name, and the suffix of the model-size arm's variants (a
+# narrower model with its own pre-training; ARGENT's Table 2 compares sizes): declared with the
+# claims that name them
+PRETRAIN = EUCLIDEAN_CLIP
 EVAL_SEED = 10_000  # the held-out world every run is evaluated on (scenes no training draws)
 # the HiMo runs the tutorials compare: study variant -> short label, and their colours
 HIMO_MODELS = {

@@ -44,9 +44,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +54,8 @@ import torch
 
 from paperlib.atomic import atomic_write, atomic_write_text
 from paperlib.data.world import World
+from paperlib.engine.checkpoint import load_checkpoint
+from paperlib.engine.config import HYPERBOLIC_METHODS
 from paperlib.engine.evaluation import Embedder, checkpoint_key, load_trained, world_texts
 from paperlib.engine.methods import input_size
 from paperlib.evaluate import evaluate_run
@@ -75,7 +74,7 @@ from paperlib.study.reader import (
     results_dir,
     slug,
 )
-from paperlib.train import read_log, train_run, trained_to_end
+from paperlib.train import read_log, train_distributed, train_run, trained_to_end
 
 HIMO_BENCHMARKS = (
     "world-long",
@@ -420,10 +419,13 @@ def refresh_items(scale_name: str) -> int:
 
 
 def _geometry(checkpoint: Path) -> tuple[str, float | None]:
-
-    module = load_trained(checkpoint)[0]
-    curv = float(module.model.curv.detach()) if module.geometry == "hyperbolic" else None
-    return module.geometry, curv
+    """The run's geometry and (hyperbolic) curvature ``exp(log c)``, read from its checkpoint
+    without building the model."""
+    path = Path(checkpoint)
+    state = load_checkpoint(path / "last.pt" if path.is_dir() else path)
+    if state["config"]["method"] not in HYPERBOLIC_METHODS:
+        return "euclidean", None
+    return "hyperbolic", float(state["model"]["model.log_curv"].exp())
 
 
 def write_items(checkpoint: Path, emb: dict[str, Any], target: Path) -> float:
@@ -529,39 +531,6 @@ def execute(
         ),
     )
     return checkpoint
-
-
-def train_distributed(config: dict[str, Any], nproc: int, name: str) -> None:
-    """Train ``config`` on ``nproc`` local processes with ``torchrun`` (gloo on CPU, one thread
-    each); resumes like a single-process run. Raises naming the run when it does not finish."""
-    output = Path(config["train"]["output_dir"])
-    output.mkdir(parents=True, exist_ok=True)
-    config_file = output / "launch.json"
-    atomic_write_text(config_file, json.dumps(config, indent=1))
-    with socket.socket() as probe:  # a free port for the rendezvous
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    command = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--nproc_per_node",
-        str(nproc),
-        "--master_addr",
-        "127.0.0.1",
-        "--master_port",
-        str(port),
-        "-m",
-        "paperlib.train",
-        str(config_file),
-    ]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO_ROOT)}
-    proc = subprocess.run(command, env=env, capture_output=True, text=True)
-    if proc.returncode != 0 or not trained_to_end(output):
-        raise RuntimeError(
-            f"{name}: torchrun on {nproc} processes failed (exit {proc.returncode})"
-            f":\n{proc.stderr[-2000:]}"
-        )
 
 
 def export_embeddings(emb: dict[str, Any], checkpoint: Path, target: Path, run: Run) -> None:

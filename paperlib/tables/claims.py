@@ -180,8 +180,8 @@ _MOLO_ABLATIONS = (
         "MoLo, 2 ranks, HiDe per rank",
     ),
 )
-EUCLIDEAN_CLIP = "pretrain (short captions)"  # the study's shared pre-training (study.reader)
-SMALLER = ", smaller model"  # the model-size arm's variants (study.reader.SMALLER)
+EUCLIDEAN_CLIP = "pretrain (short captions)"  # the study's shared pre-training (its variant)
+SMALLER = ", smaller model"  # the suffix of the model-size arm's variants
 
 
 # the claims table: one claim per entry, its fields in order (kept as a table)
