@@ -2,8 +2,12 @@
 #   make reproduce   the CPU-scale reproduction (smoke study, every notebook) into build/reproduce/,
 #                    then a comparison with the committed results (exit 1 beyond tolerance)
 #   make test        ruff + unit tests + nbval over every tutorial notebook (figures to build/)
-#   make study       the full CPU-scale study (5 seeds), then every notebook: rewrites the
-#                    committed results/full and figures/ on purpose
+#   make pretrain    the study's pre-trained bases into results/bases/ (rewrites them on purpose)
+#   make study       the full CPU-scale study (8 seeds) from the committed bases, then every
+#                    notebook: rewrites the committed results/full and figures/ on purpose
+#   make variation   the smoke study under 8 CPU kernel/thread configurations: the measured
+#                    variation the reproduction check's tolerances come from
+#   make lock        recompile requirements.lock from pyproject.toml (uv), every install's pins
 #   make refresh     the smoke study and every notebook over the committed results/smoke, figures/
 #   make lab         JupyterLab (root allowed) with the tutorials' .py files opening as notebooks
 #   make book        the reading edition: a static site of the notebooks as `make reproduce`
@@ -15,6 +19,10 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.paperlib-installed
+LOCK := requirements.lock
+LOCK_VENV := build/lock-venv
+# every install: the lock (all packages, transitive ones included) and the torch pair
+PIP_PINS := --constraint constraints.txt --constraint $(LOCK)
 TUTORIALS := $(wildcard notebooks/[0-9][0-9]_*.py)
 NB_BUILD := build/notebooks
 REPRO := build/reproduce
@@ -24,11 +32,11 @@ DOCS_STAMP := $(VENV)/.paperlib-docs-installed
 LAB_SETTINGS := $(VENV)/etc/jupyter/labconfig/default_setting_overrides.json
 LAB_ARGS ?=
 
-.PHONY: setup test lint unit unit-all nbval reproduce refresh study lab lab-setup book book-check bench clean
+.PHONY: setup test lint unit unit-all nbval reproduce refresh study pretrain variation lock lab lab-setup book book-check bench clean
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml constraints.txt $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --constraint constraints.txt -e ".[dev]"
+	$(PY) -m pip install --quiet $(PIP_PINS) -e ".[dev]"
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -62,15 +70,28 @@ refresh: setup
 	HF_HUB_OFFLINE=1 $(PY) -m paperlib.study --scale smoke
 	HF_HUB_OFFLINE=1 MPLBACKEND=Agg $(PY) -m paperlib.notebooks reproduce --preset smoke-cpu
 
+pretrain: setup
+	HF_HUB_OFFLINE=1 $(PY) -m paperlib.study.pretrain --scale full
+
 study: setup
 	HF_HUB_OFFLINE=1 $(PY) -m paperlib.study --scale full
 	HF_HUB_OFFLINE=1 MPLBACKEND=Agg $(PY) -m paperlib.notebooks reproduce --preset smoke-cpu
 
+variation: setup
+	HF_HUB_OFFLINE=1 $(PY) -m paperlib.study.variation --scale smoke
+
+lock:
+	$(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/pip install --quiet uv==0.13.9
+	$(LOCK_VENV)/bin/uv pip compile pyproject.toml --extra dev --extra lab --extra docs \
+	  --constraint constraints.txt --python-version 3.11 --python-platform x86_64-manylinux_2_28 \
+	  --custom-compile-command "make lock" --output-file $(LOCK)
+
 bench: setup
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
-$(LAB_STAMP): $(STAMP) pyproject.toml constraints.txt
-	$(PY) -m pip install --quiet --constraint constraints.txt -e ".[dev,lab]"
+$(LAB_STAMP): $(STAMP) pyproject.toml constraints.txt $(LOCK)
+	$(PY) -m pip install --quiet $(PIP_PINS) -e ".[dev,lab]"
 	touch $(LAB_STAMP)
 
 lab-setup: $(LAB_STAMP)
@@ -81,8 +102,8 @@ lab: lab-setup
 	$(VENV)/bin/jupyter lab --allow-root --ServerApp.root_dir="$(CURDIR)" \
 	  --LabApp.default_url=/lab/tree/notebooks $(LAB_ARGS)
 
-$(DOCS_STAMP): $(STAMP) pyproject.toml constraints.txt
-	$(PY) -m pip install --quiet --constraint constraints.txt -e ".[dev,lab,docs]"
+$(DOCS_STAMP): $(STAMP) pyproject.toml constraints.txt $(LOCK)
+	$(PY) -m pip install --quiet $(PIP_PINS) -e ".[dev,lab,docs]"
 	touch $(DOCS_STAMP) $(LAB_STAMP)
 
 book: $(DOCS_STAMP)

@@ -24,6 +24,7 @@ from paperlib.atomic import DiskFullError, atomic_write_text
 from paperlib.engine import distributed
 from paperlib.engine.config import Config, ConfigError, load_config, read_file
 from paperlib.engine.loop import NonFiniteLossError, TrainResult, dry_run, log_lines, train
+from paperlib.engine.validation import validation_records
 
 # the folder holding the paperlib package (what torchrun's processes import it from)
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
@@ -68,11 +69,11 @@ def trained_to_end(output_dir: str | Path) -> bool:
     log = output / "log.jsonl"
     if not (output / "last.pt").is_file() or not log.is_file():
         return False
-    status = [r["status"] for r in _records(log) if "status" in r]
+    status = [r["status"] for r in log_records(log) if "status" in r]
     return bool(status) and status[-1] == "finished"
 
 
-def _records(path: Path) -> list[dict[str, Any]]:
+def log_records(path: Path) -> list[dict[str, Any]]:
     """The JSON records of a log file; a line torn by a crash or a full disk is left out."""
     return [record for _, record in log_lines(path.read_text())[1]]
 
@@ -82,7 +83,16 @@ def read_log(output_dir: str | Path) -> list[dict[str, Any]]:
     path = Path(output_dir) / "log.jsonl"
     if not path.is_file():
         raise FileNotFoundError(f"no training log at {path}")
-    return [r for r in _records(path) if "loss" in r]
+    return [r for r in log_records(path) if "loss" in r]
+
+
+def read_validation(output_dir: str | Path) -> list[dict[str, Any]]:
+    """The held-out validation records of ``<output_dir>/log.jsonl`` (``engine.validation``),
+    by step: ``{"step", "val": {metric: value}, "val_size"}``."""
+    path = Path(output_dir) / "log.jsonl"
+    if not path.is_file():
+        raise FileNotFoundError(f"no training log at {path}")
+    return validation_records(log_records(path))
 
 
 def train_distributed(config: dict[str, Any], nproc: int, name: str) -> None:

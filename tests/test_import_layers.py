@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "paperlib"
 
 #: low → high; a module imports from its own package or from a lower layer only
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("atomic", "state_files", "segments", "collectives"),
+    ("atomic", "state_files", "segments", "collectives", "environment"),
     ("geometry",),
     ("data",),
     ("models",),

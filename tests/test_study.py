@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 
 import numpy as np
 import pytest
@@ -22,18 +23,21 @@ def test_repo_relative_inside_and_outside(tmp_path, monkeypatch):
     assert reader.repo_relative(outside) == str(outside)
 
 
-def test_portable_config_rewrites_run_folder_and_init_checkpoint(tmp_path, monkeypatch):
+def test_portable_config_rewrites_run_folder_init_and_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(reader, "REPO_ROOT", tmp_path.resolve())
-    monkeypatch.setattr(runner, "REPO_ROOT", tmp_path.resolve())
     plan = runner.plan("smoke", ("himo",))
-    finetune = next(r for r in plan if r.after is not None)
-    config = dict(finetune.config, model={"name": "paper-tiny", "init": str(tmp_path / "p.pt")})
-    config["train"] = dict(config["train"], output_dir=str(tmp_path / "runs" / "x"))
-    recorded = runner.portable_config(config)
-    assert recorded["train"]["output_dir"] == "runs/x" and recorded["model"]["init"] == "p.pt"
+    finetune = next(r for r in plan if r.variant == "MoLo")
+    config = json.loads(json.dumps(finetune.config))
+    config["model"]["init"] = str(tmp_path / "results/bases/b.pt")
+    config["train"]["output_dir"] = str(tmp_path / "runs" / "x")
+    config["data"]["cache_dir"] = str(tmp_path / "runs" / "cache")
+    recorded = reader.portable_config(config)
+    assert recorded["train"]["output_dir"] == "runs/x"
+    assert recorded["model"]["init"] == "results/bases/b.pt"
+    assert recorded["data"]["cache_dir"] == "runs/cache"
     assert config["train"]["output_dir"] == str(tmp_path / "runs" / "x")  # input untouched
-    pre = next(r for r in plan if r.after is None)
-    assert runner.portable_config(pre.config)["model"]["init"] == "random"
+    untrained = next(r for r in plan if r.variant == claims.UNTRAINED)
+    assert reader.portable_config(untrained.config)["model"]["init"] == "random"
 
 
 def _differences(a: dict, b: dict) -> set[str]:
@@ -47,7 +51,6 @@ def _differences(a: dict, b: dict) -> set[str]:
             keys.add(section)
     return keys - {
         "train.output_dir",
-        "train.keep_checkpoints",
     }  # where checkpoints go, not how it trains
 
 
@@ -88,10 +91,11 @@ def test_compared_runs_differ_only_in_the_thing_under_test(scale):
         "loss.entail_weight",
     }
     batch = _differences(resolved("MoLo, double batch", seed), resolved("MoLo, half batch", seed))
+    reporting = {"train.ckpt_every", "train.val_every", "train.diag_every"}  # every tenth
     assert (
         {"train.batch_size", "train.steps"}
         <= batch
-        <= {"train.batch_size", "train.steps", "train.ckpt_every"}
+        <= {"train.batch_size", "train.steps"} | reporting
     )
     double, half = (
         runs[("MoLo, double batch", seed)].config,
@@ -102,17 +106,27 @@ def test_compared_runs_differ_only_in_the_thing_under_test(scale):
     scope = ("MoLo, 2 ranks, global HiDe", "MoLo, 2 ranks, HiDe per rank")
     assert _differences(resolved(scope[0], seed), resolved(scope[1], seed)) == {"loss.scope"}
     assert [runs[(v, seed)].nproc for v in scope] == [2, 2]
-    for run in runs.values():  # every fine-tune starts from its own seed's shared pre-training
-        assert run.after in (None, reader.PRETRAIN, reader.PRETRAIN + reader.SMALLER)
+    scale_ = runner.SCALES[scale]
+    for run in runs.values():  # every trained run starts from its seed's base of its model
         smaller = run.variant.endswith(reader.SMALLER)
-        assert run.config["model"]["name"] == (runner.MODEL_SMALLER if smaller else runner.MODEL)
-        assert (run.after == reader.PRETRAIN + reader.SMALLER) == (
-            smaller and run.after is not None
-        )
-    # the model-size arm: the same pair at the smaller size; only the model differs
+        model = runner.MODEL_SMALLER if smaller else runner.MODEL
+        assert run.config["model"]["name"] == model
+        if run.variant != claims.UNTRAINED:
+            base = run.seed if run.variant.startswith(reader.PRETRAIN) else scale_.base_of(run.seed)
+            expected = reader.repo_relative(runner.base_path(model, base))
+            assert reader.portable_config(run.config)["model"]["init"] == expected
+    # the model-size arm: the same pair at the smaller size; the model (and its base) differ
     for variant in ("HyCoCLIP", "ARGENT", reader.PRETRAIN):
         sized = variant + reader.SMALLER
-        assert _differences(resolved(variant, seed), resolved(sized, seed)) == {"model.name"}
+        assert _differences(resolved(variant, seed), resolved(sized, seed)) == {
+            "model.name",
+            "model.init",
+        }
+    # the aperture arm: each method at the fixed curvature κ = 0.1, nothing else changed
+    for method in ("MERU", "HyCoCLIP", "ARGENT"):
+        fixed = _differences(resolved(method, seed), resolved(method + claims.APERTURE, seed))
+        assert fixed == {"model.curv_init", "model.learn_curv"}, method
+        assert runs[(method + claims.APERTURE, seed)].config["model"]["curv_init"] == 0.1
     assert claims.EUCLIDEAN_CLIP == reader.PRETRAIN and claims.SMALLER == reader.SMALLER
 
 
@@ -120,24 +134,26 @@ def test_every_claim_compares_variants_the_full_study_runs():
     plan = runner.plan("full")
     seeds = {}
     for run in plan:
-        seeds.setdefault((run.study if run.after else "himo", run.variant), set()).add(run.seed)
+        seeds.setdefault((run.study, run.variant), set()).add(run.seed)
+    full = runner.SCALES["full"]
+    assert len(full.seeds) >= 8 and len(full.sweep_seeds) >= 3 and len(full.bases) >= 2
     for claim in CLAIMS:
         for variant in (claim.variant, claim.baseline):
             have = seeds.get((claim.study, variant), set())
-            need = 5 if claim.headline else 3
-            assert len(have) >= need, (claim.id, variant, sorted(have))
-    assert len(CLAIMS) >= 12
+            need = decide.expected_seeds(claim, full)
+            assert set(need) <= have, (claim.id, variant, sorted(have))
+            assert {full.base_of(s) for s in need} == set(full.bases)  # every base fine-tuned
+    assert len(CLAIMS) >= 30
 
 
-def _fake_run(root, study, variant, seed, items, losses, feature_std=0.2):
-    folder = root / "results" / "toy" / study / reader.slug(variant) / f"seed{seed}"
+def _fake_run(root, study, variant, seed, items, losses, feature_std=0.2, curve=None):
+    folder = root / "results" / "smoke" / study / reader.slug(variant) / f"seed{seed}"
     folder.mkdir(parents=True)
     np.savez(folder / "items.npz", **items)
-    (folder / "log.jsonl").write_text(
-        "\n".join(
-            json.dumps({"step": i + 1, "loss": v, "contrastive": v}) for i, v in enumerate(losses)
-        )
-    )
+    records = [{"step": i + 1, "loss": v, "contrastive": v} for i, v in enumerate(losses)]
+    for step, value in curve or []:
+        records.append({"step": step, "val": {"short_i2t_r1": value}, "val_size": 500})
+    (folder / "log.jsonl").write_text("\n".join(json.dumps(r) for r in records))
     config = {"method": "hycoclip", "train": {"batch_size": 64}}
     (folder / "run.done").write_text(
         json.dumps(
@@ -153,43 +169,112 @@ def _fake_run(root, study, variant, seed, items, losses, feature_std=0.2):
     )
 
 
-def test_decide_gives_verdicts_and_leaves_collapsed_runs_out(tmp_path, monkeypatch):
+ITEMS = (
+    "world-zeroshot/L3_correct",
+    "world-short/t2i_hit1",
+    "world-short/i2t_hit1",
+    "world-hierarchy/pep_auc_all",
+    "world-hierarchy/pep_auc_finest",
+    "aperture/short_caption_inside_radius",
+)
+
+
+def _toy_study(tmp_path, monkeypatch, seeds=8, collapsed=(), rising=()):
+    """ARGENT vs HyCoCLIP on ``seeds`` seeds of a toy scale (2 bases): ARGENT better on L3."""
     monkeypatch.setattr(reader, "REPO_ROOT", tmp_path)
+    toy = runner.SCALES["full"]
+    monkeypatch.setitem(
+        decide.SCALES, "smoke", toy.__class__(**{**toy.__dict__, "seeds": tuple(range(seeds))})
+    )
+    pair = tuple(c for c in CLAIMS if (c.variant, c.baseline) == ("ARGENT", "HyCoCLIP"))
+    monkeypatch.setattr(decide, "CLAIMS", pair)
     rng = np.random.default_rng(0)
-    learned = [3.0 - 0.1 * i for i in range(20)]
-    flat = [math.log(64)] * 20
-    for seed in range(5):
-        good = {
-            "world-zeroshot/L3_correct": (rng.random(500) < 0.6).astype(float),
-            "world-short/t2i_hit1": (rng.random(500) < 0.30).astype(float),
-        }
-        base = {
-            "world-zeroshot/L3_correct": (rng.random(500) < 0.4).astype(float),
-            "world-short/t2i_hit1": (rng.random(500) < 0.001).astype(float),
-        }
-        for extra in (
-            "world-hierarchy/pep_auc_all",
-            "world-hierarchy/pep_auc_finest",
-            "aperture/short_caption_inside_radius",
-            "world-short/i2t_hit1",
-        ):
-            good[extra], base[extra] = rng.random(500), rng.random(500)
-        _fake_run(tmp_path, "argent", "ARGENT", seed, good, learned)
-        _fake_run(tmp_path, "argent", "HyCoCLIP", seed, base, flat if seed == 4 else learned)
-    report = decide.decide("toy")
+    learned, flat = [3.0 - 0.1 * i for i in range(20)], [math.log(64)] * 20
+    flat_curve, rising_curve = [(0, 0.1), (80, 0.5), (100, 0.5)], [(0, 0.1), (80, 0.3), (100, 0.5)]
+    for seed in range(seeds):
+        good = {k: rng.random(500) for k in ITEMS}
+        base = {k: rng.random(500) for k in ITEMS}
+        good["world-zeroshot/L3_correct"] = (rng.random(500) < 0.6).astype(float)
+        base["world-zeroshot/L3_correct"] = (rng.random(500) < 0.4).astype(float)
+        base["world-short/t2i_hit1"] = (rng.random(500) < 0.001).astype(float)
+        for items in (good, base):
+            items["world-short/i2t_hit1"] = (rng.random(500) < 0.7).astype(float)
+        _fake_run(
+            tmp_path,
+            "argent",
+            "ARGENT",
+            seed,
+            good,
+            learned,
+            curve=rising_curve if seed in rising else flat_curve,
+        )
+        _fake_run(
+            tmp_path,
+            "argent",
+            "HyCoCLIP",
+            seed,
+            base,
+            flat if seed in collapsed else learned,
+            curve=flat_curve,
+        )
+    return toy
+
+
+def test_decide_gives_verdicts_and_leaves_collapsed_and_unconverged_runs_out(tmp_path, monkeypatch):
+    _toy_study(tmp_path, monkeypatch, collapsed=(7,), rising=(6,))
+    report = decide.decide("smoke", partial=True)
     by_id = {c["claim"]: c for c in report["claims"]}
     zs = by_id["argent-zs-l3-vs-hycoclip"]
-    assert zs["verdict"] == "reproduces" and zs["seeds"] == [0, 1, 2, 3]
-    assert (
-        zs["runs_total"] == 5 and len(zs["invalid_runs"]) == 1 and "ln B" in zs["invalid_runs"][0]
-    )
-    assert zs["interval"][0] < zs["effect"] < zs["interval"][1] and zs["interval"][0] > 0
+    assert zs["verdict"] == "reproduces" and zs["seeds"] == [0, 1, 2, 3, 4, 5]
+    assert zs["runs_total"] == 8 and len(zs["invalid_runs"]) == 2
+    assert any("ln B" in r for r in zs["invalid_runs"])
+    assert any("still rising" in r for r in zs["invalid_runs"])
+    low, high = zs["interval"]
+    assert low < zs["effect"] < high and low > 0
+    raw = zs["interval_raw"]
+    assert low <= raw[0] and high >= raw[1]  # the adjusted interval is never narrower
+    assert 0 < zs["p_raw"] <= zs["p_adjusted"] and zs["family_size"] >= 1
+    assert set(zs["per_base"]) == {"0", "1"} and all(v > 0 for v in zs["per_base"].values())
+    assert zs["smallest"] == 0.01 and zs["paper_effect"] == pytest.approx(0.015)
+    assert zs["guard"]["threshold"] == 0.125 and zs["guard"]["failed"] is None
     assert by_id["argent-t2i-vs-hycoclip"]["verdict"] == "untestable"  # baseline at chance
-    saved = json.loads((tmp_path / "results" / "toy" / "claims.json").read_text())
+    saved = json.loads((tmp_path / "results" / "smoke" / "claims.json").read_text())
     assert [c["claim"] for c in saved["claims"]] == list(by_id)
-    assert saved["collapsed_runs"] == [
-        "argent/hycoclip/seed4: " + zs["invalid_runs"][0].split(": ", 1)[1]
-    ]
+    assert len(saved["excluded_runs"]) == 2 and len(saved["unconverged_runs"]) == 1
+
+
+def test_missing_runs_are_an_error_naming_them_unless_partial(tmp_path, monkeypatch):
+    _toy_study(tmp_path, monkeypatch, seeds=8)
+    shutil.rmtree(tmp_path / "results" / "smoke" / "argent" / "argent" / "seed3")
+    with pytest.raises(decide.MissingRunsError, match="argent/argent/seed3"):
+        decide.report("smoke")
+    partial = decide.report("smoke", partial=True)
+    zs = next(c for c in partial["claims"] if c["claim"] == "argent-zs-l3-vs-hycoclip")
+    assert zs["partial"] and "argent/argent/seed3" in zs["missing_runs"] and 3 not in zs["seeds"]
+    assert partial["partial"]
+
+
+def test_a_broken_run_record_is_a_named_error(tmp_path, monkeypatch):
+    _toy_study(tmp_path, monkeypatch, seeds=2)
+    bad = tmp_path / "results" / "smoke" / "argent" / "argent" / "seed1" / "run.done"
+    bad.write_text("{not json")
+    with pytest.raises(ValueError, match=r"seed1/run.done: not a study run record"):
+        decide.report("smoke", partial=True)
+
+
+def test_negligible_and_base_disagreement(tmp_path, monkeypatch):
+    """An effect far smaller than the smallest effect of interest is negligible; bases that
+    disagree on the sign leave a significant effect inconclusive."""
+    record = {
+        "better": "higher", "smallest": 0.01, "seeds": list(range(8)), "effect": 0.002,
+        "per_seed": [0.002] * 8, "seed_term": 1e-8, "item_term": 1e-8,
+        "interval_raw": [0.0017, 0.0023], "p_raw": 1e-6, "per_base": {"0": 0.002, "1": 0.002},
+    }  # fmt: skip
+    (decided,) = decide.adjust_family([dict(record)])
+    assert decided["verdict"] == "negligible"
+    big = {**record, "effect": 0.05, "per_seed": [0.05] * 8, "per_base": {"0": 0.09, "1": -0.01}}
+    (decided,) = decide.adjust_family([big])
+    assert decided["verdict"] == "inconclusive" and "bases disagree" in decided["reason"]
 
 
 @pytest.mark.slow
@@ -211,90 +296,35 @@ def test_train_distributed_runs_two_ranks_and_names_a_failed_run(tmp_path):
         runner.train_distributed(broken, 2, "himo/broken/seed0")
 
 
-def test_kept_snapshots_and_their_cpu_seconds_make_a_curve(tmp_path):
-    from paperlib.study import curves
-    from paperlib.train import read_log, train_run
-    from tests.engine_helpers import tiny_config
-
-    config = tiny_config(
-        "clip", tmp_path / "run", train={"steps": 4, "ckpt_every": 2, "keep_checkpoints": True}
-    )
-    train_run(config)
-    log = read_log(tmp_path / "run")
-    points = curves.snapshot_steps(log, tmp_path / "run")
-    assert points == [(2, tmp_path / "run" / "step2.pt"), (4, tmp_path / "run" / "last.pt")]
-    seconds = [curves.cpu_seconds_at(log, step) for step, _ in points]
-    assert 0 < seconds[0] < seconds[1]
-    with pytest.raises(ValueError, match="no cpu_seconds at step 3"):
-        curves.cpu_seconds_at([r for r in log if r["step"] != 3], 3)
-    config["data"]["twins"] = True
-    rejected = curves.rejected_config(config, "short captions, no twins", tmp_path)
-    assert rejected["data"]["twins"] is False and rejected["train"]["keep_checkpoints"]
-    assert config["data"]["twins"] is True  # the base config is left as it was
-
-
-def _mark_finished(run, scale, config=None):
-    target = runner.run_target(run, scale)
-    target.mkdir(parents=True, exist_ok=True)
-    config = runner.portable_config(config or run.config)
-    (target / "run.done").write_text(json.dumps({"run": run.name, "config": config}))
-
-
-def _finished_study(tmp_path, monkeypatch, scale):
-    """The plan of ``scale`` in a repository under ``tmp_path``, every run marked finished."""
+def test_a_finished_run_is_skipped_and_a_changed_config_or_base_runs_again(tmp_path, monkeypatch):
     monkeypatch.setattr(reader, "REPO_ROOT", tmp_path.resolve())
-    monkeypatch.setattr(runner, "REPO_ROOT", tmp_path.resolve())
     monkeypatch.setenv("PAPERLIB_RUNS", str(tmp_path / "runs"))
-    runs = runner.plan(scale)
-    for run in runs:
-        _mark_finished(run, scale)
-    return runs
-
-
-def test_a_finished_run_is_skipped_without_its_checkpoint_unless_a_later_run_needs_it(
-    tmp_path, monkeypatch
-):
-    runs = _finished_study(tmp_path, monkeypatch, "full")
-    assert all(runner.finished(r, "full") for r in runs)
-    curve_runs = {(r.variant, r.seed) for r in runs if r.config["train"].get("keep_checkpoints")}
-    assert curve_runs and {seed for _, seed in curve_runs} == {0}
-    # the curves read the snapshots of their runs, so those and what they start from are needed
-    assert runner.checkpoints_needed(runs, "full") == curve_runs | {(reader.PRETRAIN, 0)}
-    # a changed config is not finished: the run trains again, from its seed's pre-training
-    hycoclip = next(r for r in runs if r.variant == "HyCoCLIP" and r.seed == 3)
-    changed = json.loads(json.dumps(hycoclip.config))
-    changed["optim"] = dict(changed.get("optim", {}), lr=0.123)
-    _mark_finished(hycoclip, "full", changed)
-    assert not runner.finished(hycoclip, "full")
-    assert (reader.PRETRAIN, 3) in runner.checkpoints_needed(runs, "full")
-    (runner.run_target(hycoclip, "full") / "run.done").unlink()
-    assert (reader.PRETRAIN, 3) in runner.checkpoints_needed(runs, "full")
-    # skipped without training: no checkpoint exists and none is written
-    meru = next(r for r in runs if r.variant == "MERU")
-    path = runner.execute(
-        meru, "full", {(reader.PRETRAIN, 0): tmp_path / "absent.pt"}, need_checkpoint=False
+    bases = tmp_path / "results" / "bases"
+    bases.mkdir(parents=True)
+    monkeypatch.setattr(runner, "base_path", lambda model, base: bases / f"{model}-base{base}.pt")
+    (bases / f"{runner.MODEL}-base0.pt").write_bytes(b"weights")
+    run = next(r for r in runner.plan("smoke") if r.variant == "HyCoCLIP")
+    target = runner.run_target(run, "smoke")
+    target.mkdir(parents=True)
+    record = {
+        "config": reader.portable_config(run.config),
+        "init_sha256": runner.init_checksum(run.config),
+    }
+    (target / "run.done").write_text(json.dumps(record))
+    assert runner.finished(run, "smoke")
+    monkeypatch.setattr(runner, "train_run", lambda config: pytest.fail("trained again"))
+    assert runner.execute(run, "smoke") == record  # skipped: nothing trains
+    (bases / f"{runner.MODEL}-base0.pt").write_bytes(b"other weights")
+    assert not runner.finished(run, "smoke")  # another base: the fine-tune must run again
+    changed = json.loads(json.dumps(run.config))
+    changed["optim"]["lr"] = 0.123
+    (target / "run.done").write_text(
+        json.dumps({**record, "config": reader.portable_config(changed)})
     )
-    assert path.name == "last.pt" and not path.exists()
-
-
-def test_a_run_trained_again_unmarks_the_runs_that_start_from_it(tmp_path, monkeypatch):
-    runs = _finished_study(tmp_path, monkeypatch, "smoke")
-    pretrain = next(r for r in runs if r.variant == reader.PRETRAIN)
-    dependents = tuple(r for r in runs if r.after == reader.PRETRAIN)
-    others = [r for r in runs if r.after not in (None, reader.PRETRAIN)]
-    assert dependents and others  # the smaller model's fine-tunes start elsewhere
-    for run in dependents:
-        runner.Path(run.config["train"]["output_dir"]).mkdir(parents=True)
-
-    def stop(config):
-        raise RuntimeError("stopped before training")
-
-    monkeypatch.setattr(runner, "train_run", stop)
-    with pytest.raises(RuntimeError, match="stopped"):  # its checkpoint is needed and absent
-        runner.execute(pretrain, "smoke", {}, need_checkpoint=True, dependents=dependents)
-    assert not any(runner.finished(r, "smoke") for r in dependents)
-    assert not any(runner.Path(r.config["train"]["output_dir"]).exists() for r in dependents)
-    assert all(runner.finished(r, "smoke") for r in [pretrain, *others])
+    assert not runner.finished(run, "smoke")
+    (bases / f"{runner.MODEL}-base0.pt").unlink()
+    with pytest.raises(FileNotFoundError, match="make pretrain"):
+        runner.init_checksum(run.config)
 
 
 def test_only_a_training_that_finished_counts_as_trained_to_end(tmp_path):

@@ -756,17 +756,26 @@ class WorldDataset(Dataset):
     def __len__(self) -> int:
         return self.size
 
-    def __getitem__(self, index: int) -> dict[str, Any]:
+    def raw_item(self, index: int) -> dict[str, Any]:
+        """Item ``index`` before the transform: ``image`` and ``box_image`` (one box crop,
+        chosen from (seed, index), resized to ``image_size``) as PIL images, and its texts."""
         if not 0 <= index < self.size:
             raise IndexError(f"index {index} out of range for WorldDataset of size {self.size}")
         twin = self.twins and index % 2 == 1
         sample = self.world.twin_sample(index - 1) if twin else self.world.sample(index)
-        item = sample_to_item(sample, self.transform(sample.image))
+        item = sample_to_item(sample, sample.image)
         choice = int(np.random.default_rng([self.world.seed, index, 1]).integers(len(sample.boxes)))
         box = sample.boxes[choice]
         side = self.world.image_size
-        item["box_image"] = self.transform(box.image.resize((side, side), Image.BICUBIC))
+        item["box_image"] = box.image.resize((side, side), Image.BICUBIC)
         item["box_phrase"] = box.phrase
-        item["labels"] = torch.tensor(sample.meta["labels"], dtype=torch.long)
+        item["labels"] = sample.meta["labels"]
         item["noise_sentences"] = sample.meta["noise_sentences"]
+        return item
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        item = self.raw_item(index)
+        item["image"] = self.transform(item["image"])
+        item["box_image"] = self.transform(item["box_image"])
+        item["labels"] = torch.tensor(item["labels"], dtype=torch.long)
         return item

@@ -74,6 +74,9 @@ class DataConfig:
     # webdataset (GRIT) boxes: "per-visit" draws a new box of a sample each pass over the
     # shards (HyCoCLIP), "fixed" the same box every pass; both seeded by (data.seed, sample id)
     box_draw: Literal["per-visit", "fixed"] = "per-visit"
+    # world only: a folder for the rendered training world (``data.world_cache``), shared by
+    # every run that trains on the same world; None renders each sample when it is drawn
+    cache_dir: str | None = None
 
 
 @dataclass
@@ -145,6 +148,11 @@ class TrainConfig:
     resume: bool = True
     progress: bool = True
     find_unused_parameters: bool = False
+    # held-out validation (``engine.validation``, world data only): every ``val_every`` steps
+    # (0: never) on ``val_size`` validation-world samples, logging ``val_metrics``
+    val_every: int = 0
+    val_size: int = 500
+    val_metrics: tuple[str, ...] = ("short_i2t_r1",)
 
 
 @dataclass
@@ -303,6 +311,10 @@ def _coerce(value: Any, hint: Any, key: str) -> Any:
         return value
     if origin is tuple:
         args = typing.get_args(hint)
+        if len(args) == 2 and args[1] is Ellipsis:  # tuple[X, ...]: any length
+            if not isinstance(value, (list, tuple)):
+                raise ConfigError(f"{key}: expected a list, got {value!r}")
+            args = (args[0],) * len(value)
         if not isinstance(value, (list, tuple)) or len(value) != len(args):
             raise ConfigError(f"{key}: expected a list of {len(args)} values, got {value!r}")
         return tuple(_coerce(v, a, f"{key}[{i}]") for i, (v, a) in enumerate(zip(value, args)))
@@ -471,7 +483,10 @@ def _validate_optim(config: Config) -> None:
 
 
 def _validate_train(t: TrainConfig) -> None:
-    for key in ("steps", "batch_size", "accum_steps", "log_every", "diag_every", "ckpt_every"):
+    # steps = 0 writes the initial weights as last.pt (an untrained start, to evaluate)
+    _check_positive(t.steps, "train.steps", allow_zero=True)
+    _check_positive(t.val_every, "train.val_every", allow_zero=True)
+    for key in ("batch_size", "accum_steps", "log_every", "diag_every", "ckpt_every", "val_size"):
         _check_positive(getattr(t, key), f"train.{key}")
     if t.batch_size % t.accum_steps:
         raise ConfigError(

@@ -23,6 +23,7 @@ from paperlib.data.loaders import grit_shards, load_sharegpt4v
 from paperlib.data.sample import Sample, SampleDataset, collate_samples, sample_to_item
 from paperlib.data.webdataset import read_shards
 from paperlib.data.world import WorldDataset
+from paperlib.data.world_cache import CachedWorldDataset
 from paperlib.engine.config import BOX_METHODS, Config, DataConfig
 
 SYNTHETIC_WORDS = ("red", "blue", "small", "large", "circle", "square", "left", "right", "dog")
@@ -178,6 +179,10 @@ def build_dataset(
 ) -> Dataset | IterableDataset:
     """The training dataset named by ``data.dataset`` (items are dicts, see ``collate``);
     real images and box crops go through :func:`augmented`."""
+    if data.dataset == "world" and data.cache_dir is not None:
+        return CachedWorldDataset(
+            data.cache_dir, data.seed, data.size, data.image_size, transform, twins=data.twins
+        )
     if data.dataset == "world":
         return WorldDataset(
             seed=data.seed,

@@ -42,6 +42,7 @@ from paperlib.engine import checkpoint, distributed
 from paperlib.engine.config import Config, ConfigError, load_config, save_config, to_dict
 from paperlib.engine.data import build_dataset, build_loader
 from paperlib.engine.methods import LossResult, build_module, input_size
+from paperlib.engine.validation import build_validation_set, validate
 
 
 class NonFiniteLossError(FloatingPointError):
@@ -243,6 +244,10 @@ RESUMABLE = {
     "train.diag_every",
     "train.ckpt_every",
     "train.keep_checkpoints",
+    "train.val_every",
+    "train.val_size",
+    "train.val_metrics",
+    "data.cache_dir",
     "train.device",
     "data.num_workers",
     "data.root",
@@ -438,6 +443,7 @@ class _Prepared:
     scheduler: Any
     loader: Any
     start: int
+    validation: Any  # engine.validation.ValidationSet, or None
 
 
 def _prepare(config: Config, info: distributed.DistInfo) -> _Prepared:
@@ -458,7 +464,18 @@ def _prepare(config: Config, info: distributed.DistInfo) -> _Prepared:
     loader = build_loader(
         config, dataset, tokenizer, rank=info.rank, world_size=info.world_size, start_step=start
     )
-    return _Prepared(module, model, optimizer, scheduler, loader, start)
+    validation = None
+    if info.is_main and t.val_every > 0 and config.data.dataset == "world":
+        validation = build_validation_set(
+            t.val_size, input_size(module), preprocess, tokenizer, t.val_metrics
+        )
+    return _Prepared(module, model, optimizer, scheduler, loader, start, validation)
+
+
+def _validate(run: _Prepared, config: Config, step: int) -> dict[str, Any]:
+    """The validation record of ``step`` (``engine.validation``)."""
+    values = validate(run.module, run.validation, config.train.val_metrics)
+    return {"step": step, "val": values, "val_size": config.train.val_size}
 
 
 def _train(config: Config, info: distributed.DistInfo) -> TrainResult:
@@ -476,6 +493,8 @@ def _train(config: Config, info: distributed.DistInfo) -> TrainResult:
     tick, seen = time.perf_counter(), 0
     cpu_start = time.process_time() - logged_cpu_seconds(out_dir / "log.jsonl", start)
     save = functools.partial(_save, config, info, module, optimizer, scheduler)
+    if run.validation is not None and start == 0:
+        log.write(_validate(run, config, 0))
     with _StopFlag() as stop:
         for batch in run.loader:
             if step >= t.steps:
@@ -498,6 +517,8 @@ def _train(config: Config, info: distributed.DistInfo) -> TrainResult:
                 history.append(record)
                 log.write(record)
                 progress.set_postfix(loss=f"{record['loss']:.4f}")
+            if run.validation is not None and (step % t.val_every == 0 or step == t.steps):
+                log.write(_validate(run, config, step))
             if step % t.ckpt_every == 0 and step < t.steps:
                 path = save(step)
                 if t.keep_checkpoints and path is not None:

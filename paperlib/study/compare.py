@@ -1,20 +1,23 @@
-"""How close a re-run came: every metric of the committed results files beside its reproduced
-value, judged against a tolerance declared once per metric kind (:data:`TOLERANCES`).
+"""How close a re-run came: every metric of the committed results beside its reproduced value,
+each judged against a tolerance derived from measured variation, and every verdict.
 
     python -m paperlib.study.compare --scale smoke --reproduced build/reproduce/results
 
-Kinds (:func:`metric_kind`):
+**The rule.** A re-run reproduces the committed study when every claim's verdict is the same,
+every effect whose committed adjusted interval excludes zero keeps its sign, and every metric
+lies within its tolerance. A metric's tolerance is :data:`MARGIN` times the largest difference
+that any metric of its kind in the same run showed across the CPU configurations of
+``results/<scale>/variation.json`` (``study.variation``: other kernels, other thread counts),
+and never less than :data:`FLOOR` (one test item for rates).
 
-- ``fraction``: retrieval recalls, accuracies, COLA, hierarchical P/R: rates over test items,
-  so one item more or less moves them by 1/n; the tolerance is one item (1/n, n the items the
-  rate counts);
-- ``percentage``: HiMo@2 and HiMo@3, rates in percent: 100/n;
-- ``continuous``: correlations, AUCs, AP, SSI, d_corr: 1 % relative, at least 1e-3 absolute
-  (float noise and an occasional flipped tie stay well inside it).
-
-A claim whose verdict differs between the two ``claims.json`` is named and counts as out of
-tolerance. The report is printed and written as ``<report>.md`` and ``<report>.json``; the exit
-status is 1 when anything is out of tolerance.
+Kinds (:func:`metric_kind`): ``fraction`` (recalls, accuracies, COLA, hierarchical P/R: rates
+over n test items), ``percentage`` (HiMo@2/3) and ``continuous`` (correlations, AUC, AP, SSI,
+d_corr). Before comparing, the committed ``claims.json`` is checked against what the committed
+results files decide, and ``variation.json`` against the committed results it was measured
+on. The report (printed, and written as ``<report>.md`` / ``.json``) gives per metric the
+committed and reproduced values, the difference, the tolerance and where it came from, and the
+environment differences between the committed run and this one. Exit status 1 when anything
+is out of tolerance or a verdict or sign changed; 2 on unreadable inputs.
 """
 
 from __future__ import annotations
@@ -28,14 +31,17 @@ from typing import Any
 import numpy as np
 
 from paperlib.atomic import atomic_write_text
-from paperlib.study.reader import REPO_ROOT
+from paperlib.environment import environment_differences
+from paperlib.study.decide import report
+from paperlib.study.reader import REPO_ROOT, results_root_at
+from paperlib.study.variation import fingerprint, metric_values, spreads
 
-TOLERANCES = {
+MARGIN = 3.0
+FLOOR = {
     "fraction": "one test item: 1/n",
     "percentage": "one test item: 100/n",
-    "continuous": "1 % relative, at least 1e-3 absolute",
+    "continuous": "1e-4 absolute",
 }
-RELATIVE, ABSOLUTE = 1e-2, 1e-3
 PERCENT_METRICS = {"himo@2": "world-monotonicity/himo2", "himo@3": "world-monotonicity/himo3"}
 FRACTION_METRICS = (
     "recall@",
@@ -46,6 +52,10 @@ FRACTION_METRICS = (
     "precision",
     "recall",
 )
+
+
+class CompareInputError(ValueError):
+    """An input of the comparison is missing or malformed; the message names the file."""
 
 
 def metric_kind(metric: str) -> str:
@@ -63,45 +73,91 @@ def item_count(dataset: str, metric: str, items: dict[str, np.ndarray]) -> int:
     key = PERCENT_METRICS.get(metric) or ("world-cola/correct" if dataset == "world-cola" else None)
     if key and key in items:
         return len(items[key])
-    return len(items["world-long/i2t_hit1"])
+    return len(items["world-long/i2t_hit1"]) if "world-long/i2t_hit1" in items else 1
 
 
-def tolerance(kind: str, committed: float, n: int) -> float:
-    """The largest difference accepted for a metric of ``kind`` (:data:`TOLERANCES`)."""
-    # results files hold float32 values: both sides of a one-item difference carry rounding
-    # of up to float32's resolution at that magnitude (~6e-8 below 1), so 1e-6 slack is kept
+def floor(kind: str, n: int) -> float:
+    """The smallest tolerance of a kind (:data:`FLOOR`); float32 files carry ~1e-7 rounding."""
     if kind == "fraction":
         return 1.0 / n + 1e-6
     if kind == "percentage":
         return 100.0 / n + 1e-4
-    return max(RELATIVE * abs(committed), ABSOLUTE)
+    return 1e-4
 
 
 def _items(folder: Path) -> dict[str, np.ndarray]:
     path = folder / "items.npz"
     if not path.is_file():
         return {}
-    with np.load(path) as data:
-        return {k: data[k] for k in data.files}
+    try:
+        with np.load(path) as data:
+            return {k: data[k] for k in data.files}
+    except (OSError, ValueError) as error:
+        raise CompareInputError(f"{path}: unreadable per-item values ({error})") from None
 
 
-def compare_runs(committed: Path, reproduced: Path) -> list[dict[str, Any]]:
+def _read_json(path: Path, what: str) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise CompareInputError(f"{path}: missing ({what})") from None
+    except (OSError, ValueError) as error:
+        raise CompareInputError(f"{path}: not valid JSON ({what}: {error})") from None
+    if not isinstance(data, dict):
+        raise CompareInputError(f"{path}: expected a JSON object ({what})")
+    return data
+
+
+def _result_metrics(path: Path) -> dict[str, float]:
+    data = _read_json(path, "a CLIP_benchmark results file")
+    metrics = data.get("metrics")
+    if not isinstance(metrics, dict):
+        raise CompareInputError(f"{path}: no 'metrics' mapping (a CLIP_benchmark results file)")
+    return metrics
+
+
+def pooled_spreads(spread: dict[str, float]) -> dict[tuple[str, str], float]:
+    """Per (run folder, kind): the largest spread of any of its metrics of that kind."""
+    out: dict[tuple[str, str], float] = {}
+    for key, value in spread.items():
+        file, metric = key.rsplit(":", 1)
+        group = (file.rsplit("/", 1)[0], metric_kind(metric))
+        out[group] = max(out.get(group, 0.0), value)
+    return out
+
+
+def tolerance(kind: str, n: int, pooled: float | None) -> tuple[float, str]:
+    """A metric's tolerance and where it came from (module docstring)."""
+    low = floor(kind, n)
+    if pooled is None:
+        return low, f"floor ({FLOOR[kind]}): no measured variation for this run"
+    measured = MARGIN * pooled
+    if measured >= low:
+        return measured, f"{MARGIN:g} × {pooled:.3g}, the run's largest {kind} spread"
+    return low, f"floor ({FLOOR[kind]}) > {MARGIN:g} × measured {pooled:.3g}"
+
+
+def compare_runs(committed: Path, reproduced: Path, variation: dict) -> list[dict[str, Any]]:
     """One row per metric of every committed results file (``<study>/<variant>/seed<k>/*.json``)."""
+    committed_values = metric_values(committed)
+    pooled = pooled_spreads(spreads(variation, committed_values))
     rows, items_of = [], {}
     for path in sorted(committed.glob("*/*/seed*/*.json")):
         relative = path.relative_to(committed)
         theirs = reproduced / relative
-        mine = json.loads(path.read_text())
-        other = json.loads(theirs.read_text())["metrics"] if theirs.is_file() else {}
+        mine = _result_metrics(path)
+        other = _result_metrics(theirs) if theirs.is_file() else {}
         if path.parent not in items_of:  # one read of a run's items.npz for all its files
             items_of[path.parent] = _items(path.parent)
-        items = items_of[path.parent]
-        for metric, value in mine["metrics"].items():
+        dataset = json.loads(path.read_text()).get("dataset", path.stem)
+        for metric, value in mine.items():
+            if not isinstance(value, (int, float)):
+                continue
             kind = metric_kind(metric)
-            n = item_count(mine["dataset"], metric, items) if items else 1
+            n = item_count(dataset, metric, items_of[path.parent])
             again = other.get(metric)
             diff = None if again is None else float(again) - float(value)
-            limit = tolerance(kind, float(value), n)
+            limit, source = tolerance(kind, n, pooled.get((relative.parent.as_posix(), kind)))
             rows.append(
                 {
                     "file": relative.as_posix(),
@@ -111,118 +167,138 @@ def compare_runs(committed: Path, reproduced: Path) -> list[dict[str, Any]]:
                     "reproduced": again,
                     "difference": diff,
                     "tolerance": limit,
+                    "tolerance_from": source,
                     "within": diff is not None and abs(diff) <= limit,
                 }
             )
     return rows
 
 
-def verdict_flips(committed: Path, reproduced: Path) -> list[dict[str, str]]:
-    """Claims whose verdict differs between the two ``claims.json`` (or is missing)."""
-
-    def verdicts(folder: Path) -> dict[str, str]:
-        path = folder / "claims.json"
-        return (
-            {c["claim"]: c["verdict"] for c in json.loads(path.read_text())["claims"]}
-            if path.is_file()
-            else {}
-        )
-
-    mine, theirs = verdicts(committed), verdicts(reproduced)
-    return [
-        {"claim": c, "committed": v, "reproduced": theirs.get(c, "missing")}
-        for c, v in mine.items()
-        if theirs.get(c) != v
-    ]
-
-
-def relative(row: dict[str, Any]) -> float:
-    """A row's difference relative to its committed value."""
-    return abs(row["difference"]) / max(abs(float(row["committed"])), 1e-12)
-
-
-def largest_by_kind(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per kind: the largest absolute difference, its relative size and its metric."""
-    out = {}
-    for kind in TOLERANCES:
-        found = [r for r in rows if r["kind"] == kind and r["difference"] is not None]
-        if found:
-            worst = max(found, key=lambda r: abs(r["difference"]))
-            out[kind] = {
-                "metric": f"{worst['file']}:{worst['metric']}",
-                "difference": worst["difference"],
-                "relative": relative(worst),
-                "max_relative": max(map(relative, found)),
-            }
+def claim_changes(committed: dict, reproduced: dict) -> list[dict[str, Any]]:
+    """Claims whose verdict changed, or whose effect changed sign where the committed adjusted
+    interval excluded zero (or that are missing)."""
+    theirs = {c["claim"]: c for c in reproduced.get("claims", [])}
+    out = []
+    for c in committed.get("claims", []):
+        other = theirs.get(c["claim"])
+        if other is None:
+            out.append({"claim": c["claim"], "change": "missing from the re-run"})
+            continue
+        if other["verdict"] != c["verdict"]:
+            out.append(
+                {"claim": c["claim"], "change": f"verdict {c['verdict']} → {other['verdict']}"}
+            )
+        interval = c.get("interval")
+        if interval and (interval[0] > 0 or interval[1] < 0) and other.get("effect") is not None:
+            if np.sign(other["effect"]) != np.sign(c["effect"]):
+                out.append(
+                    {
+                        "claim": c["claim"],
+                        "change": f"effect {c['effect']:+.4g} → {other['effect']:+.4g}",
+                    }
+                )
     return out
 
 
-def markdown(rows: list[dict[str, Any]], flips: list[dict[str, str]], largest: dict) -> str:
-    """The report as markdown: the summary per kind, the verdict flips, then every metric."""
+def check_committed_claims(committed: Path, scale: str) -> None:
+    """The committed ``claims.json`` must be what its results files decide (effects and
+    verdicts), or the comparison would check numbers nobody computed."""
+    recorded = _read_json(committed / "claims.json", "the committed claims")
+    with results_root_at(committed.parent):
+        decided = report(scale, partial=True)
+    again = {c["claim"]: c for c in decided["claims"]}
+    for claim in recorded.get("claims", []):
+        fresh = again.get(claim.get("claim"))
+        same = fresh is not None and fresh["verdict"] == claim.get("verdict")
+        if same and claim.get("effect") is not None:
+            same = fresh["effect"] is not None and abs(fresh["effect"] - claim["effect"]) <= 1e-9
+        if not same:
+            raise CompareInputError(
+                f"{committed / 'claims.json'}: claim {claim.get('claim')!r} records effect "
+                f"{claim.get('effect')} ({claim.get('verdict')}), but its results files decide "
+                f"{None if fresh is None else fresh['effect']} "
+                f"({None if fresh is None else fresh['verdict']}); re-decide with "
+                f"`python -m paperlib.study --scale {scale} --decide-only`"
+            )
+
+
+def read_variation(committed: Path) -> dict[str, Any]:
+    """``variation.json``, checked against the committed results it was measured on."""
+    path = committed / "variation.json"
+    variation = _read_json(path, "the measured variation; `make variation` writes it")
+    if variation.get("committed_fingerprint") != fingerprint(metric_values(committed)):
+        raise CompareInputError(
+            f"{path}: measured against other committed results (fingerprint "
+            f"{variation.get('committed_fingerprint')}); re-measure with `make variation`"
+        )
+    return variation
+
+
+def environments(committed: Path, reproduced: Path) -> list[tuple[str, Any, Any]]:
+    """Differences between the committed study's environment and the re-run's."""
+    mine = committed / "study.json"
+    theirs = reproduced / "study.json"
+    if not (mine.is_file() and theirs.is_file()):
+        return []
+    return environment_differences(
+        _read_json(mine, "the study record").get("environment", {}),
+        _read_json(theirs, "the study record").get("environment", {}),
+    )
+
+
+def markdown(rows, changes, env) -> str:
+    """The report as markdown: the summary, the claim changes, the environment, every metric."""
     bad = [r for r in rows if not r["within"]]
     lines = [
         f"# Reproduction check: {len(rows) - len(bad)} of {len(rows)} metrics within "
-        f"tolerance; {len(flips)} verdict flip(s)",
+        f"tolerance; {len(changes)} claim change(s)",
         "",
-        "| kind | tolerance | largest difference | relative | metric |",
-        "|---|---|---|---|---|",
-    ]
-    for kind, text in TOLERANCES.items():
-        w = largest.get(kind)
-        lines.append(
-            f"| {kind} | {text} | "
-            + (
-                f"{w['difference']:+.3g} | {w['relative']:.2g} | {w['metric']} |"
-                if w
-                else "– | – | – |"
-            )
-        )
-    lines += (
-        ["", "## Verdict flips", ""]
-        + [f"- {f['claim']}: {f['committed']} → {f['reproduced']}" for f in flips]
-        + (["- none"] if not flips else [])
-    )
-    lines += [
+        "## Claim changes",
+        "",
+        *([f"- {c['claim']}: {c['change']}" for c in changes] or ["- none"]),
+        "",
+        "## Environment (committed → this run)",
+        "",
+        *([f"- {k}: {a} → {b}" for k, a, b in env] or ["- the same"]),
         "",
         "## Every metric",
         "",
-        "| file | metric | committed | reproduced | difference | tolerance | within |",
-        "|---|---|---|---|---|---|---|",
+        "| file | metric | committed | reproduced | difference | tolerance | from | within |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         again = "missing" if r["reproduced"] is None else f"{r['reproduced']:.6g}"
         diff = "–" if r["difference"] is None else f"{r['difference']:+.3g}"
         lines.append(
             f"| {r['file']} | {r['metric']} | {r['committed']:.6g} | {again} | {diff} | "
-            f"{r['tolerance']:.3g} | {'yes' if r['within'] else 'NO'} |"
+            f"{r['tolerance']:.3g} | {r['tolerance_from']} | {'yes' if r['within'] else 'NO'} |"
         )
     return "\n".join(lines) + "\n"
 
 
-def compare(committed: Path, reproduced: Path, report: Path) -> bool:
+def compare(committed: Path, reproduced: Path, report: Path, scale: str = "smoke") -> bool:
     """Compare, print the summary and failures, write ``report``.md/.json; True when all holds."""
-    if not (committed / "claims.json").is_file():
-        raise FileNotFoundError(f"no committed results at {committed} (claims.json missing)")
     if not reproduced.is_dir():
-        raise FileNotFoundError(f"no reproduced results at {reproduced}")
-    rows, flips = compare_runs(committed, reproduced), verdict_flips(committed, reproduced)
-    largest = largest_by_kind(rows)
-    text = markdown(rows, flips, largest)
+        raise CompareInputError(f"{reproduced}: no reproduced results")
+    check_committed_claims(committed, scale)
+    variation = read_variation(committed)
+    rows = compare_runs(committed, reproduced, variation)
+    mine = _read_json(committed / "claims.json", "the committed claims")
+    theirs = _read_json(reproduced / "claims.json", "the re-run's claims")
+    changes, env = claim_changes(mine, theirs), environments(committed, reproduced)
+    text = markdown(rows, changes, env)
     report.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(report.with_suffix(".md"), text)
-    atomic_write_text(
-        report.with_suffix(".json"),
-        json.dumps(
-            {"rows": rows, "verdict_flips": flips, "largest": largest, "tolerances": TOLERANCES},
-            indent=1,
-        )
-        + "\n",
-    )
-    print("\n".join(text.splitlines()[: 4 + len(TOLERANCES)]))  # the summary table
+    payload = {"rows": rows, "claim_changes": changes, "environment": env, "margin": MARGIN}
+    atomic_write_text(report.with_suffix(".json"), json.dumps(payload, indent=1) + "\n")
+    print("\n".join(text.splitlines()[: text.splitlines().index("## Every metric")]))
     for r in (r for r in rows if not r["within"]):
-        print(f"OUT OF TOLERANCE {r['file']} {r['metric']}: {r['committed']} -> {r['reproduced']}")
+        print(
+            f"OUT OF TOLERANCE {r['file']} {r['metric']}: {r['committed']} -> {r['reproduced']}"
+            f" (tolerance {r['tolerance']:.3g}: {r['tolerance_from']})"
+        )
     print(f"[compare] report: {report.with_suffix('.md')}")
-    return all(r["within"] for r in rows) and not flips
+    return all(r["within"] for r in rows) and not changes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -239,6 +315,12 @@ def main(argv: list[str] | None = None) -> int:
         help="the results root of the re-run (holds <scale>/)",
     )
     parser.add_argument(
+        "--committed",
+        type=Path,
+        default=REPO_ROOT / "results",
+        help="the committed results root (default: the repository's results/)",
+    )
+    parser.add_argument(
         "--report",
         type=Path,
         default=None,
@@ -247,10 +329,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     reproduced = args.reproduced / args.scale
     report = args.report or args.reproduced / f"{args.scale}-comparison"
-    committed = (
-        REPO_ROOT / "results" / args.scale
-    )  # the committed copy, whatever $PAPERLIB_RESULTS says
-    return 0 if compare(committed, reproduced, report) else 1
+    try:
+        ok = compare(args.committed / args.scale, reproduced, report, args.scale)
+    except CompareInputError as error:
+        print(f"compare: {error}", file=sys.stderr)
+        return 2
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -1,48 +1,64 @@
 """Deciding the study's claims and checking its learning targets from the results files.
 
-:func:`decide` reads every finished run's ``items.npz`` and ``run.done``, leaves collapsed
-runs out (``tables.verdicts.collapse_reason``), pairs the remaining seeds of each claim's
-two variants and writes ``results/<scale>/claims.json``::
+:func:`decide` reads every finished run's ``run.done``, ``log.jsonl`` and ``items.npz`` and
+writes ``results/<scale>/claims.json``. Per claim (``tables.claims``):
 
-    {"claims": [{"claim", "statement", "paper", "verdict", "effect", "interval",
-                 "chance", "variant": {...}, "baseline": {...}, "seeds", "invalid_runs"}],
-     "targets": [{"metric", "target", "median", "runs", "met"}]}
+1. runs that collapsed (``tables.verdicts.collapse_reason``) or whose validation curve had not
+   flattened (``tables.plateau``) are left out and named (``invalid_runs``);
+2. the paired effect variant − baseline over the seeds where both runs are valid, with its
+   standard error from the crossed seeds × items model (``tables.inference``), its raw 95 %
+   interval and p-value, the mean effect per pre-trained base, and each side's own value;
+3. testability (``tables.verdicts.untestable_reason``): the learning guard (both sides above
+   its threshold; the untrained reference's value is recorded beside it), chance, headroom;
+4. per paper (the family), Holm's adjustment over the testable claims: ``p_adjusted``, the
+   adjusted interval (``interval``; ``interval_raw`` keeps the unadjusted one) and the verdict
+   (``tables.verdicts.directional_verdict`` and ``bases_agree``).
+
+A claim whose runs are missing (a seed or a variant the scale plans) is an error naming them,
+unless ``partial=True``: then it is decided on what exists and marked ``partial``.
 """
 
 from __future__ import annotations
 
 import json
 import statistics
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from paperlib.atomic import atomic_write_text
 from paperlib.study.reader import PRETRAIN, read_items, results_dir, slug
-from paperlib.tables.claims import CLAIMS, Claim, chance_level
+from paperlib.study.scales import SCALES, Scale
+from paperlib.tables.claims import CLAIMS, UNTRAINED, Claim
+from paperlib.tables.inference import ALPHA, Estimate, crossed_estimate, holm, holm_levels
+from paperlib.tables.plateau import plateau_check
 from paperlib.tables.verdicts import (
-    LEARNED_MARGIN,
-    Interval,
-    bootstrap_indices,
+    bases_agree,
     collapse_reason,
-    headroom,
-    interval,
-    learned,
-    paired_effect,
-    verdict_with_reason,
+    directional_verdict,
+    untestable_reason,
 )
-from paperlib.train import read_log
+from paperlib.train import log_records
 
-# learning targets of the base models (medians over runs): (study, variants, item, target)
+HIMO_VARIANTS = ("MoLo", "InfoNCE (λ=0)", "Long-CLIP")
+HYPERBOLIC_HEADLINE = ("HyCoCLIP", "ARGENT")
+# learning targets (medians over runs): (study, variant, per-item metric, target)
 TARGETS = (
-    ("himo", (PRETRAIN,), "world-short/i2t_hit1", 0.5),
-    ("himo", ("InfoNCE (λ=0)", "MoLo", "Long-CLIP"), "world-long/i2t_hit1", 0.3),
-    ("himo", (PRETRAIN,), "world-zeroshot/L1_correct", 0.9),
-    ("argent", ("HyCoCLIP", "ARGENT"), "world-short/i2t_hit1", 0.5),
-    ("argent", ("HyCoCLIP", "ARGENT"), "world-zeroshot/L1_correct", 0.9),
+    ("himo", PRETRAIN, "world-zeroshot/L1_correct", 0.8),
+    ("himo", PRETRAIN, "world-zeroshot/L3_correct", 0.3),
+    ("himo", PRETRAIN, "world-short/i2t_hit1", 0.85),
+    *(("himo", v, "world-long/i2t_hit1", 0.5) for v in HIMO_VARIANTS),
+    *(
+        ("argent", v, item, target)
+        for v in HYPERBOLIC_HEADLINE
+        for item, target in (
+            ("world-short/i2t_hit1", 0.85),
+            ("world-zeroshot/L1_correct", 0.8),
+            ("world-zeroshot/L3_correct", 0.3),
+        )
+    ),
 )
-
-
 # the contrastive term of each method's log, the one a collapse leaves at ln B
 LOSS_TERM = {
     "clip": "contrastive",
@@ -54,6 +70,10 @@ LOSS_TERM = {
 }
 
 
+class MissingRunsError(FileNotFoundError):
+    """A claim's planned runs have no results; the message names them."""
+
+
 def run_collapse(info: dict[str, Any], log: list[dict[str, Any]]) -> str | None:
     """:func:`~paperlib.tables.verdicts.collapse_reason` of a finished run's record and log."""
     term = LOSS_TERM[info["config"]["method"]]
@@ -61,14 +81,64 @@ def run_collapse(info: dict[str, Any], log: list[dict[str, Any]]) -> str | None:
     return collapse_reason(losses, info["config"]["train"]["batch_size"], info["feature_std"])
 
 
-def finished_runs(scale_name: str) -> list[dict[str, Any]]:
-    """``run.done`` records of every finished run, ``collapsed`` decided anew from its log."""
-    out = []
-    for done in sorted(results_dir(scale_name).glob("*/*/seed*/run.done")):
+def run_plateau(records: list[dict[str, Any]]) -> str | None:
+    """Why a trained run's validation curves had not flattened (``tables.plateau``), or None
+    (also for a run without a curve: the references)."""
+    points: dict[str, list[tuple[int, float]]] = {}
+    size = None
+    for record in records:
+        if isinstance(record.get("val"), dict):
+            size = record["val_size"]
+            for metric, value in record["val"].items():
+                points.setdefault(metric, []).append((record["step"], float(value)))
+    reasons = [
+        plateau_check(curve, size, metric).reason()
+        for metric, curve in points.items()
+        if len(curve) > 1
+    ]
+    found = [r for r in reasons if r]
+    return "; ".join(found) if found else None
+
+
+def _read_run(done: Path, scale: Scale) -> dict[str, Any]:
+    """One ``run.done`` with its validity decided anew from its log (named errors)."""
+    try:
         info = json.loads(done.read_text())
-        info["collapsed"] = run_collapse(info, read_log(done.parent))
-        out.append(info)
-    return out
+        info["config"]["method"], info["seed"], info["variant"]  # noqa: B018 - required keys
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ValueError(
+            f"{done}: not a study run record ({type(error).__name__}: {error}); delete its "
+            "folder and run the study again"
+        ) from None
+    log = done.parent / "log.jsonl"
+    records = log_records(log) if log.is_file() else []
+    steps = [r for r in records if "loss" in r]
+    info["collapsed"] = run_collapse(info, steps)
+    info["unconverged"] = run_plateau(records)
+    info["base"] = scale.base_of(info["seed"]) if info["variant"] != PRETRAIN else info["seed"]
+    return info
+
+
+def finished_runs(scale_name: str) -> list[dict[str, Any]]:
+    """``run.done`` records of every finished run, validity (``collapsed``, ``unconverged``)
+    decided anew from its log."""
+    scale = SCALES[scale_name]
+    return [_read_run(d, scale) for d in sorted(results_dir(scale_name).glob("*/*/seed*/run.done"))]
+
+
+def invalid_reason(run: dict[str, Any], require_plateau: bool = True) -> str | None:
+    """Why a run is left out of the claims (collapsed; not converged where the scale requires
+    a plateau), or None."""
+    if run.get("collapsed"):
+        return f"collapsed: {run['collapsed']}"
+    if run.get("unconverged") and require_plateau:
+        return f"not converged: {run['unconverged']}"
+    return None
+
+
+def expected_seeds(claim: Claim, scale: Scale) -> tuple[int, ...]:
+    """The seeds the scale runs a claim's variants on."""
+    return scale.seeds if claim.headline else scale.sweep_seeds
 
 
 def _side(scale_name: str, study: str, variant: str, item: str, seeds: list[int]) -> np.ndarray:
@@ -76,115 +146,185 @@ def _side(scale_name: str, study: str, variant: str, item: str, seeds: list[int]
     return np.stack([read_items(scale_name, study, variant, s)[item] for s in seeds])
 
 
-def _summary(side: Interval) -> dict[str, Any]:
+def _summary(values: np.ndarray) -> dict[str, Any]:
+    estimate = crossed_estimate(values)
     return {
-        "mean": side.mean,
-        "interval": [side.low, side.high],
-        "per_seed": list(side.seed_values),
+        "mean": estimate.mean,
+        "interval": list(estimate.interval()),
+        "per_seed": list(estimate.seed_values),
     }
 
 
-def _invalid_runs(runs: list[dict]) -> list[str]:
-    """``variant/seedN: reason`` of each collapsed run (the collapse check), sorted."""
-    return sorted(
-        {f"{r['variant']}/seed{r['seed']}: {r['collapsed']}" for r in runs if r.get("collapsed")}
-    )
-
-
-def _guard_failure(scale_name: str, claim: Claim, seeds: list[int], n_boot: int) -> str | None:
-    """Why the claim's learning guard fails (a model's guard metric is not above
-    ``LEARNED_MARGIN`` × chance), or None: the comparison counts only if both models learned."""
-    if claim.guard is None:
+def _reference(scale_name: str, study: str, item: str) -> float | None:
+    """The untrained model's mean of ``item`` (None when that reference did not run)."""
+    try:
+        return float(np.mean(read_items(scale_name, study, UNTRAINED, 0)[item]))
+    except (FileNotFoundError, KeyError):
         return None
-    item, guard_chance = claim.guard
-    failure = None
-    for variant in dict.fromkeys((claim.variant, claim.baseline)):
-        values = _side(scale_name, claim.study, variant, item, seeds)
-        side = interval(values, bootstrap_indices(values.shape[1], n_boot, seed=1))
-        floor = chance_level(guard_chance, values.shape[1])
-        if not learned(side, floor):
-            failure = (
-                f"{variant}: {item} {side.mean:.4f}, interval not above "
-                f"{LEARNED_MARGIN:g} × chance ({floor:.4g})"
-            )
-    return failure
 
 
-def decide_claim(scale_name: str, claim: Claim, runs: list[dict], n_boot: int = 1000) -> dict:
-    """One claim's verdict, effect and interval over the seeds where both runs are valid."""
+def _guard(scale_name: str, claim: Claim, seeds: list[int]) -> dict[str, Any] | None:
+    """The claim's learning guard: its threshold, each side's interval and the untrained value."""
+    guard = claim.metric.guard
+    if guard is None:
+        return None
+    sides = {
+        name: _summary(_side(scale_name, claim.study, variant, guard.item, seeds))
+        for name, variant in (("variant", claim.variant), ("baseline", claim.baseline))
+    }
+    failed = [
+        f"{name} {side['mean']:.4f} (interval from {side['interval'][0]:.4f}) not above "
+        f"{guard.threshold:g}"
+        for name, side in sides.items()
+        if side["interval"][0] <= guard.threshold
+    ]
+    return {
+        "item": guard.item,
+        "threshold": guard.threshold,
+        "why": guard.why,
+        "untrained": _reference(scale_name, claim.study, guard.item),
+        **sides,
+        "failed": "; ".join(failed) or None,
+    }
+
+
+def _valid_seeds(claim: Claim, runs: list[dict], scale: Scale) -> tuple[list[int], list, list]:
+    """(valid seeds, invalid runs named, missing runs named) of a claim's two variants."""
 
     def seeds_of(variant):
         return {r["seed"]: r for r in runs if r["study"] == claim.study and r["variant"] == variant}
 
     a, b = seeds_of(claim.variant), seeds_of(claim.baseline)
+    expected = expected_seeds(claim, scale)
+    missing = [
+        f"{claim.study}/{slug(v)}/seed{s}" for v, found in ((claim.variant, a), (claim.baseline, b))
+        for s in expected if s not in found
+    ]  # fmt: skip
     common = sorted(set(a) & set(b))
-    invalid = _invalid_runs([r for s in common for r in (a[s], b[s])])
-    seeds = [s for s in common if not a[s].get("collapsed") and not b[s].get("collapsed")]
+    why = {id(r): invalid_reason(r, scale.require_plateau) for r in (*a.values(), *b.values())}
+    invalid = sorted(
+        {f"{r['variant']}/seed{r['seed']}: {why[id(r)]}" for s in common
+         for r in (a[s], b[s]) if why[id(r)]}
+    )  # fmt: skip
+    valid = [s for s in common if not why[id(a[s])] and not why[id(b[s])]]
+    return valid, invalid, sorted(set(missing))
+
+
+def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) -> dict:
+    """One claim's effect, raw interval, testability and per-base effects (the family's
+    adjustment and the verdict come from :func:`adjust_family`)."""
+    seeds, invalid, missing = _valid_seeds(claim, runs, scale)
     record = {
         "claim": claim.id,
         **{k: v for k, v in claim.as_dict().items() if k != "id"},
         "seeds": seeds,
-        "runs_total": len(common),
+        "runs_total": len(expected_seeds(claim, scale)),
         "invalid_runs": invalid,
+        "missing_runs": missing,
     }
     if not seeds:
-        return {
-            **record,
-            "verdict": "untestable",
-            "reason": "no seed where both runs are valid",
-            "effect": None,
-            "interval": None,
-        }
+        return {**record, "effect": None, "untestable": "no seed where both runs are valid"}
     va = _side(scale_name, claim.study, claim.variant, claim.item, seeds)
     vb = _side(scale_name, claim.study, claim.baseline, claim.baseline_metric, seeds)
     if not (np.isfinite(va).all() and np.isfinite(vb).all()):
-        return {
-            **record,
-            "verdict": "untestable",
-            "effect": None,
-            "interval": None,
-            "reason": f"non-finite per-item values of {claim.item}",
+        return {**record, "effect": None, "untestable": f"non-finite values of {claim.item}"}
+    effect = crossed_estimate(va - vb)
+    sides = {"variant_value": _summary(va), "baseline_value": _summary(vb)}
+    bases = sorted(
+        {r["base"] for r in runs if r["variant"] == claim.variant and r["seed"] in seeds}
+    )
+    per_base = {
+        b: float(np.mean([effect.seed_values[i] for i, s in enumerate(seeds) if scale.base_of(s) == b]))
+        for b in bases
+    }  # fmt: skip
+    chance = claim.chance_for(va.shape[1])
+    record.update(
+        chance=chance,
+        effect=effect.mean,
+        se=effect.se,
+        seed_term=effect.seed_term,
+        item_term=effect.item_term,
+        interval_raw=list(effect.interval()),
+        p_raw=effect.p_value(),
+        per_seed=list(effect.seed_values),
+        per_base={str(k): v for k, v in per_base.items()},
+        **sides,
+    )
+    guard = _guard(scale_name, claim, seeds)
+    if guard is not None:
+        record["guard"] = guard
+    if claim.metric.item.endswith("/ssi"):
+        record["reference"] = {
+            "text-blind": 0.0,
+            "untrained": _reference(scale_name, claim.study, claim.item),
         }
-    boot = bootstrap_indices(va.shape[1], n_boot, seed=0)
-    chance = record["chance"] = claim.chance_for(va.shape[1])
-    effect, ia, ib = paired_effect(va, vb, boot), interval(va, boot), interval(vb, boot)
-    guard_failed = _guard_failure(scale_name, claim, seeds, n_boot)
-    if guard_failed:
-        record["guard_failed"] = guard_failed
-    record["baseline_headroom"] = headroom(ib.mean, chance, claim.ceiling)
-    decided, reason = verdict_with_reason(effect, ia, ib, chance, claim.ceiling, claim.better)
-    if "guard_failed" in record:
-        decided, reason = "untestable", f"a model did not learn ({record['guard_failed']})"
-    return {
-        **record,
-        "verdict": decided,
-        "reason": reason,
-        "effect": effect.mean,
-        "interval": [effect.low, effect.high],
-        "per_seed": list(effect.seed_values),
-        "variant_value": _summary(ia),
-        "baseline_value": _summary(ib),
-    }
+    m = claim.metric
+    reason = untestable_reason(
+        tuple(sides["variant_value"]["interval"]), tuple(sides["baseline_value"]["interval"]),
+        sides["baseline_value"]["mean"], chance, m.ceiling, m.better, m.smallest,
+    )  # fmt: skip
+    if guard is not None and guard["failed"]:
+        reason = f"a model did not learn ({guard['item']}: {guard['failed']})"
+    if reason:
+        record["untestable"] = reason
+    return record
+
+
+def adjust_family(records: list[dict], alpha: float = ALPHA) -> list[dict]:
+    """Holm over one paper's testable claims (at least 2 seeds), then every claim's verdict."""
+    tested = [r for r in records if "untestable" not in r and len(r["seeds"]) >= 2]
+    p_adjusted = holm([r["p_raw"] for r in tested])
+    levels = holm_levels([r["p_raw"] for r in tested], alpha)
+    for record, p_adj, level in zip(tested, p_adjusted, levels):
+        record.update(p_adjusted=p_adj, alpha_adjusted=level, family_size=len(tested))
+    out = []
+    for record in records:
+        out.append({**record, **_verdict(record, alpha)})
+    return out
+
+
+def _verdict(record: dict, alpha: float) -> dict[str, Any]:
+    """The verdict, reason and adjusted interval of one decided claim."""
+    if "untestable" in record:
+        return {"verdict": "untestable", "reason": record["untestable"], "interval": None}
+    if "alpha_adjusted" not in record:  # one seed: not tested, the raw interval shown
+        verdict, reason = directional_verdict(record["interval_raw"], record["better"], record["smallest"], len(record["seeds"]))  # fmt: skip
+        return {"verdict": verdict, "reason": reason, "interval": record["interval_raw"]}
+    adjusted = _estimate(record).interval(record["alpha_adjusted"])
+    verdict, reason = directional_verdict(adjusted, record["better"], record["smallest"], len(record["seeds"]))  # fmt: skip
+    per_base = {int(k): v for k, v in record["per_base"].items()}
+    if not bases_agree(per_base, verdict, record["better"]):
+        verdict, reason = "inconclusive", f"the bases disagree on the sign ({record['per_base']})"
+    return {"verdict": verdict, "reason": reason, "interval": list(adjusted)}
+
+
+def _estimate(record: dict) -> Estimate:
+    """The effect's :class:`~paperlib.tables.inference.Estimate` back from its record."""
+    return Estimate(
+        record["effect"], tuple(record["per_seed"]), record["seed_term"], record["item_term"]
+    )
 
 
 def check_targets(scale_name: str, runs: list[dict]) -> list[dict]:
-    """Each learning target with the median over its (valid) runs."""
+    """Each learning target with the median over its valid runs."""
     out = []
-    for study, variants, item, target in TARGETS:
-        chosen = [
-            read_items(scale_name, study, r["variant"], r["seed"])
-            for r in runs
-            if r["study"] == study and r["variant"] in variants and not r.get("collapsed")
+    for study, variant, item, target in TARGETS:
+        chosen = [r for r in runs if r["study"] == study and r["variant"] == variant]
+        items = [
+            read_items(scale_name, study, variant, r["seed"])
+            for r in chosen
+            if not r.get("collapsed")
         ]
-        values = [float(np.mean(items[item])) for items in chosen if item in items]
+        values = [float(np.mean(found[item])) for found in items if item in found]
         median = statistics.median(values) if values else None
         out.append(
             {
                 "study": study,
-                "variants": list(variants),
+                "variant": variant,
                 "metric": item,
                 "target": target,
                 "median": median,
+                "values": values,
                 "runs": len(values),
                 "met": median is not None and median >= target,
             }
@@ -192,63 +332,80 @@ def check_targets(scale_name: str, runs: list[dict]) -> list[dict]:
     return out
 
 
-def report(scale_name: str) -> dict[str, Any]:
-    """Every claim whose variants ran at ``scale_name``, decided from the results files, with
-    the learning targets and the collapsed runs (nothing is written)."""
-    runs = finished_runs(scale_name)
-    present = {(r["study"], r["variant"]) for r in runs}
-    claims = [
-        decide_claim(scale_name, c, runs)
-        for c in CLAIMS
-        if (c.study, c.variant) in present and (c.study, c.baseline) in present
-    ]
+def report(scale_name: str, partial: bool = False) -> dict[str, Any]:
+    """Every claim of ``tables.claims`` decided from the results files, with the learning
+    targets and the runs left out (nothing is written). Missing runs raise
+    :class:`MissingRunsError` unless ``partial``."""
+    scale, runs = SCALES[scale_name], finished_runs(scale_name)
+    decided = [decide_claim(scale_name, c, runs, scale) for c in CLAIMS]
+    missing = sorted({m for r in decided for m in r["missing_runs"]})
+    if missing and not partial:
+        raise MissingRunsError(
+            f"results/{scale_name}: {len(missing)} planned run(s) have no results: "
+            + ", ".join(missing[:12]) + (" ..." if len(missing) > 12 else "")
+            + "; run the study to finish them, or decide a partial study (--partial)"
+        )  # fmt: skip
+    claims = []
+    for paper in dict.fromkeys(r["paper"] for r in decided):
+        claims += adjust_family([r for r in decided if r["paper"] == paper])
+    order = {c.id: i for i, c in enumerate(CLAIMS)}
+    claims.sort(key=lambda r: order[r["claim"]])
+    for record in claims:
+        record["partial"] = bool(record["missing_runs"])
     return {
         "scale": scale_name,
+        "alpha": ALPHA,
+        "partial": bool(missing),
         "claims": claims,
         "targets": check_targets(scale_name, runs),
-        "collapsed_runs": [
-            f"{r['study']}/{slug(r['variant'])}/seed{r['seed']}: {r['collapsed']}"
+        "excluded_runs": [
+            f"{r['study']}/{slug(r['variant'])}/seed{r['seed']}: {why}"
             for r in runs
-            if r.get("collapsed")
+            if (why := invalid_reason(r, scale.require_plateau))
+        ],
+        "unconverged_runs": [
+            f"{r['study']}/{slug(r['variant'])}/seed{r['seed']}: {r['unconverged']}"
+            for r in runs
+            if r.get("unconverged")
         ],
     }
 
 
-def decide(scale_name: str) -> dict[str, Any]:
+def decide(scale_name: str, partial: bool = False) -> dict[str, Any]:
     """:func:`report`, written to ``results/<scale>/claims.json``."""
-    decided = report(scale_name)
+    decided = report(scale_name, partial)
     atomic_write_text(results_dir(scale_name) / "claims.json", json.dumps(decided, indent=1) + "\n")
     return decided
+
+
+def _effect_text(c: dict[str, Any]) -> str:
+    if c.get("effect") is None:
+        return "–"
+    interval = c.get("interval") or c.get("interval_raw")
+    return f"{c['effect']:+.3g} [{interval[0]:+.3g}, {interval[1]:+.3g}]"
 
 
 def summary_table(decided: dict[str, Any]) -> str:
     """Markdown tables of the decided claims and the learning targets (the README's summary of
     ``claims.json``)."""
     lines = [
-        "| claim | paper | verdict | effect [95 % interval] | valid / total seeds |",
-        "|---|---|---|---|---|",
+        "| claim | paper | verdict | effect [adjusted interval] | paper's effect | smallest "
+        "effect | valid / total seeds |",
+        "|---|---|---|---|---|---|---|",
     ]
     for c in decided["claims"]:
-        effect = (
-            "–"
-            if c["effect"] is None
-            else (f"{c['effect']:+.3g} [{c['interval'][0]:+.3g}, {c['interval'][1]:+.3g}]")
-        )
-        runs = (
-            f"{c['variant']}, without vs with ambiguous captions"
-            if c.get("baseline_item")
-            else f"{c['variant']} vs {c['baseline']}"
-        )
+        runs = f"{c['variant']} vs {c['baseline']}" if not c.get("baseline_item") else f"{c['variant']}, without vs with ambiguous captions"  # fmt: skip
+        paper = "–" if c["paper_effect"] is None else f"{c['paper_effect']:+.3g}"
         lines.append(
-            f"| {c['statement']} ({runs}; {c['label']}) | "
-            f"{c['paper']} | {c['verdict']} | {effect} | "
+            f"| {c['statement']} ({runs}; {c['label']}) | {c['paper']} | {c['verdict']} | "
+            f"{_effect_text(c)} | {paper} | ±{c['smallest']:g} | "
             f"{len(c['seeds'])} / {c['runs_total']} |"
         )
     lines += ["", "| learning target | runs | median | target | met |", "|---|---|---|---|---|"]
     for t in decided["targets"]:
         median = "–" if t["median"] is None else f"{t['median']:.3f}"
         lines.append(
-            f"| {t['metric']} of {', '.join(t['variants'])} | {t['runs']} | {median} | "
+            f"| {t['metric']} of {t['variant']} | {t['runs']} | {median} | "
             f"≥ {t['target']:g} | {'yes' if t['met'] else 'no'} |"
         )
     return "\n".join(lines)

@@ -4,6 +4,7 @@ module only (never the runner)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -13,7 +14,7 @@ import numpy as np
 import torch
 
 from paperlib.tables.claims import EUCLIDEAN_CLIP, SMALLER
-from paperlib.tables.verdicts import bootstrap_indices, interval
+from paperlib.tables.inference import crossed_estimate
 from paperlib.train import read_log
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
@@ -59,9 +60,26 @@ def repo_relative(path: str | Path) -> str:
         return str(path)
 
 
+def runs_root() -> Path:
+    """Where training runs and the evaluation cache live: ``$PAPERLIB_RUNS`` when set (a
+    re-run's own folder), else the repository's ``runs/`` (git ignores both)."""
+    return REPO_ROOT / os.environ.get("PAPERLIB_RUNS", "runs")  # relative: from the repo
+
+
+def portable_config(config: dict[str, Any]) -> dict[str, Any]:
+    """The run's config as recorded in ``run.done``: its folder and init checkpoint relative."""
+    config = json.loads(json.dumps(config))
+    config["train"]["output_dir"] = repo_relative(config["train"]["output_dir"])
+    if config["data"].get("cache_dir"):
+        config["data"]["cache_dir"] = repo_relative(config["data"]["cache_dir"])
+    if Path(config["model"]["init"]).suffix == ".pt":
+        config["model"]["init"] = repo_relative(config["model"]["init"])
+    return config
+
+
 def slug(text: str) -> str:
     """ASCII folder name of a variant label: ``InfoNCE (λ=0)`` -> ``infonce-lam-0``."""
-    text = text.lower().replace("τ", "tau").replace("λ", "lam")
+    text = text.lower().replace("τ", "tau").replace("λ", "lam").replace("κ", "kappa")
     keep = "".join(c if c.isascii() and c.isalnum() else "-" for c in text)
     return "-".join(part for part in keep.split("-") if part)
 
@@ -70,6 +88,21 @@ def results_root() -> Path:
     """``$PAPERLIB_RESULTS`` when set (a re-run's own folder: ``make reproduce`` writes there and
     compares with the committed copy), else the repository's committed ``results/``."""
     return REPO_ROOT / os.environ.get("PAPERLIB_RESULTS", "results")  # relative: from the repo
+
+
+@contextlib.contextmanager
+def results_root_at(root: str | Path):
+    """Within the block, :func:`results_root` is ``root`` (e.g. the committed copy while a
+    re-run's folder is ``$PAPERLIB_RESULTS``)."""
+    before = os.environ.get("PAPERLIB_RESULTS")
+    os.environ["PAPERLIB_RESULTS"] = str(Path(root).resolve())
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PAPERLIB_RESULTS")
+        else:
+            os.environ["PAPERLIB_RESULTS"] = before
 
 
 def results_dir(scale_name: str) -> Path:
@@ -164,22 +197,22 @@ def valid_seeds(scale_name: str, study: str, variant: str) -> list[int]:
         seeds = finished_seeds(scale_name, study, variant)
     except FileNotFoundError:
         return []
-    collapsed = {e.split(":")[0] for e in load_claims(scale_name)["collapsed_runs"]}
+    collapsed = {e.split(":")[0] for e in load_claims(scale_name)["excluded_runs"]}
     return [s for s in seeds if f"{study}/{slug(variant)}/seed{s}" not in collapsed]
 
 
 def item_value(scale_name: str, study: str, variant: str, item: str) -> dict[str, Any] | None:
     """Mean of one per-item metric over a variant's valid seeds with its 95 % interval (the
-    claims' rule, ``tables.verdicts.interval``); None when no seed is valid."""
+    claims' estimator, ``tables.inference.crossed_estimate``); None when no seed is valid."""
     seeds = valid_seeds(scale_name, study, variant)
     if not seeds:
         return None
     per_seed = np.stack([read_items(scale_name, study, variant, s)[item] for s in seeds])
-    iv = interval(per_seed, bootstrap_indices(per_seed.shape[1], 1000, seed=0))
+    estimate = crossed_estimate(per_seed)
     return {
-        "mean": iv.mean,
-        "interval": [iv.low, iv.high],
-        "per_seed": list(iv.seed_values),
+        "mean": estimate.mean,
+        "interval": list(estimate.interval()),
+        "per_seed": list(estimate.seed_values),
         "seeds": seeds,
     }
 

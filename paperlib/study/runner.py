@@ -1,51 +1,62 @@
 """The CPU-scale study runner: plan, execute (train, evaluate, resume), and write the claims.
 
-Per seed, one **shared pre-training** (a small CLIP on the world's COCO-like short captions,
-77 tokens, each scene's counterfactual twin in the same batch: ``data.twins``) stands in for a
-pretrained CLIP; every fine-tune of that seed starts from it:
+Every fine-tune starts from one of the pre-trained bases of :mod:`paperlib.study.pretrain`
+(``results/bases/``; fine-tune seed ``s`` uses base ``bases[s % len(bases)]``), as both papers
+start from released CLIP weights, and trains on a world of its own base (world seed
+:data:`FINETUNE_WORLD` + base, scenes the base never saw); the fine-tune seed sets the batch
+order. So seed variance comes from the fine-tunes, and each verdict shows whether it hinges on
+one base.
 
-- **HiMo** (SPEC §1.1-1.4): fine-tunes on long captions (248 tokens, Long-CLIP residual
-  positions), all with MoLo's settings (logit scale reset to ln 100 and decayed, label
+- **HiMo** (the HiMo-CLIP method page): fine-tunes on long captions (248 tokens, Long-CLIP
+  residual positions), all with MoLo's settings (logit scale reset to ln 100 and decayed, label
   smoothing 0.1, lr, steps): ``MoLo`` (τ = 0.9, λ = 1), ``InfoNCE (λ=0)`` (MoLo with λ = 0:
   the component term is the only difference) and ``Long-CLIP`` (Long-CLIP's loss: long
   InfoNCE + short captions ↔ PCA-reduced image features, ``loss.pcm_dim`` components); on the
   sweep seeds MoLo's batch-size and HiDe-scope ablations (:data:`HIMO_SWEEP`).
-- **ARGENT** (SPEC §2.2-2.4): hyperbolic fine-tunes on short captions with one box crop and
-  its phrase per sample (GRIT-like, SPEC §2.3), the same optimiser for all: ``HyCoCLIP``,
-  ``ARGENT`` (headline, every seed) and, on the sweep seeds, ``MERU`` and ARGENT's
-  ablations (no weights, weights on all pairs, no regularizer, Ent instead of AdaEnt).
+- **ARGENT** (the ARGENT method page): hyperbolic fine-tunes on short captions with one box
+  crop and its phrase per sample (GRIT-like), the same optimiser for all: ``HyCoCLIP`` and
+  ``ARGENT`` (headline, every seed); on the sweep seeds ``MERU``, ARGENT's ablations (no
+  weights, weights on all pairs, no regularizer, Ent instead of AdaEnt), the model-size arm
+  (the pair again from the smaller model's bases) and the aperture arm (MERU, HyCoCLIP and
+  ARGENT at the paper's fixed curvature κ = 0.1, where ``2K/√κ`` = 0.63 lies among the
+  embeddings' norms).
+- **References**: each base evaluated as it is (variant ``pretrain (short captions)``, seed =
+  base), and an untrained model of each geometry (the level a guard must clear).
 
-Every run is evaluated on the same ``eval_size`` held-out world samples (world seed
-:data:`EVAL_SEED`, scenes the training worlds never draw), so variants and seeds are compared
-item by item. Per run, ``results/<scale>/<study>/<variant>/seed<k>/`` receives the
-CLIP_benchmark JSON files, the training log, ``items.npz`` (per-item metric values,
-``metrics.items``) and ``run.done`` (config, timing, collapse check); seed-0 runs of
-:data:`EMBEDDING_VARIANTS` also keep their held-out embeddings. At the end the claims of
-``tables.claims`` are decided (``tables.verdicts``) into ``results/<scale>/claims.json``, after
-the learning curves (``study.curves``) are written to ``results/<scale>/curves.json``.
-Runs live in ``runs/study-<scale>/`` and resume: a finished run (its ``run.done`` records the
-planned config) is skipped, an unfinished training resumes from its last checkpoint. ``runs/``
-is a cache: a finished run whose checkpoint was deleted is trained again only when a run still
-to train starts from it or the learning curves read its snapshots.
+Every trained run logs a held-out validation curve (``engine.validation``, world
+``VALIDATION_SEED``) every tenth of its schedule; ``tables.plateau`` checks it stopped
+improving. Every run is then evaluated on the same ``eval_size`` test samples (world seed
+:data:`~paperlib.study.reader.EVAL_SEED`), so variants and seeds are compared item by item.
+Per run, ``results/<scale>/<study>/<variant>/seed<k>/`` receives the CLIP_benchmark JSON files,
+the training log, ``items.npz`` (per-item metric values, ``metrics.items``) and ``run.done``
+(config, timing, environment, collapse check); seed-0 runs of :data:`EMBEDDING_VARIANTS` also
+keep their held-out embeddings. Runs execute two at a time (one thread each, ``--workers``),
+live in ``runs/study-<scale>/`` and resume: a finished run (its ``run.done`` records the
+planned config and its base's checksum) is skipped, an unfinished training resumes from its
+last checkpoint. At the end the curves go to ``curves.json`` (``study.curves``) and the claims
+of ``tables.claims`` are decided (``study.decide``) into ``claims.json``.
 
     python -m paperlib.study --scale smoke      # one seed, short schedules (make reproduce)
-    python -m paperlib.study --scale full       # 5 seeds, 3 for sweeps (make study)
+    python -m paperlib.study --scale full       # 8 seeds, 3 for sweeps (make study)
 
 Choices the papers do not make for us (CPU scale): learning rates are raised from the
 papers' 1e-6 (fine-tuning a converged ViT-L) to values that move an 8.5M-parameter model in a
-few hundred steps; the hyperbolic runs start from the shared Euclidean pre-training (its
-encoders and projections; α, curvature and logit scale at MERU's initial values) instead of
-from scratch; Long-CLIP keeps ``pcm_dim`` = 8 of 64 dimensions (the paper: 32 of 768).
+few hundred steps; the hyperbolic runs start from the Euclidean base (its encoders and
+projections; α, curvature and logit scale at MERU's initial values) instead of from scratch;
+Long-CLIP keeps ``pcm_dim`` = 8 of 64 dimensions (the paper: 32 of 768).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
-import os
 import shutil
+import sys
 import time
-from dataclasses import dataclass
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -58,22 +69,27 @@ from paperlib.engine.checkpoint import load_checkpoint
 from paperlib.engine.config import HYPERBOLIC_METHODS
 from paperlib.engine.evaluation import Embedder, checkpoint_key, load_trained, world_texts
 from paperlib.engine.methods import input_size
+from paperlib.environment import environment
 from paperlib.evaluate import evaluate_run
 from paperlib.metrics.items import world_items
 from paperlib.models import LOGIT_SCALE_MAX
-from paperlib.study.curves import CURVE_VARIANTS, keeps_curve, write_curves
-from paperlib.study.decide import decide, run_collapse, summary_table
+from paperlib.study.curves import write_curves
+from paperlib.study.decide import MissingRunsError, decide, run_collapse, summary_table
+from paperlib.study.pretrain import MODEL, MODEL_SMALLER, base_path
 from paperlib.study.reader import (
     EMBEDDING_VARIANTS,
     EVAL_SEED,
     PRETRAIN,
-    REPO_ROOT,
     SMALLER,
     load_claims,
+    portable_config,
     repo_relative,
     results_dir,
+    runs_root,
     slug,
 )
+from paperlib.study.scales import SCALES, Scale
+from paperlib.tables.claims import APERTURE, UNTRAINED
 from paperlib.train import read_log, train_distributed, train_run, trained_to_end
 
 HIMO_BENCHMARKS = (
@@ -82,88 +98,25 @@ HIMO_BENCHMARKS = (
     "world-monotonicity",
     "world-cola",
     "world-zeroshot",
+    "world-hierarchy",
 )
-
 ARGENT_BENCHMARKS = ("world-zeroshot", "world-long", "world-short", "world-hierarchy")
-
-
-# a 32 px ResNet image tower: shapes of a few pixels are learned several times faster than by
-# paper-tiny's 8 px-patch ViT at equal CPU time (the losses are architecture-agnostic)
-MODEL = "paper-tiny-rn"
-# the model-size arm: the same ResNet at half the width (2.9M parameters against 8.5M)
-MODEL_SMALLER = "paper-micro-rn"
-# each model's shared pre-training: its variant and its folder under the study's runs
-PRETRAINING = {
-    MODEL: (PRETRAIN, "pretrain"),
-    MODEL_SMALLER: (PRETRAIN + SMALLER, "pretrain-smaller"),
-}
-
-
-@dataclass(frozen=True)
-class Scale:
-    """Schedule sizes of one study scale."""
-
-    seeds: tuple[int, ...]
-    sweep_seeds: tuple[int, ...]  # seeds that also run the ablations and sweeps
-    pretrain_steps: int
-    pretrain_batch: int
-    pretrain_lr: float
-    finetune_steps: int
-    finetune_batch: int
-    finetune_lr: float
-    hyperbolic_steps: int
-    hyperbolic_batch: int
-    hyperbolic_lr: float
-    train_size: int
-    eval_size: int
-    pcm_dim: int = 8
-
-
-SCALES = {
-    "smoke": Scale(
-        seeds=(0,),
-        sweep_seeds=(0,),
-        pretrain_steps=40,
-        pretrain_batch=64,
-        pretrain_lr=1e-3,
-        finetune_steps=10,
-        finetune_batch=32,
-        finetune_lr=2e-4,
-        hyperbolic_steps=10,
-        hyperbolic_batch=32,
-        hyperbolic_lr=5e-4,
-        train_size=2048,
-        eval_size=200,
-    ),
-    "full": Scale(
-        seeds=(0, 1, 2, 3, 4),
-        sweep_seeds=(0, 1, 2),
-        pretrain_steps=450,
-        pretrain_batch=128,
-        pretrain_lr=1e-3,
-        finetune_steps=120,
-        finetune_batch=64,
-        finetune_lr=5e-4,
-        hyperbolic_steps=100,
-        hyperbolic_batch=64,
-        hyperbolic_lr=5e-4,
-        train_size=30_000,
-        eval_size=1000,
-    ),
-}
+FINETUNE_WORLD = 100  # fine-tunes of base b train on world seed 100 + b (the bases: seed b)
+VAL_POINTS = 10  # validation records over a schedule (plus step 0)
 
 
 @dataclass(frozen=True)
 class Run:
-    """One training run of the study and how to evaluate it."""
+    """One run of the study (trained, or a reference evaluated as it starts) and how to
+    evaluate it."""
 
     study: str  # "himo" | "argent"
     variant: str  # row label in the tables
     seed: int
     config: dict[str, Any]
     benchmarks: tuple[str, ...]
-    after: str | None = None  # variant whose checkpoint initialises this run
     nproc: int = 1  # training processes (> 1: torchrun, gloo on CPU)
+    stage: str = field(default="")  # what study.json times it under (default: the study)
 
     @property
     def name(self) -> str:
@@ -173,25 +126,29 @@ class Run:
 LOG_EVERY = 5
 
 
-def runs_root() -> Path:
-    """Where training runs and the evaluation cache live: ``$PAPERLIB_RUNS`` when set (a
-    re-run's own folder), else the repository's ``runs/`` (git ignores both)."""
-    return REPO_ROOT / os.environ.get("PAPERLIB_RUNS", "runs")  # relative: from the repo
-
-
-def snapshot_every(steps: int) -> int:
-    """Checkpoint period: about a fifth of the schedule, on a logged step (``LOG_EVERY``)."""
-    return max(LOG_EVERY, round(steps / 5 / LOG_EVERY) * LOG_EVERY)
-
-
 def _config(
-    method: str, seed: int, scale: Scale, steps: int, batch: int, output: Path, **sections
+    method: str,
+    seed: int,
+    scale: Scale,
+    steps: int,
+    batch: int,
+    output: Path,
+    architecture: str = MODEL,
+    **sections,
 ) -> dict:
-    """A run's training config (``MODEL`` unless ``sections["model"]`` names another)."""
+    """A fine-tune's training config from base ``scale.base_of(seed)`` of ``architecture``."""
+    base = scale.base_of(seed)
+    every = max(LOG_EVERY, steps // VAL_POINTS)
     config = {
         "method": method,
-        "model": {"name": MODEL, "init": "random"},
-        "data": {"dataset": "world", "size": scale.train_size, "image_size": 32, "seed": seed},
+        "model": {"name": architecture, "init": str(base_path(architecture, base))},
+        "data": {
+            "dataset": "world",
+            "size": scale.train_size,
+            "image_size": 32,
+            "seed": FINETUNE_WORLD + base,
+            "cache_dir": str(runs_root() / "world-cache"),
+        },
         "optim": {},
         "loss": {},
         "train": {
@@ -199,10 +156,13 @@ def _config(
             "batch_size": batch,
             "seed": seed,
             "log_every": LOG_EVERY,
-            "diag_every": 10,
-            "ckpt_every": snapshot_every(steps),
+            "diag_every": every,
+            "ckpt_every": every,
+            "val_every": every,
+            "val_size": scale.val_size,
             "output_dir": str(output),
             "progress": False,
+            "device": "cpu",
         },
     }
     for section, values in sections.items():
@@ -210,31 +170,42 @@ def _config(
     return config
 
 
-def pretrain_run(scale: Scale, seed: int, root: Path, model: str = MODEL) -> Run:
-    """The seed's shared pre-training: CLIP on short captions (77 tokens); of ``MODEL``, or of
-    ``MODEL_SMALLER`` for the model-size arm (variant ``PRETRAIN + SMALLER``)."""
-    variant, folder = PRETRAINING[model]
-    config = _config(
-        "clip",
-        seed,
-        scale,
-        scale.pretrain_steps,
-        scale.pretrain_batch,
-        root / f"{folder}/seed{seed}",
-        model={"name": model},
-        data={"caption": "short_caption", "twins": True},
-        optim={"lr": scale.pretrain_lr, "warmup_steps": 50, "weight_decay": 0.1},
-        train={"keep_checkpoints": keeps_snapshots(variant, seed, scale)},
-    )
-    return Run("himo", variant, seed, config, HIMO_BENCHMARKS)
+def reference_runs(scale: Scale, root: Path) -> list[Run]:
+    """The bases as they are (seed = base) and an untrained model of each geometry (seed 0):
+    evaluated, not trained (0 steps: the checkpoint is the start)."""
+    runs = []
+    for model, suffix in ((MODEL, ""), (MODEL_SMALLER, SMALLER)):
+        for base in scale.bases:
+            output = root / f"bases/{model}-base{base}"
+            config = _config("clip", base, scale, 0, scale.finetune_batch, output, model)
+            runs.append(
+                Run("himo", PRETRAIN + suffix, base, _evaluation_only(config), HIMO_BENCHMARKS,
+                    stage="references")
+            )  # fmt: skip
+    himo = _config("himo", 0, scale, 0, scale.finetune_batch, root / "untrained/himo",
+                   **_himo_sections(scale, {}))  # fmt: skip
+    argent = _config("argent", 0, scale, 0, scale.hyperbolic_batch, root / "untrained/argent",
+                     **_argent_sections(scale, {}, MODEL))  # fmt: skip
+    for study, config, benchmarks in (
+        ("himo", himo, HIMO_BENCHMARKS),
+        ("argent", argent, ARGENT_BENCHMARKS),
+    ):
+        config["model"]["init"] = "random"
+        runs.append(
+            Run(study, UNTRAINED, 0, _evaluation_only(config), benchmarks, stage="references")
+        )
+    return runs
 
 
-def keeps_snapshots(variant: str, seed: int, scale: Scale) -> bool:
-    """Whether a run keeps its snapshots for ``study.curves`` (curve variants, first seed)."""
-    return variant in CURVE_VARIANTS and seed == scale.seeds[0]
+def _evaluation_only(config: dict[str, Any]) -> dict[str, Any]:
+    """A 0-step run: no world to render, no validation (its checkpoint is its start)."""
+    config["data"]["size"] = config["train"]["batch_size"]
+    config["data"].pop("cache_dir")
+    config["train"].update(val_every=0)
+    return config
 
 
-# MoLo's fine-tuning settings, shared by every HiMo variant (SPEC §1.1-1.2)
+# MoLo's fine-tuning settings, shared by every HiMo variant (the HiMo-CLIP method page)
 HIMO_FINETUNE = {
     "model": {"context_length": 248, "long_text": "residual", "logit_scale_init": LOGIT_SCALE_MAX},
     "loss": {"label_smoothing": 0.1, "scope": "global"},
@@ -245,7 +216,7 @@ HIMO_FINETUNE = {
         "decay_logit_scale": True,
     },
 }
-
+HIMO_METRICS = ("long_i2t_r1",)  # the validation curve of a HiMo fine-tune
 
 HIMO_HEADLINE = {
     "MoLo": ("himo", {"tau": 0.9, "lam": 1.0}),
@@ -263,9 +234,19 @@ HIMO_SWEEP = {
 }
 
 
+def _himo_sections(scale: Scale, loss: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The config sections every HiMo fine-tune shares, with ``loss``'s changes."""
+    return {
+        "model": dict(HIMO_FINETUNE["model"]),
+        "loss": {**HIMO_FINETUNE["loss"], **loss},
+        "optim": {**HIMO_FINETUNE["optim"], "lr": scale.finetune_lr},
+        "train": {"val_metrics": list(HIMO_METRICS)},
+    }
+
+
 def himo_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
-    """MoLo, MoLo with λ = 0 and Long-CLIP, each from the seed's shared pre-training; on the
-    sweep seeds also MoLo's batch-size and HiDe-scope ablations (:data:`HIMO_SWEEP`)."""
+    """MoLo, MoLo with λ = 0 and Long-CLIP from the seed's base; on the sweep seeds also
+    MoLo's batch-size and HiDe-scope ablations (:data:`HIMO_SWEEP`)."""
     molo = HIMO_HEADLINE["MoLo"][1]
     variants = {label: (method, loss, 1.0, 1) for label, (method, loss) in HIMO_HEADLINE.items()}
     variants["Long-CLIP"] = ("longclip", {"pcm_dim": scale.pcm_dim, "short_weight": 0.5}, 1.0, 1)
@@ -281,15 +262,13 @@ def himo_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
             round(scale.finetune_steps / factor),
             round(scale.finetune_batch * factor),
             root / f"himo/{slug(label)}/seed{seed}",
-            model=dict(HIMO_FINETUNE["model"]),
-            loss={**HIMO_FINETUNE["loss"], **loss},
-            optim={**HIMO_FINETUNE["optim"], "lr": scale.finetune_lr},
-            train={"keep_checkpoints": keeps_snapshots(label, seed, scale)},
+            **_himo_sections(scale, loss),
         )
-        runs.append(Run("himo", label, seed, config, HIMO_BENCHMARKS, after=PRETRAIN, nproc=nproc))
+        runs.append(Run("himo", label, seed, config, HIMO_BENCHMARKS, nproc=nproc))
     return runs
 
 
+ARGENT_METRICS = ("short_i2t_r1", "zeroshot_L1")  # the validation curves of a hyperbolic run
 ARGENT_HEADLINE = {"HyCoCLIP": ("hycoclip", {}), "ARGENT": ("argent", {})}
 ARGENT_SWEEP = {
     "MERU": ("meru", {}),
@@ -298,34 +277,36 @@ ARGENT_SWEEP = {
     "ARGENT, no regularizer": ("argent", {"regularize": False}),
     "ARGENT, Ent": ("argent", {"entailment": "ent"}),
 }
+# the aperture arm: the paper's fixed curvature, where MERU's half-aperture radius 2K/√κ
+# (0.63 at K = 0.1, κ = 0.1) lies among the embeddings' norms
+APERTURE_CURVATURE = 0.1
+APERTURE_ARM = {
+    f"MERU{APERTURE}": ("meru", {}),
+    f"HyCoCLIP{APERTURE}": ("hycoclip", {}),
+    f"ARGENT{APERTURE}": ("argent", {}),
+}
 
 
-def argent_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
-    """Hyperbolic fine-tunes from the shared pre-training (SPEC §2.4, tables 2-3); on the sweep
-    seeds also the ablations and the model-size arm (:func:`size_runs`)."""
-    variants = dict(ARGENT_HEADLINE)
-    if seed in scale.sweep_seeds:
-        variants.update(ARGENT_SWEEP)
-    runs = [
-        _argent_run(label, method, loss, scale, seed, root, MODEL)
-        for label, (method, loss) in variants.items()
-    ]
-    return runs + (size_runs(scale, seed, root) if seed in scale.sweep_seeds else [])
-
-
-def size_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
-    """Table 2's model sizes at CPU scale: ``MODEL_SMALLER``'s own pre-training, then HyCoCLIP
-    and ARGENT from it, with every other setting of the ``MODEL`` runs."""
-    runs = [pretrain_run(scale, seed, root, MODEL_SMALLER)]
-    for label, (method, loss) in ARGENT_HEADLINE.items():
-        runs.append(_argent_run(label + SMALLER, method, loss, scale, seed, root, MODEL_SMALLER))
-    return runs
+def _argent_sections(scale: Scale, loss: dict[str, Any], model: str) -> dict[str, dict[str, Any]]:
+    """The config sections every hyperbolic fine-tune shares, with ``loss``'s changes."""
+    return {
+        "data": {"caption": "short_caption"},
+        "model": {"name": model, "alpha_rule": "fixed-512"},
+        "optim": {"lr": scale.hyperbolic_lr, "warmup_steps": 10, "weight_decay": 0.2},
+        "loss": dict(loss),
+        "train": {"val_metrics": list(ARGENT_METRICS)},
+    }
 
 
 def _argent_run(
-    label: str, method: str, loss: dict[str, Any], scale: Scale, seed: int, root: Path, model: str
-) -> Run:
-    """One hyperbolic fine-tune of ``model`` from that model's pre-training of the seed."""
+    label: str, method: str, loss: dict[str, Any], scale: Scale, seed: int, root: Path,
+    model: str = MODEL, curvature: float | None = None,
+) -> Run:  # fmt: skip
+    """One hyperbolic fine-tune of ``model`` from that model's base of the seed (at a fixed
+    ``curvature`` when given, else MERU's learned one from 1)."""
+    sections = _argent_sections(scale, loss, model)
+    if curvature is not None:
+        sections["model"].update(curv_init=curvature, learn_curv=False)
     config = _config(
         method,
         seed,
@@ -333,24 +314,38 @@ def _argent_run(
         scale.hyperbolic_steps,
         scale.hyperbolic_batch,
         root / f"argent/{slug(label)}/seed{seed}",
-        data={"caption": "short_caption"},
-        model={"name": model, "alpha_rule": "fixed-512"},  # as the committed results were made
-        optim={"lr": scale.hyperbolic_lr, "warmup_steps": 10, "weight_decay": 0.2},
-        loss=loss,
-        train={"keep_checkpoints": keeps_snapshots(label, seed, scale)},
+        model,
+        **sections,
     )
-    after = PRETRAINING[model][0]
-    return Run("argent", label, seed, config, ARGENT_BENCHMARKS, after=after)
+    return Run("argent", label, seed, config, ARGENT_BENCHMARKS)
+
+
+def argent_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
+    """Hyperbolic fine-tunes from the seed's base (ARGENT's tables 2-3); on the sweep seeds also
+    the ablations, the model-size arm and the aperture arm."""
+    variants = dict(ARGENT_HEADLINE)
+    if seed in scale.sweep_seeds:
+        variants.update(ARGENT_SWEEP)
+    runs = [_argent_run(label, m, loss, scale, seed, root) for label, (m, loss) in variants.items()]
+    if seed in scale.sweep_seeds:
+        runs += [
+            _argent_run(label + SMALLER, m, loss, scale, seed, root, MODEL_SMALLER)
+            for label, (m, loss) in ARGENT_HEADLINE.items()
+        ]
+        runs += [
+            _argent_run(label, m, loss, scale, seed, root, curvature=APERTURE_CURVATURE)
+            for label, (m, loss) in APERTURE_ARM.items()
+        ]
+    return runs
 
 
 def plan(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) -> list[Run]:
-    """Every run of the study at ``scale_name``, in an order that respects ``Run.after``."""
+    """Every run of the study at ``scale_name``: references first, then each seed's runs."""
     if scale_name not in SCALES:
         raise ValueError(f"unknown study scale {scale_name!r}; expected one of {list(SCALES)}")
     scale, root = SCALES[scale_name], study_root(scale_name)
-    runs = []
+    runs = [r for r in reference_runs(scale, root) if r.study in studies or r.variant == PRETRAIN]
     for seed in scale.seeds:
-        runs.append(pretrain_run(scale, seed, root))
         if "himo" in studies:
             runs += himo_runs(scale, seed, root)
         if "argent" in studies:
@@ -358,19 +353,18 @@ def plan(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) -> list
     return runs
 
 
-def portable_config(config: dict[str, Any]) -> dict[str, Any]:
-    """The run's config as recorded in ``run.done``: its folder and init checkpoint relative."""
-    config = json.loads(json.dumps(config))
-    config["train"]["output_dir"] = repo_relative(config["train"]["output_dir"])
-    if Path(config["model"]["init"]).suffix == ".pt":
-        config["model"]["init"] = repo_relative(config["model"]["init"])
-    return config
+def study_root(scale_name: str) -> Path:
+    """The study's training folders and caches: ``runs/study-<scale>/`` (``runs_root``)."""
+    return runs_root() / f"study-{scale_name}"
+
+
+def _cache(scale_name: str) -> Path:
+    return study_root(scale_name) / "cache"
 
 
 def evaluate_into(run: Run, scale_name: str, checkpoint: Path, target: Path) -> dict[str, Any]:
     """Evaluate ``checkpoint`` on the run's benchmarks into ``target``; returns the held-out
     world embeddings (from the evaluation's cache)."""
-
     size = SCALES[scale_name].eval_size
     evaluate_run(
         checkpoint,
@@ -385,18 +379,8 @@ def evaluate_into(run: Run, scale_name: str, checkpoint: Path, target: Path) -> 
     return cached_world_embeddings(scale_name, checkpoint)
 
 
-def study_root(scale_name: str) -> Path:
-    """The study's training folders and caches: ``runs/study-<scale>/`` (:func:`runs_root`)."""
-    return runs_root() / f"study-{scale_name}"
-
-
-def _cache(scale_name: str) -> Path:
-    return study_root(scale_name) / "cache"
-
-
 def cached_world_embeddings(scale_name: str, checkpoint: Path) -> dict[str, Any]:
     """The held-out world embeddings an evaluation of ``checkpoint`` cached."""
-
     size = SCALES[scale_name].eval_size
     (emb_file,) = (_cache(scale_name) / checkpoint_key(checkpoint)).glob(
         f"world-{EVAL_SEED}-{size}-*.pt"
@@ -421,8 +405,7 @@ def refresh_items(scale_name: str) -> int:
 def _geometry(checkpoint: Path) -> tuple[str, float | None]:
     """The run's geometry and (hyperbolic) curvature ``exp(log c)``, read from its checkpoint
     without building the model."""
-    path = Path(checkpoint)
-    state = load_checkpoint(path / "last.pt" if path.is_dir() else path)
+    state = load_checkpoint(checkpoint)
     if state["config"]["method"] not in HYPERBOLIC_METHODS:
         return "euclidean", None
     return "hyperbolic", float(state["model"]["model.log_curv"].exp())
@@ -430,7 +413,6 @@ def _geometry(checkpoint: Path) -> tuple[str, float | None]:
 
 def write_items(checkpoint: Path, emb: dict[str, Any], target: Path) -> float:
     """``items.npz`` (per-item metric values) for the run; returns its feature std."""
-
     geometry, curv = _geometry(checkpoint)
     items = world_items(emb, geometry, curv)
     atomic_save_npz(target / "items.npz", items)
@@ -448,63 +430,48 @@ def run_target(run: Run, scale_name: str) -> Path:
     return results_dir(scale_name) / run.study / slug(run.variant) / f"seed{run.seed}"
 
 
+def init_checksum(config: dict[str, Any]) -> str | None:
+    """SHA-256 of the run's initial weights file (a base), None for a random start."""
+    init = Path(config["model"]["init"])
+    if config["model"]["init"] == "random":
+        return None
+    if not init.is_file():
+        raise FileNotFoundError(
+            f"{init}: the study's fine-tunes start from the committed bases (results/bases/); "
+            "run `make pretrain` to rebuild them"
+        )
+    return hashlib.sha256(init.read_bytes()).hexdigest()
+
+
 def finished(run: Run, scale_name: str) -> bool:
-    """Whether the run's ``run.done`` exists and records the config the plan gives it now
-    (its init checkpoint aside: a fine-tune's path is set when it starts)."""
+    """Whether the run's ``run.done`` exists and records the config the plan gives it now and
+    the checksum of its initial weights."""
     done = run_target(run, scale_name) / "run.done"
     if not done.is_file():
         return False
-    recorded = json.loads(done.read_text())["config"]
-    planned = portable_config(run.config)
-    recorded["model"].pop("init", None)
-    planned["model"].pop("init", None)
-    return recorded == planned
+    recorded = json.loads(done.read_text())
+    return recorded["config"] == portable_config(run.config) and recorded.get(
+        "init_sha256"
+    ) == init_checksum(run.config)
 
 
-def checkpoints_needed(runs: list[Run], scale_name: str) -> set[tuple[str, int]]:
-    """(variant, seed) of the runs whose checkpoint must exist: those whose snapshots the
-    learning curves read, and those a run that will train starts from (transitively)."""
-    needed: set[tuple[str, int]] = set()
-    for run in reversed(runs):  # a fine-tune comes after the run it starts from
-        if keeps_curve(run):
-            needed.add((run.variant, run.seed))
-        trains = not finished(run, scale_name) or (run.variant, run.seed) in needed
-        if trains and run.after is not None:
-            needed.add((run.after, run.seed))
-    return needed
-
-
-def execute(
-    run: Run,
-    scale_name: str,
-    checkpoints: dict[tuple[str, int], Path],
-    need_checkpoint: bool = True,
-    dependents: tuple[Run, ...] = (),
-) -> Path:
-    """Train (or resume) and evaluate one run; copy its results and log under ``results/``.
-    A finished run (:func:`finished`) is skipped; when its checkpoint was deleted (``runs/`` is
-    a cache) it is trained again only if ``need_checkpoint``. A run that trains first unmarks
-    its ``dependents`` (the runs that start from it) and removes their training folders: CPU
-    training is not bit-reproducible, and a seed's fine-tunes must share their start."""
-
+def execute(run: Run, scale_name: str) -> dict[str, Any]:
+    """Train (or resume) and evaluate one run; copy its results and log under ``results/``
+    and return its ``run.done`` record. A finished run (:func:`finished`) is skipped."""
     target = run_target(run, scale_name)
+    if finished(run, scale_name):
+        return json.loads((target / "run.done").read_text())
     config = json.loads(json.dumps(run.config))
-    if run.after is not None:
-        config["model"]["init"] = str(checkpoints[(run.after, run.seed)])
     output = Path(config["train"]["output_dir"])
     checkpoint = output / "last.pt"
-    if finished(run, scale_name) and (trained_to_end(output) or not need_checkpoint):
-        return checkpoint
-    for dependent in dependents:
-        (run_target(dependent, scale_name) / "run.done").unlink(missing_ok=True)
-        shutil.rmtree(dependent.config["train"]["output_dir"], ignore_errors=True)
     start = time.perf_counter()
-    if run.nproc > 1:
-        train_distributed(config, run.nproc, run.name)
-    else:
-        result = train_run(config)
-        if result.status != "finished":
-            raise RuntimeError(f"{run.name}: training {result.status} at step {result.step}")
+    if not trained_to_end(output):
+        if run.nproc > 1:
+            train_distributed(config, run.nproc, run.name)
+        else:
+            result = train_run(config)
+            if result.status != "finished":
+                raise RuntimeError(f"{run.name}: training {result.status} at step {result.step}")
     train_seconds = time.perf_counter() - start
     target.mkdir(parents=True, exist_ok=True)
     emb = evaluate_into(run, scale_name, checkpoint, target)
@@ -513,24 +480,21 @@ def execute(
     collapsed = run_collapse({"config": config, "feature_std": feature_std}, read_log(output))
     if run.seed == 0 and run.variant in EMBEDDING_VARIANTS:
         export_embeddings(emb, checkpoint, target, run)
-    atomic_write_text(
-        target / "run.done",
-        json.dumps(
-            {
-                "run": run.name,
-                "variant": run.variant,
-                "study": run.study,
-                "seed": run.seed,
-                "config": portable_config(config),
-                "train_seconds": round(train_seconds, 1),
-                "eval_seconds": round(time.perf_counter() - start - train_seconds, 1),
-                "feature_std": feature_std,
-                "collapsed": collapsed,
-            },
-            indent=1,
-        ),
-    )
-    return checkpoint
+    record = {
+        "run": run.name,
+        "variant": run.variant,
+        "study": run.study,
+        "seed": run.seed,
+        "config": portable_config(config),
+        "init_sha256": init_checksum(config),
+        "train_seconds": round(train_seconds, 1),
+        "eval_seconds": round(time.perf_counter() - start - train_seconds, 1),
+        "feature_std": feature_std,
+        "collapsed": collapsed,
+        "environment": environment(),
+    }
+    atomic_write_text(target / "run.done", json.dumps(record, indent=1))
+    return record
 
 
 def export_embeddings(emb: dict[str, Any], checkpoint: Path, target: Path, run: Run) -> None:
@@ -557,7 +521,6 @@ def export_embeddings(emb: dict[str, Any], checkpoint: Path, target: Path, run: 
 @torch.no_grad()
 def box_embeddings(checkpoint: Path, size: int, seed: int) -> dict[str, Any]:
     """Hyperbolic features of every box crop of the held-out world (object and near-full crops)."""
-
     module, preprocess, _, _ = load_trained(checkpoint)
     world = World(seed=seed, image_size=64)
     crops, kinds, owners = [], [], []
@@ -576,29 +539,66 @@ def box_embeddings(checkpoint: Path, size: int, seed: int) -> dict[str, Any]:
     }
 
 
-def run_study(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) -> Path:
-    """Run (or finish) every run of the study, then decide its claims; returns the folder."""
-    runs = plan(scale_name, studies)
-    checkpoints: dict[tuple[str, int], Path] = {}
-    total = time.perf_counter()
-    stages: dict[str, float] = {}
-    needed = checkpoints_needed(runs, scale_name)
-    for i, run in enumerate(runs, 1):
-        start = time.perf_counter()
-        print(f"[study {scale_name}] {i}/{len(runs)} {run.name}", flush=True)
-        dependents = tuple(r for r in runs if (r.after, r.seed) == (run.variant, run.seed))
-        checkpoints[(run.variant, run.seed)] = execute(
-            run, scale_name, checkpoints, (run.variant, run.seed) in needed, dependents
-        )
-        seconds = time.perf_counter() - start
-        stage = "pretrain" if run.after is None else run.study
-        stages[stage] = stages.get(stage, 0.0) + seconds
-        print(f"[study {scale_name}] {run.name} done in {seconds:.0f} s", flush=True)
+def _execute_in_worker(job: tuple[Run, str, int]) -> dict[str, Any]:
+    """Worker: a fixed thread count and torch's deterministic algorithms (results do not depend
+    on how many workers run), then :func:`execute`; returns the record and the wall seconds."""
+    run, scale_name, threads = job
+    torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(True)
     start = time.perf_counter()
-    print(f"[study {scale_name}] learning curves", flush=True)
-    write_curves(scale_name, runs, SCALES[scale_name].eval_size, study_root(scale_name))
+    record = execute(run, scale_name)
+    return {"record": record, "seconds": time.perf_counter() - start}
+
+
+def execute_all(
+    runs: list[Run], scale_name: str, workers: int, threads: int = 1
+) -> dict[str, float]:
+    """Execute every run, ``workers`` at a time (each in its own process with ``threads``
+    threads); prints progress; returns the wall seconds per stage (summed over its runs)."""
+    pending = [r for r in runs if not finished(r, scale_name)]
+    print(
+        f"[study {scale_name}] {len(runs) - len(pending)} of {len(runs)} runs finished; "
+        f"{len(pending)} to run on {workers} worker(s)",
+        flush=True,
+    )
+    stages: dict[str, float] = {}
+    if not pending:
+        return stages
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        futures: dict[Future, Run] = {
+            pool.submit(_execute_in_worker, (r, scale_name, threads)): r for r in pending
+        }
+        done_count, remaining = 0, set(futures)
+        while remaining:
+            finished_now, remaining = wait(remaining, return_when=FIRST_COMPLETED)
+            for future in finished_now:
+                run, result = futures[future], future.result()
+                done_count += 1
+                stage = run.stage or run.study
+                stages[stage] = stages.get(stage, 0.0) + result["seconds"]
+                print(
+                    f"[study {scale_name}] {done_count}/{len(pending)} {run.name} done in "
+                    f"{result['seconds']:.0f} s",
+                    flush=True,
+                )
+    return stages
+
+
+def run_study(
+    scale_name: str,
+    studies: tuple[str, ...] = ("himo", "argent"),
+    workers: int = 2,
+    threads: int = 1,
+    partial: bool = False,
+) -> Path:
+    """Run (or finish) every run of the study, then its curves and claims; returns the folder."""
+    runs = plan(scale_name, studies)
+    total = time.perf_counter()
+    stages = execute_all(runs, scale_name, workers, threads)
+    start = time.perf_counter()
+    write_curves(scale_name, runs)
     stages["curves"] = time.perf_counter() - start
-    report = decide(scale_name)
+    report = decide(scale_name, partial or set(studies) != {"himo", "argent"})
     elapsed = time.perf_counter() - total
     verdicts = [c["verdict"] for c in report["claims"]]
     print(
@@ -606,13 +606,18 @@ def run_study(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) ->
         + ", ".join(f"{v} {verdicts.count(v)}" for v in sorted(set(verdicts))),
         flush=True,
     )
+    scale = SCALES[scale_name]
     summary = {
         "scale": scale_name,
         "runs": len(runs),
-        "seeds": list(SCALES[scale_name].seeds),
-        "sweep_seeds": list(SCALES[scale_name].sweep_seeds),
+        "bases": list(scale.bases),
+        "seeds": list(scale.seeds),
+        "sweep_seeds": list(scale.sweep_seeds),
+        "workers": workers,
+        "threads_per_run": threads,
         "seconds_this_invocation": round(elapsed),
         "stage_seconds_this_invocation": {k: round(v) for k, v in stages.items()},
+        "environment": environment(),
     }
     atomic_write_text(results_dir(scale_name) / "study.json", json.dumps(summary, indent=1) + "\n")
     return results_dir(scale_name)
@@ -627,6 +632,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scale", choices=sorted(SCALES), default="smoke")
     parser.add_argument(
         "--studies", nargs="+", choices=("himo", "argent"), default=["himo", "argent"]
+    )
+    parser.add_argument(
+        "--workers", type=int, default=2, help="runs at once, one thread each (default 2)"
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads of each run (fixed, so results do not depend on the machine's "
+        "core count; default 1)",
+    )
+    parser.add_argument(
+        "--partial",
+        action="store_true",
+        help="decide the claims although planned runs are missing (marked partial)",
     )
     parser.add_argument(
         "--decide-only",
@@ -645,14 +665,18 @@ def main(argv: list[str] | None = None) -> int:
         "cached embeddings, then re-decide the claims",
     )
     args = parser.parse_args(argv)
-    torch.set_num_threads(min(2, torch.get_num_threads()))
+    torch.set_num_threads(1)
     if args.summary:
         print(summary_table(load_claims(args.scale)))
         return 0
     if args.refresh_items:
         print(f"[study {args.scale}] per-item values of {refresh_items(args.scale)} runs rewritten")
-    if args.decide_only or args.refresh_items:
-        decide(args.scale)
-        return 0
-    run_study(args.scale, tuple(args.studies))
+    try:
+        if args.decide_only or args.refresh_items:
+            decide(args.scale, args.partial)
+            return 0
+        run_study(args.scale, tuple(args.studies), args.workers, args.threads, args.partial)
+    except (MissingRunsError, ValueError, FileNotFoundError) as error:
+        print(f"study: {error}", file=sys.stderr)
+        return 2
     return 0

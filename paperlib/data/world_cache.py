@@ -1,0 +1,125 @@
+"""The training world rendered once: images, box crops and texts of a ``WorldDataset`` on disk.
+
+Drawing a world sample (rendering, crops, every text) costs about half a millisecond on one
+core, which a small model's training step pays for each of its samples, every epoch, in every
+run that trains on that world. :func:`cached_world` renders a world's training items once into
+``<cache_dir>/<key>/`` (``images.npy`` and ``boxes.npy``: uint8 ``(n, side, side, 3)``;
+``texts.json``: captions, short captions, box phrases, labels) and :class:`CachedWorldDataset`
+serves the same items as :class:`~paperlib.data.world.WorldDataset` from memory-mapped arrays:
+the transform sees the identical PIL images, so a run trains on exactly the tensors it would
+have drawn (``tests/test_world_cache.py``). A cache holds the first ``size`` items of its world;
+a run asking for fewer items reads a prefix. The folder appears atomically (rendered under a
+temporary name, then renamed), and concurrent builders of the same key wait on a lock.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from PIL import Image
+from torch.utils.data import Dataset
+
+from paperlib.data.sample import pil_to_tensor
+from paperlib.data.world import WorldDataset
+
+FORMAT = 1  # bump when the cached fields change
+TEXT_FIELDS = ("caption", "short_caption", "box_phrase")
+
+
+def _stem(seed: int, image_size: int, twins: bool) -> str:
+    return f"world-v{FORMAT}-seed{seed}-px{image_size}" + ("-twins" if twins else "")
+
+
+def cache_key(seed: int, size: int, image_size: int, twins: bool) -> str:
+    """Folder name of a world's cache (everything the rendered items depend on)."""
+    return f"{_stem(seed, image_size, twins)}-n{size}"
+
+
+def _render(folder: Path, world: WorldDataset) -> None:
+    """Render every item of ``world`` (untransformed PIL images) into ``folder``."""
+    n, side = len(world), world.world.image_size
+    images = np.lib.format.open_memmap(folder / "images.npy", "w+", np.uint8, (n, side, side, 3))
+    boxes = np.lib.format.open_memmap(folder / "boxes.npy", "w+", np.uint8, (n, side, side, 3))
+    texts: dict[str, list[Any]] = {k: [] for k in (*TEXT_FIELDS, "label", "labels", "id")}
+    for i in range(n):
+        item = world.raw_item(i)
+        images[i], boxes[i] = np.asarray(item["image"]), np.asarray(item["box_image"])
+        for key in texts:
+            texts[key].append(item[key])
+    images.flush(), boxes.flush()
+    del images, boxes
+    (folder / "texts.json").write_text(json.dumps(texts))
+
+
+def cached_world(cache_dir: str | Path, seed: int, size: int, image_size: int, twins: bool) -> Path:
+    """The cache folder of that world, rendered now unless a cache of it with at least
+    ``size`` items exists (the largest such cache is returned)."""
+    root = Path(cache_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one builder at a time; released on close or death
+        found = _existing(root, seed, size, image_size, twins)
+        if found is not None:
+            return found
+        folder = root / cache_key(seed, size, image_size, twins)
+        partial = root / f".{folder.name}.partial-{os.getpid()}"
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir()
+        _render(partial, WorldDataset(seed, size, image_size, twins=twins))
+        os.replace(partial, folder)
+        return folder
+
+
+def _existing(root: Path, seed: int, size: int, image_size: int, twins: bool) -> Path | None:
+    """The largest finished cache of the world with at least ``size`` items, or None."""
+    stem = _stem(seed, image_size, twins)
+    sizes = {
+        int(n): folder
+        for folder in root.glob(f"{stem}-n*")
+        if (n := folder.name.removeprefix(f"{stem}-n")).isdigit()
+        and (folder / "texts.json").is_file()
+    }
+    fits = [n for n in sizes if n >= size]
+    return sizes[max(fits)] if fits else None
+
+
+class CachedWorldDataset(Dataset):
+    """The training items of ``WorldDataset(seed, size, image_size, twins=twins)`` read from
+    :func:`cached_world`'s folder (built on first use): ``image`` and ``box_image`` through
+    ``transform``, the texts and labels as the world writes them."""
+
+    def __init__(
+        self,
+        cache_dir: str | Path,
+        seed: int,
+        size: int,
+        image_size: int = 64,
+        transform: Callable[[Image.Image], torch.Tensor] | None = None,
+        twins: bool = False,
+    ) -> None:
+        folder = cached_world(cache_dir, seed, size, image_size, twins)
+        self.size, self.folder = size, folder
+        self.transform = transform or pil_to_tensor
+        self.images = np.load(folder / "images.npy", mmap_mode="r")
+        self.boxes = np.load(folder / "boxes.npy", mmap_mode="r")
+        self.texts = json.loads((folder / "texts.json").read_text())
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        if not 0 <= index < self.size:
+            raise IndexError(f"index {index} out of range for a cached world of size {self.size}")
+        item: dict[str, Any] = {k: self.texts[k][index] for k in (*TEXT_FIELDS, "label", "id")}
+        item["image"] = self.transform(Image.fromarray(np.array(self.images[index])))
+        item["box_image"] = self.transform(Image.fromarray(np.array(self.boxes[index])))
+        item["labels"] = torch.tensor(self.texts["labels"][index], dtype=torch.long)
+        return item

@@ -1,0 +1,126 @@
+"""Held-out validation during training: the curve that says whether a run stopped improving.
+
+Every ``train.val_every`` steps (and at step 0) the loop embeds :data:`VALIDATION_SEED`'s world
+samples ``0..train.val_size-1`` (rendered once, at the run's image size) and logs one record
+``{"step": s, "val": {metric: value}, "val_size": n}`` to ``log.jsonl``. The validation world
+is neither a training world (seeds are small integers) nor the test world the study reports
+(``EVAL_SEED``), so a plateau is judged on data the final numbers never see.
+
+Metrics (:data:`VALIDATION_METRICS`; geometry-aware scores, ``metrics.scores``):
+
+- ``short_i2t_r1`` / ``long_i2t_r1``: image→text R@1 with the short / long captions (a
+  duplicate short caption counts as a hit, as ``world-short`` does);
+- ``zeroshot_L1`` / ``zeroshot_L3``: zero-shot accuracy at taxonomy level 1 / 3.
+
+Only the generated world has a validation set here; other datasets log nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from paperlib.data.world import World, class_names, zeroshot_prompts
+from paperlib.metrics import retrieval, zeroshot
+from paperlib.metrics.scores import pairwise_scores
+
+VALIDATION_SEED = 20_000
+VALIDATION_METRICS = ("short_i2t_r1", "long_i2t_r1", "zeroshot_L1", "zeroshot_L3")
+BATCH = 256
+
+
+@dataclass(frozen=True)
+class ValidationSet:
+    """The validation samples as model inputs: preprocessed images and tokenised texts."""
+
+    images: Tensor
+    texts: dict[str, Tensor]  # "short", "long" and "prompts_L1".. (flattened per class)
+    short_positive: Tensor  # (n, n) duplicate short captions count as hits
+    labels: Tensor  # (n, 3) taxonomy labels
+    prompts_per_class: int
+
+
+def _prompt_texts(level: int) -> list[str]:
+    prompts = zeroshot_prompts(level)
+    return [p for name in class_names(level) for p in prompts[name]]
+
+
+def build_validation_set(
+    size: int,
+    image_size: int,
+    preprocess: Callable,
+    tokenizer: Callable,
+    metrics: Sequence[str],
+    seed: int = VALIDATION_SEED,
+) -> ValidationSet:
+    """Render and tokenise what ``metrics`` need from ``size`` samples of the world ``seed``."""
+    unknown = sorted(set(metrics) - set(VALIDATION_METRICS))
+    if unknown:
+        raise ValueError(f"train.val_metrics: unknown {unknown}; expected {VALIDATION_METRICS}")
+    world = World(seed=seed, image_size=max(32, image_size))
+    samples = [world.sample(i) for i in range(size)]
+    texts = {"short": tokenizer([s.short_caption for s in samples])}
+    if "long_i2t_r1" in metrics:
+        texts["long"] = tokenizer([s.caption for s in samples])
+    for level in (1, 3):
+        if f"zeroshot_L{level}" in metrics:
+            texts[f"prompts_L{level}"] = tokenizer(_prompt_texts(level))
+    return ValidationSet(
+        images=torch.stack([preprocess(s.image) for s in samples]),
+        texts=texts,
+        short_positive=retrieval.same_text_positives([s.short_caption for s in samples]),
+        labels=torch.tensor([s.meta["labels"] for s in samples]),
+        prompts_per_class=len(zeroshot_prompts(1)[class_names(1)[0]]),
+    )
+
+
+def _batched(encode: Callable[[Tensor], Tensor], inputs: Tensor, device) -> Tensor:
+    return torch.cat(
+        [
+            encode(inputs[i : i + BATCH].to(device)).float().cpu()
+            for i in range(0, len(inputs), BATCH)
+        ]
+    )
+
+
+@torch.no_grad()
+def validate(module: nn.Module, data: ValidationSet, metrics: Sequence[str]) -> dict[str, float]:
+    """The ``metrics`` of ``module`` on ``data`` (eval mode inside, the caller's mode after)."""
+    was_training, device = module.training, next(module.parameters()).device
+    module.eval()
+    try:
+        geometry = module.geometry
+        curv = float(module.model.curv) if geometry == "hyperbolic" else None
+        image = _batched(module.embed_image, data.images, device)
+        out: dict[str, float] = {}
+        for name in metrics:
+            out[name] = _metric(name, module, data, image, geometry, curv, device)
+    finally:
+        module.train(was_training)
+    return out
+
+
+def _metric(name, module, data, image, geometry, curv, device) -> float:
+    """One validation metric from the image features and the module's text encoder."""
+    if name.endswith("_i2t_r1"):
+        kind = name.removesuffix("_i2t_r1")
+        text = _batched(module.embed_text, data.texts[kind], device)
+        positive = data.short_positive if kind == "short" else None
+        scores = pairwise_scores(image, text, geometry, curv)
+        found = retrieval.retrieval_metrics_from_scores(scores, positive)
+        return float(found["text_retrieval_recall@1"])
+    level = int(name.removeprefix("zeroshot_L"))
+    prompts = _batched(module.embed_text, data.texts[f"prompts_L{level}"], device)
+    per_class = prompts.view(-1, data.prompts_per_class, prompts.shape[-1])
+    classes = zeroshot.class_embeddings(per_class, geometry, curv)
+    scores = zeroshot.zero_shot_scores(image, classes, geometry, curv)
+    return zeroshot.zero_shot_metrics(scores, data.labels[:, level - 1])["acc1"]
+
+
+def validation_records(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The validation records of a training log (those with a ``val`` mapping), by step."""
+    return sorted((r for r in records if isinstance(r.get("val"), dict)), key=lambda r: r["step"])

@@ -1,0 +1,230 @@
+"""The study's pre-trained bases: small CLIPs of the world trained once, to their plateau.
+
+Both papers fine-tune released CLIP weights; the study's fine-tunes start from bases of the
+generated world in the same way. Each base is a CLIP (InfoNCE) on the world's COCO-like short
+captions, 77 tokens, with each scene's counterfactual twin in the same batch (``data.twins``:
+the same scene with its main object's shape replaced by one of another super-category, a hard
+negative that colour and layout cannot solve), trained on its own world (``data.seed`` = the
+base's seed) until its held-out validation curve (``engine.validation``) is flat
+(``tables.plateau``). There are :data:`BASES` independent bases of ``runner.MODEL`` and of the
+model-size arm's ``runner.MODEL_SMALLER``: seed variance comes from the fine-tunes, and the
+verdicts show whether they hinge on one base.
+
+``python -m paperlib.study.pretrain`` (``make pretrain``) trains them, two at a time on one
+thread each, resumably (``runs/pretrain/``), and writes ``results/bases/``:
+
+- ``<model>-base<k>.pt``: the weights as an open_clip state dict in float16 (what every
+  fine-tune's ``model.init`` names; float16 keeps each file under 25 MB);
+- ``<model>-base<k>.log.jsonl``: its training log (loss, validation records);
+- ``bases.json``: the recipe, and per base its steps, CPU and wall seconds, SHA-256 of the
+  weights, validation curve, plateau check and environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from paperlib.atomic import atomic_write, atomic_write_text
+from paperlib.engine.checkpoint import load_checkpoint
+from paperlib.environment import environment
+from paperlib.study.reader import REPO_ROOT, portable_config, repo_relative, runs_root
+from paperlib.tables.plateau import plateau_check
+from paperlib.train import read_log, read_validation, train_run, trained_to_end
+
+MODEL = "paper-tiny-rn"  # a 32 px ResNet image tower, 2-layer text transformer (8.5M)
+MODEL_SMALLER = "paper-micro-rn"  # the same at half the width (2.9M): the model-size arm
+BASES = (0, 1)
+PLATEAU_METRICS = ("zeroshot_L1", "short_i2t_r1")  # the curves a base must flatten on
+VAL_METRICS = (*PLATEAU_METRICS, "zeroshot_L3")
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A base's training schedule (CLIP on short captions with twins)."""
+
+    steps: int
+    batch: int
+    lr: float
+    warmup: int
+    weight_decay: float
+    size: int  # training-world samples
+    val_size: int
+    val_points: int  # validation records over the schedule (plus step 0)
+
+
+RECIPES = {
+    "full": Recipe(
+        steps=6400,
+        batch=128,
+        lr=1e-3,
+        warmup=200,
+        weight_decay=0.1,
+        size=200_000,
+        val_size=1000,
+        val_points=16,
+    ),  # fmt: skip
+    "smoke": Recipe(
+        steps=8,
+        batch=32,
+        lr=1e-3,
+        warmup=2,
+        weight_decay=0.1,
+        size=256,
+        val_size=64,
+        val_points=2,
+    ),  # fmt: skip
+}
+
+
+def bases_dir() -> Path:
+    """``results/bases/``: the committed bases every study scale fine-tunes from."""
+    return REPO_ROOT / "results" / "bases"
+
+
+def base_path(model: str, base: int, folder: Path | None = None) -> Path:
+    """The weights file of base ``base`` of ``model``."""
+    return (folder or bases_dir()) / f"{model}-base{base}.pt"
+
+
+def base_config(model: str, base: int, recipe: Recipe, runs: Path) -> dict[str, Any]:
+    """The training config of one base."""
+    every = recipe.steps // recipe.val_points
+    return {
+        "method": "clip",
+        "model": {"name": model, "init": "random"},
+        "data": {
+            "dataset": "world",
+            "size": recipe.size,
+            "image_size": 32,
+            "seed": base,
+            "caption": "short_caption",
+            "twins": True,
+            "cache_dir": str(runs / "world-cache"),
+        },
+        "optim": {
+            "lr": recipe.lr,
+            "warmup_steps": recipe.warmup,
+            "weight_decay": recipe.weight_decay,
+        },
+        "loss": {},
+        "train": {
+            "steps": recipe.steps,
+            "batch_size": recipe.batch,
+            "seed": base,
+            "log_every": max(1, every // 4),
+            "diag_every": every,
+            "ckpt_every": every,
+            "val_every": every,
+            "val_size": recipe.val_size,
+            "val_metrics": list(VAL_METRICS),
+            "output_dir": str(runs / f"{model}-base{base}"),
+            "progress": False,
+            "device": "cpu",
+        },
+    }
+
+
+def export_weights(checkpoint: Path, target: Path) -> str:
+    """Write the checkpoint's open_clip state (floating tensors in float16) to ``target``;
+    returns its SHA-256."""
+    state = load_checkpoint(checkpoint)["model"]
+    clip = {
+        key.removeprefix("clip."): (value.half() if value.is_floating_point() else value)
+        for key, value in state.items()
+        if key.startswith("clip.")
+    }
+    atomic_write(target, lambda handle: torch.save(clip, handle))
+    return hashlib.sha256(target.read_bytes()).hexdigest()
+
+
+def _train_base(job: tuple[dict[str, Any], str]) -> dict[str, Any]:
+    """Worker: train one base config (one thread), returning its wall seconds."""
+    config, name = job
+    torch.set_num_threads(1)
+    start = time.perf_counter()
+    if not trained_to_end(config["train"]["output_dir"]):
+        result = train_run(config)
+        if result.status != "finished":
+            raise RuntimeError(f"{name}: training {result.status} at step {result.step}")
+    return {"name": name, "wall_seconds": round(time.perf_counter() - start, 1)}
+
+
+def base_record(config: dict[str, Any], model: str, base: int, weights: Path) -> dict[str, Any]:
+    """``bases.json``'s entry for one trained base (curve, plateau checks, cost)."""
+    output = Path(config["train"]["output_dir"])
+    log = read_log(output)
+    records = read_validation(output)
+    n = config["train"]["val_size"]
+    curves = {m: [(r["step"], r["val"][m]) for r in records] for m in VAL_METRICS}
+    plateaus = {m: plateau_check(curves[m], n, m) for m in PLATEAU_METRICS}
+    return {
+        "model": model,
+        "base": base,
+        "weights": repo_relative(weights),
+        "steps": log[-1]["step"],
+        "cpu_seconds": round(log[-1]["cpu_seconds"], 1),
+        "validation": {m: [{"step": s, "value": v} for s, v in c] for m, c in curves.items()},
+        "val_size": n,
+        "plateau": {m: {**asdict(p), "reached": p.reached} for m, p in plateaus.items()},
+    }
+
+
+def pretrain(scale: str = "full", workers: int = 2, out: Path | None = None) -> Path:
+    """Train every base of :data:`BASES` × (``MODEL``, ``MODEL_SMALLER``) at ``scale``, export
+    them into ``out`` (default ``results/bases/``) and write ``bases.json``; returns ``out``."""
+    recipe, out = RECIPES[scale], out or bases_dir()
+    runs = runs_root() / f"pretrain-{scale}"
+    jobs = [
+        (base_config(model, base, recipe, runs), f"{model}-base{base}")
+        for model in (MODEL, MODEL_SMALLER)
+        for base in BASES
+    ]
+    start = time.perf_counter()
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        walls = {r["name"]: r["wall_seconds"] for r in pool.map(_train_base, jobs)}
+    out.mkdir(parents=True, exist_ok=True)
+    entries = []
+    for config, name in jobs:
+        model, base = config["model"]["name"], config["data"]["seed"]
+        output = Path(config["train"]["output_dir"])
+        weights = base_path(model, base, out)
+        sha = export_weights(output / "last.pt", weights)
+        shutil.copyfile(output / "log.jsonl", out / f"{name}.log.jsonl")
+        entry = base_record(config, model, base, weights)
+        entries.append({**entry, "sha256": sha, "wall_seconds": walls[name]})
+    summary = {
+        "recipe": asdict(recipe),
+        "scale": scale,
+        "config": {name: portable_config(config) for config, name in jobs},
+        "bases": entries,
+        "wall_seconds": round(time.perf_counter() - start, 1),
+        "workers": workers,
+        "environment": environment(),
+    }
+    atomic_write_text(out / "bases.json", json.dumps(summary, indent=1) + "\n")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m paperlib.study.pretrain", description=__doc__)
+    parser.add_argument("--scale", choices=sorted(RECIPES), default="full")
+    parser.add_argument("--workers", type=int, default=2, help="bases trained at once")
+    args = parser.parse_args(argv)
+    out = pretrain(args.scale, args.workers)
+    print(f"[pretrain] bases written to {repo_relative(out)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,59 @@
+"""Whether a run stopped improving: the plateau criterion on its held-out validation curve.
+
+A comparison counts only once both models have learned what their schedule can teach them.
+The criterion (:func:`plateau_check`): over the last fifth of the schedule the validation
+metric gains less than one standard error of that metric on the validation set,
+
+    v(T) − v(0.8 T) < SE = max(sqrt(v(T) (1 − v(T)) / n), 1 / n)
+
+(``v``: a rate over ``n`` validation items at the logged steps, ``T`` the last step; the
+point at 0.8 T is the logged step nearest it). A run that fails is flagged and left out of the
+claims, as a collapsed one is. The curve is ``engine.validation``'s, logged during training.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+TAIL = 0.2  # the last fifth of the schedule
+
+
+@dataclass(frozen=True)
+class Plateau:
+    """The criterion's inputs and outcome for one metric of one run."""
+
+    metric: str
+    start: tuple[int, float]  # (step, value) at the start of the last fifth
+    end: tuple[int, float]  # (step, value) at the last step
+    gain: float
+    standard_error: float
+
+    @property
+    def reached(self) -> bool:
+        return self.gain < self.standard_error
+
+    def reason(self) -> str | None:
+        """None when reached, else why not, in words."""
+        if self.reached:
+            return None
+        return (
+            f"{self.metric} still rising: +{self.gain:.4f} from step {self.start[0]} to "
+            f"{self.end[0]} (the last fifth), ≥ its standard error {self.standard_error:.4f}"
+        )
+
+
+def plateau_check(points: Sequence[tuple[int, float]], n_items: int, metric: str) -> Plateau:
+    """:class:`Plateau` of one validation curve ``[(step, value), ...]`` (a rate in [0, 1]) over
+    ``n_items`` validation items; needs the points at and before the last fifth."""
+    if n_items < 1:
+        raise ValueError(f"n_items must be positive; got {n_items}")
+    points = sorted(points)
+    if len(points) < 2:
+        raise ValueError(f"{metric}: a plateau needs at least 2 validation points; got {points}")
+    last_step, last = points[-1]
+    mark = (1 - TAIL) * last_step
+    start = min(points[:-1], key=lambda p: (abs(p[0] - mark), -p[0]))
+    se = max(math.sqrt(max(last * (1 - last), 0.0) / n_items), 1.0 / n_items)  # ≥ one item
+    return Plateau(metric, start, (last_step, last), last - start[1], se)

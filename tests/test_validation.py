@@ -1,0 +1,78 @@
+"""In-training validation: its metrics equal the evaluation's on the same world samples, it is
+logged at step 0 and every ``val_every`` steps, and it leaves the training itself unchanged."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from paperlib.engine.evaluation import evaluate, load_trained
+from paperlib.engine.validation import VALIDATION_SEED, build_validation_set, validate
+from paperlib.train import read_log, read_validation, train_run
+
+METRICS = ["short_i2t_r1", "long_i2t_r1", "zeroshot_L1", "zeroshot_L3"]
+
+
+def _config(output, method="clip", val_every=0, steps=12):
+    return {
+        "method": method,
+        "model": {"name": "paper-tiny-rn"},
+        "data": {"dataset": "world", "size": 256, "caption": "short_caption", "seed": 3},
+        "optim": {"lr": 1e-3},
+        "train": {
+            "steps": steps,
+            "batch_size": 32,
+            "log_every": 2,
+            "val_every": val_every,
+            "val_size": 64,
+            "val_metrics": METRICS,
+            "output_dir": str(output),
+            "progress": False,
+            "device": "cpu",
+        },
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["clip", "argent"])
+def test_validation_equals_the_evaluation_of_the_same_samples(tmp_path, method):
+    train_run(_config(tmp_path / "run", method, val_every=6))
+    records = read_validation(tmp_path / "run")
+    assert [r["step"] for r in records] == [0, 6, 12] and records[-1]["val_size"] == 64
+    rows = evaluate(
+        tmp_path / "run",
+        ["world-short", "world-long", "world-zeroshot"],
+        output_dir=tmp_path / "eval",
+        world_size=64,
+        world_seed=VALIDATION_SEED,
+    )
+    found = {row["dataset"]: row["metrics"] for row in rows}
+    last = records[-1]["val"]
+    assert last["short_i2t_r1"] == pytest.approx(found["world-short"]["text_retrieval_recall@1"])
+    assert last["long_i2t_r1"] == pytest.approx(found["world-long"]["text_retrieval_recall@1"])
+    assert last["zeroshot_L1"] == pytest.approx(found["world-zeroshot-L1"]["acc1"])
+    assert last["zeroshot_L3"] == pytest.approx(found["world-zeroshot-L3"]["acc1"])
+
+
+@pytest.mark.slow
+def test_validation_does_not_change_the_training(tmp_path):
+    plain = read_log(train_run(_config(tmp_path / "a")).output_dir)
+    validated = read_log(train_run(_config(tmp_path / "b", val_every=4)).output_dir)
+    assert [r["loss"] for r in plain] == [r["loss"] for r in validated]
+    module, *_ = load_trained(tmp_path / "b")
+    assert module.training is False  # load_trained's eval mode; the loop restores train mode
+
+
+def test_validate_restores_the_training_mode_and_refuses_unknown_metrics(tmp_path):
+    train_run(_config(tmp_path / "run", steps=0))
+    module, preprocess, tokenizer, _ = load_trained(tmp_path / "run")
+    data = build_validation_set(16, 32, preprocess, tokenizer, ["short_i2t_r1"])
+    module.train()
+    out = validate(module, data, ["short_i2t_r1"])
+    assert module.training and 0.0 <= out["short_i2t_r1"] <= 1.0
+    with pytest.raises(ValueError, match="train.val_metrics"):
+        build_validation_set(4, 32, preprocess, tokenizer, ["top5"])
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["train"]["val_every"] == 0
+    assert torch.is_tensor(data.images) and data.images.shape[0] == 16
