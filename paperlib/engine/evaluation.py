@@ -54,13 +54,18 @@ from paperlib.metrics.scores import NonFiniteError
 
 
 def load_trained(checkpoint: str | Path, device: str | torch.device = "cpu"):
-    """(module, preprocess, tokenizer, config) from a checkpoint written by ``engine.loop``."""
+    """(module, preprocess, tokenizer, config) from a checkpoint written by ``engine.loop``.
+
+    Only the checkpoint is read: the model is rebuilt from its ``model``/``loss`` sections,
+    so the training data may have moved or been deleted (the returned config's ``data``
+    section is :func:`evaluation_data_section`, not the training data's)."""
     path = Path(checkpoint)
     if path.is_dir():
         path = path / "last.pt"
     state = load_checkpoint(path)
     raw = dict(state["config"])
     raw["model"] = {**raw["model"], "init": "random"}  # the weights come from this file
+    raw["data"] = evaluation_data_section(raw)
     config = build_config(raw)
     module, preprocess, tokenizer = build_module(config, device)
     mismatch = state_dict_mismatch(module, state["model"])
@@ -69,6 +74,14 @@ def load_trained(checkpoint: str | Path, device: str | torch.device = "cpu"):
     module.load_state_dict(state["model"])
     module.eval()
     return module, preprocess, tokenizer, config
+
+
+def evaluation_data_section(raw: dict[str, Any]) -> dict[str, Any]:
+    """The ``data`` section a trained run's config is rebuilt with for evaluation: synthetic
+    stand-in data of one batch (the model does not depend on its training data, whose
+    ``data.root`` need not exist any more)."""
+    batch = int(raw.get("train", {}).get("batch_size", 1))
+    return {"dataset": "synthetic", "size": max(batch, 1)}
 
 
 def _stat_key(path: Path, suffix: str, digits: int) -> str:
