@@ -21,6 +21,7 @@ import torch
 from PIL import Image
 from torch.utils.data import DataLoader, Dataset, IterableDataset, Sampler
 
+from paperlib.data.images import with_geometry
 from paperlib.data.loaders import grit_shards, load_sharegpt4v
 from paperlib.data.sample import Sample, SampleDataset, collate_samples, sample_to_item
 from paperlib.data.webdataset import ShardStream, record_to_sample
@@ -126,16 +127,10 @@ def augmented(preprocess: Callable, data: DataConfig, image_size: int) -> Callab
         return preprocess
     from torchvision import transforms as T
 
-    if not isinstance(preprocess, T.Compose):
-        raise TypeError(
-            f"data.augment={data.augment!r} needs a torchvision Compose transform; "
-            f"got {type(preprocess).__name__}"
-        )
-    rest = [t for t in preprocess.transforms if not isinstance(t, (T.Resize, T.CenterCrop))]
     crop = T.RandomResizedCrop(
         image_size, scale=tuple(data.crop_scale), interpolation=T.InterpolationMode.BICUBIC
     )
-    return T.Compose([crop, *rest])
+    return with_geometry(preprocess, crop, f"data.augment={data.augment!r}")
 
 
 class BoxItems:
