@@ -19,9 +19,9 @@ import torch
 from torch import Tensor
 
 from paperlib.atomic import atomic_write_text
-from paperlib.data.images import LoadReport, scan_images
+from paperlib.data.classification import SUITE
+from paperlib.data.images import LoadReport, scan_images, squeezed
 from paperlib.data.loaders import load_hierarcaps, require_path
-from paperlib.data.images import squeezed
 from paperlib.data.world import (
     NOISE_SENTENCES,
     World,
@@ -48,7 +48,6 @@ from paperlib.engine.benchmarks import (
     reference_templates,
     segment_embeddings,
 )
-from paperlib.data.classification import SUITE
 from paperlib.engine.checkpoint import atomic_save, load_checkpoint, state_dict_mismatch
 from paperlib.engine.config import build_config
 from paperlib.engine.methods import build_module, input_size
