@@ -30,7 +30,7 @@ def write_imagenet(root: Path) -> list[int]:
 def write_food101(root: Path) -> list[int]:
     base = root / "food-101"
     meta = {"apple_pie": ["apple_pie/11", "apple_pie/12"], "baby_back_ribs": ["baby_back_ribs/21"]}
-    for k, (cls, files) in enumerate(meta.items()):
+    for k, files in enumerate(meta.values()):
         for f in files:
             put(base / "images" / f"{f}.jpg", k)
     (base / "meta").mkdir(parents=True)
@@ -51,7 +51,9 @@ def _cifar(root: Path, folder: str, test: str, meta: str, labels_key: str, names
 
 
 def write_cifar10(root: Path) -> list[int]:
-    return _cifar(root, "cifar-10-batches-py", "test_batch", "batches.meta", "labels", "label_names")
+    return _cifar(
+        root, "cifar-10-batches-py", "test_batch", "batches.meta", "labels", "label_names"
+    )
 
 
 def write_cifar100(root: Path) -> list[int]:
@@ -65,7 +67,7 @@ def write_cub2011(root: Path) -> list[int]:
         (2, "001.Black_footed_Albatross/a_2.jpg", 1, 0),
         (3, "002.Laysan_Albatross/b_1.jpg", 2, 0),
     ]
-    for i, path, cls, _ in rows:
+    for _, path, cls, _ in rows:
         put(base / "images" / path, cls)
     (base / "images.txt").write_text("".join(f"{i} {p}\n" for i, p, _, _ in rows))
     (base / "image_class_labels.txt").write_text("".join(f"{i} {c}\n" for i, _, c, _ in rows))

@@ -35,15 +35,11 @@ def test_backward_step_refuses_rows_it_would_drop(tmp_path):
     module, _, tokenizer = build_module(config)
     batch = {"image": torch.randn(6, 3, 32, 32), "text": tokenizer(["a red circle"] * 6)}
     with pytest.raises(ConfigError, match="accum_steps=4 does not divide .* 6 rows"):
-        backward_step(
-            module, module, batch, accum_steps=4, amp=contextlib.nullcontext(), step=1
-        )
+        backward_step(module, module, batch, accum_steps=4, amp=contextlib.nullcontext(), step=1)
 
 
 def test_batchnorm_models_refuse_accumulation_by_name(tmp_path):
-    raw = tiny_config(
-        "clip", tmp_path, model={"name": "paper-tiny-rn"}, train={"accum_steps": 2}
-    )
+    raw = tiny_config("clip", tmp_path, model={"name": "paper-tiny-rn"}, train={"accum_steps": 2})
     config = load_config(raw)
     module, _, _ = build_module(config)
     assert batchnorm_layers(module)  # the ResNet towers normalise with batch statistics
@@ -101,7 +97,5 @@ def test_evaluating_a_run_needs_no_training_data(tmp_path):
     )
     train(raw)
     shutil.rmtree(tmp_path / "shards")  # the training data is gone
-    rows = evaluate(
-        tmp_path / "run", ["world-long"], output_dir=tmp_path / "eval", world_size=8
-    )
+    rows = evaluate(tmp_path / "run", ["world-long"], output_dir=tmp_path / "eval", world_size=8)
     assert rows[0]["dataset"] == "world-long" and rows[0]["model"] == "clip:paper-tiny"

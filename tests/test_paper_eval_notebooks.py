@@ -10,8 +10,8 @@ import re
 import pytest
 
 from paperlib.evaluate import run_or_train
-from paperlib.notebooks import main as notebooks_main
 from paperlib.notebooks import REPO_ROOT, load_parameters, preset_path
+from paperlib.notebooks import main as notebooks_main
 from tests.engine_helpers import tiny_config
 from tests.suite_fixtures import MD5_CHECKED, put
 from tests.test_engine_evaluate_real import write_datasets
@@ -90,7 +90,7 @@ def test_eval_argent_preset_writes_table_2(data, tmp_path, monkeypatch):
     assert coco == {"family": "meru", "image_transform": "squeeze", "captions": "all"}
     rows = {r[2]: r for r in _published(out) if r[1] == "ARGENT S"}
     assert set(rows) == {"imagenet_acc1", "avg16_acc1", "coco_t2i_r5", "pep_auc", "pep_ap"}
-    for metric, row in rows.items():
+    for row in rows.values():
         assert re.fullmatch(r"[-+0-9.e]+", row[5]), row  # ours: a number, and Δ beside it
         assert row[6] != "—"
     assert rows["coco_t2i_r5"][7] == "as the paper"

@@ -15,8 +15,8 @@ from paperlib.metrics.results import read_result
 from paperlib.models.clip import create_model
 from paperlib.tables import published
 from paperlib.tables.beside_published import (
-    SUITE_AVERAGE,
     PUBLISHED_METRICS,
+    SUITE_AVERAGE,
     beside_published,
     markdown,
     published_values,

@@ -99,8 +99,10 @@ def _cub(root: Path) -> tuple[list, list[int]]:
         rows = [line.split() for line in read_text(base / name, "CUB").splitlines() if line]
         return {r[0]: r[1] for r in rows}
 
-    paths, labels, split = table("images.txt"), table("image_class_labels.txt"), table(
-        "train_test_split.txt"
+    paths, labels, split = (
+        table("images.txt"),
+        table("image_class_labels.txt"),
+        table("train_test_split.txt"),
     )
     test = [i for i in paths if split.get(i) == "0"]
     return [base / "images" / paths[i] for i in test], [int(labels[i]) - 1 for i in test]
