@@ -18,7 +18,7 @@ from paperlib.engine.loop import (
     train,
 )
 from paperlib.engine.methods import build_module
-from tests.engine_helpers import tiny_config
+from tests.engine_helpers import shards_config, tiny_config
 
 
 def test_a_per_rank_batch_accum_steps_does_not_divide_is_refused(tmp_path):
@@ -83,18 +83,9 @@ def test_an_fp16_run_trains_and_resumes_its_scaler(tmp_path):
 def test_evaluating_a_run_needs_no_training_data(tmp_path):
     import shutil
 
-    from paperlib.data.webdataset import write_shards
-    from paperlib.data.world import World
     from paperlib.engine.evaluation import evaluate
 
-    world = World(seed=3, image_size=32)
-    write_shards((world.sample(i) for i in range(16)), tmp_path / "shards", maxcount=8)
-    raw = tiny_config(
-        "clip",
-        tmp_path / "run",
-        train={"steps": 1, "batch_size": 8},
-        data={"dataset": "webdataset", "root": str(tmp_path / "shards")},
-    )
+    raw = shards_config("clip", tmp_path, samples=16, maxcount=8, steps=1, batch_size=8)
     train(raw)
     shutil.rmtree(tmp_path / "shards")  # the training data is gone
     rows = evaluate(tmp_path / "run", ["world-long"], output_dir=tmp_path / "eval", world_size=8)
