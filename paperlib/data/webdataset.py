@@ -207,9 +207,10 @@ class ShardStream(IterableDataset):
     gives stream ``k`` of ``n`` (one per DDP rank × DataLoader worker) the shards ``k::n``, and
     serves their records through a shuffle buffer of ``buffer`` records (webdataset's
     ``shuffle``, filled to ``buffer`` before the first record; ≤ 1 reads in order) seeded by
-    ``(seed, v, k)``: HyCoCLIP's reading order, except that HyCoCLIP's endless stream replays
-    one pass order while this draws a new one each pass. ``decode(record, visit)`` turns a
-    raw record into an item (None drops it).
+    ``(seed, v, k)``. HyCoCLIP's reading order differs in two details, both named here: it
+    gives rank r the sorted shards r::world once and shuffles within them, and its endless
+    stream replays one pass order; this splits each pass's permutation, drawing a new order
+    every pass. ``decode(record, visit)`` turns a raw record into an item (None drops it).
 
     :meth:`place` positions every stream after the batches a run consumed: a worker's
     stream has served whole batches of ``local_batch`` records (DataLoader workers take turns

@@ -330,7 +330,8 @@ def evaluate(
     ``retrieval_transform`` (``crop`` | ``squeeze``) and ``captions`` (``first-5`` | ``all``)
     default to the model family's reference protocol (:class:`EvalProtocol`: MERU, HyCoCLIP,
     ARGENT and MERU's CLIP baselines squeeze and keep every COCO caption; CLIP, Long-CLIP and
-    HiMo crop and keep five). Each results file records the protocol it ran (``protocol``).
+    HiMo crop and keep five). Each real benchmark's results file records the protocol it ran
+    (``protocol``).
     """
     roots, limits, hierarcaps_root, hierarcaps_limit = _checked_request(
         benchmarks, roots, limits, hierarcaps_root, hierarcaps_limit, world_size, batch_size
@@ -355,9 +356,10 @@ def evaluate(
     real_datasets, prompt_sets = _real_datasets(embedders, cache, real, skipped, real_options)
     datasets += real_datasets
     labels = (model_label or label, pretrained_label or str(checkpoint))
-    recorded = {
+    recorded = {  # the real benchmarks' (the generated world has no reference protocol)
         b: protocol_record(b, protocol, scoring.pep, prompt_sets.get(b), family)
         for b, _ in datasets
+        if b not in WORLD_BENCHMARKS
     }
     rows = _result_rows(datasets, skipped, f"{checkpoint}", scoring, labels, recorded)
     for result in rows:  # every metric first: a failure leaves no partial results
@@ -540,7 +542,7 @@ def _result_rows(
 ) -> list[dict[str, Any]]:
     """The CLIP_benchmark result dicts of every dataset (``labels``: model, pretrained), all
     computed before any is written; a skipped image list goes into its benchmark's results,
-    and each records its benchmark's protocol (:func:`protocol_record`)."""
+    and each real benchmark's records its protocol (:func:`protocol_record`)."""
     rows: list[dict[str, Any]] = []
     for benchmark, emb in datasets:
         try:
@@ -553,7 +555,8 @@ def _result_rows(
             if left_out
             else {}
         )
-        extra["protocol"] = protocols[benchmark]
+        if benchmark in protocols:
+            extra["protocol"] = protocols[benchmark]
         tasks = BENCHMARK_REGISTRY[benchmark].tasks
         for dataset, metrics in computed.items():
             task = tasks[dataset]
