@@ -32,7 +32,16 @@ from pathlib import Path
 from typing import Any
 
 from paperlib.atomic import DiskFullError, atomic_write_text
-from paperlib.engine.benchmarks import BENCHMARKS, PEP_NEGATIVES, WORLD_BENCHMARKS, PEPProtocol
+from paperlib.engine.benchmarks import (
+    BENCHMARKS,
+    CAPTION_SETS,
+    PEP_NEGATIVES,
+    REAL_BENCHMARKS,
+    RETRIEVAL_TRANSFORMS,
+    WORLD_BENCHMARKS,
+    PEPProtocol,
+    check_root,
+)
 from paperlib.engine.evaluation import evaluate, markdown_table
 from paperlib.engine.released import RELEASED_MODELS, released_model
 from paperlib.tables.beside_published import beside_published, markdown
@@ -85,13 +94,43 @@ def read_ids(path: str | Path, option: str) -> tuple[int, ...]:
 
 def write_published(output_dir: str | Path, model: str, rows: list[dict[str, Any]]) -> str | None:
     """``published.md`` beside the results when ``model`` has published numbers; its text."""
+    return write_beside_published(output_dir, released_model(model).published, rows)
 
-    refs = released_model(model).published
+
+def write_beside_published(
+    output_dir: str | Path, refs: Sequence[Sequence[str]], rows: list[dict[str, Any]]
+) -> str | None:
+    """``published.md``: ``rows`` beside the published rows ``refs`` ((table, model, arch)
+    of ``tables/published.json``), Δ and protocol marks included; its text (None: no refs)."""
     if not refs:
         return None
-    text = markdown(beside_published(rows, refs))
+    text = markdown(beside_published(rows, [tuple(r) for r in refs]))
     atomic_write_text(Path(output_dir) / "published.md", text + "\n")
     return text
+
+
+def pep_protocol(
+    kept: str | Path | None = None,
+    negatives: str = "per-image",
+    pool: str | Path | None = None,
+    pool_size: int = 100,
+) -> PEPProtocol:
+    """HierarCaps' PEP protocol from id files (:func:`read_ids`): the ``kept`` rows and the
+    shared ``pool`` rows, the ``negatives`` rule and ``pool_size``."""
+    return PEPProtocol(
+        kept=read_ids(kept, "--pep-kept") if kept else None,
+        negatives=negatives,
+        pool_size=pool_size,
+        pool=read_ids(pool, "--pep-pool") if pool else None,
+    )
+
+
+def check_real_roots(benchmarks: Sequence[str], roots: dict[str, Any]) -> None:
+    """Every real benchmark's folder and layout (``engine.benchmarks.check_root``), checked
+    before anything is trained or built; FileNotFoundError naming the first one missing."""
+    for name in benchmarks:
+        if name in REAL_BENCHMARKS or name == "hierarcaps":
+            check_root(name, roots.get(name))
 
 
 def evaluate_run(
@@ -102,24 +141,56 @@ def evaluate_run(
 
 
 def run_or_train(
-    checkpoint: str | Path,
+    checkpoint: str | Path | None,
     output_dir: str | Path,
     *,
     train_config: str | Path | dict | None = None,
     benchmarks: Sequence[str] | None = None,
     hierarcaps_root: str | Path | None = None,
+    roots: dict[str, str | Path] | None = None,
+    pep: dict[str, Any] | None = None,
+    published: Sequence[Sequence[str]] = (),
+    model: str | None = None,
     root: str | Path = ".",
     **options: Any,
 ) -> list[dict[str, Any]]:
     """What the eval notebooks do: evaluate ``checkpoint`` (paths relative to ``root``).
 
-    When the checkpoint is missing and ``train_config`` is given, that config is trained
-    first, into the checkpoint's folder. ``benchmarks=None`` means every world benchmark.
-    HierarCaps is added when ``hierarcaps_root`` exists
-    and skipped with a message when it does not.
+    ``roots`` maps each real benchmark (and ``hierarcaps``) to its folder; every one that
+    ``benchmarks`` names is checked, with the layout expected, before anything is trained
+    or built. When the checkpoint is missing and ``train_config`` is given, that config is
+    trained first, into the checkpoint's folder. ``benchmarks=None`` means every world
+    benchmark. The older ``hierarcaps_root`` adds HierarCaps when it exists and skips it
+    with a message when it does not. ``pep``: :func:`pep_protocol`'s keywords (id files
+    relative to ``root``). ``model``: read ``checkpoint`` as that released model.
+    ``published``: the (table, model, arch) rows of ``tables/published.json`` that
+    ``published.md`` sets beside the results (a released model's own rows by default).
     """
 
     root = Path(root)
+    benchmarks = list(WORLD_BENCHMARKS if benchmarks is None else benchmarks)
+    roots = {name: (root / folder).expanduser() for name, folder in (roots or {}).items()}
+    if hierarcaps_root is not None and "hierarcaps" not in roots:
+        hierarcaps_root = (root / hierarcaps_root).expanduser()
+        if hierarcaps_root.is_dir():
+            benchmarks.append("hierarcaps")
+            roots["hierarcaps"] = hierarcaps_root
+        else:
+            print(f"HierarCaps not found at {hierarcaps_root}: benchmark 'hierarcaps' skipped")
+    check_real_roots(benchmarks, roots)
+    files = ("kept", "pool")
+    pep_options = {k: (root / v if k in files and v else v) for k, v in (pep or {}).items()}
+    protocol = pep_protocol(**pep_options)
+    if model is not None:
+        path = None if checkpoint is None else root / checkpoint
+        rows = evaluate_run(
+            path, root / output_dir, benchmarks=benchmarks, roots=roots, pep=protocol,
+            model=model, **options,
+        )  # fmt: skip
+        write_beside_published(
+            root / output_dir, published or released_model(model).published, rows
+        )
+        return rows
     path = root / checkpoint
     if not (path / "last.pt").is_file() and not path.is_file():
         if train_config is None:
@@ -128,17 +199,11 @@ def run_or_train(
         config = config_from(source)
         config.train.output_dir = str(path)
         train_run(config)
-    benchmarks = list(WORLD_BENCHMARKS if benchmarks is None else benchmarks)
-    if hierarcaps_root is not None:
-        hierarcaps_root = (root / hierarcaps_root).expanduser()
-        if hierarcaps_root.is_dir():
-            benchmarks.append("hierarcaps")
-        else:
-            print(f"HierarCaps not found at {hierarcaps_root}: benchmark 'hierarcaps' skipped")
-            hierarcaps_root = None
-    return evaluate_run(
-        path, root / output_dir, benchmarks=benchmarks, hierarcaps_root=hierarcaps_root, **options
+    rows = evaluate_run(
+        path, root / output_dir, benchmarks=benchmarks, roots=roots, pep=protocol, **options
     )
+    write_beside_published(root / output_dir, published, rows)
+    return rows
 
 
 def _add_released_options(parser: argparse.ArgumentParser) -> None:
@@ -153,6 +218,17 @@ def _add_released_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pep-negatives", choices=PEP_NEGATIVES, default="per-image")
     parser.add_argument("--pep-pool", type=Path, help="rows of the shared negative pool (ids file)")
     parser.add_argument("--pep-pool-size", type=int, default=100)
+    parser.add_argument(
+        "--retrieval-transform",
+        choices=RETRIEVAL_TRANSFORMS,
+        help="COCO/Flickr30k images: crop (CLIP, Long-CLIP, HiMo) or squeeze (MERU, "
+        "HyCoCLIP); default: the model family's reference",
+    )
+    parser.add_argument(
+        "--captions",
+        choices=CAPTION_SETS,
+        help="COCO captions per image: first-5 or all; default: the model family's reference",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -214,12 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         checkpoint = _checkpoint_argument(parser, args)
-        pep = PEPProtocol(
-            kept=read_ids(args.pep_kept, "--pep-kept") if args.pep_kept else None,
-            negatives=args.pep_negatives,
-            pool_size=args.pep_pool_size,
-            pool=read_ids(args.pep_pool, "--pep-pool") if args.pep_pool else None,
-        )
+        pep = pep_protocol(args.pep_kept, args.pep_negatives, args.pep_pool, args.pep_pool_size)
         rows = evaluate(
             checkpoint,
             args.benchmarks,
@@ -236,6 +307,8 @@ def main(argv: list[str] | None = None) -> int:
             batch_size=args.batch_size,
             device=args.device,
             skip_bad_images=args.skip_bad_images,
+            retrieval_transform=args.retrieval_transform,
+            captions=args.captions,
         )
     except (FileNotFoundError, ValueError, DiskFullError) as err:
         print(f"evaluate: {err}", file=sys.stderr)

@@ -35,3 +35,21 @@ def tiny_config(method: str, output_dir: Path, **sections: dict[str, Any]) -> di
 def final_weights(output_dir: Path) -> dict[str, torch.Tensor]:
     """The model state of ``output_dir/last.pt``."""
     return torch.load(Path(output_dir) / "last.pt", weights_only=True)["model"]
+
+
+def shards_config(
+    method: str, root: Path, samples: int, maxcount: int, **train_values: Any
+) -> dict[str, Any]:
+    """A tiny config training ``method`` on ``samples`` world samples written as GRIT-layout
+    shards of ``maxcount`` under ``root/shards`` (run folder ``root/run``)."""
+    from paperlib.data.webdataset import write_shards
+    from paperlib.data.world import World
+
+    world = World(seed=3, image_size=32)
+    write_shards((world.sample(i) for i in range(samples)), root / "shards", maxcount=maxcount)
+    return tiny_config(
+        method,
+        root / "run",
+        train=train_values,
+        data={"dataset": "webdataset", "root": str(root / "shards")},
+    )

@@ -59,7 +59,13 @@ def _box_texts(root, tmp_path, draw: str, start_step: int, steps: int) -> list[t
     raw = tiny_config(
         "argent",
         tmp_path / f"run-{draw}",
-        data={"dataset": "webdataset", "root": str(root), "box_draw": draw},
+        data={
+            "dataset": "webdataset",
+            "root": str(root),
+            "box_draw": draw,
+            "shard_shuffle": False,  # in file order: pass k + 1 repeats pass k's samples
+            "shuffle_buffer": 0,
+        },
         train={"batch_size": 4, "steps": 100},
     )
     config = build_config(raw)

@@ -20,6 +20,7 @@ from paperlib.evaluate import main as evaluate_main
 from paperlib.geometry.lorentz import exp_map0, log_map0, pairwise_dist
 from paperlib.metrics.results import read_result
 from tests.engine_helpers import tiny_config
+from tests.suite_fixtures import accept_tiny_copies, write_suite  # noqa: F401  (fixture)
 from tests.test_loaders import put_image, write_jsonl
 
 N_IMAGES = 12
@@ -108,6 +109,8 @@ def write_datasets(root):
     for q in range(12):
         put_image(roots["cola"] / "images" / f"{q}.jpg", colour(rng))
     (roots["cola"] / "COLA_multiobjects_matching_benchmark.json").write_text(json.dumps(queries))
+    suite = write_suite(root / "suite")  # the zero-shot suite's other 15 datasets
+    roots.update({name: path for name, path in suite.items() if name != "imagenet"})
     return roots
 
 
@@ -146,7 +149,7 @@ def scores_of(geometry: str, curv: float, image, text) -> np.ndarray:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("method", ["clip", "argent"])
-def test_real_benchmarks_match_direct_computation(setup, tmp_path, method):
+def test_real_benchmarks_match_direct_computation(setup, tmp_path, method, accept_tiny_copies):  # noqa: F811
     runs, roots = setup
     out = tmp_path / "results"
     rows = ev.evaluate(
@@ -192,7 +195,9 @@ def test_real_benchmarks_match_direct_computation(setup, tmp_path, method):
 
     # zero-shot ImageNet: prompts averaged (tangent space for hyperbolic models), argmax
     names = ["tench", "goldfish", "great white shark"]
-    templates = ev.imagenet_templates(roots["imagenet"])
+    templates, prompt_set = ev.classification_templates("imagenet", roots["imagenet"])
+    assert prompt_set == ev.REFERENCE_PROMPTS and len(templates) == 7  # MERU's ImageNet set
+    assert by_name["imagenet"]["protocol"]["prompt_set"] == ev.REFERENCE_PROMPTS
     prompts = embed.texts([t.format(n) for n in names for t in templates]).view(
         3, len(templates), -1
     )
@@ -253,7 +258,7 @@ def test_missing_root_fails_before_embedding(setup, tmp_path):
         )
     with pytest.raises(
         FileNotFoundError,
-        match=r"'imagenet': root .* lacks val, classnames\.json or classnames\.txt",
+        match=r"'imagenet': root .* lacks val; expected a folder with <root>/val",
     ):
         ev.evaluate(
             missing_checkpoint,

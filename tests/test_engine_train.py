@@ -12,7 +12,7 @@ from paperlib.engine.config import load_config
 from paperlib.engine.loop import WarmupCosine, autocast_context, dry_run, train
 from paperlib.train import main as train_main
 from paperlib.train import read_log
-from tests.engine_helpers import tiny_config
+from tests.engine_helpers import shards_config, tiny_config
 
 
 def test_warmup_cosine_closed_form():
@@ -135,17 +135,7 @@ def test_cli_trains_from_a_parameter_file(tmp_path, capsys):
 
 
 def test_trains_from_grit_layout_webdataset_shards(tmp_path):
-    from paperlib.data.webdataset import write_shards
-    from paperlib.data.world import World
-
-    world = World(seed=3, image_size=32)
-    write_shards((world.sample(i) for i in range(24)), tmp_path / "shards", maxcount=12)
-    raw = tiny_config(
-        "hycoclip",
-        tmp_path / "run",
-        train={"steps": 3, "batch_size": 8},
-        data={"dataset": "webdataset", "root": str(tmp_path / "shards")},
-    )
+    raw = shards_config("hycoclip", tmp_path, samples=24, maxcount=12, steps=3, batch_size=8)
     result = train(raw)  # 3 batches of 8 from 24 streamed samples, box crops from the shards
     assert result.step == 3 and all(math.isfinite(r["entailment"]) for r in result.history)
 

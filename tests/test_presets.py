@@ -190,3 +190,37 @@ def test_openai_initialised_presets_use_quickgelu_in_both_towers():
         assert any(isinstance(m, QuickGELU) for m in tower.modules())
     with pytest.raises(ValueError, match="use model 'ViT-B-16-quickgelu'"):
         create_model("ViT-B-16", "openai")  # refused before any download
+
+
+PAPER_EVAL_PRESETS = [p for p in EVAL_PRESETS if p.stem != "smoke-cpu"]
+
+
+@pytest.mark.parametrize("path", PAPER_EVAL_PRESETS, ids=_id)
+def test_paper_eval_presets_cover_every_published_number(path):
+    """Each paper preset names a root for every real benchmark it runs, and those benchmarks
+    give every number of the published rows it compares with (none 'not in this run')."""
+    from paperlib.data.classification import ZEROSHOT_SUITE
+    from paperlib.engine.benchmarks import BENCHMARKS, REAL_BENCHMARKS, benchmark
+    from paperlib.tables.beside_published import (
+        PUBLISHED_METRICS,
+        SUITE_AVERAGE,
+        published_values,
+    )
+
+    params = load_parameters(path)
+    benchmarks = params["benchmarks"]
+    assert set(benchmarks) <= set(BENCHMARKS)
+    real = [b for b in benchmarks if b in REAL_BENCHMARKS or b == "hierarcaps"]
+    assert set(real) == set(params["roots"])
+    written = set()
+    for b in benchmarks:  # the datasets each benchmark writes (long sets add -monotonicity)
+        written |= set(benchmark(b).tasks)
+    if set(ZEROSHOT_SUITE) <= set(benchmarks):
+        written.add(SUITE_AVERAGE)
+    assert params["published"]
+    for table, model, arch in params["published"]:
+        for key, _ in published_values(table, model, arch):
+            if key[-1] == "avg":
+                continue
+            target = PUBLISHED_METRICS[(table, key)]
+            assert target is not None and target[0] in written, (table, key)

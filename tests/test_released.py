@@ -16,6 +16,7 @@ from paperlib.models.clip import create_model
 from paperlib.tables import published
 from paperlib.tables.beside_published import (
     PUBLISHED_METRICS,
+    SUITE_AVERAGE,
     beside_published,
     markdown,
     published_values,
@@ -40,7 +41,7 @@ def test_published_metric_map_points_at_real_numbers_and_real_datasets():
         ]
         assert any(path in leaf for leaf in leaves), (table, path)
         if target is not None:
-            assert target[0] in bm.TASKS, target  # a dataset the evaluation writes
+            assert target[0] in (*bm.TASKS, SUITE_AVERAGE), target  # a dataset we write
             assert target[2] in (1.0, 100.0)
 
 
@@ -58,11 +59,38 @@ def test_beside_published_scales_and_marks_what_was_not_run():
     assert hit["status"] == "compared"
     assert by[("argent_main", "pep_auc")]["ours"] == pytest.approx(97.0)
     assert by[("himo_retrieval", "COCO/t2i_r1")]["status"] == "not in this run"
-    assert by[("argent_main", "avg16_acc1")]["status"] == "not evaluated here"
+    assert by[("argent_main", "avg16_acc1")]["status"] == "not in this run"
+    assert by[("argent_main", "pep_auc")]["protocol"] == "not recorded"
     text = markdown(out)
     assert (
         "| himo_retrieval | Long-CLIP B/16 | Urban1k/i2t_r1 | urban1k | 78.9 | 50 | -28.9 |" in text
     )
+
+
+def test_beside_published_marks_protocols_and_averages_the_suite():
+    from paperlib.data.classification import ZEROSHOT_SUITE
+
+    pep = {"pep": {"kept": None, "negatives": "per-image", "pool": None}}
+    rows = [
+        {"dataset": "hierarcaps", "metrics": {"pep_auc": 0.9}, "protocol": pep},
+        {"dataset": "coco", "metrics": {"image_retrieval_recall@5": 0.5},
+         "protocol": {"image_transform": "squeeze", "captions": "all"}},
+    ] + [
+        {"dataset": name, "metrics": {"mean_per_class_recall": k / 100, "acc1": 0.0},
+         "protocol": {"image_transform": "crop", "prompt_set": "meru-hycoclip",
+                      "split": "every image" if name == "eurosat" else "test"}}
+        for k, name in enumerate(ZEROSHOT_SUITE)
+    ]  # fmt: skip
+    by = {
+        r["published_metric"]: r for r in beside_published(rows, (("argent_main", "ARGENT", "S"),))
+    }
+    assert by["coco_t2i_r5"]["protocol"] == "as the paper"
+    note = by["pep_auc"]["protocol"]
+    assert note.startswith("differs:") and "pep.kept=None (paper: 522)" in note
+    assert "pep.negatives=per-image (paper: shared)" in note
+    assert by["avg16_acc1"]["ours"] == pytest.approx(sum(range(16)) / 16)  # % of k/100
+    assert by["avg16_acc1"]["protocol"] == "differs: eurosat: split: every image"
+    assert "| differs: pep.kept" in markdown(list(by.values()))
 
 
 def test_released_model_names_and_errors():

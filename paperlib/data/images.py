@@ -96,3 +96,26 @@ def scan_images(paths: list[str | Path], report: LoadReport | None = None) -> li
     """Decode every path once; True where it loads. Use before training to drop bad files."""
     report = report if report is not None else LoadReport()
     return [load_rgb(p, report) is not None for p in paths]
+
+
+def with_geometry(preprocess, first, what: str):
+    """``preprocess`` (a torchvision ``Compose``) with its ``Resize`` and ``CenterCrop``
+    replaced by the transform ``first`` (the rest: tensor conversion, normalisation, kept);
+    TypeError naming ``what`` needs it when ``preprocess`` is not a ``Compose``."""
+    from torchvision import transforms as T  # deferred: torchvision's import is slow
+
+    if not isinstance(preprocess, T.Compose):
+        raise TypeError(
+            f"{what} needs a torchvision Compose transform; got {type(preprocess).__name__}"
+        )
+    rest = [t for t in preprocess.transforms if not isinstance(t, (T.Resize, T.CenterCrop))]
+    return T.Compose([first, *rest])
+
+
+def squeezed(preprocess, size: int):
+    """MERU's and HyCoCLIP's retrieval transform: the image squeezed to ``size`` × ``size``
+    (bicubic ``Resize((size, size))``, no crop), then ``preprocess``'s tensor steps."""
+    from torchvision import transforms as T
+
+    resize = T.Resize((size, size), interpolation=T.InterpolationMode.BICUBIC)
+    return with_geometry(preprocess, resize, "the squeeze retrieval transform")

@@ -40,7 +40,7 @@ LAYOUTS = {
     "root/test_set.jsonl, images in root/images/",
     "Long-DCI": "a tab-separated dci_long.csv with columns filepath, title; images under image_root",
     "Flickr30k": "a text file of lines 'name.jpg#k<TAB>caption', 5 per image; images in image_root",
-    "COCO": "captions_val2017.json in COCO format (images: id, file_name; annotations: "
+    "COCO": "captions_val2017.json (at the root or in annotations/) in COCO format (images: id, file_name; annotations: "
     "image_id, caption); images in image_root",
     "HierarCaps": "root/hierarcaps_test.csv (columns id, captions, image_url; captions "
     "'general => ... => specific') and root/test_imgs/COCO_val2014_<12-digit id>.jpg",
@@ -260,8 +260,10 @@ def load_coco_captions(
     image_root: str | Path,
     captions_per_image: int = 5,
     require_images: bool = True,
+    keep_all: bool = False,
 ) -> list[Sample]:
-    """COCO 5k (val2017): images in file order, first ``captions_per_image`` captions each."""
+    """COCO 5k (val2017): images in file order, first ``captions_per_image`` captions each
+    (``keep_all``: every caption, still at least ``captions_per_image``)."""
     path, root = require_path(annotation_file, "COCO"), Path(image_root)
     data = read_json(path, "COCO")
     images = get_field(data, "images", "COCO", str(path))
@@ -275,7 +277,7 @@ def load_coco_captions(
         where = f"{path} image {i}"
         image_id = get_field(image, "id", "COCO", where)
         file_name = get_field(image, "file_name", "COCO", where)
-        caps = captions.get(image_id, [])[:captions_per_image]
+        caps = captions.get(image_id, [])[: None if keep_all else captions_per_image]
         if len(caps) < captions_per_image:
             raise DatasetFormatError(
                 f"COCO: {path}: image {image_id} has {len(caps)} captions, expected at least "

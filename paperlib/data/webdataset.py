@@ -6,20 +6,28 @@ Each record holds ``child.<ext>`` / ``child.txt`` (image, caption), ``numparents
 default, so pixels round-trip exactly; ``image_format="jpg"`` matches GRIT's files but is
 lossy (compare decoded images with a tolerance then). The reader also reads real GRIT/HyCoCLIP
 shards, which have no ``json`` key.
+
+Training streams them with :class:`ShardStream`: HyCoCLIP's reading order (a seeded shuffle of
+the shard list, shards split over ranks and DataLoader workers, a shuffle buffer of 4,000
+records) and a resume that skips the consumed records before they are decoded.
 """
 
 from __future__ import annotations
 
 import io
+import itertools
 import json
+import random
 import re
-from collections.abc import Callable, Iterable
+import zlib
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import webdataset as wds
 from PIL import Image
+from torch.utils.data import IterableDataset, get_worker_info
 
 from paperlib.data.images import LoadReport, load_rgb
 from paperlib.data.sample import BoxSample, Sample, resolve_image, sample_to_item
@@ -166,3 +174,106 @@ def read_shards(
     )
     dataset = dataset.map(partial(record_to_sample, report=report)).select(_is_present)
     return dataset.map(partial(_as_item, transform)) if transform is not None else dataset
+
+
+# --------------------------------------------------------------------------- training stream
+
+SHUFFLE_BUFFER = 4000  # HyCoCLIP's GRIT training: wds.shuffle(4000, initial=4000)
+
+
+def _stream_seed(*parts: int) -> int:
+    """A 32-bit seed from integers (the same on every machine and Python run)."""
+    return zlib.crc32(json.dumps(parts).encode())
+
+
+def pass_shards(urls: list[str], seed: int, visit: int, shuffle: bool = True) -> list[str]:
+    """The shard order of pass ``visit``: a seeded permutation (``shuffle``) or file order."""
+    order = list(urls)
+    if shuffle:
+        random.Random(_stream_seed(seed, visit)).shuffle(order)
+    return order
+
+
+def raw_records(urls: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """The undecoded records (bytes values, ``__key__``, ``__url__``) of shards, in order."""
+    source = ({"url": url} for url in urls)
+    return iter(wds.tarfile_to_samples(handler=wds.reraise_exception)(source))
+
+
+class ShardStream(IterableDataset):
+    """An endless, seeded and resumable stream of training items from webdataset shards.
+
+    Each pass ``v`` (0, 1, ...) permutes the shard list with ``(seed, v)`` (``shard_shuffle``),
+    gives stream ``k`` of ``n`` (one per DDP rank × DataLoader worker) the shards ``k::n``, and
+    serves their records through a shuffle buffer of ``buffer`` records (webdataset's
+    ``shuffle``, filled to ``buffer`` before the first record; ≤ 1 reads in order) seeded by
+    ``(seed, v, k)``. HyCoCLIP's reading order differs in two details, both named here: it
+    gives rank r the sorted shards r::world once and shuffles within them, and its endless
+    stream replays one pass order; this splits each pass's permutation, drawing a new order
+    every pass. ``decode(record, visit)`` turns a raw record into an item (None drops it).
+
+    :meth:`place` positions every stream after the batches a run consumed: a worker's
+    stream has served whole batches of ``local_batch`` records (DataLoader workers take turns
+    batch by batch, worker 0 first, so the resumed workers' roles turn with the step), so it
+    skips that many raw records before decoding anything; resuming
+    costs reading past those bytes, never decoding them. A record dropped as unreadable
+    shifts a resumed stream by one record, since the count assumes every record decoded.
+    """
+
+    def __init__(
+        self,
+        urls: list[str],
+        decode: Callable[[dict[str, Any], int], Any],
+        *,
+        seed: int = 0,
+        shard_shuffle: bool = True,
+        buffer: int = SHUFFLE_BUFFER,
+    ) -> None:
+        super().__init__()
+        self.urls, self.decode, self.seed = list(urls), decode, seed
+        self.shard_shuffle, self.buffer = shard_shuffle, buffer
+        self.place(rank=0, world_size=1, batches=0, local_batch=1)
+
+    def place(self, *, rank: int, world_size: int, batches: int, local_batch: int) -> None:
+        """Read as DDP rank ``rank`` of ``world_size``, after ``batches`` batches of
+        ``local_batch`` items (the resume position)."""
+        self.rank, self.world_size = rank, world_size
+        self.start_batches, self.local_batch = batches, local_batch
+
+    def _stream(self) -> tuple[int, int, int]:
+        """(stream id, stream count, records this stream skips) of the calling worker."""
+        info = get_worker_info()
+        worker, workers = (0, 1) if info is None else (info.id, info.num_workers)
+        streams = self.world_size * workers
+        if len(self.urls) < streams:
+            raise ValueError(
+                f"data.root: {len(self.urls)} shard(s) for {self.world_size} rank(s) × "
+                f"{workers} data.num_workers; give at least one shard per reader"
+            )
+        # the DataLoader asks worker 0 first: after b batches it plays the worker that
+        # served batch b in the uninterrupted run
+        worker = (worker + self.start_batches) % workers
+        served = max(0, (self.start_batches - worker + workers - 1) // workers)
+        return self.rank * workers + worker, streams, served * self.local_batch
+
+    def records(self, stream: int, streams: int) -> Iterator[tuple[int, dict[str, Any]]]:
+        """(pass, raw record) of one stream, endless."""
+        for visit in itertools.count():
+            shards = pass_shards(self.urls, self.seed, visit, self.shard_shuffle)[stream::streams]
+            records = raw_records(shards)
+            if self.buffer > 1:
+                rng = random.Random(_stream_seed(self.seed, visit, stream))
+                records = wds.shuffle(self.buffer, initial=self.buffer, rng=rng)(records)
+            empty = True
+            for record in records:
+                empty = False
+                yield visit, record
+            if empty:
+                raise ValueError(f"data.root: the shards {shards[:3]} hold no record")
+
+    def __iter__(self) -> Iterator[Any]:
+        stream, streams, skip = self._stream()
+        for visit, record in itertools.islice(self.records(stream, streams), skip, None):
+            item = self.decode(record, visit)
+            if item is not None:
+                yield item

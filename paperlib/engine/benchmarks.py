@@ -25,14 +25,24 @@ embedding; ``a|b`` means either file):
   sentence drawn (seeded) from the other captions;
 - ``flickr30k`` / ``coco``: 5-captions-per-image retrieval (text t belongs to image t // 5);
 - ``himo-docci``: HiMo@K over the given cumulative prefixes (DOCCI test images);
-- ``imagenet``: zero-shot top-1/top-5 with class names and prompt templates;
+- ``imagenet`` and the other 15 datasets of MERU's and HyCoCLIP's zero-shot suite
+  (``data.classification.ZEROSHOT_SUITE``: food101, cifar10, ..., country211): zero-shot
+  top-1/top-5 and mean per-class recall (the references' metric: macro accuracy) with the
+  references' class names and prompt ensembles;
 - ``cola``: COLA multi-object top-1 accuracy (COLA's text-to-image rule).
+
+How the images and captions are prepared follows the model's reference code
+(:class:`EvalProtocol`): COCO/Flickr30k retrieval on the model's resize + centre crop
+(CLIP, Long-CLIP, HiMo) or on a squeezed ``Resize((224, 224))`` with every caption of an
+image (MERU, HyCoCLIP; ARGENT builds on them), every other benchmark on the model's own
+transform; each results file records the protocol it ran.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +51,13 @@ import torch
 from torch import Tensor
 
 from paperlib.data import loaders
+from paperlib.data.classification import (
+    SUITE,
+    ZEROSHOT_SUITE,
+    load_suite_dataset,
+    prompt_templates,
+)
+from paperlib.data.classification import class_names as suite_class_names
 from paperlib.data.sample import resolve_image
 from paperlib.metrics import hierarchy, items, monotonicity, results, retrieval, zeroshot
 from paperlib.metrics.scores import pairwise_scores
@@ -75,6 +92,58 @@ class PEPProtocol:
             raise ValueError("a PEP negative pool (pool ids) needs negatives='shared'")
 
 
+RETRIEVAL_TRANSFORMS = ("crop", "squeeze")
+CAPTION_SETS = ("first-5", "all")
+FAMILIES = ("clip", "meru")
+
+
+@dataclass(frozen=True)
+class EvalProtocol:
+    """How real images and captions are prepared, as the model family's reference code does.
+
+    ``retrieval_transform`` (COCO, Flickr30k): ``"crop"``, the model's resize + centre crop
+    (CLIP's, Long-CLIP's and HiMo's evaluation), or ``"squeeze"``, bicubic
+    ``Resize((s, s))`` without a crop (MERU's and HyCoCLIP's retrieval evaluator).
+    ``captions`` (COCO): ``"first-5"`` per image (Long-CLIP's, HiMo's) or ``"all"`` (MERU's,
+    HyCoCLIP's: every caption of val2017). Zero-shot classification always uses the model's
+    own resize + centre crop (both families do).
+    """
+
+    retrieval_transform: str = "crop"
+    captions: str = "first-5"
+
+    def __post_init__(self) -> None:
+        if self.retrieval_transform not in RETRIEVAL_TRANSFORMS:
+            raise ValueError(
+                f"retrieval_transform must be one of {RETRIEVAL_TRANSFORMS}; "
+                f"got {self.retrieval_transform!r}"
+            )
+        if self.captions not in CAPTION_SETS:
+            raise ValueError(f"captions must be one of {CAPTION_SETS}; got {self.captions!r}")
+
+    @classmethod
+    def reference(cls, family: str, retrieval_transform=None, captions=None) -> EvalProtocol:
+        """The protocol of ``family`` (``clip``: CLIP, Long-CLIP, HiMo; ``meru``: MERU,
+        HyCoCLIP, ARGENT and MERU's CLIP baselines), with the choices given overriding it."""
+        if family not in FAMILIES:
+            raise ValueError(f"family must be one of {FAMILIES}; got {family!r}")
+        meru = family == "meru"
+        return cls(
+            retrieval_transform or ("squeeze" if meru else "crop"),
+            captions or ("all" if meru else "first-5"),
+        )
+
+
+@dataclass(frozen=True)
+class EmbedOptions:
+    """What an embedding pass needs besides the samples: SSI's ``noise_seed``, the prompt
+    ``templates`` of a classification benchmark and the COCO ``captions`` set."""
+
+    noise_seed: int = 0
+    templates: Sequence[str] = ()
+    captions: str = "first-5"
+
+
 @dataclass(frozen=True)
 class Scoring:
     """How features are compared: ``geometry`` (euclidean | hyperbolic), curvature ``curv``
@@ -90,7 +159,8 @@ class Benchmark:
     """One benchmark: ``source`` (world | hierarcaps | real); ``tasks`` maps each dataset name it
     writes to its CLIP_benchmark task; ``metrics(emb, name, scoring)`` -> {dataset: metrics};
     real ones add their root ``layout``, ``load(root)`` -> samples and ``embed(embedder,
-    samples, noise_seed, templates)`` -> features (one pass)."""
+    samples, options)`` -> features (one pass, :class:`EmbedOptions`); ``retrieval`` marks
+    the benchmarks :class:`EvalProtocol`'s retrieval transform applies to."""
 
     name: str
     source: str
@@ -100,6 +170,7 @@ class Benchmark:
     load: Callable[[Path], list] | None = None
     embed: Callable[..., dict[str, Any]] | None = None
     nested: str | None = None  # a sub-folder accepted as the root (Urban1k's archive)
+    retrieval: bool = False
 
 
 # --------------------------------------------------------------------------- images
@@ -142,26 +213,29 @@ def segment_embeddings(embed, captions: Sequence[str]) -> dict[str, Tensor]:
     return out
 
 
-def _embed_long_captions(embed, samples: list, noise_seed: int, templates) -> dict[str, Any]:
+def _embed_long_captions(embed, samples: list, options: EmbedOptions) -> dict[str, Any]:
     captions = [s.caption for s in samples]
+    noisy = monotonicity.inject_noise(captions, 1, seed=options.noise_seed)
     out: dict[str, Any] = {
         "image": embed.images(LazyImages([s.image for s in samples])),
         "caption": embed.texts(captions),
-        "noisy_caption": embed.texts(monotonicity.inject_noise(captions, 1, seed=noise_seed)),
+        "noisy_caption": embed.texts(noisy),
     }
     out.update(segment_embeddings(embed, captions))
     return out
 
 
-def _embed_five_captions(embed, samples: list, noise_seed: int, templates) -> dict[str, Any]:
+def _embed_five_captions(embed, samples: list, options: EmbedOptions) -> dict[str, Any]:
+    keep = None if options.captions == "all" else 5
+    captions = [s.captions[:keep] for s in samples]
     return {
         "image": embed.images(LazyImages([s.image for s in samples])),
-        "captions": embed.texts([c for s in samples for c in s.captions]),
-        "captions_per_image": torch.tensor([len(s.captions) for s in samples]),
+        "captions": embed.texts([c for caps in captions for c in caps]),
+        "captions_per_image": torch.tensor([len(caps) for caps in captions]),
     }
 
 
-def _embed_prefixes(embed, samples: list, noise_seed: int, templates) -> dict[str, Any]:
+def _embed_prefixes(embed, samples: list, options: EmbedOptions) -> dict[str, Any]:
     return {
         "image": embed.images(LazyImages([s.image for s in samples])),
         "segments_all": embed.texts([t for s in samples for t in s.segments]),
@@ -169,8 +243,8 @@ def _embed_prefixes(embed, samples: list, noise_seed: int, templates) -> dict[st
     }
 
 
-def _embed_classes(embed, samples: list, noise_seed: int, templates) -> dict[str, Any]:
-    names = samples[0].meta["class_names"]
+def _embed_classes(embed, samples: list, options: EmbedOptions) -> dict[str, Any]:
+    names, templates = samples[0].meta["class_names"], list(options.templates)
     flat = [t.format(n) for n in names for t in templates]
     return {
         "image": embed.images(LazyImages([s.image for s in samples])),
@@ -179,7 +253,7 @@ def _embed_classes(embed, samples: list, noise_seed: int, templates) -> dict[str
     }
 
 
-def _embed_cola(embed, samples: list, noise_seed: int, templates) -> dict[str, Any]:
+def _embed_cola(embed, samples: list, options: EmbedOptions) -> dict[str, Any]:
     pairs = LazyImages([p for s in samples for p in s.meta["images"]])
     texts = embed.texts([c for s in samples for c in s.captions])
     return {
@@ -278,18 +352,38 @@ def pep_results(
     return out
 
 
+def kept_rows(emb: dict[str, Any], kept: Sequence[int] | None) -> dict[str, Any]:
+    """HierarCaps embeddings restricted to the ``kept`` rows (all rows for None): the images,
+    their chains and chain texts, so d_corr and hierarchical P/R score the kept images against
+    the kept images' captions only (the paper's cleaned set)."""
+    if kept is None:
+        return emb
+    n = len(emb["roots"])
+    bad = [k for k in kept if not 0 <= k < n]
+    if bad:
+        raise ValueError(f"PEP kept ids {bad[:3]} are outside the {n} HierarCaps rows")
+    rows = torch.tensor(list(kept), dtype=torch.long)
+    out = {**emb, "image": emb["image"][rows], "chain": emb["chain"][rows]}
+    if emb.get("chain_texts") is not None:
+        levels = emb["chain"].shape[1]
+        texts = emb["chain_texts"]
+        out["chain_texts"] = [texts[k * levels + j] for k in kept for j in range(levels)]
+    return out
+
+
 def _hierarchy(emb, name: str, s: Scoring):
     hyperbolic = s.geometry == "hyperbolic"
+    protocol = s.pep if name == "hierarcaps" else PEPProtocol()
+    kept = kept_rows(emb, protocol.kept)
     out = hierarchy.hierarcaps_metrics(
-        emb["image"],
-        emb["chain"],
+        kept["image"],
+        kept["chain"],
         s.geometry,
         root=None if hyperbolic else emb["empty"],
         curv=s.curv if hyperbolic else None,
-        caption_texts=emb.get("chain_texts"),
+        caption_texts=kept.get("chain_texts"),
     )
     if hyperbolic:
-        protocol = s.pep if name == "hierarcaps" else PEPProtocol()
         out.update(pep_results(emb["image"], emb["chain"], emb["roots"], s.curv, protocol))
     return {name: out}
 
@@ -321,15 +415,29 @@ def _classification(emb, name: str, s: Scoring):
 
 
 def _load_imagenet(root: Path) -> list:
-    names = next(
-        root / f"classnames{e}" for e in (".json", ".txt") if (root / f"classnames{e}").is_file()
-    )
+    """ImageNet's ``val/<wnid>/`` images; class names from ``classnames.json|txt`` when the
+    root has one, else the references' 1,000 names (sorted-wnid order)."""
+    given = [root / f"classnames{e}" for e in (".json", ".txt")]
+    names = next((p for p in given if p.is_file()), None)
+    if names is None:
+        names = suite_class_names("imagenet")
     samples = loaders.load_image_folder(root / "val", names)
     wnids = sorted(p.name for p in (root / "val").iterdir() if p.is_dir())
     class_names = loaders.load_class_names(names, wnids)  # all classes, even past a limit
     for sample in samples:
         sample.meta["class_names"] = class_names
     return samples
+
+
+COCO_CAPTIONS = "captions_val2017.json"
+
+
+def _load_coco(root: Path) -> list:
+    """COCO val2017 with every caption of an image (at least 5): ``captions_val2017.json`` at
+    the root (Long-CLIP's layout) or under ``annotations/`` (COCO's own and MERU's)."""
+    flat, nested = root / COCO_CAPTIONS, root / "annotations" / COCO_CAPTIONS
+    captions = flat if flat.is_file() else nested
+    return loaders.load_coco_captions(captions, root / "val2017", keep_all=True)
 
 
 # --------------------------------------------------------------------------- the registry
@@ -366,17 +474,19 @@ BENCHMARK_REGISTRY: dict[str, Benchmark] = {b.name: b for b in (
     Benchmark("flickr30k", "real", {"flickr30k": RETRIEVAL}, _five_caption_retrieval,
               ("test_1k.txt", "images"),
               lambda r: loaders.load_flickr30k(r / "test_1k.txt", r / "images"),
-              _embed_five_captions),
+              _embed_five_captions, retrieval=True),
     Benchmark("coco", "real", {"coco": RETRIEVAL}, _five_caption_retrieval,
-              ("captions_val2017.json", "val2017"),
-              lambda r: loaders.load_coco_captions(r / "captions_val2017.json", r / "val2017"),
-              _embed_five_captions),
+              (f"{COCO_CAPTIONS}|annotations/{COCO_CAPTIONS}", "val2017"), _load_coco,
+              _embed_five_captions, retrieval=True),
     Benchmark("himo-docci", "real", {"himo-docci": MONOTONICITY}, _prefix_monotonicity,
               ("himo_docci_data.json", "images"),
               lambda r: loaders.load_himo_docci(r / "himo_docci_data.json", r / "images"),
               _embed_prefixes),
     Benchmark("imagenet", "real", {"imagenet": CLASSIFICATION}, _classification,
-              ("val", "classnames.json|classnames.txt"), _load_imagenet, _embed_classes),
+              ("val",), _load_imagenet, _embed_classes),
+    *(Benchmark(name, "real", {name: CLASSIFICATION}, _classification, SUITE[name].layout,
+                partial(load_suite_dataset, name), _embed_classes)
+      for name in ZEROSHOT_SUITE if name != "imagenet"),
     Benchmark("cola", "real", {"cola": COMPOSITION}, _cola,
               ("COLA_multiobjects_matching_benchmark.json", "images"),
               lambda r: loaders.load_cola(r / "COLA_multiobjects_matching_benchmark.json",
@@ -392,6 +502,14 @@ LONG_CAPTION_BENCHMARKS = tuple(
     n for n, b in BENCHMARK_REGISTRY.items() if b.embed is _embed_long_captions
 )
 TASKS = {d: t for b in BENCHMARK_REGISTRY.values() for d, t in b.tasks.items()}
+CLASSIFICATION_BENCHMARKS = tuple(
+    n for n, b in BENCHMARK_REGISTRY.items() if b.embed is _embed_classes
+)
+
+
+def reference_templates(name: str) -> list[str]:
+    """The references' prompt ensemble of classification benchmark ``name``."""
+    return prompt_templates(name)
 
 
 def benchmark(name: str) -> Benchmark:

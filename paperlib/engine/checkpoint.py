@@ -73,19 +73,21 @@ def save_checkpoint(
     step: int,
     rng_states: list[dict[str, Any]],
     config: dict[str, Any],
+    grad_scaler: dict[str, Any] | None = None,
 ) -> Path:
-    """Write a full training checkpoint atomically; ``rng_states`` is one entry per rank."""
-    return atomic_save(
-        {
-            "model": model.state_dict(),
-            "optimizer": optimizer.state_dict(),
-            "scheduler": scheduler.state_dict(),
-            "step": step,
-            "rng": rng_states,
-            "config": config,
-        },
-        path,
-    )
+    """Write a full training checkpoint atomically; ``rng_states`` is one entry per rank;
+    ``grad_scaler`` the fp16 loss scaler's state when the run has one."""
+    state = {
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "step": step,
+        "rng": rng_states,
+        "config": config,
+    }
+    if grad_scaler is not None:
+        state["grad_scaler"] = grad_scaler
+    return atomic_save(state, path)
 
 
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:

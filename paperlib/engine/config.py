@@ -77,6 +77,13 @@ class DataConfig:
     # world only: a folder for the rendered training world (``data.world_cache``), shared by
     # every run that trains on the same world; None renders each sample when it is drawn
     cache_dir: str | None = None
+    # webdataset: each pass permutes the shard list (seeded by train.seed and the pass) and
+    # serves records through a shuffle buffer of this many records (HyCoCLIP: 4000; <= 1
+    # reads in order)
+    shard_shuffle: bool = True
+    shuffle_buffer: int = 4000
+    # sharegpt4v: the caption JSON under data.root (None: the folder's only *.json file)
+    json_file: str | None = None
 
 
 @dataclass
@@ -137,7 +144,9 @@ class TrainConfig:
     steps: int = 100
     batch_size: int = 32
     accum_steps: int = 1
-    precision: Literal["auto", "fp32", "bf16"] = "auto"
+    # bf16 autocast (H100/A100), fp16 autocast with a GradScaler (MERU's and HyCoCLIP's
+    # references, any CUDA GPU), fp32; "auto" is bf16 on CUDA and fp32 on CPU
+    precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"
     device: str = "auto"
     seed: int = 0
     log_every: int = 10
@@ -438,6 +447,7 @@ def _validate_data(config: Config) -> None:
     if not 32 <= d.image_size <= 224:
         raise ConfigError(f"data.image_size: expected 32..224, got {d.image_size}")
     _check_positive(d.num_workers, "data.num_workers", allow_zero=True)
+    _check_positive(d.shuffle_buffer, "data.shuffle_buffer", allow_zero=True)
     low, high = d.crop_scale
     if not 0.0 < low <= high <= 1.0:
         raise ConfigError(

@@ -4,7 +4,9 @@ The sampler makes global batch ``s`` a pure function of ``(seed, s)``: epoch ``e
 steps_per_epoch`` shuffles with ``torch.Generator().manual_seed(seed + e)``, and rank ``r``
 takes the ``r``-th contiguous slice of the global batch. So the gathered batch under DDP is
 exactly the single-process batch (same order), and the data position saved in a checkpoint
-is just the step. Webdataset shards stream in order; resuming one skips the consumed batches.
+is just the step. Webdataset shards stream through
+:class:`~paperlib.data.webdataset.ShardStream` (seeded shard shuffle and sample buffer,
+HyCoCLIP's sizes), which a resume positions from the step without decoding what it skips.
 """
 
 from __future__ import annotations
@@ -19,13 +21,15 @@ import torch
 from PIL import Image
 from torch.utils.data import DataLoader, Dataset, IterableDataset, Sampler
 
+from paperlib.data.images import with_geometry
 from paperlib.data.loaders import grit_shards, load_sharegpt4v
 from paperlib.data.sample import Sample, SampleDataset, collate_samples, sample_to_item
-from paperlib.data.webdataset import read_shards
+from paperlib.data.webdataset import ShardStream, record_to_sample
 from paperlib.data.world import WorldDataset
 from paperlib.data.world_cache import CachedWorldDataset
 from paperlib.engine.config import BOX_METHODS, Config, DataConfig
 
+SHAREGPT4V_HELD_OUT = 1000  # the first entries of the JSON: Long-CLIP's validation split
 SYNTHETIC_WORDS = ("red", "blue", "small", "large", "circle", "square", "left", "right", "dog")
 
 
@@ -124,16 +128,10 @@ def augmented(preprocess: Callable, data: DataConfig, image_size: int) -> Callab
         return preprocess
     from torchvision import transforms as T
 
-    if not isinstance(preprocess, T.Compose):
-        raise TypeError(
-            f"data.augment={data.augment!r} needs a torchvision Compose transform; "
-            f"got {type(preprocess).__name__}"
-        )
-    rest = [t for t in preprocess.transforms if not isinstance(t, (T.Resize, T.CenterCrop))]
     crop = T.RandomResizedCrop(
         image_size, scale=tuple(data.crop_scale), interpolation=T.InterpolationMode.BICUBIC
     )
-    return T.Compose([crop, *rest])
+    return with_geometry(preprocess, crop, f"data.augment={data.augment!r}")
 
 
 class BoxItems:
@@ -142,8 +140,9 @@ class BoxItems:
 
     ``draw="per-visit"``: the box is drawn from (seed, sample id, pass over the shards), so
     each pass sees a new one (HyCoCLIP); ``"fixed"``: from (seed, sample id), every pass the
-    same. The loop sets :attr:`visit` before each pass (:func:`_skip`). A sample without boxes
-    stands in with the whole image and caption (HyCoCLIP samples always have one).
+    same. The pass is given with each sample (``visit``; :class:`ShardStream` counts them). A
+    sample without boxes is refused, naming it: HyCoCLIP's GRIT samples always have one, and
+    the whole image in its place would make the box terms score the image against itself.
     """
 
     def __init__(self, transform: Callable, *, seed: int, draw: str = "per-visit") -> None:
@@ -152,19 +151,21 @@ class BoxItems:
         self.transform = transform
         self.seed, self.draw, self.visit = seed, draw, 0
 
-    def choice(self, sample_id: str, num_boxes: int) -> int:
-        """Index of the box drawn for ``sample_id`` in the current visit."""
+    def choice(self, sample_id: str, num_boxes: int, visit: int | None = None) -> int:
+        """Index of the box drawn for ``sample_id`` in pass ``visit`` (default :attr:`visit`)."""
         key = [self.seed, zlib.crc32(sample_id.encode())]
         if self.draw == "per-visit":
-            key.append(self.visit)
+            key.append(self.visit if visit is None else visit)
         return int(np.random.default_rng(key).integers(num_boxes))
 
-    def __call__(self, sample: Sample) -> dict[str, Any]:
-        item = sample_to_item(sample, self.transform(sample.load_image()))
+    def __call__(self, sample: Sample, visit: int | None = None) -> dict[str, Any]:
         if not sample.boxes:
-            item["box_image"], item["box_phrase"] = item["image"], sample.caption
-            return item
-        box = sample.boxes[self.choice(sample.id, len(sample.boxes))]
+            raise ValueError(
+                f"GRIT sample {sample.id!r} has no box (numparents.txt is 0); HyCoCLIP's "
+                "layout gives every sample at least one parentNNN crop and phrase"
+            )
+        item = sample_to_item(sample, self.transform(sample.load_image()))
+        box = sample.boxes[self.choice(sample.id, len(sample.boxes), visit)]
         crop = (
             box.image
             if isinstance(box.image, Image.Image)
@@ -194,19 +195,51 @@ def build_dataset(
     if data.dataset == "synthetic":
         return SyntheticDataset(data.size, image_size, data.seed)
     if data.dataset == "sharegpt4v":
-        root = Path(data.root)
-        json_files = sorted(root.glob("*.json"))
-        if not json_files:
-            raise FileNotFoundError(f"data.root: no ShareGPT4V .json file in {root}")
-        samples = load_sharegpt4v(json_files[0], root, split="train")
+        samples = load_sharegpt4v(
+            sharegpt4v_json(data), data.root, split="train", val_size=SHAREGPT4V_HELD_OUT
+        )
         return SampleDataset(samples, augmented(transform, data, image_size))
     if data.dataset == "webdataset":
-        shards = read_shards(grit_shards(data.root), split_by_node=world_size > 1)
         items = BoxItems(augmented(transform, data, image_size), seed=data.seed, draw=data.box_draw)
-        dataset = shards.map(items)
-        dataset.box_items = items  # the loop counts its passes (per-visit box draws)
-        return dataset
+        return ShardStream(
+            grit_shards(data.root),
+            DecodeBoxes(items),
+            seed=data.seed,
+            shard_shuffle=data.shard_shuffle,
+            buffer=data.shuffle_buffer,
+        )
     raise ValueError(f"data.dataset: unknown dataset {data.dataset!r}")
+
+
+def sharegpt4v_json(data: DataConfig) -> Path:
+    """The ShareGPT4V caption file: ``data.json_file`` (under ``data.root`` when relative),
+    else the root's only ``*.json``; FileNotFoundError naming what was found otherwise."""
+    root = Path(data.root)
+    if data.json_file is not None:
+        path = root / data.json_file
+        if not path.is_file():
+            raise FileNotFoundError(f"data.json_file: {path} does not exist")
+        return path
+    found = sorted(root.glob("*.json"))
+    if len(found) != 1:
+        what = "no .json file" if not found else f"{len(found)} .json files ({found[0].name}, ...)"
+        raise FileNotFoundError(
+            f"data.root: {root} holds {what}; set data.json_file to the ShareGPT4V caption "
+            "file (e.g. share-captioner_coco_lcs_sam_1246k_1107.json)"
+        )
+    return found[0]
+
+
+class DecodeBoxes:
+    """A raw GRIT record of pass ``visit`` -> a training item (:class:`BoxItems`); None when
+    an image does not decode. A class, so DataLoader workers can pickle it."""
+
+    def __init__(self, items: BoxItems) -> None:
+        self.items = items
+
+    def __call__(self, record: dict[str, Any], visit: int) -> dict[str, Any] | None:
+        sample = record_to_sample(record)
+        return None if sample is None else self.items(sample, visit)
 
 
 def longclip_short_caption(caption: str) -> str:
@@ -263,10 +296,16 @@ def build_loader(
         tokenizer, config.data.caption, boxes=config.method in BOX_METHODS, short_text=short
     )
     common = {"collate_fn": collate, "num_workers": config.data.num_workers}
-    if isinstance(dataset, IterableDataset):
+    if isinstance(dataset, ShardStream):
         local = t.batch_size // world_size
-        loader = DataLoader(dataset, batch_size=local, drop_last=True, **common)
-        return _skip(loader, start_step, getattr(dataset, "box_items", None))
+        dataset.place(rank=rank, world_size=world_size, batches=start_step, local_batch=local)
+        return DataLoader(dataset, batch_size=local, drop_last=True, **common)
+    if config.data.dataset == "sharegpt4v" and len(dataset) < t.batch_size:
+        raise ValueError(
+            f"data.root: {sharegpt4v_json(config.data)} leaves {len(dataset)} training entries "
+            f"once its first {SHAREGPT4V_HELD_OUT:,} are held out for validation (Long-CLIP's "
+            f"split), fewer than train.batch_size={t.batch_size}"
+        )
     sampler = GlobalBatchSampler(
         len(dataset),
         t.batch_size,
@@ -278,21 +317,3 @@ def build_loader(
         group=2 if config.data.twins else 1,
     )
     return DataLoader(dataset, batch_sampler=sampler, **common)
-
-
-def _skip(loader: DataLoader, count: int, items: BoxItems | None = None) -> Iterator:
-    """Endless pass over a streaming loader (re-read at the end) after skipping ``count``
-    batches; ``items.visit`` counts the passes (set before each, so workers see it)."""
-    seen, visit = 0, 0
-    while True:
-        if items is not None:
-            items.visit = visit
-        empty = True
-        for batch in loader:
-            empty = False
-            seen += 1
-            if seen > count:
-                yield batch
-        if empty:
-            raise ValueError("data.root: the webdataset shards hold no complete batch")
-        visit += 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,11 @@ import torch
 from torch import Tensor
 
 from paperlib.atomic import atomic_write_text
-from paperlib.data.images import LoadReport, scan_images
+from paperlib.data.classification import SUITE
+from paperlib.data.images import LoadReport, scan_images, squeezed
 from paperlib.data.loaders import load_hierarcaps, require_path
 from paperlib.data.world import (
     NOISE_SENTENCES,
-    PROMPT_TEMPLATES,
     World,
     class_names,
     draw_scene,
@@ -33,14 +34,18 @@ from paperlib.data.world import (
 from paperlib.engine.benchmarks import (
     BENCHMARK_REGISTRY,
     BENCHMARKS,
+    CLASSIFICATION_BENCHMARKS,
     REAL_BENCHMARKS,
     WORLD_BENCHMARKS,
+    EmbedOptions,
+    EvalProtocol,
     LazyImages,
     PEPProtocol,
     Scoring,
     benchmark_metrics,
     check_root,
     load_real,
+    reference_templates,
     segment_embeddings,
 )
 from paperlib.engine.checkpoint import atomic_save, load_checkpoint, state_dict_mismatch
@@ -54,13 +59,18 @@ from paperlib.metrics.scores import NonFiniteError
 
 
 def load_trained(checkpoint: str | Path, device: str | torch.device = "cpu"):
-    """(module, preprocess, tokenizer, config) from a checkpoint written by ``engine.loop``."""
+    """(module, preprocess, tokenizer, config) from a checkpoint written by ``engine.loop``.
+
+    Only the checkpoint is read: the model is rebuilt from its ``model``/``loss`` sections,
+    so the training data may have moved or been deleted (the returned config's ``data``
+    section is :func:`evaluation_data_section`, not the training data's)."""
     path = Path(checkpoint)
     if path.is_dir():
         path = path / "last.pt"
     state = load_checkpoint(path)
     raw = dict(state["config"])
     raw["model"] = {**raw["model"], "init": "random"}  # the weights come from this file
+    raw["data"] = evaluation_data_section(raw)
     config = build_config(raw)
     module, preprocess, tokenizer = build_module(config, device)
     mismatch = state_dict_mismatch(module, state["model"])
@@ -69,6 +79,14 @@ def load_trained(checkpoint: str | Path, device: str | torch.device = "cpu"):
     module.load_state_dict(state["model"])
     module.eval()
     return module, preprocess, tokenizer, config
+
+
+def evaluation_data_section(raw: dict[str, Any]) -> dict[str, Any]:
+    """The ``data`` section a trained run's config is rebuilt with for evaluation: synthetic
+    stand-in data of one batch (the model does not depend on its training data, whose
+    ``data.root`` need not exist any more)."""
+    batch = int(raw.get("train", {}).get("batch_size", 1))
+    return {"dataset": "synthetic", "size": max(batch, 1)}
 
 
 def _stat_key(path: Path, suffix: str, digits: int) -> str:
@@ -232,22 +250,26 @@ def readable_samples(samples: list, benchmark: str) -> tuple[list, list[tuple[st
     return kept, report.skipped
 
 
-def imagenet_templates(root: Path, templates: Sequence[str] | None = None) -> list[str]:
-    """Prompt templates (``{}`` = class name): ``templates``, else ``root/templates.txt`` (one
-    a line), else the generic templates of the generated world (our default; the papers use
-    CLIP's 80 ImageNet templates, which the user supplies as templates.txt)."""
+def classification_templates(
+    benchmark: str, root: Path, templates: Sequence[str] | None = None
+) -> tuple[list[str], str]:
+    """Prompt templates (``{}`` = class name) of a classification benchmark and the name of
+    the set: ``templates`` ("given"), else ``root/templates.txt`` (one a line), else the
+    references' ensemble of that dataset (MERU's and HyCoCLIP's evaluation config)."""
+    if templates is not None:
+        chosen, label = list(templates), "given"
+    elif (root / "templates.txt").is_file():
+        text = (root / "templates.txt").read_text(encoding="utf-8")
+        chosen, label = [t for t in text.splitlines() if t.strip()], f"{root / 'templates.txt'}"
+    else:
+        chosen, label = reference_templates(benchmark), REFERENCE_PROMPTS
+    bad = [t for t in chosen if "{}" not in t]
+    if not chosen or bad:
+        raise ValueError(f"{benchmark} prompt templates must each contain '{{}}'; got {bad[:3]}")
+    return chosen, label
 
-    if templates is None:
-        path = root / "templates.txt"
-        templates = (
-            [t for t in path.read_text(encoding="utf-8").splitlines() if t.strip()]
-            if path.is_file()
-            else list(PROMPT_TEMPLATES)
-        )
-    bad = [t for t in templates if "{}" not in t]
-    if not templates or bad:
-        raise ValueError(f"imagenet prompt templates must each contain '{{}}'; got {bad[:3]}")
-    return list(templates)
+
+REFERENCE_PROMPTS = "meru-hycoclip"  # the prompt-set name of the references' ensembles
 
 
 def check_sizes(world_size: int, batch_size: int, limits: dict[str, int | None]) -> None:
@@ -287,6 +309,8 @@ def evaluate(
     model_label: str | None = None,
     pretrained_label: str | None = None,
     skip_bad_images: bool = False,
+    retrieval_transform: str | None = None,
+    captions: str | None = None,
 ) -> list[dict[str, Any]]:
     """Evaluate ``checkpoint`` on ``benchmarks``; writes ``<output_dir>/<dataset>.json`` files
     (CLIP_benchmark keys) and ``results.md`` (merged table); returns the result dicts.
@@ -298,19 +322,28 @@ def evaluate(
     ``world_seed`` should differ from the training world's ``data.seed``; ``world_image_size``
     defaults to the model's input size. ``roots``: each real benchmark's folder (its registry
     ``layout``); ``limits`` keeps the first N samples of a benchmark; ``noise_seed`` seeds SSI's noise sentences; ``templates`` are
-    ImageNet's prompt templates (default: see :func:`imagenet_templates`). A real benchmark's
+    classification prompt templates (default: see :func:`classification_templates`). A real benchmark's
     unreadable image stops the evaluation, naming the file; with ``skip_bad_images`` its
     samples are left out instead, and each results file of that benchmark records them
     (``skipped_images``: count and the first few paths with reasons).
+
+    ``retrieval_transform`` (``crop`` | ``squeeze``) and ``captions`` (``first-5`` | ``all``)
+    default to the model family's reference protocol (:class:`EvalProtocol`: MERU, HyCoCLIP,
+    ARGENT and MERU's CLIP baselines squeeze and keep every COCO caption; CLIP, Long-CLIP and
+    HiMo crop and keep five). Each real benchmark's results file records the protocol it ran
+    (``protocol``).
     """
     roots, limits, hierarcaps_root, hierarcaps_limit = _checked_request(
         benchmarks, roots, limits, hierarcaps_root, hierarcaps_limit, world_size, batch_size
     )
     real, skipped = _real_samples(benchmarks, roots, limits, skip_bad_images)
+    EvalProtocol(retrieval_transform or "crop", captions or "first-5")  # names a bad choice
     module, preprocess, tokenizer, label = load_model(checkpoint, model, device)
     geometry = module.geometry
     curv = module.model.curv.item() if geometry == "hyperbolic" else 0.0
     scoring = Scoring(geometry, curv, pep or PEPProtocol())
+    family = model_family(module, model)
+    protocol = EvalProtocol.reference(family, retrieval_transform, captions)
     embed = Embedder(module, preprocess, tokenizer, batch_size)
     output_dir = Path(output_dir)
     cache = Path(cache_dir or output_dir / "cache") / checkpoint_key(checkpoint or model, model)
@@ -318,9 +351,17 @@ def evaluate(
     datasets = _generated_and_hierarcaps(
         embed, cache, benchmarks, world_seed, world_size, size, hierarcaps_root, hierarcaps_limit
     )
-    datasets += _real_datasets(embed, cache, real, skipped, roots, limits, noise_seed, templates)
+    embedders = {"crop": embed, "squeeze": retrieval_embedder(embed, input_size(module))}
+    real_options = RealOptions(roots, limits, noise_seed, templates, protocol)
+    real_datasets, prompt_sets = _real_datasets(embedders, cache, real, skipped, real_options)
+    datasets += real_datasets
     labels = (model_label or label, pretrained_label or str(checkpoint))
-    rows = _result_rows(datasets, skipped, f"{checkpoint}", scoring, labels)
+    recorded = {  # the real benchmarks' (the generated world has no reference protocol)
+        b: protocol_record(b, protocol, scoring.pep, prompt_sets.get(b), family)
+        for b, _ in datasets
+        if b not in WORLD_BENCHMARKS
+    }
+    rows = _result_rows(datasets, skipped, f"{checkpoint}", scoring, labels, recorded)
     for result in rows:  # every metric first: a failure leaves no partial results
         results.write_result(output_dir / f"{result['dataset']}.json", result)
     atomic_write_text(output_dir / "results.md", markdown_table(output_dir) + "\n")
@@ -408,42 +449,100 @@ def _generated_and_hierarcaps(
     return datasets
 
 
+@dataclass(frozen=True)
+class RealOptions:
+    """The real benchmarks' request: ``roots``, ``limits``, SSI's ``noise_seed``, prompt
+    ``templates`` (None: per benchmark, :func:`classification_templates`) and the
+    :class:`EvalProtocol`."""
+
+    roots: dict
+    limits: dict
+    noise_seed: int
+    templates: Sequence[str] | None
+    protocol: EvalProtocol
+
+
+def model_family(module, model: str | None) -> str:
+    """``meru`` for MERU-style models (hyperbolic, or MERU's CLIP baselines ``meru-clip-*``),
+    whose reference evaluation squeezes retrieval images; ``clip`` otherwise."""
+    meru_clip = model is not None and model.startswith("meru-clip")
+    return "meru" if module.geometry == "hyperbolic" or meru_clip else "clip"
+
+
+def retrieval_embedder(embed: Embedder, size: int) -> Embedder:
+    """``embed`` with the squeezed ``size`` × ``size`` image transform (MERU, HyCoCLIP)."""
+    squeeze = squeezed(embed.preprocess, size)
+    return Embedder(embed.module, squeeze, embed.tokenizer, embed.batch_size)
+
+
+def protocol_record(
+    benchmark: str, protocol: EvalProtocol, pep: PEPProtocol, prompts: str | None, family: str
+) -> dict[str, Any]:
+    """What a results file records of the protocol its benchmark ran: the image transform,
+    and where they apply the COCO caption set, the prompt set and split, PEP's kept count,
+    negatives and pool."""
+    spec = BENCHMARK_REGISTRY[benchmark]
+    transform = protocol.retrieval_transform if spec.retrieval else "crop"
+    record: dict[str, Any] = {"family": family, "image_transform": transform}
+    if benchmark == "coco":
+        record["captions"] = protocol.captions
+    if benchmark in CLASSIFICATION_BENCHMARKS:
+        record["prompt_set"] = prompts
+        record["split"] = SUITE[benchmark].split if benchmark in SUITE else "val"
+    if benchmark == "hierarcaps":
+        record["pep"] = {
+            "kept": None if pep.kept is None else len(pep.kept),
+            "negatives": pep.negatives,
+            "pool": None if pep.negatives != "shared" else len(pep.pool or ()) or pep.pool_size,
+            "pool_ids": pep.pool is not None,
+        }
+    return record
+
+
 def _real_datasets(
-    embed,
-    cache: Path,
-    real: dict,
-    skipped: dict,
-    roots: dict,
-    limits: dict,
-    noise_seed: int,
-    templates,
-) -> list[tuple[str, dict]]:
-    """(benchmark, embeddings) of each real benchmark; the cache key covers its root, limit,
-    noise seed, prompt templates and the images left out."""
-    datasets = []
+    embedders: dict[str, Embedder], cache: Path, real: dict, skipped: dict, options: RealOptions
+) -> tuple[list[tuple[str, dict]], dict[str, str]]:
+    """(benchmark, embeddings) of each real benchmark, and the prompt set of each
+    classification benchmark; the cache key covers its root, limit, noise seed, prompt
+    templates, transform, caption set and the images left out."""
+    datasets, prompt_sets = [], {}
+    protocol = options.protocol
     for benchmark, samples in real.items():
-        root = Path(roots[benchmark]).expanduser()  # checked by _real_samples
-        prompts = imagenet_templates(root, templates) if benchmark == "imagenet" else []
+        root = Path(options.roots[benchmark]).expanduser()  # checked by _real_samples
+        prompts: list[str] = []
+        if benchmark in CLASSIFICATION_BENCHMARKS:
+            prompts, prompt_sets[benchmark] = classification_templates(
+                benchmark, root, options.templates
+            )
+        spec_ = BENCHMARK_REGISTRY[benchmark]
+        transform = protocol.retrieval_transform if spec_.retrieval else "crop"
+        embed_options = EmbedOptions(options.noise_seed, prompts, protocol.captions)
         key = (
-            f"{Path(roots[benchmark]).resolve()}:{limits.get(benchmark)}:{noise_seed}:"
-            f"{prompts}:{[path for path, _ in skipped[benchmark]]}"
+            f"{root.resolve()}:{options.limits.get(benchmark)}:{embed_options}:{transform}:"
+            f"{[path for path, _ in skipped[benchmark]]}"
         )
         spec = f"{benchmark}-{hashlib.sha1(key.encode()).hexdigest()[:12]}"
         emb = cached(
             cache / f"{spec}.pt",
-            lambda b=benchmark, s=samples, p=prompts: BENCHMARK_REGISTRY[b].embed(
-                embed, s, noise_seed, p
-            ),
+            lambda b=benchmark, s=samples, o=embed_options, t=transform: BENCHMARK_REGISTRY[
+                b
+            ].embed(embedders[t], s, o),
         )
         datasets.append((benchmark, emb))
-    return datasets
+    return datasets, prompt_sets
 
 
 def _result_rows(
-    datasets, skipped: dict, checkpoint: str, scoring: Scoring, labels: tuple[str, str]
+    datasets,
+    skipped: dict,
+    checkpoint: str,
+    scoring: Scoring,
+    labels: tuple[str, str],
+    protocols: dict[str, dict[str, Any]],
 ) -> list[dict[str, Any]]:
     """The CLIP_benchmark result dicts of every dataset (``labels``: model, pretrained), all
-    computed before any is written; a skipped image list goes into its benchmark's results."""
+    computed before any is written; a skipped image list goes into its benchmark's results,
+    and each real benchmark's records its protocol (:func:`protocol_record`)."""
     rows: list[dict[str, Any]] = []
     for benchmark, emb in datasets:
         try:
@@ -456,6 +555,8 @@ def _result_rows(
             if left_out
             else {}
         )
+        if benchmark in protocols:
+            extra["protocol"] = protocols[benchmark]
         tasks = BENCHMARK_REGISTRY[benchmark].tasks
         for dataset, metrics in computed.items():
             task = tasks[dataset]

@@ -6,7 +6,9 @@
   feature gradients on the whole batch, then each micro-batch is re-encoded with gradient and
   back-propagated with its slice of those gradients (gradient caching). The result equals the
   one-pass gradient; it needs a deterministic forward (no dropout, as in CLIP's defaults);
-- bf16 autocast on CUDA, float32 on CPU (``train.precision``); losses always in float32;
+- bf16 autocast on CUDA, float32 on CPU (``train.precision``), or fp16 autocast with a
+  GradScaler (``precision: fp16``, the references' setting); losses always in float32;
+  accumulation that would not equal the one-pass step is refused (:func:`check_accumulation`);
 - tqdm progress, JSON-lines log ``<output_dir>/log.jsonl`` (loss terms, HiDe m, lr, logit
   scale, rank 0's CPU seconds continued across resumes, aperture diagnostics every
   ``train.diag_every`` steps);
@@ -106,11 +108,59 @@ def seed_everything(seed: int) -> None:
 
 
 def autocast_context(precision: str, device: torch.device):
-    """bf16 autocast for ``bf16`` (or ``auto`` on CUDA); nothing for float32."""
+    """bf16 autocast for ``bf16`` (or ``auto`` on CUDA), fp16 autocast for ``fp16``; nothing
+    for float32. fp16 also needs a loss scaler (:func:`attach_grad_scaler`)."""
+    if precision == "fp16":
+        return torch.autocast(device.type, dtype=torch.float16)
     use_bf16 = precision == "bf16" or (precision == "auto" and device.type == "cuda")
     if not use_bf16:
         return contextlib.nullcontext()
     return torch.autocast(device.type, dtype=torch.bfloat16)
+
+
+def attach_grad_scaler(module: nn.Module, precision: str, device: torch.device) -> None:
+    """Give ``module`` a ``grad_scaler``: a ``torch.amp.GradScaler`` for ``train.precision:
+    fp16`` (as MERU's and HyCoCLIP's training scripts use with fp16 autocast), else None.
+    :func:`backward_step` scales the loss with it and :func:`apply_update` unscales, skips a
+    step whose gradients overflowed and updates the scale; checkpoints keep its state."""
+    scaler = torch.amp.GradScaler(device.type) if precision == "fp16" else None
+    module.__dict__["grad_scaler"] = scaler  # plain state, not a parameter or sub-module
+
+
+def grad_scaler(module: nn.Module):
+    """The module's loss scaler (:func:`attach_grad_scaler`), or None."""
+    return module.__dict__.get("grad_scaler")
+
+
+def batchnorm_layers(module: nn.Module) -> list[str]:
+    """Names of the BatchNorm layers of ``module`` (e.g. the ResNet towers of paper-tiny-rn)."""
+    return [
+        name for name, m in module.named_modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)
+    ]
+
+
+def check_accumulation(module: nn.Module, config: Config, world_size: int) -> None:
+    """Refuse gradient accumulation that would not equal the one-pass step: a per-rank batch
+    that ``train.accum_steps`` does not divide (rows would be dropped), and a model with
+    BatchNorm (each micro-batch would be normalised with its own statistics, and the running
+    statistics updated twice, so the cached-feature step is another step)."""
+    t = config.train
+    if t.accum_steps == 1:
+        return
+    local = t.batch_size // world_size
+    if local % t.accum_steps:
+        raise ConfigError(
+            f"train.accum_steps={t.accum_steps} does not divide the per-rank batch "
+            f"train.batch_size / world size = {t.batch_size} / {world_size} = {local}"
+        )
+    norms = batchnorm_layers(module)
+    if norms:
+        raise ConfigError(
+            f"train.accum_steps={t.accum_steps}: model.name={config.model.name!r} has BatchNorm "
+            f"layers ({', '.join(norms[:2])}, ...), whose micro-batch statistics make the "
+            "accumulated step differ from the one-pass step; use train.accum_steps=1 (more "
+            "GPUs or a smaller train.batch_size) for this model"
+        )
 
 
 def reduce_terms(out: LossResult) -> dict[str, float]:
@@ -199,14 +249,20 @@ def backward_step(
     ``accum_steps`` > 1 the gradient is accumulated by gradient caching (module docstring)
     without DDP hooks; the caller then averages gradients across ranks.
     """
+    scaler = grad_scaler(module)
+    scaled = (lambda loss: scaler.scale(loss)) if scaler is not None else (lambda loss: loss)
     if accum_steps == 1:
         with amp:
             features = model(batch)
         out = _compute_loss(module, _float(features), step)
         values = check_finite(out, step)
-        out.total.backward()
+        scaled(out.total).backward()
         return out, values, {k: v.detach() for k, v in features.items()}
     n = next(iter(batch.values())).shape[0]
+    if n % accum_steps:
+        raise ConfigError(
+            f"train.accum_steps={accum_steps} does not divide this rank's batch of {n} rows"
+        )
     size = n // accum_steps
     micro = [
         {k: v[i * size : (i + 1) * size] for k, v in batch.items()} for i in range(accum_steps)
@@ -216,7 +272,7 @@ def backward_step(
     full = {k: torch.cat([c[k] for c in cached]).float().requires_grad_() for k in cached[0]}
     out = _compute_loss(module, full, step)
     values = check_finite(out, step)
-    out.total.backward()
+    scaled(out.total).backward()
     for i, mb in enumerate(micro):
         with amp:
             features = module(mb)
@@ -390,6 +446,9 @@ def _resume_step(config: Config, info: distributed.DistInfo, module, optimizer, 
         return 0
     state = checkpoint.load_checkpoint(last, map_location=info.device)
     _check_resume(state["config"], config, last)
+    scaler = grad_scaler(module)
+    if scaler is not None and "grad_scaler" in state:
+        scaler.load_state_dict(state["grad_scaler"])
     return checkpoint.restore(
         state, model=module, optimizer=optimizer, scheduler=scheduler, rank=info.rank, source=last
     )
@@ -411,6 +470,7 @@ def _save(
             step=step,
             rng_states=rngs,
             config=to_dict(config),
+            grad_scaler=None if grad_scaler(module) is None else grad_scaler(module).state_dict(),
         )
     distributed.barrier()
     return path
@@ -452,6 +512,8 @@ def _prepare(config: Config, info: distributed.DistInfo) -> _Prepared:
     t, out_dir = config.train, Path(config.train.output_dir)
     seed_everything(t.seed)
     module, preprocess, tokenizer = build_module(config, info.device)
+    check_accumulation(module, config, info.world_size)
+    attach_grad_scaler(module, t.precision, info.device)
     optimizer, scheduler = build_optimizer(module, config)
     start = _resume_step(config, info, module, optimizer, scheduler)
     if info.is_main:
@@ -550,10 +612,17 @@ def apply_update(module: nn.Module, optimizer, scheduler, config: Config) -> flo
     params = [p for g in optimizer.param_groups for p in g["params"]]
     if config.train.accum_steps > 1:
         distributed.average_gradients(params)
+    scaler = grad_scaler(module)
+    if scaler is not None:
+        scaler.unscale_(optimizer)  # true gradients before clipping (fp16 loss scaling)
     if config.optim.max_grad_norm is not None:
         torch.nn.utils.clip_grad_norm_(params, config.optim.max_grad_norm)
     lr = optimizer.param_groups[0]["lr"]
-    optimizer.step()
+    if scaler is not None:
+        scaler.step(optimizer)  # skipped when a gradient overflowed
+        scaler.update()
+    else:
+        optimizer.step()
     scheduler.step()
     module.after_step(config.optim.clamp_logit_scale)
     return lr
@@ -569,6 +638,8 @@ def dry_run(config: Config, steps: int = 1) -> list[dict[str, float]]:
     device = distributed.pick_device(t.device)
     seed_everything(t.seed)
     module, preprocess, tokenizer = build_module(config, device)
+    check_accumulation(module, config, 1)
+    attach_grad_scaler(module, t.precision, device)
     optimizer, scheduler = build_optimizer(module, config)
     dataset = build_dataset(config.data, preprocess, image_size=input_size(module))
     loader = build_loader(config, dataset, tokenizer, rank=0, world_size=1, start_step=0)
