@@ -107,6 +107,7 @@ def plot_log(log: list[dict], keys: list[str], title: str = "") -> plt.Figure:
 VERDICT_COLORS = {
     "reproduces": "tab:green",
     "contradicts": "tab:red",
+    "negligible": "tab:blue",
     "inconclusive": "tab:gray",
     "untestable": "0.75",
 }
@@ -189,12 +190,42 @@ def interval_bars(
         ax.set_title(title)
 
 
+def _forest_row(ax: plt.Axes, y: float, claim: dict, bounds: tuple[float, float]) -> None:
+    """One claim of :func:`claims_forest`: its ±smallest band, raw and adjusted intervals,
+    effect, the paper's effect (a diamond) and the verdict."""
+    verdict = claim["verdict"]
+    color = VERDICT_COLORS.get(verdict, "black")
+    ax.text(
+        1.01, y, verdict, transform=ax.get_yaxis_transform(), va="center", fontsize=8, color=color
+    )
+    sign = 1.0 if claim["better"] == "higher" else -1.0
+    smallest = claim.get("smallest")
+    if smallest:
+        ax.fill_betweenx([y - 0.35, y + 0.35], -smallest, smallest, color="0.88", lw=0, zorder=0)
+    if claim.get("paper_effect") is not None:
+        ax.scatter(sign * claim["paper_effect"], y, marker="D", s=22, facecolor="none",
+                   edgecolor="tab:purple", zorder=4)  # fmt: skip
+    if claim.get("effect") is None:
+        ax.text(0, y, " no valid seeds", va="center", fontsize=8)
+        return
+    effect = sign * claim["effect"]
+    for key, width in (("interval_raw", 0.8), ("interval", 2.2)):
+        if claim.get(key):
+            low, high = sorted(sign * v for v in claim[key])
+            below, above = clipped_errors(effect, low, high, bounds)
+            ax.errorbar(
+                effect, y, xerr=[[below], [above]], fmt="none", ecolor=color, lw=width, capsize=2
+            )
+    ax.plot(effect, y, "o", color=color, ms=4, zorder=5)
+
+
 def claims_forest(claims: list[dict], title: str = "") -> plt.Figure:
-    """Forest plot of ``claims.json`` claims: each claim's effect (variant − baseline, sign
-    flipped where lower is better, so right of zero is the paper's direction) with its 95 %
-    interval, a zero line and the verdict beside it (colour :data:`VERDICT_COLORS`). Effects in
-    different units share no axis, so there is one panel per :func:`claim_unit`. A claim with no
-    effect (no valid seed pair) is marked "no valid seeds"."""
+    """Forest plot of ``claims.json`` claims, one panel per :func:`claim_unit` (effects in
+    different units share no axis). Each row: the effect (variant − baseline, sign flipped where
+    lower is better, so right of zero is the paper's direction) with its multiplicity-adjusted
+    interval (thick) and raw 95 % interval (thin), the band ±smallest effect of interest (grey:
+    an adjusted interval inside it is ``negligible``), the paper's own effect (purple diamond; the
+    axis is widened to show it) and the verdict (colour :data:`VERDICT_COLORS`)."""
     groups: dict[str, list[dict]] = {}
     for claim in claims:
         groups.setdefault(claim_unit(claim), []).append(claim)
@@ -210,33 +241,8 @@ def claims_forest(claims: list[dict], title: str = "") -> plt.Figure:
     )
     for ax, (unit, group) in zip(axes[:, 0], groups.items()):
         for row, claim in enumerate(group):
-            y = len(group) - 1 - row
-            verdict = claim["verdict"]
-            ax.text(
-                1.01,
-                y,
-                verdict,
-                transform=ax.get_yaxis_transform(),
-                va="center",
-                fontsize=8,
-                color=VERDICT_COLORS.get(verdict, "black"),
-            )
-            if claim.get("effect") is None:
-                ax.text(0, y, " no valid seeds", va="center", fontsize=8)
-                continue
-            sign = 1.0 if claim["better"] == "higher" else -1.0
-            effect = sign * claim["effect"]
-            low, high = sorted(sign * v for v in claim["interval"])
             lo, hi = claim_range(claim)
-            below, above = clipped_errors(effect, low, high, (lo - hi, hi - lo))
-            ax.errorbar(
-                effect,
-                y,
-                xerr=[[below], [above]],
-                fmt="o",
-                capsize=3,
-                color=VERDICT_COLORS.get(verdict, "black"),
-            )
+            _forest_row(ax, len(group) - 1 - row, claim, (lo - hi, hi - lo))
         ax.axvline(0, color="black", lw=0.8)
         ax.set_yticks(range(len(group)), [claim_row(c) for c in reversed(group)], fontsize=8)
         ax.set_ylim(-0.7, len(group) - 0.3)
@@ -255,29 +261,83 @@ def claim_row(claim: dict) -> str:
     return f"{claim['label']}: {claim['variant']} vs {claim['baseline']}"
 
 
-def learning_curves(
-    curves: list[dict], targets: dict[str, float], chances: dict[str, float]
+def validation_curves(
+    curves: list[dict],
+    colors: dict[str, str] | None = None,
+    targets: dict[str, float] | None = None,
 ) -> plt.Figure:
-    """One panel per metric of ``curves.json``: each recipe's held-out value against its
-    training CPU seconds (a fine-tune's own, without its pre-training), the learning target
-    (dotted; ``targets`` by the curve's ``item``) and the chance level (dashed; ``chances``)."""
-    metrics = list(dict.fromkeys(c["metric"] for c in curves))
-    if not metrics:
-        raise ValueError("learning_curves needs at least one curve")
-    fig, axes = plt.subplots(1, len(metrics), figsize=(4.6 * len(metrics), 3.8), squeeze=False)
-    for ax, metric in zip(axes[0], metrics):
-        shown = [c for c in curves if c["metric"] == metric]
+    """One panel per (study, metric) of ``curves.json``'s validation curves: each variant's
+    seeds (thin) and their mean (thick) against the training step, the last fifth of the
+    schedule shaded (where the plateau criterion looks) and a target (dotted) where given."""
+    import numpy as np
+
+    panels = list(dict.fromkeys((c.get("study", "bases"), c["metric"]) for c in curves))
+    if not panels:
+        raise ValueError("validation_curves needs at least one curve")
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.8), squeeze=False)
+    for ax, (study, metric) in zip(axes[0], panels):
+        shown = [c for c in curves if (c.get("study", "bases"), c["metric"]) == (study, metric)]
+        by_variant: dict[str, list[dict]] = {}
         for curve in shown:
-            xs = [p["cpu_seconds"] for p in curve["points"]]
-            ys = [p["value"] for p in curve["points"]]
-            ax.plot(xs, ys, marker="o", ms=3, label=curve["recipe"])
-        item = shown[0]["item"]
-        if item in targets:
-            ax.axhline(targets[item], color="tab:green", ls=":", lw=1.2, label="target")
-        chance_line(ax, chances.get(item))
+            by_variant.setdefault(curve.get("variant") or curve.get("model"), []).append(curve)
+        for variant, group in by_variant.items():
+            color = (colors or {}).get(variant)
+            steps = [p["step"] for p in group[0]["points"]]
+            for curve in group:
+                ax.plot(
+                    [p["step"] for p in curve["points"]],
+                    [p["value"] for p in curve["points"]],
+                    color=color,
+                    lw=0.6,
+                    alpha=0.5,
+                )
+            same = [c for c in group if [p["step"] for p in c["points"]] == steps]
+            mean = np.mean([[p["value"] for p in c["points"]] for c in same], axis=0)
+            ax.plot(steps, mean, color=color, lw=2, label=f"{variant} ({len(group)})")
+        last = max(p["step"] for c in shown for p in c["points"])
+        ax.axvspan(0.8 * last, last, color="0.92", zorder=0)
+        if targets and metric in targets:
+            ax.axhline(targets[metric], color="tab:green", ls=":", lw=1.2, label="target")
         ax.set_ylim(0, 1)
-        ax.set_xlabel("training CPU seconds")
-        ax.set_title(metric)
-        ax.legend(fontsize=6, loc="best")
+        ax.set_xlabel("training step")
+        ax.set_title(f"{study}: {metric}")
+        ax.legend(fontsize=6, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def aperture_over_training(curves: list[dict], colors: dict[str, str] | None = None) -> plt.Figure:
+    """``curves.json``'s aperture curves: per feature set (captions, box phrases), each
+    variant's fraction of the batch inside the undefined-aperture radius ``2K/√c`` against the
+    training step (seeds thin, mean thick)."""
+    import numpy as np
+
+    names = list(dict.fromkeys(c["features"] for c in curves))
+    if not names:
+        raise ValueError("aperture_over_training needs at least one curve")
+    fig, axes = plt.subplots(1, len(names), figsize=(5.2 * len(names), 3.8), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        by_variant: dict[str, list[dict]] = {}
+        for curve in (c for c in curves if c["features"] == name):
+            by_variant.setdefault(curve["variant"], []).append(curve)
+        for variant, group in by_variant.items():
+            color = (colors or {}).get(variant)
+            steps = [p["step"] for p in group[0]["points"]]
+            for curve in group:
+                ax.plot(
+                    [p["step"] for p in curve["points"]],
+                    [p["frac_inside_radius"] for p in curve["points"]],
+                    color=color,
+                    lw=0.6,
+                    alpha=0.5,
+                )
+            same = [c for c in group if [p["step"] for p in c["points"]] == steps]
+            mean = np.mean([[p["frac_inside_radius"] for p in c["points"]] for c in same], axis=0)
+            ax.plot(steps, mean, color=color, lw=2, label=variant)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlabel("training step")
+        ax.set_ylabel("fraction inside 2K/√c")
+        ax.set_title(f"parents: {name}")
+        ax.legend(fontsize=7)
     fig.tight_layout()
     return fig

@@ -7,8 +7,10 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from matplotlib.collections import PathCollection, PolyCollection
 
 from paperlib.figures import (
+    aperture_over_training,
     chance_line,
     claim_range,
     claim_row,
@@ -16,7 +18,7 @@ from paperlib.figures import (
     claims_forest,
     clipped_errors,
     interval_bars,
-    learning_curves,
+    validation_curves,
 )
 from paperlib.tables.claims import CLAIMS
 
@@ -41,8 +43,8 @@ def _claim(**kw) -> dict:
 def test_every_declared_claim_has_a_range_holding_its_chance_and_ceiling(claim):
     lo, hi = claim_range(claim.as_dict())
     assert lo < hi
-    assert lo <= claim.ceiling <= hi
-    if claim.chance is not None:
+    assert lo <= claim.metric.ceiling <= hi
+    if claim.metric.chance is not None:
         assert lo <= claim.chance_for(1000) <= hi
 
 
@@ -96,7 +98,7 @@ def test_interval_bars_axis_stays_in_range_when_every_value_is_zero():
     plt.close(fig)
 
 
-def test_claims_forest_has_one_panel_per_unit_and_a_zero_line():
+def test_claims_forest_has_one_panel_per_unit_a_zero_line_and_the_paper_marker():
     claims = [
         _claim(),
         _claim(
@@ -105,6 +107,9 @@ def test_claims_forest_has_one_panel_per_unit_and_a_zero_line():
             ceiling=100.0,
             effect=2.0,
             interval=[1.0, 3.0],
+            interval_raw=[1.5, 2.5],
+            smallest=1.5,
+            paper_effect=62.9,
             verdict="reproduces",
         ),
         _claim(
@@ -114,7 +119,9 @@ def test_claims_forest_has_one_panel_per_unit_and_a_zero_line():
             ceiling=0.0,
             effect=-0.5,
             interval=[-1.0, 0.0],
-            verdict="reproduces",
+            smallest=1.0,
+            paper_effect=-6.8,
+            verdict="negligible",
         ),
         _claim(effect=None, interval=None, verdict="untestable"),
     ]
@@ -122,10 +129,15 @@ def test_claims_forest_has_one_panel_per_unit_and_a_zero_line():
     assert len(fig.axes) == 2  # fractions, percentages
     for ax in fig.axes:
         assert any(np.allclose(line.get_xdata(), 0.0) for line in ax.lines)
-    # the SSI effect is drawn in the paper's direction (lower is better -> sign flipped)
+    # effects are drawn in the paper's direction (lower is better -> sign flipped)
     pct = next(ax for ax in fig.axes if "percentage" in ax.get_xlabel())
-    xs = [line.get_xdata()[0] for line in pct.lines if len(line.get_xdata()) == 1]
-    assert 0.5 in xs and 2.0 in xs
+    points = [line.get_xdata()[0] for line in pct.lines if line.get_marker() == "o"]
+    assert sorted(points) == [0.5, 2.0]
+    scattered = [c for c in pct.collections if type(c) is PathCollection]
+    markers = np.concatenate([c.get_offsets()[:, 0] for c in scattered])
+    assert sorted(markers) == [6.8, 62.9]  # the paper's effects, also sign-flipped for SSI
+    bands = [c for c in pct.collections if isinstance(c, PolyCollection)]
+    assert len(bands) == 2  # the ±smallest band of each claim that declares one
     plt.close(fig)
     with pytest.raises(ValueError):
         claims_forest([])
@@ -137,28 +149,50 @@ def test_claim_rows_name_both_runs_or_the_one_run_of_an_evaluation_claim():
     assert claim_row(same_run) == "P (cleaned): A, vs all captions"
 
 
-def test_learning_curves_draw_each_recipe_with_its_target_and_chance():
-    def curve(recipe, metric, item, values):
-        points = [
-            {"step": 10 * (k + 1), "cpu_seconds": 5.0 * (k + 1), "value": v}
-            for k, v in enumerate(values)
-        ]
-        return {"recipe": recipe, "metric": metric, "item": item, "points": points}
+def test_validation_curves_draw_seeds_their_mean_and_the_plateau_window():
+    def curve(variant, metric, values, seed=0):
+        points = [{"step": 10 * k, "value": v} for k, v in enumerate(values)]
+        return {
+            "study": "himo",
+            "variant": variant,
+            "seed": seed,
+            "metric": metric,
+            "points": points,
+        }
 
     curves = [
-        curve("a", "zero-shot", "zs", [0.25, 0.4]),
-        curve("b", "zero-shot", "zs", [0.3, 0.35]),
-        curve("a", "long R@1", "long", [0.1, 0.2, 0.25]),
+        curve("MoLo", "long_i2t_r1", [0.2, 0.6, 0.7]),
+        curve("MoLo", "long_i2t_r1", [0.2, 0.4, 0.5], seed=1),
+        curve("MoLo", "short_i2t_r1", [0.5, 0.6, 0.6]),
     ]
-    fig = learning_curves(curves, targets={"zs": 0.9}, chances={"zs": 0.25, "long": 0.001})
-    zs, long = fig.axes
-    drawn = [line for line in zs.lines if len(line.get_xdata()) == 2 and line.get_marker() == "o"]
-    assert [list(line.get_ydata()) for line in drawn] == [[0.25, 0.4], [0.3, 0.35]]
-    assert list(drawn[0].get_xdata()) == [5.0, 10.0]
-    levels = {line.get_label(): line.get_ydata()[0] for line in zs.lines}
-    assert levels["target"] == 0.9 and levels["chance"] == 0.25
-    assert "target" not in {line.get_label() for line in long.lines}
-    assert zs.get_ylim() == (0.0, 1.0)
+    fig = validation_curves(curves, {"MoLo": "tab:red"}, targets={"long_i2t_r1": 0.5})
+    long, short = fig.axes
+    thick = [line for line in long.lines if line.get_linewidth() == 2]
+    assert len(thick) == 1 and np.allclose(thick[0].get_ydata(), [0.2, 0.5, 0.6])  # the mean
+    assert len([line for line in long.lines if line.get_linewidth() < 1]) == 2  # the seeds
+    assert any(line.get_label() == "target" for line in long.lines)
+    assert not any(line.get_label() == "target" for line in short.lines)
+    (window,) = [p for p in long.patches]
+    assert np.isclose(window.get_x(), 16.0)  # the last fifth of 20 steps
     plt.close(fig)
     with pytest.raises(ValueError, match="at least one curve"):
-        learning_curves([], {}, {})
+        validation_curves([])
+
+
+def test_aperture_over_training_plots_each_variant_per_feature_set():
+    def curve(variant, name, fractions):
+        points = [
+            {"step": 10 * k, "frac_inside_radius": f, "norm_mean": 0.5}
+            for k, f in enumerate(fractions)
+        ]
+        return {"variant": variant, "seed": 0, "features": name, "radius": 0.63, "points": points}
+
+    fig = aperture_over_training(
+        [curve("MERU", "text", [0.2, 0.9]), curve("ARGENT", "text", [0.2, 0.0])]
+    )
+    (ax,) = fig.axes
+    means = {
+        line.get_label(): list(line.get_ydata()) for line in ax.lines if line.get_linewidth() == 2
+    }
+    assert means == {"MERU": [0.2, 0.9], "ARGENT": [0.2, 0.0]}
+    plt.close(fig)

@@ -91,7 +91,7 @@ def test_compared_runs_differ_only_in_the_thing_under_test(scale):
         "loss.entail_weight",
     }
     batch = _differences(resolved("MoLo, double batch", seed), resolved("MoLo, half batch", seed))
-    reporting = {"train.ckpt_every", "train.val_every", "train.diag_every"}  # every tenth
+    reporting = {"train.ckpt_every", "train.val_every", "train.diag_every"}  # every fifth
     assert (
         {"train.batch_size", "train.steps"}
         <= batch
@@ -336,3 +336,18 @@ def test_only_a_training_that_finished_counts_as_trained_to_end(tmp_path):
     records += [{"step": 10, "loss": 0.5}, {"step": 10, "status": "finished"}]
     (tmp_path / "log.jsonl").write_text("\n".join(json.dumps(r) for r in records))
     assert runner.trained_to_end(tmp_path)
+
+
+def test_compare_refuses_a_claims_file_its_results_do_not_decide(tmp_path, monkeypatch):
+    from paperlib.study import compare
+
+    _toy_study(tmp_path, monkeypatch, seeds=4)
+    decide.decide("smoke", partial=True)
+    committed = tmp_path / "results" / "smoke"
+    compare.check_committed_claims(committed, "smoke")  # as decided: accepted
+    claims_file = committed / "claims.json"
+    tampered = json.loads(claims_file.read_text())
+    tampered["claims"][0]["effect"] = 123.0
+    claims_file.write_text(json.dumps(tampered))
+    with pytest.raises(compare.CompareInputError, match="records effect 123.0"):
+        compare.check_committed_claims(committed, "smoke")

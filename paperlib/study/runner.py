@@ -24,7 +24,7 @@ one base.
   base), and an untrained model of each geometry (the level a guard must clear).
 
 Every trained run logs a held-out validation curve (``engine.validation``, world
-``VALIDATION_SEED``) every tenth of its schedule; ``tables.plateau`` checks it stopped
+``VALIDATION_SEED``) every fifth of its schedule; ``tables.plateau`` checks it stopped
 improving. Every run is then evaluated on the same ``eval_size`` test samples (world seed
 :data:`~paperlib.study.reader.EVAL_SEED`), so variants and seeds are compared item by item.
 Per run, ``results/<scale>/<study>/<variant>/seed<k>/`` receives the CLIP_benchmark JSON files,
@@ -102,7 +102,7 @@ HIMO_BENCHMARKS = (
 )
 ARGENT_BENCHMARKS = ("world-zeroshot", "world-long", "world-short", "world-hierarchy")
 FINETUNE_WORLD = 100  # fine-tunes of base b train on world seed 100 + b (the bases: seed b)
-VAL_POINTS = 10  # validation records over a schedule (plus step 0)
+VAL_POINTS = 5  # validation records over a schedule (plus step 0): every fifth
 
 
 @dataclass(frozen=True)
