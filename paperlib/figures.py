@@ -15,7 +15,7 @@ matplotlib.use(os.environ.get("MPLBACKEND", "Agg"))
 import matplotlib.pyplot as plt  # noqa: E402
 
 from paperlib.atomic import atomic_write  # noqa: E402
-from paperlib.tables.summary import mean_std
+from paperlib.tables.summary import claim_name, mean_std
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 STYLE = {
@@ -219,6 +219,38 @@ def _forest_row(ax: plt.Axes, y: float, claim: dict, bounds: tuple[float, float]
     ax.plot(effect, y, "o", color=color, ms=4, zorder=5)
 
 
+def metric_panels(
+    panels: list[tuple[dict, dict[str, dict | None]]],
+    colors: dict[str, str],
+    ncols: int = 4,
+    title: str = "",
+) -> plt.Figure:
+    """One :func:`interval_bars` panel per claimed metric: ``(claim, {label: value})`` pairs,
+    a value being ``reader.item_value``'s mean, 95 % interval and seeds (None: no valid run),
+    within the metric's range (:func:`claim_range`) and with its chance level."""
+    nrows = -(-len(panels) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.4 * ncols, 3.6 * nrows), squeeze=False)
+    for ax, (claim, values) in zip(axes.flat, panels):
+        labels = list(values)
+        interval_bars(
+            ax,
+            labels,
+            [values[k] for k in labels],
+            claim_range(claim),
+            claim["chance"],
+            colors=[colors.get(k) for k in labels],
+            ylabel=claim["label"],
+            title=claim["label"] + ("" if claim["chance"] is not None else " (no chance level)"),
+        )
+        ax.tick_params(axis="x", labelsize=7)
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
 def claims_forest(claims: list[dict], title: str = "") -> plt.Figure:
     """Forest plot of ``claims.json`` claims, one panel per :func:`claim_unit` (effects in
     different units share no axis). Each row: the effect (variant − baseline, sign flipped where
@@ -244,21 +276,21 @@ def claims_forest(claims: list[dict], title: str = "") -> plt.Figure:
             lo, hi = claim_range(claim)
             _forest_row(ax, len(group) - 1 - row, claim, (lo - hi, hi - lo))
         ax.axvline(0, color="black", lw=0.8)
-        ax.set_yticks(range(len(group)), [claim_row(c) for c in reversed(group)], fontsize=8)
+        ax.set_yticks(range(len(group)), [claim_name(c) for c in reversed(group)], fontsize=8)
         ax.set_ylim(-0.7, len(group) - 0.3)
         ax.set_xlabel(f"effect in the paper's direction ({UNIT_TEXT[unit]})")
     if title:
         axes[0, 0].set_title(title)
     fig.tight_layout()
+    fig.text(
+        0.01,
+        -0.01,
+        "dot: this study's effect; thick bar: adjusted interval; thin: raw 95 % interval; "
+        "grey band: ± smallest effect of interest; ◇: the paper's effect",
+        fontsize=7,
+        va="top",
+    )
     return fig
-
-
-def claim_row(claim: dict) -> str:
-    """A claim's row label: metric and the two compared runs (or, for a claim on one run's two
-    metrics, the run and "cleaned vs all")."""
-    if claim.get("baseline_item"):
-        return f"{claim['label']}: {claim['variant']}, vs all captions"
-    return f"{claim['label']}: {claim['variant']} vs {claim['baseline']}"
 
 
 def validation_curves(

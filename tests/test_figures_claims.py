@@ -13,7 +13,6 @@ from paperlib.figures import (
     aperture_over_training,
     chance_line,
     claim_range,
-    claim_row,
     claim_unit,
     claims_forest,
     clipped_errors,
@@ -21,6 +20,7 @@ from paperlib.figures import (
     validation_curves,
 )
 from paperlib.tables.claims import CLAIMS
+from paperlib.tables.summary import claim_name
 
 
 def _claim(**kw) -> dict:
@@ -144,9 +144,9 @@ def test_claims_forest_has_one_panel_per_unit_a_zero_line_and_the_paper_marker()
 
 
 def test_claim_rows_name_both_runs_or_the_one_run_of_an_evaluation_claim():
-    assert claim_row(_claim()) == "PEP AUC: A vs B"
+    assert claim_name(_claim()) == "PEP AUC: A vs B"
     same_run = _claim(variant="A", baseline="A", baseline_item="x/all", label="P (cleaned)")
-    assert claim_row(same_run) == "P (cleaned): A, vs all captions"
+    assert claim_name(same_run) == "P (cleaned): A, vs all captions"
 
 
 def test_validation_curves_draw_seeds_their_mean_and_the_plateau_window():

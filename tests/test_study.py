@@ -351,3 +351,11 @@ def test_compare_refuses_a_claims_file_its_results_do_not_decide(tmp_path, monke
     claims_file.write_text(json.dumps(tampered))
     with pytest.raises(compare.CompareInputError, match="records effect 123.0"):
         compare.check_committed_claims(committed, "smoke")
+
+
+def test_a_half_written_items_file_is_a_named_error(tmp_path, monkeypatch):
+    _toy_study(tmp_path, monkeypatch, seeds=2)
+    items = tmp_path / "results" / "smoke" / "argent" / "argent" / "seed0" / "items.npz"
+    items.write_bytes(items.read_bytes()[:100])
+    with pytest.raises(ValueError, match=r"seed0/items.npz: unreadable per-item values"):
+        decide.report("smoke", partial=True)

@@ -1,10 +1,18 @@
-"""Study tables: mean ± std over seeds and the claim verdicts, against direct numpy computations."""
+"""Study tables: mean ± std over seeds against direct numpy computations, and the claims table."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from paperlib.tables.summary import Column, format_mean_std, study_table, values, verdict
+from paperlib.tables.summary import (
+    Column,
+    claim_line,
+    claim_name,
+    claims_table,
+    format_mean_std,
+    study_table,
+    values,
+)
 
 ROWS = [
     {"study": "s", "variant": "a", "seed": 1, "dataset": "d", "acc1": 0.5},
@@ -36,10 +44,21 @@ def test_study_table_shape_and_seed_counts():
     assert table.loc["a", "acc"] == "60.0 ± 10.0"
 
 
-def test_verdicts():
-    assert verdict([10, 11, 12], [1, 2, 3]) == "reproduces"
-    assert verdict([1, 2, 3], [10, 11, 12]) == "contradicts"
-    assert verdict([1, 5, 9], [2, 5, 8]) == "inconclusive"
-    assert verdict([1, 2, 3], [10, 11, 12], higher_is_better=False) == "reproduces"
-    assert verdict([3.0], [2.0]) == "better (1 seed)"
-    assert verdict([], [1.0]) == "no data"
+def test_the_claims_table_names_each_claim_with_both_effects():
+    claim = {
+        "label": "PEP AUC", "variant": "ARGENT", "baseline": "HyCoCLIP", "paper_effect": 0.025,
+        "effect": 0.0123, "interval": [0.004, 0.0206], "interval_raw": [0.006, 0.018],
+        "smallest": 0.005, "verdict": "reproduces", "seeds": [0, 1, 2], "runs_total": 3,
+        "statement": "ARGENT orders entailment better", "reason": "the adjusted interval ...",
+    }  # fmt: skip
+    table = claims_table([claim, {**claim, "effect": None, "verdict": "untestable"}])
+    row = table.loc["PEP AUC: ARGENT vs HyCoCLIP"].iloc[0]
+    assert (
+        row["paper"] == "+0.025"
+        and row["this study [adjusted interval]"] == "+0.0123 [+0.004, +0.0206]"
+    )
+    assert row["smallest"] == "±0.005" and row["seeds"] == "3/3"
+    assert table.iloc[1]["this study [adjusted interval]"] == "–"
+    assert "effect +0.0123 [+0.004, +0.0206]" in claim_line(claim)
+    cleaning = {**claim, "baseline_item": "x", "variant": "InfoNCE", "baseline": "InfoNCE"}
+    assert claim_name(cleaning) == "PEP AUC: InfoNCE, vs all captions"

@@ -7,13 +7,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from paperlib.tables.claims import EUCLIDEAN_CLIP, SMALLER
+from paperlib.tables.claims import APERTURE, EUCLIDEAN_CLIP, SMALLER
 from paperlib.tables.inference import crossed_estimate
 from paperlib.train import read_log
 
@@ -46,6 +47,9 @@ ARGENT_COLORS = {
     "ARGENT, Ent": "C6",
     f"HyCoCLIP{SMALLER}": "C8",
     f"ARGENT{SMALLER}": "C9",
+    f"MERU{APERTURE}": "C3",
+    f"HyCoCLIP{APERTURE}": "C1",
+    f"ARGENT{APERTURE}": "C0",
 }
 # the seed-0 runs whose held-out embeddings the tutorials read
 EMBEDDING_VARIANTS = (PRETRAIN, "InfoNCE (λ=0)", "MoLo", "Long-CLIP", "MERU", "HyCoCLIP", "ARGENT")
@@ -147,8 +151,15 @@ def run_info(scale_name: str, study: str, variant: str, seed: int = 0) -> dict[s
 
 def read_items(scale_name: str, study: str, variant: str, seed: int) -> dict[str, np.ndarray]:
     """Per-item metric values of one run (``metrics.items``), float64."""
-    with np.load(run_folder(scale_name, study, variant, seed) / "items.npz") as data:
-        return {k: data[k].astype(np.float64) for k in data.files}
+    path = run_folder(scale_name, study, variant, seed) / "items.npz"
+    try:
+        with np.load(path) as data:
+            return {k: data[k].astype(np.float64) for k in data.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
+        raise ValueError(
+            f"{path}: unreadable per-item values ({type(error).__name__}: {error}); delete the "
+            "run's folder and run the study again"
+        ) from None
 
 
 def load_embeddings(scale_name: str, study: str, variant: str) -> dict[str, Any]:
@@ -217,15 +228,16 @@ def item_value(scale_name: str, study: str, variant: str, item: str) -> dict[str
     }
 
 
-def load_curves(scale_name: str) -> list[dict[str, Any]]:
-    """The learning curves of ``results/<scale>/curves.json`` (``study.curves``): one entry per
-    (recipe, run, metric) with its points (step, CPU seconds, value)."""
+def load_curves(scale_name: str) -> dict[str, list[dict[str, Any]]]:
+    """The learning curves of ``results/<scale>/curves.json`` (``study.curves``): each run's
+    validation curves (``validation``), the bases' (``bases``) and the hyperbolic runs'
+    aperture diagnostics over training (``aperture``)."""
     path = results_dir(scale_name) / "curves.json"
     if not path.is_file():
         raise FileNotFoundError(
             f"no curves file at {path}: run `python -m paperlib.study --scale {scale_name}`"
         )
-    return json.loads(path.read_text())["curves"]
+    return json.loads(path.read_text())
 
 
 def seed_logs(scale: str, study: str, variant: str) -> dict[int, list[dict[str, Any]]]:

@@ -1,4 +1,4 @@
-"""Tables of this project's study results: mean ± std over seeds, and claim verdicts.
+"""Tables of this project's study results: mean ± std over seeds, and the decided claims.
 
 Rows come from :func:`paperlib.study.load_results` (one per study, variant, seed, dataset).
 A *metric* is addressed as ``(dataset, metric name)``; a column spec adds a label, a scale
@@ -8,7 +8,6 @@ A *metric* is addressed as ``(dataset, metric name)``; a column spec adds a labe
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import sqrt
 from statistics import mean, stdev
 
 import pandas as pd
@@ -65,24 +64,53 @@ def study_table(
     return pd.DataFrame.from_dict(table, orient="index")
 
 
-def verdict(candidate: list[float], baseline: list[float], higher_is_better: bool = True) -> str:
-    """Does ``candidate`` beat ``baseline`` (the paper's claim) at this scale?
+def _signed(x: float | None, digits: int = 3) -> str:
+    return "–" if x is None else f"{x:+.{digits}g}"
 
-    ``reproduces`` when the mean difference has the claimed sign and exceeds the standard
-    error of the difference (Welch's, from the per-seed spreads), ``contradicts`` when it
-    exceeds it with the opposite sign, ``inconclusive`` otherwise (and with a single seed,
-    where no spread is known, the sign alone is reported as ``… (1 seed)``).
-    """
-    if not candidate or not baseline:
-        return "no data"
-    diff = mean(candidate) - mean(baseline)
-    if not higher_is_better:
-        diff = -diff
-    if len(candidate) < 2 or len(baseline) < 2:
-        return ("better" if diff > 0 else "not better") + " (1 seed)"
-    se = sqrt(stdev(candidate) ** 2 / len(candidate) + stdev(baseline) ** 2 / len(baseline))
-    if diff > se:
-        return "reproduces"
-    if diff < -se:
-        return "contradicts"
-    return "inconclusive"
+
+def effect_text(claim: dict) -> str:
+    """A decided claim's effect and its adjusted interval (``claims.json``), e.g.
+    ``+0.012 [+0.004, +0.02]``; ``–`` without a valid seed pair."""
+    if claim.get("effect") is None:
+        return "–"
+    low, high = claim.get("interval") or claim["interval_raw"]
+    return f"{_signed(claim['effect'])} [{_signed(low)}, {_signed(high)}]"
+
+
+def claim_name(claim: dict) -> str:
+    """A claim's short name: its metric and the two runs compared (or, for a claim on one run's
+    two metrics, the run and "vs all captions")."""
+    if claim.get("baseline_item"):
+        return f"{claim['label']}: {claim['variant']}, vs all captions"
+    return f"{claim['label']}: {claim['variant']} vs {claim['baseline']}"
+
+
+def claims_table(claims: list[dict]) -> pd.DataFrame:
+    """The compact table of decided claims: short name, the paper's effect (in the study's
+    units), this study's effect with its adjusted interval, the smallest effect of interest,
+    the verdict and valid / total seeds."""
+    return pd.DataFrame(
+        [
+            {
+                "claim": claim_name(c),
+                "paper": _signed(c.get("paper_effect")),
+                "this study [adjusted interval]": effect_text(c),
+                "smallest": f"±{c['smallest']:g}",
+                "verdict": c["verdict"],
+                "seeds": f"{len(c['seeds'])}/{c['runs_total']}",
+            }
+            for c in claims
+        ]
+    ).set_index("claim")
+
+
+def claim_line(claim: dict) -> str:
+    """One line per decided claim: verdict, statement, effect, interval, seeds, and why."""
+    head = f"[{claim['verdict']}] {claim['statement']} ({claim_name(claim)})"
+    if claim.get("effect") is None:
+        return f"{head}: {claim['reason']}"
+    return (
+        f"{head}: effect {effect_text(claim)}, paper {_signed(claim.get('paper_effect'))}, "
+        f"smallest ±{claim['smallest']:g}, {len(claim['seeds'])}/{claim['runs_total']} seeds; "
+        f"{claim['reason']}"
+    )
