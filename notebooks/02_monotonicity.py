@@ -64,6 +64,8 @@ from paperlib.study.reader import (
     valid_seeds,
 )
 from paperlib.tables import published_table
+from paperlib.tables.summary import claim_line, claims_table
+from paperlib.tables.verdicts import VERDICTS
 
 use_style()
 torch.manual_seed(seed)
@@ -73,50 +75,6 @@ MODELS, COLORS = HIMO_MODELS, HIMO_COLORS  # study variant -> short label; label
 CLAIMS_FILE = load_claims(scale)  # the study's decided claims (paperlib.study.decide)
 CHANCE = {c["item"]: c["chance"] for c in CLAIMS_FILE["claims"]}
 
-
-def render_claim(c: dict) -> str:
-    """One line per claim, from claims.json."""
-    head = f"[{c['verdict']}] {c['statement']} ({c['variant']} vs {c['baseline']})"
-    if c["effect"] is None:
-        return f"{head}: {c['reason']}"
-    low, high = c["interval"]
-    line = (
-        f"{head}: effect {c['effect']:+.4g} [{low:+.4g}, {high:+.4g}] on {c['label']}, "
-        f"{len(c['seeds'])}/{c['runs_total']} seed(s) valid"
-    )
-    return line + (f"; untestable: {c['reason']}" if c["verdict"] == "untestable" else "")
-
-
-def claims_frame(claims: list[dict]) -> pd.DataFrame:
-    """The claims as a table (values as claims.json has them)."""
-    fmt = lambda x: "–" if x is None else f"{x:+.4g}"  # noqa: E731
-    return pd.DataFrame(
-        [
-            {
-                "claim": c["statement"],
-                "metric": c["label"],
-                "variant": c["variant"],
-                "baseline": c["baseline"],
-                "verdict": c["verdict"],
-                "effect [95 % interval]": "–"
-                if c["effect"] is None
-                else f"{fmt(c['effect'])} [{fmt(c['interval'][0])}, {fmt(c['interval'][1])}]",
-                "variant value": "–"
-                if "variant_value" not in c
-                else f"{c['variant_value']['mean']:.4g}",
-                "baseline value": "–"
-                if "baseline_value" not in c
-                else f"{c['baseline_value']['mean']:.4g}",
-                "chance": "none" if c["chance"] is None else f"{c['chance']:.4g}",
-                "valid/total seeds": f"{len(c['seeds'])}/{c['runs_total']}",
-                "why untestable": c["reason"] if c["verdict"] == "untestable" else "",
-            }
-            for c in claims
-        ]
-    ).set_index("claim")
-
-
-print(f"study scale: {scale}")
 
 # %% [markdown]
 # ## 1. The argument
@@ -417,15 +375,16 @@ for label, rho in rhos.items():
 # HiMo@3 are the percentages of images whose 2 or 3 evenly cut cumulative segments score strictly
 # increasingly (chance: 50 % and 16.7 %, random scores); SSI (lower is better) is the mean
 # relative change of the score when irrelevant sentences are injected, and has no chance level.
-# Bars: mean over seeds; error bars: the 95 % interval of `paperlib.tables.verdicts.interval`
-# (seed spread + test-set bootstrap, the rule the claims use), clipped to the metric's range;
+# Bars: mean over seeds; error bars: the 95 % interval of `paperlib.tables.inference` (seeds
+# crossed with the shared test items, the estimator the claims use), clipped to the metric's range;
 # dots: seeds; dashed: chance.
 #
 # The verdicts come from `claims.json` (`paperlib.study.decide`): *reproduces* / *contradicts*
-# when the effect's interval lies on the paper's / the other side of zero, *inconclusive* when
-# it contains zero, *untestable* when either model's interval reaches chance (or, for SSI, when
-# a model's long-caption retrieval is at chance: its scores say nothing yet).
-
+# when the effect's interval, adjusted for the number of HiMo-CLIP claims (Holm), lies on the
+# paper's / the other side of zero, *negligible* when it lies inside ± the claim's smallest effect
+# of interest, *inconclusive* when it contains zero otherwise, *untestable* when either model's
+# interval reaches chance or a model's long-caption retrieval stays below its learning guard (for
+# SSI, whose text-blind value is 0, the guard is what makes a low value mean something).
 # %%
 mono = [c for c in CLAIMS_FILE["claims"] if c["item"].startswith("world-monotonicity/")]
 assert mono, f"claims.json ({scale}) has no monotonicity claim"
@@ -464,8 +423,17 @@ fig.tight_layout()
 save(fig, "himo_monotonicity_metrics")
 
 for c in mono:
-    print(render_claim(c))
-claims_frame(mono)
+    print(claim_line(c))
+for c in mono:  # SSI beside its references: 0 is a text-blind model's, not a good score
+    if "reference" in c and "variant_value" in c:
+        ref = c["reference"]
+        untrained = "–" if ref["untrained"] is None else f"{ref['untrained']:.3g}"
+        print(
+            f"SSI of {c['variant']} {c['variant_value']['mean']:.3g}, {c['baseline']} "
+            f"{c['baseline_value']['mean']:.3g}; text-blind model {ref['text-blind']:g}, "
+            f"untrained model {untrained}"
+        )
+claims_table(mono)
 
 # %% [markdown]
 # ### HiMo@K with the caption cut into K segments
@@ -474,7 +442,7 @@ claims_frame(mono)
 # each caption with at least K sentences is cut into exactly K cumulative segments (the rule of
 # `paperlib.segments`) and ρ(k, s_k) is averaged over those images, for K = 4, 7 and 10 (every
 # world caption has at least 7 sentences; K = 10 keeps the scenes with three or more objects).
-# Mean over valid seeds with its 95 % interval (seed spread + test-set bootstrap).
+# Mean over valid seeds with its 95 % interval (seeds crossed with the shared test items).
 
 # %%
 cuts = pd.DataFrame(
@@ -563,7 +531,7 @@ summary_k10
 #   the last line checks that expectation on the study's pre-trained model.
 
 # %%
-for verdict_name in ("reproduces", "contradicts", "inconclusive", "untestable"):
+for verdict_name in VERDICTS:
     named = [c["statement"] for c in mono if c["verdict"] == verdict_name]
     print(f"{verdict_name:12s} {len(named)}: " + ("; ".join(named) or "—"))
 pre = values.get((PRETRAIN, "world-monotonicity/himoK"))
