@@ -21,6 +21,7 @@ import random
 import re
 import zlib
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -30,10 +31,24 @@ from PIL import Image
 from torch.utils.data import IterableDataset, get_worker_info
 
 from paperlib.data.images import LoadReport, load_rgb
+from paperlib.data.records import DatasetFormatError, Record
 from paperlib.data.sample import BoxSample, Sample, resolve_image, sample_to_item
+from paperlib.untrusted import brief
 
 IMAGE_EXTENSIONS = ("png", "jpg", "jpeg", "webp")
 _PIL_FORMATS = {"png": "PNG", "jpg": "JPEG"}
+GRIT_LAYOUT = (
+    "GRIT layout child.jpg, child.txt, numparents.txt, parent000.jpg, parent000.txt, ... "
+    "(HyCoCLIP's webdataset shards)"
+)
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """Stands in a stream of samples for a record whose image did not decode, so the stage
+    that batches can count it (``read_shards(keep_unreadable=True)``)."""
+
+    key: str
 
 
 def image_bytes(image: Image.Image, image_format: str = "png") -> bytes:
@@ -96,39 +111,63 @@ def _image_key(record: dict[str, Any], stem: str) -> str | None:
     return next((f"{stem}.{e}" for e in IMAGE_EXTENSIONS if f"{stem}.{e}" in record), None)
 
 
+def _utf8(entry: Record, key: str) -> str:
+    """The UTF-8 text of ``key`` in a record; DatasetFormatError naming it otherwise."""
+    data = entry.field(key)
+    try:
+        return data.decode("utf-8") if isinstance(data, bytes) else str(data)
+    except UnicodeDecodeError as err:
+        raise entry.error(f": {key!r} is not UTF-8 text (byte {err.start})") from None
+
+
+def _saved_texts(entry: Record) -> dict[str, Any]:
+    """The record's optional ``json`` entry (this writer's text fields), as a mapping."""
+    if "json" not in entry.item:
+        return {}
+    try:
+        texts = json.loads(_utf8(entry, "json"))
+    except ValueError as err:
+        raise entry.error(f": 'json' is not valid JSON ({brief(str(err), 80)})") from None
+    if not isinstance(texts, dict):
+        raise entry.error(f": 'json' must hold a mapping, got {brief(texts)}")
+    return texts
+
+
 def record_to_sample(record: dict[str, Any], report: LoadReport | None = None) -> Sample | None:
     """Decode a raw record (bytes values) to a Sample; None when an image is unreadable.
 
-    Raises ``KeyError`` naming the shard, the key and the expected layout when a field is missing.
+    Raises :class:`~paperlib.data.records.DatasetFormatError` naming the shard, the record and
+    the key when a field is missing or malformed (a caption that is not UTF-8, a parent count
+    that is not an integer >= 0 or does not match the parents present).
     """
-    where = f"{record.get('__url__', '<shard>')}: record {record.get('__key__')!r}"
+    where = f"{record.get('__url__', '<shard>')}: record {brief(record.get('__key__'), 60)}"
+    entry = Record("GRIT", where, GRIT_LAYOUT, record)
     child_key = _image_key(record, "child")
-    for key, present in (("child.<png|jpg>", child_key), ("child.txt", "child.txt" in record)):
-        if not present:
-            raise KeyError(
-                f"{where} has no {key!r}; expected GRIT layout child.jpg, child.txt, "
-                f"numparents.txt, parent000.jpg, parent000.txt, ... (SPEC §3); keys: {sorted(record)}"
-            )
+    if child_key is None:
+        raise entry.error(f" has no 'child.<png|jpg>' (keys: {brief(sorted(record))})")
+    caption = _utf8(entry, "child.txt")
+    count = 0
+    if "numparents.txt" in record:
+        count = entry.integer("numparents.txt", value=_utf8(entry, "numparents.txt"))
+    texts = _saved_texts(entry)
     image = load_rgb(record[child_key], report)
     if image is None:
         return None
-    texts = json.loads(record["json"]) if "json" in record else {}
-    count = int(record["numparents.txt"]) if "numparents.txt" in record else 0
     boxes = []
     for k in range(count):
         crop_key, text_key = _image_key(record, f"parent{k:03d}"), f"parent{k:03d}.txt"
         if crop_key is None or text_key not in record:
-            raise KeyError(f"{where}: numparents.txt says {count} but parent{k:03d} is missing")
+            raise entry.error(f": numparents.txt says {count} but parent{k:03d} is missing")
         crop = load_rgb(record[crop_key], report)
         if crop is None:
             return None
         saved = texts.get("boxes", [])
         box = tuple(saved[k]["box"]) if k < len(saved) and saved[k]["box"] is not None else None
-        boxes.append(BoxSample(crop, record[text_key].decode("utf-8"), box))
+        boxes.append(BoxSample(crop, _utf8(entry, text_key), box))
     return Sample(
         id=texts.get("id", record["__key__"]),
         image=image,
-        caption=record["child.txt"].decode("utf-8"),
+        caption=caption,
         short_caption=texts.get("short_caption"),
         segments=texts.get("segments", []),
         chain=texts.get("chain", []),
@@ -143,6 +182,26 @@ def _is_present(sample: Any) -> bool:
     return sample is not None
 
 
+def _decoded(report: LoadReport | None, record: dict[str, Any]) -> Sample | Unreadable:
+    sample = record_to_sample(record, report)
+    return Unreadable(str(record.get("__key__"))) if sample is None else sample
+
+
+def shard_error(exn: Exception) -> bool:
+    """webdataset's error handler for reading the shards: a tar file that cannot be read
+    becomes a DatasetFormatError naming it (webdataset appends the shard's path to the
+    error's arguments); the project's own errors pass unchanged."""
+    if isinstance(exn, DatasetFormatError):
+        raise exn
+    texts = [a for a in exn.args if isinstance(a, str)]
+    shard = next((t for t in reversed(texts) if t.endswith(".tar") or "/" in t), "a shard")
+    reason = brief(texts[0], 80) if texts else type(exn).__name__
+    raise DatasetFormatError(
+        f"GRIT: {shard} cannot be read as a tar file ({type(exn).__name__}: {reason}); "
+        f"expected {GRIT_LAYOUT}"
+    ) from exn
+
+
 def _as_item(transform: Callable[[Image.Image], Any], sample: Sample) -> dict[str, Any]:
     return sample_to_item(sample, transform(sample.image))
 
@@ -152,13 +211,17 @@ def read_shards(
     report: LoadReport | None = None,
     transform: Callable[[Image.Image], Any] | None = None,
     split_by_node: bool = False,
+    keep_unreadable: bool = False,
 ) -> wds.WebDataset:
     """Iterable of Samples from shards, in order (no shuffling); with ``transform``, of the dict
     items :class:`~paperlib.data.sample.SampleDataset` gives (batch with ``collate_samples``).
 
     Shards are split across DataLoader workers (give at least as many shards as workers) and,
     with ``split_by_node``, across DDP ranks. Records with unreadable images are skipped and
-    counted in ``report`` (that of the process that decoded them).
+    counted in ``report`` (that of the process that decoded them); with ``keep_unreadable``
+    each stays in the stream as an :class:`Unreadable` (no ``transform``), for the stage that
+    batches to count. A shard that is not a readable tar file raises
+    :class:`~paperlib.data.records.DatasetFormatError` naming it (:func:`shard_error`).
     """
     if isinstance(urls, (list, tuple)):
         missing = [u for u in urls if "://" not in str(u) and not Path(u).exists()]
@@ -168,10 +231,12 @@ def read_shards(
     dataset = wds.WebDataset(
         urls,
         shardshuffle=False,
-        handler=wds.reraise_exception,
+        handler=shard_error,
         empty_check=False,
         nodesplitter=wds.split_by_node if split_by_node else wds.single_node_only,
     )
+    if keep_unreadable:
+        return dataset.map(partial(_decoded, report))
     dataset = dataset.map(partial(record_to_sample, report=report)).select(_is_present)
     return dataset.map(partial(_as_item, transform)) if transform is not None else dataset
 
