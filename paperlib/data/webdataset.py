@@ -21,7 +21,6 @@ import random
 import re
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -41,14 +40,6 @@ GRIT_LAYOUT = (
     "GRIT layout child.jpg, child.txt, numparents.txt, parent000.jpg, parent000.txt, ... "
     "(HyCoCLIP's webdataset shards)"
 )
-
-
-@dataclass(frozen=True)
-class Unreadable:
-    """Stands in a stream of samples for a record whose image did not decode, so the stage
-    that batches can count it (``read_shards(keep_unreadable=True)``)."""
-
-    key: str
 
 
 def image_bytes(image: Image.Image, image_format: str = "png") -> bytes:
@@ -182,11 +173,6 @@ def _is_present(sample: Any) -> bool:
     return sample is not None
 
 
-def _decoded(report: LoadReport | None, record: dict[str, Any]) -> Sample | Unreadable:
-    sample = record_to_sample(record, report)
-    return Unreadable(str(record.get("__key__"))) if sample is None else sample
-
-
 def shard_error(exn: Exception) -> bool:
     """webdataset's error handler for reading the shards: a tar file that cannot be read
     becomes a DatasetFormatError naming it (webdataset appends the shard's path to the
@@ -211,16 +197,14 @@ def read_shards(
     report: LoadReport | None = None,
     transform: Callable[[Image.Image], Any] | None = None,
     split_by_node: bool = False,
-    keep_unreadable: bool = False,
 ) -> wds.WebDataset:
     """Iterable of Samples from shards, in order (no shuffling); with ``transform``, of the dict
     items :class:`~paperlib.data.sample.SampleDataset` gives (batch with ``collate_samples``).
 
     Shards are split across DataLoader workers (give at least as many shards as workers) and,
     with ``split_by_node``, across DDP ranks. Records with unreadable images are skipped and
-    counted in ``report`` (that of the process that decoded them); with ``keep_unreadable``
-    each stays in the stream as an :class:`Unreadable` (no ``transform``), for the stage that
-    batches to count. A shard that is not a readable tar file raises
+    counted in ``report`` (that of the process that decoded them). A shard that is not a
+    readable tar file raises
     :class:`~paperlib.data.records.DatasetFormatError` naming it (:func:`shard_error`).
     """
     if isinstance(urls, (list, tuple)):
@@ -235,8 +219,6 @@ def read_shards(
         empty_check=False,
         nodesplitter=wds.split_by_node if split_by_node else wds.single_node_only,
     )
-    if keep_unreadable:
-        return dataset.map(partial(_decoded, report))
     dataset = dataset.map(partial(record_to_sample, report=report)).select(_is_present)
     return dataset.map(partial(_as_item, transform)) if transform is not None else dataset
 
@@ -262,7 +244,7 @@ def pass_shards(urls: list[str], seed: int, visit: int, shuffle: bool = True) ->
 def raw_records(urls: Iterable[str]) -> Iterator[dict[str, Any]]:
     """The undecoded records (bytes values, ``__key__``, ``__url__``) of shards, in order."""
     source = ({"url": url} for url in urls)
-    return iter(wds.tarfile_to_samples(handler=wds.reraise_exception)(source))
+    return iter(wds.tarfile_to_samples(handler=shard_error)(source))
 
 
 class ShardStream(IterableDataset):
@@ -275,7 +257,8 @@ class ShardStream(IterableDataset):
     ``(seed, v, k)``. HyCoCLIP's reading order differs in two details, both named here: it
     gives rank r the sorted shards r::world once and shuffles within them, and its endless
     stream replays one pass order; this splits each pass's permutation, drawing a new order
-    every pass. ``decode(record, visit)`` turns a raw record into an item (None drops it).
+    every pass. ``decode(record, visit)`` turns a raw record into an item (None drops it; the
+    next item counts the records dropped before it as ``skipped_images``).
 
     :meth:`place` positions every stream after the batches a run consumed: a worker's
     stream has served whole batches of ``local_batch`` records (DataLoader workers take turns
@@ -338,7 +321,12 @@ class ShardStream(IterableDataset):
 
     def __iter__(self) -> Iterator[Any]:
         stream, streams, skip = self._stream()
+        dropped = 0
         for visit, record in itertools.islice(self.records(stream, streams), skip, None):
             item = self.decode(record, visit)
-            if item is not None:
-                yield item
+            if item is None:
+                dropped += 1
+                continue
+            if dropped and isinstance(item, dict):
+                item["skipped_images"], dropped = dropped, 0
+            yield item
