@@ -520,6 +520,16 @@ def _(tmp):
     return expect(lambda: loop.train(raw), counted, "image")
 
 
+def shards_in_order(tmp: Path) -> dict:
+    """The data section of training on ``tmp/shards`` in file order (no shuffling)."""
+    return {
+        "dataset": "webdataset",
+        "root": str(tmp / "shards"),
+        "shard_shuffle": False,
+        "shuffle_buffer": 0,
+    }
+
+
 def grit_shard(path: Path, records: list[dict]) -> Path:
     import webdataset as wds
 
@@ -553,9 +563,7 @@ def shard_run(tmp: Path, records: list[dict], steps: int = 1):
     from paperlib.engine import loop
 
     grit_shard(tmp / "shards" / "s-000000.tar", records)
-    raw = tiny_config(
-        tmp / "run", "hycoclip", data={"dataset": "webdataset", "root": str(tmp / "shards")}
-    )
+    raw = tiny_config(tmp / "run", "hycoclip", data=shards_in_order(tmp))
     raw["train"]["steps"] = steps
     return lambda: loop.train(raw)
 
@@ -596,9 +604,7 @@ def _(tmp):
 
 
 def _shard_config(tmp: Path) -> dict:
-    raw = tiny_config(
-        tmp / "run", "hycoclip", data={"dataset": "webdataset", "root": str(tmp / "shards")}
-    )
+    raw = tiny_config(tmp / "run", "hycoclip", data=shards_in_order(tmp))
     raw["train"]["steps"] = 1
     return raw
 
@@ -1078,6 +1084,19 @@ def _hierarcaps(tmp: Path, text: str):
     image(root / "test_imgs" / "COCO_val2014_000000000001.jpg")
     (root / "hierarcaps_test.csv").write_text(text)
     return loaders().load_hierarcaps(root)
+
+
+def _cub(tmp: Path, line: str, table: str = "images.txt"):
+    """A CUB-200-2011 root (the suite's fixture) whose ``table`` has ``line`` as its 2nd line."""
+    from paperlib.data.classification import load_suite_dataset
+    from tests.suite_fixtures import write_cub2011
+
+    write_cub2011(tmp)
+    path = tmp / "CUB_200_2011" / table
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([lines[0], line, *lines[2:]]) + "\n")
+    image(tmp / "secret.jpg")
+    return load_suite_dataset("cub2011", tmp)
 
 
 def _urban(tmp: Path, files: dict[str, bytes]):
@@ -1684,6 +1703,11 @@ for _name, (_fn, _names) in {
     "DOCCI duplicate example ids": (
         lambda t: _docci(t, [{"image_file": "a.png", "description": "A.", "example_id": "e1"}] * 2),
         ("e1",),
+    ),
+    "CUB image path outside its root": (lambda t: _cub(t, "2 ../../secret.jpg"), ("images.txt",)),
+    "CUB label that is not a number": (
+        lambda t: _cub(t, "2 one", "image_class_labels.txt"),
+        ("image_class_labels.txt",),
     ),
     "Flickr30k repeated caption number": (
         lambda t: _flickr(t, "".join(f"a.png#{min(k, 3)}\tcap {k}\n" for k in range(5))),

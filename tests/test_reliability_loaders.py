@@ -318,3 +318,24 @@ def test_the_real_himo_docci_file_passes_the_checks(shared_data):
 def test_the_real_hierarcaps_file_passes_the_checks(shared_data):
     samples = loaders.load_hierarcaps(shared_data / "hierarcaps")
     assert len(samples) == 1000 and len({s.id for s in samples}) == 1000
+
+
+@pytest.mark.parametrize(
+    "name, line, message",
+    [
+        ("images.txt", "2 ../../../secret.jpg", r"line 2: 1 must be a path inside .*images"),
+        ("images.txt", "2", r"images\.txt line 2 has no field 1"),
+        ("image_class_labels.txt", "2 one", r"line 2: 1 must be an integer >= 1, got 'one'"),
+        ("image_class_labels.txt", "2 0", r"line 2: 1 must be an integer >= 1, got '0'"),
+    ],
+)
+def test_a_cub_table_that_breaks_its_format_is_named(tmp_path, name, line, message):
+    from paperlib.data.classification import load_suite_dataset
+    from tests.suite_fixtures import write_cub2011
+
+    write_cub2011(tmp_path)
+    table = tmp_path / "CUB_200_2011" / name
+    lines = table.read_text().splitlines()
+    table.write_text("\n".join([lines[0], line, *lines[2:]]) + "\n")
+    with pytest.raises(DatasetFormatError, match=rf"^CUB: .*{name}.*{message}|^CUB: .*{message}"):
+        load_suite_dataset("cub2011", tmp_path)

@@ -53,6 +53,9 @@ LAYOUTS = {
     "ImageNet": "root/<wnid>/*.JPEG, one folder per class, plus class names per wnid",
     "COLA": "a JSON list of [image_1_url, caption_1, image_2_url, caption_2]; images in "
     "image_root named by the URL's last path part",
+    "CUB": "CUB_200_2011/images.txt, image_class_labels.txt (1-based) and "
+    "train_test_split.txt (0 = test), each an id and one value a line; images under "
+    "CUB_200_2011/images",
 }
 
 

@@ -302,9 +302,9 @@ class Collate:
         self.short_text = short_text
 
     def __call__(self, items: list[dict[str, Any] | None]) -> dict[str, torch.Tensor]:
+        passed_over = sum(int(i.pop("skipped_images", 0)) for i in items if i is not None)
         batch = collate_samples(items)
-        passed_over = batch.get("skipped_images")
-        skipped = batch["skipped"] + (0 if passed_over is None else int(passed_over.sum()))
+        skipped = batch["skipped"] + passed_over
         out = {"image": batch["image"], "text": self.tokenizer(batch[self.caption])}
         if skipped:  # taken out again by CountingLoader before the model sees the batch
             out["skipped_images"] = torch.tensor(skipped)
