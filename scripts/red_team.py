@@ -393,6 +393,15 @@ def alias_bomb(levels: int = 8, width: int = 9) -> str:
 BOMB = alias_bomb()
 
 
+def inline_bomb(levels: int = 8, width: int = 9) -> str:
+    """The same bomb as one YAML flow value (anchors defined inline), for a key the config
+    knows: ``[&a [x, ...], &b [*a, ...], ..., [*h, ...]]``."""
+    names = [chr(ord("a") + k) for k in range(levels)]
+    parts = [f"&{names[0]} [{', '.join(['x'] * width)}]"]
+    parts += [f"&{n} [{', '.join([f'*{p}'] * width)}]" for p, n in zip(names, names[1:])]
+    return f"[{', '.join([*parts, '[' + ', '.join([f'*{names[-1]}'] * width) + ']'])}]"
+
+
 def bounded_subprocess(code: str, *args: str, seconds: float = 60, memory_gb: float = 6.0):
     """Run ``code`` in a fresh interpreter with a memory cap and a time limit:
     (exit code or None when killed, output, seconds)."""
@@ -431,19 +440,25 @@ def cli_in_subprocess(module: str, argv: list[str], *names: str, seconds: float 
     return Result(NAMED, f"{tail} ({elapsed:.1f} s)")
 
 
-@case("train/YAML anchor bomb (431 bytes) in the config file")
+@case("train/YAML anchor bomb (392 bytes) in the config file")
 def _(tmp):
     path = tmp / "bomb.yaml"
     path.write_text(BOMB)
     return cli_in_subprocess("paperlib.train", [str(path)], str(path), "alias")
 
 
+@case("train/YAML anchor bomb as the value of train.steps in the config file")
+def _(tmp):
+    path = tmp / "bomb.yaml"
+    path.write_text(f"method: clip\ntrain: {{steps: {inline_bomb()}}}\n")
+    return cli_in_subprocess("paperlib.train", [str(path)], str(path), "alias")
+
+
 @case("train/YAML anchor bomb in an override value")
 def _(tmp):
     path = write_config(tmp, tiny_config(tmp / "run"))
-    value = BOMB.replace("\n", ", ").replace("method: clip, train: ", "")
-    value = "{" + value.rstrip(", ") + "}"
-    return cli_in_subprocess("paperlib.train", [str(path), f"loss={value}"], "loss", "alias")
+    argv = [str(path), f"train.steps={inline_bomb()}"]
+    return cli_in_subprocess("paperlib.train", argv, "train.steps", "alias")
 
 
 for _key, _value in [
