@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 import torch
-import webdataset as wds
 from PIL import Image
 
 from paperlib.data.records import DatasetFormatError
@@ -23,7 +22,7 @@ from paperlib.engine.config import ConfigError
 from paperlib.engine.data import ReadableSamples
 from paperlib.engine.run_folder import MARKER, claim_run_folder, is_run_file
 from paperlib.train import main as train_main
-from tests.engine_helpers import final_weights, tiny_config
+from tests.engine_helpers import final_weights, tiny_config, write_records
 
 
 def _records(out: Path) -> list[dict]:
@@ -177,14 +176,6 @@ def test_only_unreadable_images_stop_by_name(tmp_path):
         samples[0]
 
 
-def _shard(path: Path, records: list[dict]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with wds.TarWriter(str(path)) as sink:
-        for record in records:
-            sink.write(record)
-    return path
-
-
 def _grit(i: int, child: bytes | None = None, parents: bytes = b"1") -> dict:
     return {
         "__key__": f"s{i:04d}",
@@ -207,7 +198,7 @@ def _shard_config(tmp_path: Path) -> dict:
 
 def test_unreadable_shard_images_are_passed_over_and_counted(tmp_path):
     records = [_grit(i, child=b"broken" if i in (0, 4, 9) else None) for i in range(19)]
-    _shard(tmp_path / "shards" / "s-000000.tar", records)
+    write_records(tmp_path / "shards" / "s-000000.tar", records)
     result = loop.train(_shard_config(tmp_path))
     assert result.step == 1 and result.skipped_images == 3  # 16 readable records: one batch
     assert _records(tmp_path / "run")[-1]["skipped_images"] == 3
@@ -226,7 +217,7 @@ MALFORMED = {
 def test_a_malformed_grit_record_stops_training_by_name(tmp_path, change, key):
     records = [_grit(i) for i in range(16)]
     change(records[3])
-    _shard(tmp_path / "shards" / "s-000000.tar", records)
+    write_records(tmp_path / "shards" / "s-000000.tar", records)
     with pytest.raises(DatasetFormatError, match=rf"s-000000\.tar: record 's0003'.*{key}"):
         loop.train(_shard_config(tmp_path))
     assert not (tmp_path / "run" / "last.pt").exists()
@@ -239,7 +230,7 @@ def test_the_train_command_names_a_shard_that_is_not_a_tar_file(tmp_path, capsys
         shard.parent.mkdir()
         shard.write_bytes(bytes(range(256)) * 12)
     else:
-        data = _shard(shard, [_grit(i) for i in range(40)]).read_bytes()
+        data = write_records(shard, [_grit(i) for i in range(40)]).read_bytes()
         shard.write_bytes(data[: len(data) // cut])
     (tmp_path / "c.json").write_text(json.dumps(_shard_config(tmp_path)))
     assert train_main([str(tmp_path / "c.json")]) == 2
