@@ -9,6 +9,9 @@ Evaluation: one embedding pass over the generated world (images/s, texts/s), the
 metrics from the cache.
 
     .venv/bin/python benchmarks/bench_engine.py [--steps 60] [--batch 64] [--repeats 3]
+        [--methods clip himo argent] [--eval-size 256]
+
+Every training (each method, each repeat) and each evaluation gets a folder of its own.
 """
 
 from __future__ import annotations
@@ -86,13 +89,14 @@ def bare(config) -> tuple[list[float], list[float]]:
     return times[1:], data[1:]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--methods", nargs="+", default=["clip", "himo", "argent"])
-    args = parser.parse_args()
+    parser.add_argument("--eval-size", type=int, default=256, help="held-out world samples")
+    args = parser.parse_args(argv)
     print(
         f"torch {torch.__version__}, {torch.get_num_threads()} threads, paper-tiny, batch "
         f"{args.batch}, {args.steps} steps x {args.repeats} repeats, medians of {INTERVAL}-step intervals"
@@ -103,9 +107,11 @@ def main() -> None:
     )
     with tempfile.TemporaryDirectory() as tmp:
         for method in args.methods:
-            config = config_for(method, Path(tmp) / method, args.steps, args.batch)
             o, b, d = [], [], []
-            for _ in range(args.repeats):
+            for repeat in range(args.repeats):
+                config = config_for(
+                    method, Path(tmp) / f"{method}-{repeat}", args.steps, args.batch
+                )
                 o += ours(config)
                 bb, dd = bare(config)
                 b += bb
@@ -117,11 +123,11 @@ def main() -> None:
                 f"{lo:9.4f} {lb:9.4f} {100 * (lo / lb - 1):8.1f}%"
             )
         run = train(config_for("argent", Path(tmp) / "eval-run", 2, 16))
-        for size in (256,):
+        for size in (args.eval_size,):
             start = time.perf_counter()
             evaluate(run.output_dir, output_dir=Path(tmp) / "eval", world_size=size)
             first = time.perf_counter() - start
-            start = time.perf_counter()
+            start = time.perf_counter()  # the same folder: the second pass reads its cache
             rows = evaluate(run.output_dir, output_dir=Path(tmp) / "eval", world_size=size)
             cached = time.perf_counter() - start
             print(

@@ -148,13 +148,13 @@ def naive_horopca(z: torch.Tensor, k: int, steps: int, seed: int = 0) -> torch.T
 # ---------------------------------------------------------------------------- main
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="20 naive steps, extrapolated")
     parser.add_argument("--n", type=int, default=500)
     parser.add_argument("--dim", type=int, default=64)
     parser.add_argument("--steps", type=int, default=500, help="Adam steps of the naive version")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     naive_steps = 20 if args.quick else args.steps
 
     x = tree_points(args.n, args.dim)

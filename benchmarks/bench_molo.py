@@ -22,6 +22,10 @@ Prints, from one run at torch.set_num_threads(2) (``--threads`` to change):
 Timings alternate between the variants and report medians, so machine load hits all alike.
 
     .venv/bin/python benchmarks/bench_molo.py [--repeats 15] [--threads 2] [--skip-training-step]
+        [--quick]
+
+``--quick`` runs every case at a small size (N=64, d=32; batch 16) to check the script, not
+to measure.
 """
 
 from __future__ import annotations
@@ -199,22 +203,24 @@ def training_step_case(batch: int, repeats: int) -> None:
     )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--skip-training-step", action="store_true")
-    args = parser.parse_args()
+    parser.add_argument("--quick", action="store_true", help="small sizes: a check, not a measure")
+    args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     print(
         f"torch {torch.__version__}, threads {torch.get_num_threads()}, medians of "
         f"{args.repeats}, load average {os.getloadavg()[0]:.2f} at start"
     )
-    for n, d in ((1024, 768), (256, 512)):
+    sizes, batch = (((64, 32), (32, 48)), 16) if args.quick else (((1024, 768), (256, 512)), 256)
+    for n, d in sizes:
         loss_case(n, d, args.repeats)
-    loss_case(1024, 768, args.repeats, anisotropic=True)
+    loss_case(*sizes[0], args.repeats, anisotropic=True)
     if not args.skip_training_step:
-        training_step_case(256, args.repeats)
+        training_step_case(batch, args.repeats)
     print(f"load average {os.getloadavg()[0]:.2f} at end")
 
 

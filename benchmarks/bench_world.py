@@ -3,11 +3,12 @@
 Goal: >= 2,000 samples/s. Measures ``World.sample`` (image, crops, description, segments,
 chain, phrases, noise, COLA query, ground truth) and ``WorldDataset`` items (plus tensors and
 the resized box crop), single process, ``torch.set_num_threads(1)``; best of 3 repeats.
-Run: ``.venv/bin/python benchmarks/bench_world.py``.
+Run: ``.venv/bin/python benchmarks/bench_world.py [--samples 3000] [--items 2000]``.
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import torch
@@ -28,13 +29,17 @@ def rate(make, count: int, repeats: int = 3) -> float:
     return best
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=3000, help="World.sample calls a repeat")
+    parser.add_argument("--items", type=int, default=2000, help="WorldDataset items a repeat")
+    args = parser.parse_args(argv)
     torch.set_num_threads(1)
     world = World(seed=0, image_size=64)
     dataset = WorldDataset(seed=0, size=10**6, image_size=64)
     world.sample(0), dataset[0]  # warm the per-size caches
-    sample_rate = rate(world.sample, 3000)
-    item_rate = rate(dataset.__getitem__, 2000)
+    sample_rate = rate(world.sample, args.samples)
+    item_rate = rate(dataset.__getitem__, args.items)
     print(
         f"World.sample, 64 px, all texts, 1 core: {sample_rate:,.0f} samples/s "
         f"({sample_rate / GOAL:.2f}x the {GOAL:,.0f}/s goal)"

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from paperlib.atomic import DiskFullError, atomic_write_text
+from paperlib.atomic import atomic_write_text
 from paperlib.engine.benchmarks import (
     BENCHMARKS,
     CAPTION_SETS,
@@ -46,6 +46,7 @@ from paperlib.engine.evaluation import evaluate, markdown_table
 from paperlib.engine.released import RELEASED_MODELS, released_model
 from paperlib.tables.beside_published import beside_published, markdown
 from paperlib.train import config_from, train_run
+from paperlib.untrusted import error_text
 
 
 def parse_assignments(pairs: Sequence[str], option: str, cast=str) -> dict[str, Any]:
@@ -310,8 +311,8 @@ def main(argv: list[str] | None = None) -> int:
             retrieval_transform=args.retrieval_transform,
             captions=args.captions,
         )
-    except (FileNotFoundError, ValueError, DiskFullError) as err:
-        print(f"evaluate: {err}", file=sys.stderr)
+    except (OSError, ValueError) as err:  # named by the engine (a full disk: DiskFullError)
+        print(f"evaluate: {error_text(err)}", file=sys.stderr)
         return 2
     print(markdown_table(args.output))
     if args.model and (text := write_published(args.output, args.model, rows)):

@@ -4,6 +4,12 @@ papermill cannot read a jupytext ``.py`` itself (SPEC §5): each notebook is rea
 ``jupytext.read`` and handed to ``papermill.execute_notebook`` as a notebook object.
 Parameter files live in ``params/<notebook stem>/<preset>.yaml``.
 
+papermill injects parameters as Python source, so they are checked first
+(:func:`check_parameters`): each name must be one the notebook's ``parameters`` cell assigns
+(an identifier), each value plain data (text, finite numbers, true/false, null, and lists and
+mappings of them), of the kind of its default. Parameter files are read with a cap on YAML
+alias expansion (``paperlib.untrusted``).
+
     python -m paperlib.notebooks run notebooks/train_himo.py --preset smoke-cpu
     python -m paperlib.notebooks reproduce            # every notebook, smoke-cpu presets
 """
@@ -12,11 +18,15 @@ from __future__ import annotations
 
 import argparse
 import ast
+import keyword
+import math
+import re
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
-import yaml
+from paperlib.untrusted import brief, error_text, load_yaml
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
@@ -34,7 +44,13 @@ def notebooks(directory: Path = NOTEBOOK_DIR) -> list[Path]:
 
 
 def preset_path(notebook: Path, preset: str) -> Path:
-    """``params/<notebook stem>/<preset>.yaml``; FileNotFoundError naming the presets there."""
+    """``params/<notebook stem>/<preset>.yaml``; FileNotFoundError naming the presets there,
+    ValueError for a preset that is not a plain name (a path would leave ``params/``)."""
+    if not re.fullmatch(r"[A-Za-z0-9][\w.-]*", preset):
+        raise ValueError(
+            f"--preset {brief(preset, 80)}: expected a preset name, the stem of a file in "
+            f"params/{Path(notebook).stem}/ (e.g. smoke-cpu); use --params for another file"
+        )
     path = PARAMS_DIR / Path(notebook).stem / f"{preset}.yaml"
     if not path.is_file():
         found = sorted(p.stem for p in path.parent.glob("*.yaml"))
@@ -49,7 +65,11 @@ def load_parameters(path: Path) -> dict:
     """Read a YAML parameter file; errors name the file and what was expected."""
     if not path.is_file():
         raise FileNotFoundError(f"parameter file not found: {path}")
-    params = yaml.safe_load(path.read_text()) or {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not UTF-8 text (byte {err.start}: {err.reason})") from None
+    params = load_yaml(text, str(path)) or {}
     if not isinstance(params, dict):
         raise ValueError(
             f"{path}: expected a mapping of notebook parameters, got {type(params).__name__}"
@@ -82,6 +102,61 @@ def declared_parameters(notebook) -> dict[str, object]:
                 except ValueError:
                     continue  # not a literal: nothing to check against
     return defaults
+
+
+def parameter_names(notebook) -> set[str]:
+    """The names the notebook's ``parameters`` cell assigns (papermill's parameters)."""
+    cells = [c for c in notebook.cells if "parameters" in c.metadata.get("tags", [])]
+    names: set[str] = set()
+    for cell in cells:
+        for node in ast.parse(cell.source).body:
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            targets = [node.target] if isinstance(node, ast.AnnAssign) else targets
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+def _not_data(value: Any, depth: int = 0) -> str | None:
+    """Why ``value`` is not plain data papermill writes as a literal (None when it is)."""
+    if depth > 20:
+        return "nested more than 20 levels deep"
+    if value is None or isinstance(value, (bool, int, str)):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"got {value}, not a finite number"
+    if isinstance(value, list):
+        return next((p for p in (_not_data(v, depth + 1) for v in value) if p), None)
+    if isinstance(value, dict):
+        key = next((k for k in value if not isinstance(k, str)), None)
+        if key is not None:
+            return f"a mapping key {brief(key)} is not text"
+        return next((p for p in (_not_data(v, depth + 1) for v in value.values()) if p), None)
+    return f"got a {type(value).__name__} ({brief(value, 60)})"
+
+
+def check_parameters(notebook, parameters: dict, name: str) -> None:
+    """ValueError naming the parameter unless papermill can inject it as data: a name the
+    ``parameters`` cell assigns (so an identifier, never code), a value of plain data (module
+    docstring), of the kind of its literal default (:func:`check_parameter_types`)."""
+    declared = parameter_names(notebook)
+    for key, value in parameters.items():
+        if not isinstance(key, str) or not key.isidentifier() or keyword.iskeyword(key):
+            raise ValueError(
+                f"{name}: parameter name {brief(key, 80)} is not an identifier; expected one of "
+                f"{sorted(declared)}"
+            )
+        if key not in declared:
+            raise ValueError(
+                f"{name}: parameter {key!r} is not one that its parameters cell declares; expected "
+                f"one of {sorted(declared)}"
+            )
+        problem = _not_data(value)
+        if problem:
+            raise ValueError(
+                f"{name}: parameter {key!r} must be data (text, finite numbers, true/false, "
+                f"null, lists and mappings of them); {problem}"
+            )
+    check_parameter_types(notebook, parameters, name)
 
 
 def check_parameter_types(notebook, parameters: dict, name: str) -> None:
@@ -125,7 +200,7 @@ def run_notebook(
         names = ", ".join(p.name for p in notebooks())
         raise FileNotFoundError(f"notebook not found: {notebook}; the notebooks are {names}")
     source = jupytext.read(notebook)
-    check_parameter_types(source, parameters or {}, notebook.name)
+    check_parameters(source, parameters or {}, notebook.name)
     output_dir = Path(output_dir or EXECUTED_DIR)
     output_dir.mkdir(parents=True, exist_ok=True)
     output = output_dir / f"{notebook.stem}.ipynb"
@@ -190,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _command(args)
     except (FileNotFoundError, ValueError) as err:
-        print(f"notebooks: {err}", file=sys.stderr)
+        print(f"notebooks: {error_text(err)}", file=sys.stderr)
         return 2
 
 
@@ -202,7 +277,7 @@ def _command(args: argparse.Namespace) -> int:
             params.update(load_parameters(preset_path(args.notebook, args.preset)))
         if args.params:
             params.update(load_parameters(args.params))
-        params.update({k: yaml.safe_load(v) for k, v in args.p})
+        params.update({k: load_yaml(v, f"-p {brief(k, 60)}") for k, v in args.p})
         print(run_notebook(args.notebook, params, log_output=True))
     elif args.command == "reproduce":
         times = reproduce(args.preset, args.only)

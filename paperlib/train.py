@@ -24,7 +24,9 @@ from paperlib.atomic import DiskFullError, atomic_write_text
 from paperlib.engine import distributed
 from paperlib.engine.config import Config, ConfigError, load_config, read_file
 from paperlib.engine.loop import NonFiniteLossError, TrainResult, dry_run, log_lines, train
+from paperlib.engine.run_folder import claim_run_folder
 from paperlib.engine.validation import validation_records
+from paperlib.untrusted import brief, error_text
 
 # the folder holding the paperlib package (what torchrun's processes import it from)
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
@@ -40,7 +42,12 @@ def config_from(
     """
     raw = read_file(source) if not isinstance(source, dict) else dict(source)
     if "config" in raw and isinstance(raw["config"], dict):
-        overrides = [*raw.get("overrides", []), *overrides]
+        listed = raw.get("overrides") or []
+        if not isinstance(listed, list) or not all(isinstance(o, str) for o in listed):
+            raise ConfigError(
+                f"overrides: expected a list of section.key=value strings, got {brief(listed)}"
+            )
+        overrides = [*listed, *overrides]
         raw = raw["config"]
     return load_config(raw, overrides)
 
@@ -99,7 +106,7 @@ def train_distributed(config: dict[str, Any], nproc: int, name: str) -> None:
     """Train ``config`` on ``nproc`` local processes with ``torchrun`` (gloo on CPU, one thread
     each); resumes like a single-process run. Raises naming the run when it does not finish."""
     output = Path(config["train"]["output_dir"])
-    output.mkdir(parents=True, exist_ok=True)
+    claim_run_folder(output)  # before launch.json: never into a folder of the user's files
     config_file = output / "launch.json"
     atomic_write_text(config_file, json.dumps(config, indent=1))
     command = [
@@ -142,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = config_from(args.config, args.overrides)
     except ConfigError as err:
-        print(f"config error: {err}", file=sys.stderr)
+        print(f"config error: {error_text(err)}", file=sys.stderr)
         return 2
     try:
         if args.dry_run:
@@ -152,16 +159,16 @@ def main(argv: list[str] | None = None) -> int:
         if distributed.is_main():
             print(f"[train] {result.status} at step {result.step}; checkpoint {result.checkpoint}")
     except NonFiniteLossError as err:
-        print(f"training stopped: {err}", file=sys.stderr)
+        print(f"training stopped: {error_text(err)}", file=sys.stderr)
         return 3
     except distributed.DeviceError as err:
-        print(f"device error: {err}", file=sys.stderr)
+        print(f"device error: {error_text(err)}", file=sys.stderr)
         return 2
     except DiskFullError as err:
         print(f"training stopped: {err.strerror}", file=sys.stderr)
         return 4
-    except (ConfigError, ValueError, RuntimeError) as err:  # named by the engine
-        print(f"training refused: {err}", file=sys.stderr)
+    except (ConfigError, ValueError, RuntimeError, OSError) as err:  # named by the engine
+        print(f"training refused: {error_text(err)}", file=sys.stderr)
         return 2
     finally:
         distributed.cleanup()

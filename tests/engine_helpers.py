@@ -1,4 +1,5 @@
-"""Small configs shared by the engine tests (tiny CPU model, the generated world)."""
+"""Small configs shared by the engine tests (tiny CPU model, the generated world), and raw
+shard records written as a tar file."""
 
 from __future__ import annotations
 
@@ -53,3 +54,14 @@ def shards_config(
         train=train_values,
         data={"dataset": "webdataset", "root": str(root / "shards")},
     )
+
+
+def write_records(path: Path, records: list[dict[str, Any]]) -> Path:
+    """Raw webdataset records (``__key__`` and bytes values) as the tar file ``path``."""
+    import webdataset as wds  # deferred: only the shard tests need it
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with wds.TarWriter(str(path)) as sink:
+        for record in records:
+            sink.write(record)
+    return path

@@ -136,9 +136,10 @@ def test_resume_refuses_a_different_run(tmp_path):
 
 @pytest.mark.parametrize("method, term", [("clip", "contrastive"), ("himo", "global")])
 def test_non_finite_loss_names_step_and_term(tmp_path, method, term):
-    raw = tiny_config(method, tmp_path / "nan", model={"logit_scale_init": 1e4})
+    config = load_config(tiny_config(method, tmp_path / "nan"))
+    config.model.logit_scale_init = 1e4  # past the range a config accepts: the loss overflows
     with pytest.raises(NonFiniteLossError, match=rf"step 1: term '{term}'"):
-        train(raw)
+        train(config)
 
 
 @pytest.mark.parametrize("method, loss", [("clip", {}), ("himo", {}), ("longclip", {"pcm_dim": 4})])

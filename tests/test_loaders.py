@@ -225,7 +225,8 @@ def test_himo_docci(tmp_path):
             tmp_path / "bad.json", [{"img_path": "x.jpg", "raw_caption": "x", "caption": caption}]
         )
         with pytest.raises(
-            DatasetFormatError, match=r"line 1: 'caption' must be a list of strings"
+            DatasetFormatError,
+            match=r"line 1: 'caption(\[0\])?' must be (a list of strings|non-empty text)",
         ):
             load_himo_docci(tmp_path / "bad.json")
 

@@ -1,5 +1,5 @@
 """Non-finite features are refused with a named error, never scored (NaN would rank every
-positive first); a failed evaluation writes no results file; cache keys follow the data file."""
+positive first); a failed evaluation writes no results file; cache keys follow the data."""
 
 from __future__ import annotations
 
@@ -64,17 +64,28 @@ def test_evaluating_a_model_with_nan_weights_fails_by_name_and_writes_nothing(tm
     assert not list(out.glob("*.json"))  # no result that looks finished
 
 
-def test_file_key_changes_with_the_file_and_its_path(tmp_path):
-    first, second = tmp_path / "a.csv", tmp_path / "b.csv"
-    first.write_text("captions,image_url\n")
-    second.write_text("captions,image_url\n")
-    key = ev.file_key(first, 40)
-    assert key == ev.file_key(first, 40)
-    assert key != ev.file_key(second, 40) and key != ev.file_key(first, None)
-    first.write_text("captions,image_url\nx,y\n")
-    os.utime(first, ns=(1, 1))
-    assert ev.file_key(first, 40) != key
-    assert np.unique([ev.file_key(first, k) for k in (1, 2, 3)]).size == 3
+def test_content_key_follows_the_texts_the_image_files_and_the_options(tmp_path):
+    from PIL import Image
+
+    from paperlib.data.sample import Sample
+
+    for name in ("a.png", "b.png"):
+        Image.new("RGB", (4, 4), (10, 20, 30)).save(tmp_path / name)
+
+    def samples(caption="A cat. On a mat.", image="a.png"):
+        return [Sample(id="1", image=tmp_path / image, caption=caption, segments=["A cat."])]
+
+    key = ev.content_key(samples(), 40)
+    assert key == ev.content_key(samples(), 40)
+    others = [
+        ev.content_key(samples(caption="A dog. On a mat."), 40),  # a text
+        ev.content_key(samples(image="b.png"), 40),  # another file, same bytes
+        ev.content_key(samples(), None),  # an option
+    ]
+    assert key not in others and np.unique(others).size == 3
+    Image.new("RGB", (4, 4), (90, 20, 30)).save(tmp_path / "a.png")  # the image replaced
+    os.utime(tmp_path / "a.png", ns=(1, 1))
+    assert ev.content_key(samples(), 40) != key
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,8 @@
 """Bad configs stop before anything is built or written, naming the key: non-finite numbers
-on the command line (with and without ``--dry-run``), a data set smaller than a batch, a
-resume that changes the loss, an output folder that cannot be written."""
+on the command line (with and without ``--dry-run``), values out of their range, a data set
+smaller than a batch, a resume that changes the loss, an output folder that cannot be written;
+config files and overrides that are not UTF-8 or not YAML, or that hold an alias bomb, are
+named with a bounded message."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from paperlib.engine import loop
 from paperlib.engine.config import ConfigError
 from paperlib.train import main as train_main
 from tests.engine_helpers import tiny_config
+from tests.test_untrusted import BOMB
 
 BAD_OVERRIDES = [
     ("optim.lr=.nan", "optim.lr"),
@@ -115,3 +118,65 @@ def test_the_train_command_names_refusals_without_a_traceback(tmp_path, capsys):
         assert train_main([str(tmp_path / f"{name}.json")]) == 2, name
         err = capsys.readouterr().err
         assert expected in err and "Traceback" not in err, (name, err)
+
+
+OUT_OF_RANGE = [
+    (["train.seed=-1"], "train.seed: expected 0..4294967295, got -1"),
+    (["data.seed=4294967296"], "data.seed: expected 0..4294967295"),
+    (["model.keep=0"], "model.keep: expected 1..75, got 0"),
+    (["model.keep=500"], "model.keep: expected 1..75, got 500"),
+    (["model.context_length=248", "model.keep=10"], "model.keep: 248 text positions are 20"),
+    (["model.logit_scale_init=-3"], "model.logit_scale_init: expected 0.0..4.60517"),
+    (["model.logit_scale_init=50"], "model.logit_scale_init: expected 0.0..4.60517"),
+]
+
+
+@pytest.mark.parametrize("overrides, message", OUT_OF_RANGE)
+def test_values_out_of_their_range_are_named(tmp_path, capsys, overrides, message):
+    out = tmp_path / "run"
+    (tmp_path / "c.json").write_text(json.dumps(tiny_config("clip", out)))
+    assert train_main([str(tmp_path / "c.json"), *overrides]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"config error: {message}") and not out.exists()
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"method: clip\n# caf\xe9\n", "not UTF-8 text (byte 18"),
+        (b"method: clip\ntrain: {steps: [2\n", "not valid YAML (while parsing"),
+        (BOMB.encode(), "its aliases expand to more than 100000 nodes"),
+        (b"a: &a [*a]\n", "a recursive alias"),
+    ],
+    ids=["not UTF-8", "YAML error", "alias bomb", "recursive alias"],
+)
+def test_a_config_file_that_does_not_read_is_named_briefly(tmp_path, capsys, content, message):
+    path = tmp_path / "c.yaml"
+    path.write_bytes(content)
+    assert train_main([str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"config error: {path}: {message}") and len(err) < 1200
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("optim.lr=[1e-3", "optim.lr: the value '[1e-3': not valid YAML"),
+        ("loss={" + BOMB.replace("\n", ", ")[:-2] + "}", "its aliases expand to more than"),
+        ("model.name=" + "x" * 5000, "model.name: unknown architecture 'xxx"),
+    ],
+    ids=["YAML error", "alias bomb", "huge value"],
+)
+def test_an_override_that_does_not_read_is_named_briefly(tmp_path, capsys, override, message):
+    (tmp_path / "c.json").write_text(json.dumps(tiny_config("clip", tmp_path / "run")))
+    assert train_main([str(tmp_path / "c.json"), override]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"config error: {override.split('=')[0]}") and message in err
+    assert len(err) < 1200 and "Traceback" not in err
+
+
+def test_a_parameter_file_whose_overrides_are_not_a_list_is_named(tmp_path, capsys):
+    raw = {"config": tiny_config("clip", tmp_path / "run"), "overrides": "optim.lr=1"}
+    (tmp_path / "p.json").write_text(json.dumps(raw))
+    assert train_main([str(tmp_path / "p.json")]) == 2
+    assert capsys.readouterr().err.startswith("config error: overrides: expected a list of")

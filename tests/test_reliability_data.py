@@ -1,6 +1,8 @@
 """Odd but valid inputs give correct results: 1×1 images in every pixel mode become the right
 RGB colour and a finite, constant model input; a HierarCaps limit that would evaluate nothing
-is refused by the evaluate command before any model is loaded."""
+is refused by the evaluate command before any model is loaded. Hostile images are skipped and
+counted with a bounded reason: a decompression bomb (more pixels than Pillow's limit) and a
+truncated file."""
 
 from __future__ import annotations
 
@@ -76,3 +78,30 @@ def test_the_evaluate_command_refuses_a_hierarcaps_limit_that_keeps_nothing(
     err = capsys.readouterr().err
     assert f"limit of 'hierarcaps': expected at least 1 sample (or no limit), got {limit}" in err
     assert not out.exists()  # refused before the checkpoint or any data was read
+
+
+def test_a_decompression_bomb_is_skipped_with_its_reason(tmp_path, monkeypatch):
+    from PIL import Image as PILImage
+
+    monkeypatch.setattr(PILImage, "MAX_IMAGE_PIXELS", 50)  # 12 x 12 = 144 > 2 x 50 pixels
+    path = tmp_path / "bomb.png"
+    Image.new("RGB", (12, 12), (1, 2, 3)).save(path)
+    report = LoadReport()
+    assert load_rgb(path, report) is None and report.loaded == 0
+    ((name, reason),) = report.skipped
+    assert name == str(path) and reason.startswith(
+        "DecompressionBombError: Image size (144 pixels)"
+    )
+    Image.new("RGB", (10, 10), (1, 2, 3)).save(path)  # 100 pixels: within the limit
+    assert load_rgb(path, report) is not None
+
+
+def test_the_reason_of_a_skip_is_bounded(tmp_path):
+    from paperlib.data.images import REASON_LENGTH
+
+    path = tmp_path / "cut.png"
+    Image.new("RGB", (64, 64), (9, 9, 9)).save(path)
+    path.write_bytes(path.read_bytes()[:70])
+    report = LoadReport()
+    assert load_rgb(path, report) is None
+    assert report.skipped[0][0] == str(path) and len(report.skipped[0][1]) <= REASON_LENGTH + 40

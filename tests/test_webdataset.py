@@ -13,6 +13,7 @@ from PIL import Image
 from torch.utils.data import DataLoader
 
 from paperlib.data.images import LoadReport
+from paperlib.data.records import DatasetFormatError
 from paperlib.data.sample import collate_samples
 from paperlib.data.webdataset import read_shards, record_to_sample, write_shards
 from paperlib.data.world import World, WorldDataset
@@ -87,7 +88,7 @@ def test_reads_hycoclip_shards_without_json(tmp_path):
 
 def test_missing_field_names_the_key_and_layout():
     record = {"__key__": "k1", "__url__": "s.tar", "child.txt": b"x"}
-    with pytest.raises(KeyError, match=r"s\.tar.*'k1'.*child.*GRIT layout"):
+    with pytest.raises(DatasetFormatError, match=r"s\.tar.*'k1'.*child.*GRIT layout"):
         record_to_sample(record)
     record = {
         "__key__": "k2",
@@ -95,7 +96,7 @@ def test_missing_field_names_the_key_and_layout():
         "child.txt": b"x",
         "numparents.txt": b"1",
     }
-    with pytest.raises(KeyError, match="parent000 is missing"):
+    with pytest.raises(DatasetFormatError, match="parent000 is missing"):
         record_to_sample(record)
     with pytest.raises(FileNotFoundError, match="nope.tar"):
         read_shards(["/does/not/exist/nope.tar"])

@@ -24,7 +24,8 @@ from typing import Any
 
 from PIL import Image
 
-from paperlib.data.loaders import DatasetFormatError, read_text
+from paperlib.data.loaders import DatasetFormatError, read_text, record
+from paperlib.data.records import Record
 from paperlib.data.sample import Sample
 
 SUITE_FILE = Path(__file__).with_name("zeroshot_suite.json")
@@ -95,17 +96,29 @@ def _cub(root: Path) -> tuple[list, list[int]]:
     ``train_test_split.txt`` (0 = test), images under ``CUB_200_2011/images``."""
     base = root / "CUB_200_2011"
 
-    def table(name: str) -> dict[str, str]:
-        rows = [line.split() for line in read_text(base / name, "CUB").splitlines() if line]
-        return {r[0]: r[1] for r in rows}
+    def table(name: str) -> dict[str, Record]:
+        """Each line's id and its record (two fields: the id and one value)."""
+        rows = {}
+        for number, line in enumerate(read_text(base / name, "CUB").splitlines(), 1):
+            if line.strip():
+                entry = record(line.split(), "CUB", f"{base / name} line {number}")
+                rows[entry.text(0)] = entry
+                entry.text(1)
+        return rows
 
     paths, labels, split = (
         table("images.txt"),
         table("image_class_labels.txt"),
         table("train_test_split.txt"),
     )
-    test = [i for i in paths if split.get(i) == "0"]
-    return [base / "images" / paths[i] for i in test], [int(labels[i]) - 1 for i in test]
+    test = [i for i in paths if i in split and split[i].field(1) == "0"]
+    missing = next((i for i in test if i not in labels), None)
+    if missing is not None:
+        raise DatasetFormatError(
+            f"CUB: {base / 'image_class_labels.txt'} has no label of {missing}"
+        )
+    images = [paths[i].path(1, base / "images") for i in test]
+    return images, [labels[i].integer(1, minimum=1) - 1 for i in test]
 
 
 def _class_folders(base: Path, key: Callable[[str], Any] = str) -> tuple[list, list[int]]:

@@ -1,8 +1,10 @@
 """Robust image loading: every image comes back RGB, or is skipped and counted.
 
 Greyscale, CMYK, palette, 16-bit and alpha images are converted to RGB; unreadable or
-truncated files are skipped and recorded in a :class:`LoadReport` with their path and the
-reason, so a bad file never crashes a DataLoader worker and never yields a silent wrong sample.
+truncated files, and images with more pixels than Pillow's decompression-bomb limit
+(``PIL.Image.MAX_IMAGE_PIXELS`` × 2: a small file that would decode to gigabytes), are skipped
+and recorded in a :class:`LoadReport` with their path and the reason, so a bad file never
+crashes a DataLoader worker and never yields a silent wrong sample.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
+from PIL.Image import DecompressionBombError
 
 ALPHA_MODES = ("RGBA", "LA", "PA", "RGBa", "La")
+REASON_LENGTH = 200  # characters of a decoder's message kept as the reason of a skip
 
 
 @dataclass
@@ -81,9 +85,15 @@ def load_rgb(
             rgb = to_rgb(image, background)
             if rgb is image:
                 rgb = image.copy()
-    except (OSError, UnidentifiedImageError, ValueError, SyntaxError) as err:
+    except (
+        OSError,
+        UnidentifiedImageError,
+        ValueError,
+        SyntaxError,
+        DecompressionBombError,
+    ) as err:
         if report is not None:
-            report.skipped.append((name, f"{type(err).__name__}: {err}"))
+            report.skipped.append((name, f"{type(err).__name__}: {str(err)[:REASON_LENGTH]}"))
         return None
     if report is not None:
         report.loaded += 1

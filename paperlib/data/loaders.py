@@ -2,7 +2,9 @@
 
 Each ``load_*`` reads a user-given root and returns a list of :class:`Sample` (image paths are
 loaded lazily; wrap the list in :class:`~paperlib.data.sample.SampleDataset` for a DataLoader).
-A missing root, file or field raises an error naming it and the expected layout. GRIT shards are
+A missing root, file or field raises an error naming it and the expected layout; every record
+is read through :class:`~paperlib.data.records.Record` (types, non-empty texts, cumulative
+prefixes, paths inside the root, unique ids). GRIT shards are
 read with :func:`paperlib.data.webdataset.read_shards` (see :func:`grit_shards`). HierarCaps and
 HiMo-Docci have public URLs: :func:`fetch_hierarcaps` / :func:`fetch_himo_docci` download them
 with sha256 verification.
@@ -21,7 +23,9 @@ from typing import Any
 from urllib.error import URLError
 from urllib.request import urlopen
 
+from paperlib.data.records import DatasetFormatError, Record, unique_ids
 from paperlib.data.sample import Sample
+from paperlib.untrusted import brief
 
 HIERARCAPS_URL = (
     "https://raw.githubusercontent.com/TAU-VAILab/hierarcaps/main/data/hierarcaps_test.csv"
@@ -49,11 +53,10 @@ LAYOUTS = {
     "ImageNet": "root/<wnid>/*.JPEG, one folder per class, plus class names per wnid",
     "COLA": "a JSON list of [image_1_url, caption_1, image_2_url, caption_2]; images in "
     "image_root named by the URL's last path part",
+    "CUB": "CUB_200_2011/images.txt, image_class_labels.txt (1-based) and "
+    "train_test_split.txt (0 = test), each an id and one value a line; images under "
+    "CUB_200_2011/images",
 }
-
-
-class DatasetFormatError(ValueError):
-    """A dataset file exists but lacks a field or breaks the published layout."""
 
 
 def require_path(path: str | Path, dataset: str) -> Path:
@@ -64,14 +67,25 @@ def require_path(path: str | Path, dataset: str) -> Path:
     return path
 
 
+def record(item: Any, dataset: str, where: str) -> Record:
+    """``item`` of ``dataset`` at ``where``, read field by field with the checks of
+    :class:`~paperlib.data.records.Record` against ``dataset``'s layout."""
+    return Record(dataset, where, LAYOUTS[dataset], item)
+
+
 def get_field(item: Any, key: str | int, dataset: str, where: str) -> Any:
     """``item[key]``, or a DatasetFormatError naming the file/row, the field and the layout."""
-    try:
-        return item[key]
-    except (KeyError, IndexError, TypeError):
+    return record(item, dataset, where).field(key)
+
+
+def json_list(data: Any, dataset: str, path: Path, what: str = "a JSON list") -> list:
+    """``data`` when it is a list; a DatasetFormatError naming ``path`` otherwise."""
+    if not isinstance(data, list):
         raise DatasetFormatError(
-            f"{dataset}: {where} has no field {key!r}; expected {LAYOUTS[dataset]}"
-        ) from None
+            f"{dataset}: {path} holds a {type(data).__name__}, not {what}; expected "
+            f"{LAYOUTS[dataset]}"
+        )
+    return data
 
 
 def check_images(samples: Sequence[Sample], dataset: str) -> list[Sample]:
@@ -142,21 +156,26 @@ def load_sharegpt4v(
     """ShareGPT4V: caption = conversations[1].value with newlines as spaces (SPEC §3).
 
     ``split``: "all", "val" (first ``val_size`` entries, Long-CLIP's choice) or "train" (rest).
+    Ids (``id``, else the image path) must be unique in the "val" split, the one evaluated
+    (training tolerates a repeated sample).
     """
     if split not in ("all", "train", "val"):
         raise ValueError(f"split must be 'all', 'train' or 'val', got {split!r}")
     path, root = require_path(json_path, "ShareGPT4V"), Path(image_root)
-    items = read_json(path, "ShareGPT4V")
+    items = json_list(read_json(path, "ShareGPT4V"), "ShareGPT4V", path)
+    first = val_size if split == "train" else 0
     items = items[:val_size] if split == "val" else items[val_size:] if split == "train" else items
     samples = []
-    for i, item in enumerate(items):
-        where = f"{path} item {i}"
-        image = get_field(item, "image", "ShareGPT4V", where)
-        turn = get_field(
-            get_field(item, "conversations", "ShareGPT4V", where), 1, "ShareGPT4V", where
-        )
-        caption = get_field(turn, "value", "ShareGPT4V", where).replace("\n", " ")
-        samples.append(Sample(id=str(item.get("id", image)), image=root / image, caption=caption))
+    for i, item in enumerate(items, first):
+        entry = record(item, "ShareGPT4V", f"{path} item {i}")
+        image = entry.path("image", root)
+        turn = Record(entry.dataset, entry.where, entry.layout, entry.field("conversations"))
+        turn = Record(entry.dataset, entry.where, entry.layout, turn.field(1))
+        caption = turn.text("value").replace("\n", " ")
+        sample_id = str(entry.identifier("id")) if "id" in item else entry.text("image")
+        samples.append(Sample(id=sample_id, image=image, caption=caption))
+    if split == "val":
+        unique_ids([s.id for s in samples], "ShareGPT4V", path)
     return check_images(samples, "ShareGPT4V") if require_images else samples
 
 
@@ -169,9 +188,10 @@ def load_urban1k(root: str | Path, require_images: bool = True) -> list[Sample]:
     samples = []
     for text_file in sorted(caption_dir.glob("*.txt")):
         lines = read_text(text_file, "Urban1k").splitlines()
-        if not lines:
+        if not lines or not lines[0].strip():
             raise DatasetFormatError(
-                f"Urban1k: {text_file} is empty; expected {LAYOUTS['Urban1k']}"
+                f"Urban1k: {text_file} is empty or its first line blank; expected "
+                f"{LAYOUTS['Urban1k']}"
             )
         image = root / "image" / f"{text_file.stem}.jpg"
         samples.append(Sample(id=text_file.stem, image=image, caption=lines[0].strip()))
@@ -187,7 +207,8 @@ def load_docci(root: str | Path, split: str = "test", require_images: bool = Tru
     root = require_path(root, "DOCCI")
     full, test = root / "docci_descriptions.jsonlines", root / "test_set.jsonl"
     if full.exists():
-        path, items = full, [x for x in _read_json_lines(full, "DOCCI") if x.get("split") == split]
+        lines = _read_json_lines(full, "DOCCI")
+        path, items = full, [x for x in lines if not isinstance(x, dict) or x.get("split") == split]
     elif test.exists() and split == "test":
         path, items = test, _read_json_lines(test, "DOCCI")
     else:
@@ -196,11 +217,12 @@ def load_docci(root: str | Path, split: str = "test", require_images: bool = Tru
         )
     samples = []
     for i, item in enumerate(items):
-        where = f"{path} line {i + 1}"
-        image_file = get_field(item, "image_file", "DOCCI", where)
-        caption = get_field(item, "description", "DOCCI", where)
-        sample_id = str(item.get("example_id", Path(image_file).stem))
-        samples.append(Sample(id=sample_id, image=root / "images" / image_file, caption=caption))
+        entry = record(item, "DOCCI", f"{path} line {i + 1}")
+        image = entry.path("image_file", root / "images")
+        caption = entry.text("description")
+        sample_id = str(entry.identifier("example_id")) if "example_id" in item else image.stem
+        samples.append(Sample(id=sample_id, image=image, caption=caption))
+    unique_ids([s.id for s in samples], "DOCCI", path)
     return check_images(samples, "DOCCI") if require_images else samples
 
 
@@ -212,10 +234,10 @@ def load_long_dci(
     rows = read_rows(path, "Long-DCI", delimiter="\t")
     samples = []
     for i, row in enumerate(rows):
-        where = f"{path} row {i + 1}"
-        filepath = get_field(row, "filepath", "Long-DCI", where)
-        caption = get_field(row, "title", "Long-DCI", where)
-        samples.append(Sample(id=Path(filepath).stem, image=root / filepath, caption=caption))
+        entry = record(row, "Long-DCI", f"{path} row {i + 1}")
+        image = entry.path("filepath", root)
+        samples.append(Sample(id=image.stem, image=image, caption=entry.text("title")))
+    unique_ids([str(s.image) for s in samples], "Long-DCI", path)
     return check_images(samples, "Long-DCI") if require_images else samples
 
 
@@ -240,7 +262,12 @@ def load_flickr30k(
             raise DatasetFormatError(
                 f"Flickr30k: {path} line {number} is {line[:60]!r}; expected {LAYOUTS['Flickr30k']}"
             )
-        grouped.setdefault(name, {})[int(k)] = caption.strip()
+        entry = record(line, "Flickr30k", f"{path} line {number}")
+        entry.path("image name", root, name)
+        captions = grouped.setdefault(name, {})
+        if int(k) in captions:
+            raise entry.error(f" repeats caption #{k} of {name}")
+        captions[int(k)] = entry.check_text(caption, "caption").strip()
     samples = []
     for name, caps in grouped.items():
         if len(caps) != captions_per_image:
@@ -265,27 +292,26 @@ def load_coco_captions(
     """COCO 5k (val2017): images in file order, first ``captions_per_image`` captions each
     (``keep_all``: every caption, still at least ``captions_per_image``)."""
     path, root = require_path(annotation_file, "COCO"), Path(image_root)
-    data = read_json(path, "COCO")
-    images = get_field(data, "images", "COCO", str(path))
-    captions: dict[int, list[str]] = {}
-    for i, ann in enumerate(get_field(data, "annotations", "COCO", str(path))):
-        where = f"{path} annotation {i}"
-        image_id = get_field(ann, "image_id", "COCO", where)
-        captions.setdefault(image_id, []).append(get_field(ann, "caption", "COCO", where).strip())
+    data = record(read_json(path, "COCO"), "COCO", str(path))
+    images = json_list(data.field("images"), "COCO", path, "a list of images")
+    annotations = json_list(data.field("annotations"), "COCO", path, "a list of annotations")
+    captions: dict[int | str, list[str]] = {}
+    for i, ann in enumerate(annotations):
+        entry = record(ann, "COCO", f"{path} annotation {i}")
+        captions.setdefault(entry.identifier("image_id"), []).append(entry.text("caption").strip())
     samples = []
     for i, image in enumerate(images):
-        where = f"{path} image {i}"
-        image_id = get_field(image, "id", "COCO", where)
-        file_name = get_field(image, "file_name", "COCO", where)
+        entry = record(image, "COCO", f"{path} image {i}")
+        image_id = entry.identifier("id")
+        file_name = entry.path("file_name", root)
         caps = captions.get(image_id, [])[: None if keep_all else captions_per_image]
         if len(caps) < captions_per_image:
             raise DatasetFormatError(
                 f"COCO: {path}: image {image_id} has {len(caps)} captions, expected at least "
                 f"{captions_per_image}"
             )
-        samples.append(
-            Sample(id=str(image_id), image=root / file_name, caption=caps[0], captions=caps)
-        )
+        samples.append(Sample(id=str(image_id), image=file_name, caption=caps[0], captions=caps))
+    unique_ids([s.id for s in samples], "COCO", path)
     return check_images(samples, "COCO") if require_images else samples
 
 
@@ -306,11 +332,13 @@ def load_hierarcaps(root: str | Path, levels: int = 4, require_images: bool = Tr
     samples = []
     for i, row in enumerate(rows):
         where = f"{path} row {i + 1}"
-        chain = split_chain(get_field(row, "captions", "HierarCaps", where))
-        url = get_field(row, "image_url", "HierarCaps", where)
+        entry = record(row, "HierarCaps", where)
+        chain = split_chain(entry.text("captions"))
+        url = entry.text("image_url")
         if len(chain) != levels or not all(chain):
             raise DatasetFormatError(
-                f"HierarCaps: {where} has {len(chain)} levels {chain!r}, expected {levels}"
+                f"HierarCaps: {where} has {len(chain)} levels {brief(chain)}, expected "
+                f"{levels} non-empty ones"
             )
         digits = Path(url).stem.rsplit("_", 1)[-1]
         if not digits.isdigit():
@@ -320,7 +348,7 @@ def load_hierarcaps(root: str | Path, levels: int = 4, require_images: bool = Tr
         image_id = int(digits)
         samples.append(
             Sample(
-                id=get_field(row, "id", "HierarCaps", where),
+                id=entry.text("id"),
                 image=root / "test_imgs" / f"COCO_val2014_{image_id:012d}.jpg",
                 caption=chain[-1],
                 short_caption=chain[0],
@@ -328,6 +356,7 @@ def load_hierarcaps(root: str | Path, levels: int = 4, require_images: bool = Tr
                 meta={"image_id": image_id, "image_url": url},
             )
         )
+    unique_ids([s.id for s in samples], "HierarCaps", path)
     return check_images(samples, "HierarCaps") if require_images else samples
 
 
@@ -341,26 +370,21 @@ def load_himo_docci(
     path = require_path(json_path, "HiMo-Docci")
     samples = []
     for i, item in enumerate(_read_json_lines(path, "HiMo-Docci")):
-        where = f"{path} line {i + 1}"
-        img_path = get_field(item, "img_path", "HiMo-Docci", where)
-        segments = get_field(item, "caption", "HiMo-Docci", where)
-        if not isinstance(segments, list) or not all(isinstance(t, str) for t in segments):
-            raise DatasetFormatError(
-                f"HiMo-Docci: {where}: 'caption' must be a list of strings (the cumulative "
-                f"segments); got {type(segments).__name__} {str(segments)[:60]!r}"
-            )
-        if not segments:
-            raise DatasetFormatError(f"HiMo-Docci: {where} has an empty 'caption' list")
+        entry = record(item, "HiMo-Docci", f"{path} line {i + 1}")
+        img_path = entry.text("img_path")
+        image = entry.path("img_path", "." if image_root is None else image_root)
+        segments = entry.texts("caption", cumulative=True)
         samples.append(
             Sample(
                 id=Path(img_path).stem,
-                image=None if image_root is None else Path(image_root) / img_path,
-                caption=get_field(item, "raw_caption", "HiMo-Docci", where),
+                image=None if image_root is None else image,
+                caption=entry.text("raw_caption"),
                 short_caption=segments[0],
                 segments=segments,
                 meta={"img_path": img_path},
             )
         )
+    unique_ids([s.meta["img_path"] for s in samples], "HiMo-Docci", path)
     return check_images(samples, "HiMo-Docci") if require_images and image_root else samples
 
 
@@ -443,15 +467,19 @@ def load_cola(
     """COLA multi-object: one Sample per query; ``captions`` = [caption 1, caption 2] and
     ``meta['images']`` = [image 1, image 2]; caption k describes image k only."""
     path, root = require_path(json_path, "COLA"), Path(image_root)
-    items = read_json(path, "COLA")
+    items = json_list(read_json(path, "COLA"), "COLA", path)
     samples = []
     for i, item in enumerate(items):
         if not isinstance(item, list) or len(item) != 4:
             raise DatasetFormatError(
                 f"COLA: {path} item {i} is not a 4-element list; expected {LAYOUTS['COLA']}"
             )
-        url1, cap1, url2, cap2 = item
-        images = [root / str(url1).rsplit("/", 1)[-1], root / str(url2).rsplit("/", 1)[-1]]
+        entry = record(item, "COLA", f"{path} item {i}")
+        url1, cap1, url2, cap2 = (entry.text(k) for k in range(4))
+        images = [
+            entry.path(f"image_{k}_url", root, str(url).rsplit("/", 1)[-1])
+            for k, url in ((1, url1), (2, url2))
+        ]
         samples.append(
             Sample(
                 id=f"cola-{i:04d}",

@@ -30,10 +30,16 @@ from PIL import Image
 from torch.utils.data import IterableDataset, get_worker_info
 
 from paperlib.data.images import LoadReport, load_rgb
+from paperlib.data.records import DatasetFormatError, Record
 from paperlib.data.sample import BoxSample, Sample, resolve_image, sample_to_item
+from paperlib.untrusted import brief
 
 IMAGE_EXTENSIONS = ("png", "jpg", "jpeg", "webp")
 _PIL_FORMATS = {"png": "PNG", "jpg": "JPEG"}
+GRIT_LAYOUT = (
+    "GRIT layout child.jpg, child.txt, numparents.txt, parent000.jpg, parent000.txt, ... "
+    "(HyCoCLIP's webdataset shards)"
+)
 
 
 def image_bytes(image: Image.Image, image_format: str = "png") -> bytes:
@@ -96,39 +102,63 @@ def _image_key(record: dict[str, Any], stem: str) -> str | None:
     return next((f"{stem}.{e}" for e in IMAGE_EXTENSIONS if f"{stem}.{e}" in record), None)
 
 
+def _utf8(entry: Record, key: str) -> str:
+    """The UTF-8 text of ``key`` in a record; DatasetFormatError naming it otherwise."""
+    data = entry.field(key)
+    try:
+        return data.decode("utf-8") if isinstance(data, bytes) else str(data)
+    except UnicodeDecodeError as err:
+        raise entry.error(f": {key!r} is not UTF-8 text (byte {err.start})") from None
+
+
+def _saved_texts(entry: Record) -> dict[str, Any]:
+    """The record's optional ``json`` entry (this writer's text fields), as a mapping."""
+    if "json" not in entry.item:
+        return {}
+    try:
+        texts = json.loads(_utf8(entry, "json"))
+    except ValueError as err:
+        raise entry.error(f": 'json' is not valid JSON ({brief(str(err), 80)})") from None
+    if not isinstance(texts, dict):
+        raise entry.error(f": 'json' must hold a mapping, got {brief(texts)}")
+    return texts
+
+
 def record_to_sample(record: dict[str, Any], report: LoadReport | None = None) -> Sample | None:
     """Decode a raw record (bytes values) to a Sample; None when an image is unreadable.
 
-    Raises ``KeyError`` naming the shard, the key and the expected layout when a field is missing.
+    Raises :class:`~paperlib.data.records.DatasetFormatError` naming the shard, the record and
+    the key when a field is missing or malformed (a caption that is not UTF-8, a parent count
+    that is not an integer >= 0 or does not match the parents present).
     """
-    where = f"{record.get('__url__', '<shard>')}: record {record.get('__key__')!r}"
+    where = f"{record.get('__url__', '<shard>')}: record {brief(record.get('__key__'), 60)}"
+    entry = Record("GRIT", where, GRIT_LAYOUT, record)
     child_key = _image_key(record, "child")
-    for key, present in (("child.<png|jpg>", child_key), ("child.txt", "child.txt" in record)):
-        if not present:
-            raise KeyError(
-                f"{where} has no {key!r}; expected GRIT layout child.jpg, child.txt, "
-                f"numparents.txt, parent000.jpg, parent000.txt, ... (SPEC §3); keys: {sorted(record)}"
-            )
+    if child_key is None:
+        raise entry.error(f" has no 'child.<png|jpg>' (keys: {brief(sorted(record))})")
+    caption = _utf8(entry, "child.txt")
+    count = 0
+    if "numparents.txt" in record:
+        count = entry.integer("numparents.txt", value=_utf8(entry, "numparents.txt"))
+    texts = _saved_texts(entry)
     image = load_rgb(record[child_key], report)
     if image is None:
         return None
-    texts = json.loads(record["json"]) if "json" in record else {}
-    count = int(record["numparents.txt"]) if "numparents.txt" in record else 0
     boxes = []
     for k in range(count):
         crop_key, text_key = _image_key(record, f"parent{k:03d}"), f"parent{k:03d}.txt"
         if crop_key is None or text_key not in record:
-            raise KeyError(f"{where}: numparents.txt says {count} but parent{k:03d} is missing")
+            raise entry.error(f": numparents.txt says {count} but parent{k:03d} is missing")
         crop = load_rgb(record[crop_key], report)
         if crop is None:
             return None
         saved = texts.get("boxes", [])
         box = tuple(saved[k]["box"]) if k < len(saved) and saved[k]["box"] is not None else None
-        boxes.append(BoxSample(crop, record[text_key].decode("utf-8"), box))
+        boxes.append(BoxSample(crop, _utf8(entry, text_key), box))
     return Sample(
         id=texts.get("id", record["__key__"]),
         image=image,
-        caption=record["child.txt"].decode("utf-8"),
+        caption=caption,
         short_caption=texts.get("short_caption"),
         segments=texts.get("segments", []),
         chain=texts.get("chain", []),
@@ -141,6 +171,21 @@ def record_to_sample(record: dict[str, Any], report: LoadReport | None = None) -
 
 def _is_present(sample: Any) -> bool:
     return sample is not None
+
+
+def shard_error(exn: Exception) -> bool:
+    """webdataset's error handler for reading the shards: a tar file that cannot be read
+    becomes a DatasetFormatError naming it (webdataset appends the shard's path to the
+    error's arguments); the project's own errors pass unchanged."""
+    if isinstance(exn, DatasetFormatError):
+        raise exn
+    texts = [a for a in exn.args if isinstance(a, str)]
+    shard = next((t for t in reversed(texts) if t.endswith(".tar") or "/" in t), "a shard")
+    reason = brief(texts[0], 80) if texts else type(exn).__name__
+    raise DatasetFormatError(
+        f"GRIT: {shard} cannot be read as a tar file ({type(exn).__name__}: {reason}); "
+        f"expected {GRIT_LAYOUT}"
+    ) from exn
 
 
 def _as_item(transform: Callable[[Image.Image], Any], sample: Sample) -> dict[str, Any]:
@@ -158,7 +203,9 @@ def read_shards(
 
     Shards are split across DataLoader workers (give at least as many shards as workers) and,
     with ``split_by_node``, across DDP ranks. Records with unreadable images are skipped and
-    counted in ``report`` (that of the process that decoded them).
+    counted in ``report`` (that of the process that decoded them). A shard that is not a
+    readable tar file raises
+    :class:`~paperlib.data.records.DatasetFormatError` naming it (:func:`shard_error`).
     """
     if isinstance(urls, (list, tuple)):
         missing = [u for u in urls if "://" not in str(u) and not Path(u).exists()]
@@ -168,7 +215,7 @@ def read_shards(
     dataset = wds.WebDataset(
         urls,
         shardshuffle=False,
-        handler=wds.reraise_exception,
+        handler=shard_error,
         empty_check=False,
         nodesplitter=wds.split_by_node if split_by_node else wds.single_node_only,
     )
@@ -197,7 +244,7 @@ def pass_shards(urls: list[str], seed: int, visit: int, shuffle: bool = True) ->
 def raw_records(urls: Iterable[str]) -> Iterator[dict[str, Any]]:
     """The undecoded records (bytes values, ``__key__``, ``__url__``) of shards, in order."""
     source = ({"url": url} for url in urls)
-    return iter(wds.tarfile_to_samples(handler=wds.reraise_exception)(source))
+    return iter(wds.tarfile_to_samples(handler=shard_error)(source))
 
 
 class ShardStream(IterableDataset):
@@ -210,7 +257,8 @@ class ShardStream(IterableDataset):
     ``(seed, v, k)``. HyCoCLIP's reading order differs in two details, both named here: it
     gives rank r the sorted shards r::world once and shuffles within them, and its endless
     stream replays one pass order; this splits each pass's permutation, drawing a new order
-    every pass. ``decode(record, visit)`` turns a raw record into an item (None drops it).
+    every pass. ``decode(record, visit)`` turns a raw record into an item (None drops it; the
+    next item counts the records dropped before it as ``skipped_images``).
 
     :meth:`place` positions every stream after the batches a run consumed: a worker's
     stream has served whole batches of ``local_batch`` records (DataLoader workers take turns
@@ -273,7 +321,12 @@ class ShardStream(IterableDataset):
 
     def __iter__(self) -> Iterator[Any]:
         stream, streams, skip = self._stream()
+        dropped = 0
         for visit, record in itertools.islice(self.records(stream, streams), skip, None):
             item = self.decode(record, visit)
-            if item is not None:
-                yield item
+            if item is None:
+                dropped += 1
+                continue
+            if dropped and isinstance(item, dict):
+                item["skipped_images"], dropped = dropped, 0
+            yield item

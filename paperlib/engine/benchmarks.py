@@ -58,6 +58,7 @@ from paperlib.data.classification import (
     prompt_templates,
 )
 from paperlib.data.classification import class_names as suite_class_names
+from paperlib.data.images import LoadReport
 from paperlib.data.sample import resolve_image
 from paperlib.metrics import hierarchy, items, monotonicity, results, retrieval, zeroshot
 from paperlib.metrics.scores import pairwise_scores
@@ -189,9 +190,11 @@ class LazyImages(Sequence):
 
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
-        image = resolve_image(self.paths[index])
+        report = LoadReport()
+        image = resolve_image(self.paths[index], report)
         if image is None:
-            raise FileNotFoundError(f"image {self.paths[index]} is missing or unreadable")
+            reason = f" ({report.skipped[0][1]})" if report.skipped else ""
+            raise FileNotFoundError(f"image {self.paths[index]} is missing or unreadable{reason}")
         return image
 
 

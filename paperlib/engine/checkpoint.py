@@ -147,7 +147,9 @@ def restore(
 
     With a different world size than the saving run, rank ``r`` takes the saved RNG of rank
     ``r mod saved_world`` (the data order does not depend on it: it is a function of the step).
-    A model state that does not fit ``model`` (another architecture) raises ValueError naming
+    The scheduler gets back its position (step, base rates), not its schedule: a
+    ``LambdaLR``'s callable keeps the caller's (so a run resumed with more ``train.steps``
+    follows the longer schedule). A model state that does not fit ``model`` (another architecture) raises ValueError naming
     ``source`` and the first keys or shapes that differ, before anything is loaded.
     """
     mismatch = state_dict_mismatch(model, state["model"])
@@ -158,7 +160,10 @@ def restore(
         )
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
-    scheduler.load_state_dict(state["scheduler"])
+    position = dict(state["scheduler"])
+    if "lr_lambdas" in position:  # None: LambdaLR leaves that callable as the caller built it
+        position["lr_lambdas"] = [None] * len(position["lr_lambdas"])
+    scheduler.load_state_dict(position)
     rngs = state["rng"]
     set_rng_state(rngs[rank % len(rngs)])
     return int(state["step"])

@@ -20,10 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from paperlib.atomic import atomic_write_text
 from paperlib.models import LOGIT_SCALE_MAX
+from paperlib.untrusted import YamlError, brief, load_yaml
 
 EUCLIDEAN_METHODS = ("clip", "longclip", "himo")
 HYPERBOLIC_METHODS = ("meru", "hycoclip", "argent")
@@ -247,15 +246,26 @@ METHOD_DEFAULTS: dict[str, dict[str, dict[str, Any]]] = {
 
 
 def read_file(path: str | Path) -> dict[str, Any]:
-    """Read a YAML or JSON config file into a dict (errors name the file)."""
+    """Read a YAML or JSON config file into a dict (errors name the file; YAML aliases are
+    capped, ``paperlib.untrusted.load_yaml``)."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
     try:
-        text = path.read_text()
-        raw = json.loads(text) if path.suffix == ".json" else (yaml.safe_load(text) or {})
-    except (yaml.YAMLError, json.JSONDecodeError) as err:
-        raise ConfigError(f"{path}: not valid YAML/JSON: {err}") from err
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte {err.start}: {err.reason}); expected a YAML or "
+            "JSON config"
+        ) from None
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot be read ({err.strerror})") from None
+    try:
+        raw = json.loads(text) if path.suffix == ".json" else (load_yaml(text, str(path)) or {})
+    except YamlError as err:
+        raise ConfigError(str(err)) from None
+    except (json.JSONDecodeError, RecursionError) as err:
+        raise ConfigError(f"{path}: not valid JSON ({str(err)[:200]})") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level, got {type(raw).__name__}")
     return raw
@@ -267,8 +277,11 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
     for item in overrides:
         key, sep, text = item.partition("=")
         if not sep or not key:
-            raise ConfigError(f"override {item!r}: expected key=value, e.g. optim.lr=1e-5")
-        value = yaml.safe_load(text) if text else None
+            raise ConfigError(f"override {brief(item)}: expected key=value, e.g. optim.lr=1e-5")
+        try:
+            value = load_yaml(text, f"{key}: the value {brief(text, 60)}") if text else None
+        except YamlError as err:
+            raise ConfigError(str(err)) from None
         node = out
         parts = key.strip().split(".")
         for part in parts[:-1]:
@@ -312,11 +325,11 @@ def _coerce(value: Any, hint: Any, key: str) -> Any:
                 return _coerce(value, option, key)
             except ConfigError:
                 pass
-        raise ConfigError(f"{key}: expected {_type_name(hint)}, got {value!r}")
+        raise ConfigError(f"{key}: expected {_type_name(hint)}, got {brief(value)}")
     if origin is Literal:
         choices = typing.get_args(hint)
         if value not in choices:
-            raise ConfigError(f"{key}: expected one of {list(choices)}, got {value!r}")
+            raise ConfigError(f"{key}: expected one of {list(choices)}, got {brief(value)}")
         return value
     if origin is tuple:
         args = typing.get_args(hint)
@@ -325,15 +338,15 @@ def _coerce(value: Any, hint: Any, key: str) -> Any:
                 raise ConfigError(f"{key}: expected a list, got {value!r}")
             args = (args[0],) * len(value)
         if not isinstance(value, (list, tuple)) or len(value) != len(args):
-            raise ConfigError(f"{key}: expected a list of {len(args)} values, got {value!r}")
+            raise ConfigError(f"{key}: expected a list of {len(args)} values, got {brief(value)}")
         return tuple(_coerce(v, a, f"{key}[{i}]") for i, (v, a) in enumerate(zip(value, args)))
     if hint is bool:
         if not isinstance(value, bool):
-            raise ConfigError(f"{key}: expected true or false, got {value!r}")
+            raise ConfigError(f"{key}: expected true or false, got {brief(value)}")
         return value
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{key}: expected an integer, got {value!r}")
+            raise ConfigError(f"{key}: expected an integer, got {brief(value)}")
         return value
     if hint is float:
         if isinstance(value, str):  # PyYAML reads 1e-5 (no dot) as a string
@@ -342,11 +355,11 @@ def _coerce(value: Any, hint: Any, key: str) -> Any:
             except ValueError:
                 pass
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{key}: expected a number, got {value!r}")
+            raise ConfigError(f"{key}: expected a number, got {brief(value)}")
         return float(value)
     if hint is str:
         if not isinstance(value, str):
-            raise ConfigError(f"{key}: expected a string, got {value!r}")
+            raise ConfigError(f"{key}: expected a string, got {brief(value)}")
         return value
     raise TypeError(f"{key}: unsupported config type {hint}")  # a bug in this module
 
@@ -355,7 +368,7 @@ def _build_section(cls: type, raw: Any, section: str) -> Any:
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
-        raise ConfigError(f"{section}: expected a mapping of keys, got {raw!r}")
+        raise ConfigError(f"{section}: expected a mapping of keys, got {brief(raw)}")
     hints = typing.get_type_hints(cls)
     names = [f.name for f in dataclasses.fields(cls)]
     unknown = sorted(set(raw) - set(names))
@@ -373,6 +386,14 @@ def _build_section(cls: type, raw: Any, section: str) -> Any:
 def _check_positive(value: float | int, key: str, allow_zero: bool = False) -> None:
     if value < 0 or (value == 0 and not allow_zero):
         raise ConfigError(f"{key}: expected {'>= 0' if allow_zero else '> 0'}, got {value}")
+
+
+SEED_RANGE = (0, 2**32 - 1)  # what numpy's and torch's generators all accept
+
+
+def _check_range(value: float | int, key: str, low: float, high: float) -> None:
+    if not low <= value <= high:
+        raise ConfigError(f"{key}: expected {low}..{high}, got {value}")
 
 
 def check_finite_numbers(config: Config) -> None:
@@ -413,7 +434,7 @@ def _validate_model(config: Config) -> None:
 
     if m.name not in open_clip.list_models() and m.name not in HYCOCLIP_MODEL_NAMES:
         raise ConfigError(
-            f"model.name: unknown architecture {m.name!r}; expected an open_clip model name "
+            f"model.name: unknown architecture {brief(m.name)}; expected an open_clip model name "
             f"(e.g. ViT-B-16, ViT-L-14, paper-tiny) or one of {sorted(HYCOCLIP_MODEL_NAMES)}"
         )
     if m.name in HYCOCLIP_MODEL_NAMES and not config.hyperbolic:
@@ -427,6 +448,21 @@ def _validate_model(config: Config) -> None:
     if config.hyperbolic and m.context_length != 77:
         raise ConfigError("model.context_length: the hyperbolic methods use 77 tokens (SPEC §2.4)")
     _check_positive(m.curv_init, "model.curv_init")
+    _check_long_text(m)
+
+
+def _check_long_text(m: ModelConfig) -> None:
+    """Long-CLIP's stretch of 77 positions to 248 keeps the first ``keep`` rows and
+    interpolates the rest 4×: 4·77 − 3·keep rows, so 248 tokens need ``keep`` = 20; the logit
+    scale starts inside the range open_clip clamps it to, [0, ln 100]."""
+    _check_range(m.keep, "model.keep", 1, 75)
+    if m.context_length == 248 and 4 * 77 - 3 * m.keep != 248:
+        raise ConfigError(
+            f"model.keep: 248 text positions are 20 kept and 57 stretched 4x (4*77 - 3*keep "
+            f"= 248); keep={m.keep} gives {4 * 77 - 3 * m.keep}"
+        )
+    if m.logit_scale_init is not None:
+        _check_range(m.logit_scale_init, "model.logit_scale_init", 0.0, LOGIT_SCALE_MAX)
 
 
 def _validate_data(config: Config) -> None:
@@ -442,6 +478,7 @@ def _validate_data(config: Config) -> None:
             "GRIT-layout webdataset shards); sharegpt4v has none"
         )
     _check_positive(d.size, "data.size")
+    _check_range(d.seed, "data.seed", *SEED_RANGE)
     if d.twins and d.dataset != "world":
         raise ConfigError(f"data.twins: only the world has counterfactual twins, not {d.dataset!r}")
     if not 32 <= d.image_size <= 224:
@@ -498,12 +535,15 @@ def _validate_train(t: TrainConfig) -> None:
     _check_positive(t.val_every, "train.val_every", allow_zero=True)
     for key in ("batch_size", "accum_steps", "log_every", "diag_every", "ckpt_every", "val_size"):
         _check_positive(getattr(t, key), f"train.{key}")
+    _check_range(t.seed, "train.seed", *SEED_RANGE)
     if t.batch_size % t.accum_steps:
         raise ConfigError(
             f"train.accum_steps: {t.accum_steps} does not divide train.batch_size={t.batch_size}"
         )
     if t.device != "auto" and t.device.split(":")[0] not in ("cpu", "cuda"):
-        raise ConfigError(f"train.device: expected auto, cpu, cuda or cuda:N, got {t.device!r}")
+        raise ConfigError(
+            f"train.device: expected auto, cpu, cuda or cuda:N, got {brief(t.device)}"
+        )
 
 
 # --------------------------------------------------------------------------- public API
@@ -517,7 +557,9 @@ def build_config(raw: dict[str, Any]) -> Config:
     if method is None:
         raise ConfigError(f"method: missing; expected one of {list(METHODS)}")
     if method not in METHODS:
-        raise ConfigError(f"method: unknown method {method!r}; expected one of {list(METHODS)}")
+        raise ConfigError(
+            f"method: unknown method {brief(method)}; expected one of {list(METHODS)}"
+        )
     unknown = sorted(set(raw) - {"method", *SECTIONS})
     if unknown:
         raise ConfigError(

@@ -7,12 +7,18 @@ exactly the single-process batch (same order), and the data position saved in a 
 is just the step. Webdataset shards stream through
 :class:`~paperlib.data.webdataset.ShardStream` (seeded shard shuffle and sample buffer,
 HyCoCLIP's sizes), which a resume positions from the step without decoding what it skips.
+
+Unreadable images never shrink a batch: a map-style set (ShareGPT4V) takes the next readable
+sample in its place (:class:`ReadableSamples`), a stream of shards the next record (the
+stream counts what it dropped on the next item); either way each batch carries how many it
+passed over (``skipped_images``), which :class:`CountingLoader` takes out of the batch and adds
+up for the training log.
 """
 
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +181,31 @@ class BoxItems:
         return item
 
 
+class ReadableSamples(Dataset):
+    """A :class:`~paperlib.data.sample.SampleDataset` whose unreadable images are replaced by
+    the next readable sample (index order, wrapping), so a batch keeps its size and every rank
+    its shapes; each item records how many samples it passed over (``skipped_images``). More
+    than ``max_tries`` unreadable samples in a row stop with an error naming the last one."""
+
+    def __init__(self, samples: SampleDataset, max_tries: int = 100) -> None:
+        self.samples, self.max_tries = samples, max_tries
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        for offset in range(min(self.max_tries, len(self.samples))):
+            item = self.samples[(index + offset) % len(self.samples)]
+            if item is not None:
+                item["skipped_images"] = offset
+                return item
+        path, reason = self.samples.report.skipped[-1]
+        raise ValueError(
+            f"data.root: {self.max_tries} samples in a row from index {index} have unreadable "
+            f"images (the last: {path}: {reason}); expected readable image files"
+        )
+
+
 def build_dataset(
     data: DataConfig, transform: Callable, *, image_size: int, world_size: int = 1
 ) -> Dataset | IterableDataset:
@@ -198,7 +229,7 @@ def build_dataset(
         samples = load_sharegpt4v(
             sharegpt4v_json(data), data.root, split="train", val_size=SHAREGPT4V_HELD_OUT
         )
-        return SampleDataset(samples, augmented(transform, data, image_size))
+        return ReadableSamples(SampleDataset(samples, augmented(transform, data, image_size)))
     if data.dataset == "webdataset":
         items = BoxItems(augmented(transform, data, image_size), seed=data.seed, draw=data.box_draw)
         return ShardStream(
@@ -257,7 +288,8 @@ def short_captions(batch: dict[str, Any]) -> list[str]:
 
 class Collate:
     """Batch items and tokenise: ``image``, ``text``, (with boxes) ``box_image``, ``box_text``,
-    and (with ``short_text``, Long-CLIP) ``short_text`` from :func:`short_captions`."""
+    and (with ``short_text``, Long-CLIP) ``short_text`` from :func:`short_captions`; when
+    unreadable images were passed over, their number (``skipped_images``)."""
 
     def __init__(
         self,
@@ -270,8 +302,12 @@ class Collate:
         self.short_text = short_text
 
     def __call__(self, items: list[dict[str, Any] | None]) -> dict[str, torch.Tensor]:
+        passed_over = sum(int(i.pop("skipped_images", 0)) for i in items if i is not None)
         batch = collate_samples(items)
+        skipped = batch["skipped"] + passed_over
         out = {"image": batch["image"], "text": self.tokenizer(batch[self.caption])}
+        if skipped:  # taken out again by CountingLoader before the model sees the batch
+            out["skipped_images"] = torch.tensor(skipped)
         if self.boxes:
             out["box_image"] = batch["box_image"]
             out["box_text"] = self.tokenizer(batch["box_phrase"])
@@ -289,7 +325,8 @@ def build_loader(
     world_size: int,
     start_step: int,
 ) -> DataLoader:
-    """A DataLoader yielding this rank's local batches from ``start_step`` to ``train.steps``."""
+    """This rank's local batches from ``start_step`` to ``train.steps``: a DataLoader through
+    a :class:`CountingLoader`."""
     t = config.train
     short = config.method == "longclip" and config.loss.short_weight > 0  # Long-CLIP's PCM term
     collate = Collate(
@@ -299,7 +336,8 @@ def build_loader(
     if isinstance(dataset, ShardStream):
         local = t.batch_size // world_size
         dataset.place(rank=rank, world_size=world_size, batches=start_step, local_batch=local)
-        return DataLoader(dataset, batch_size=local, drop_last=True, **common)
+        loader = DataLoader(dataset, batch_size=local, drop_last=True, **common)
+        return CountingLoader(loader, steps=max(0, t.steps - start_step))
     if config.data.dataset == "sharegpt4v" and len(dataset) < t.batch_size:
         raise ValueError(
             f"data.root: {sharegpt4v_json(config.data)} leaves {len(dataset)} training entries "
@@ -316,4 +354,34 @@ def build_loader(
         num_steps=max(0, t.steps - start_step),
         group=2 if config.data.twins else 1,
     )
-    return DataLoader(dataset, batch_sampler=sampler, **common)
+    return CountingLoader(DataLoader(dataset, batch_sampler=sampler, **common), steps=len(sampler))
+
+
+class CountingLoader:
+    """The first ``steps`` batches of ``loader`` (all without a limit), without their
+    ``skipped_images`` count (the model never sees it); ``total`` adds the counts up (start it
+    at a resumed run's logged total). Past the last batch nothing more is read from
+    ``loader``, so no batch that will not train is counted."""
+
+    def __init__(
+        self, loader: Iterable[dict[str, torch.Tensor]], total: int = 0, steps: int | None = None
+    ) -> None:
+        self.loader, self.total, self.steps = loader, total, steps
+
+    def __getattr__(self, name: str) -> Any:  # the DataLoader's own (collate_fn, sampler, ...)
+        if name == "loader":
+            raise AttributeError(name)
+        return getattr(self.loader, name)
+
+    def __iter__(self) -> Iterator[dict[str, torch.Tensor]]:
+        if self.steps == 0:
+            return
+        for produced, batch in enumerate(self.loader, 1):
+            skipped = batch.pop("skipped_images", None)
+            if skipped is not None and int(skipped):
+                if self.total == 0:
+                    print("[train] unreadable images are skipped and counted (skipped_images)")
+                self.total += int(skipped)
+            yield batch
+            if self.steps is not None and produced >= self.steps:
+                return

@@ -53,19 +53,27 @@ def free_port(host: str = "127.0.0.1") -> int:
         return probe.getsockname()[1]
 
 
-def pick_device(device: str = "auto", local_rank: int = 0) -> torch.device:
+def pick_device(
+    device: str | torch.device = "auto", local_rank: int = 0, option: str = "train.device"
+) -> torch.device:
     """``auto``: this rank's GPU (``cuda:local_rank``) when CUDA is available, else CPU; a
-    :class:`DeviceError` for a CUDA device the machine lacks."""
+    :class:`DeviceError` naming ``option`` for a device torch does not know or a CUDA device
+    the machine lacks."""
     if device == "auto":
         device = f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu"
     elif device == "cuda":
         device = f"cuda:{local_rank}"
-    picked = torch.device(device)
+    try:
+        picked = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise DeviceError(
+            f"{option}={str(device)[:60]!r} is not a device; expected auto, cpu, cuda or cuda:N"
+        ) from None
     if picked.type == "cuda":
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
         if (picked.index or 0) >= count:
             raise DeviceError(
-                f"train.device={device!r}: this machine has {count} CUDA device(s); "
+                f"{option}={str(device)!r}: this machine has {count} CUDA device(s); "
                 "use 'auto' or 'cpu', or a GPU index below the count"
             )
     return picked

@@ -1,8 +1,13 @@
 """Evaluate a checkpoint on the papers' benchmarks; results in CLIP_benchmark's format.
 
 One embedding pass per dataset (every image and text any of its benchmarks needs), cached on
-disk under ``cache_dir`` keyed by the checkpoint (resolved path, size, mtime) and the dataset
-spec. The benchmarks themselves (data layout, loader, embedding, metrics, task) are the
+disk under ``cache_dir`` keyed by the checkpoint (resolved path, size, mtime) and by what the
+pass reads: the generated world's seed and sizes, or a real data set's content (every sample's
+texts and each image file's path, size and mtime, :func:`content_key`), so an edited caption or
+prefix list or a replaced image is embedded again. A cache file that does not load as one is
+recomputed. The output folder is checked before anything loads: writable, and every file an
+evaluation would replace or merge is one it wrote (``run_folder.check_replaceable``). The
+benchmarks themselves (data layout, loader, embedding, metrics, task) are the
 records of ``engine.benchmarks.BENCHMARK_REGISTRY``; this module loads the model, runs the
 passes, and writes the results (nothing is written until every metric is computed).
 """
@@ -10,6 +15,7 @@ passes, and writes the results (nothing is written until every metric is compute
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,10 +56,15 @@ from paperlib.engine.benchmarks import (
 )
 from paperlib.engine.checkpoint import atomic_save, load_checkpoint, state_dict_mismatch
 from paperlib.engine.config import build_config
+from paperlib.engine.distributed import pick_device
 from paperlib.engine.methods import build_module, input_size
 from paperlib.engine.released import load_released
+from paperlib.engine.run_folder import check_replaceable, writable_folder
 from paperlib.metrics import monotonicity, results
 from paperlib.metrics.scores import NonFiniteError
+from paperlib.state_files import unreadable_reason
+
+CACHE_FORMAT = "paperlib-embeddings/1"  # stored in each cache file; others are recomputed
 
 # --------------------------------------------------------------------------- model
 
@@ -151,12 +162,20 @@ class Embedder:
 
 
 def cached(path: Path, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """Load ``path`` if present, else compute, save atomically and return."""
+    """Load ``path`` if it holds a cache this module wrote, else compute, save atomically and
+    return. A file that does not load as one (cut short, corrupted, another format) is named
+    on stdout and replaced by a fresh computation."""
     if path.is_file():
-        return torch.load(path, weights_only=True)
+        try:
+            value = torch.load(path, weights_only=True)
+            if isinstance(value, dict) and value.get("cache_format") == CACHE_FORMAT:
+                return {k: v for k, v in value.items() if k != "cache_format"}
+            reason = "not an embedding cache of this version"
+        except Exception as err:  # noqa: BLE001 - any unreadable cache is recomputed
+            reason = unreadable_reason(err)
+        print(f"[evaluate] cache {path} is unusable ({reason}); recomputing it", flush=True)
     value = compute()
-
-    atomic_save(value, path)
+    atomic_save({**value, "cache_format": CACHE_FORMAT}, path)
     return value
 
 
@@ -217,17 +236,41 @@ def world_short_captions(seed: int, size: int) -> list[str]:
     return world_texts(seed, size)["short_texts"]
 
 
-def file_key(path: Path, *extra: Any) -> str:
-    """A cache key of a data file: its resolved path, size and modification time, and
-    ``extra`` (limits, options), hashed; a different or changed file gets another key."""
-    return _stat_key(path, f":{extra}", 12)
+def _file_state(path: Any) -> str:
+    """A file's resolved path, size and modification time ('missing' for none)."""
+    if path is None:
+        return "none"
+    try:
+        stat = Path(path).stat()
+    except OSError:
+        return f"{path}:missing"
+    return f"{Path(path).resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
-def hierarcaps_embeddings(embed: Embedder, root: str | Path, limit: int | None) -> dict[str, Any]:
-    """Images and 4-level chains of the real HierarCaps test set (first ``limit`` rows), and
-    the chain texts (hierarchical retrieval compares captions as texts)."""
+def content_key(samples: Sequence, *extra: Any) -> str:
+    """Cache key of a data set: every sample's texts (``Sample.texts``: captions, prefixes,
+    chains, labels, meta) and the path, size and mtime of each image file it names, with
+    ``extra`` (limits, options), hashed. Meta values shared by every sample (ImageNet's class
+    names) are serialised once."""
+    digest = hashlib.sha1(repr(extra).encode())
+    shared: dict[int, str] = {}
+    for sample in samples:
+        texts = sample.texts()
+        meta = texts.pop("meta")
+        digest.update(json.dumps(texts, sort_keys=True).encode())
+        for key in sorted(meta):
+            value = meta[key]
+            if id(value) not in shared:
+                shared[id(value)] = json.dumps(value, sort_keys=True, default=str)
+            digest.update(f"{key}={shared[id(value)]}".encode())
+        for image in sample.meta.get("images", [sample.image]):
+            digest.update(_file_state(image).encode())
+    return digest.hexdigest()[:12]
 
-    samples = load_hierarcaps(root)[:limit]
+
+def hierarcaps_embeddings(embed: Embedder, samples: Sequence) -> dict[str, Any]:
+    """Images and 4-level chains of (the kept rows of) the real HierarCaps test set, and the
+    chain texts (hierarchical retrieval compares captions as texts)."""
     return {
         "image": embed.images(LazyImages([s.image for s in samples])),
         "chain": embed.texts([c for s in samples for c in s.chain]).view(len(samples), 4, -1),
@@ -336,6 +379,8 @@ def evaluate(
     roots, limits, hierarcaps_root, hierarcaps_limit = _checked_request(
         benchmarks, roots, limits, hierarcaps_root, hierarcaps_limit, world_size, batch_size
     )
+    output_dir = _checked_output(Path(output_dir), benchmarks)
+    device = pick_device(device, option="device (--device)")
     real, skipped = _real_samples(benchmarks, roots, limits, skip_bad_images)
     EvalProtocol(retrieval_transform or "crop", captions or "first-5")  # names a bad choice
     module, preprocess, tokenizer, label = load_model(checkpoint, model, device)
@@ -345,7 +390,6 @@ def evaluate(
     family = model_family(module, model)
     protocol = EvalProtocol.reference(family, retrieval_transform, captions)
     embed = Embedder(module, preprocess, tokenizer, batch_size)
-    output_dir = Path(output_dir)
     cache = Path(cache_dir or output_dir / "cache") / checkpoint_key(checkpoint or model, model)
     size = world_image_size or input_size(module)
     datasets = _generated_and_hierarcaps(
@@ -366,6 +410,31 @@ def evaluate(
         results.write_result(output_dir / f"{result['dataset']}.json", result)
     atomic_write_text(output_dir / "results.md", markdown_table(output_dir) + "\n")
     return rows
+
+
+def is_results_file(path: Path) -> bool:
+    """Whether ``path`` is a file an evaluation writes: a CLIP_benchmark results JSON, or a
+    markdown table (``results.md``, ``published.md``)."""
+    try:
+        if path.suffix == ".json":
+            results.read_result(path)
+            return True
+        return path.read_text(encoding="utf-8").startswith("| ")
+    except (OSError, ValueError):
+        return False
+
+
+def _checked_output(output_dir: Path, benchmarks: Sequence[str]) -> Path:
+    """``output_dir`` created and writable; every file an evaluation would replace there
+    (the benchmarks' results, ``results.md``, ``published.md``) or merge into ``results.md``
+    (every ``*.json``) must be one an evaluation wrote (:func:`is_results_file`)."""
+    option = "output_dir (--output)"
+    if output_dir.is_dir():
+        written = {f"{d}.json" for b in benchmarks for d in BENCHMARK_REGISTRY[b].tasks}
+        names = written | {"results.md", "published.md"}
+        targets = sorted({output_dir / n for n in names} | set(output_dir.glob("*.json")))
+        check_replaceable(targets, is_results_file, option)
+    return writable_folder(output_dir, option, keep=False)
 
 
 def _checked_request(
@@ -428,7 +497,7 @@ def _generated_and_hierarcaps(
     hierarcaps_limit,
 ) -> list[tuple[str, dict]]:
     """(benchmark, embeddings) of the generated world's benchmarks (one cached pass) and of
-    HierarCaps (cache key: the CSV's path, size, mtime and the limit)."""
+    HierarCaps (cache key: its rows' content and image files, and the limit)."""
     datasets: list[tuple[str, dict[str, Any]]] = []
     world_needed = [b for b in benchmarks if b in WORLD_BENCHMARKS]
     if world_needed:
@@ -439,12 +508,10 @@ def _generated_and_hierarcaps(
         emb = {**emb, **world_texts(world_seed, world_size)}
         datasets += [(b, emb) for b in world_needed]
     if "hierarcaps" in benchmarks:
-        csv_file = require_path(Path(hierarcaps_root) / "hierarcaps_test.csv", "HierarCaps")
-        spec = f"hierarcaps-{file_key(csv_file, hierarcaps_limit)}"
-        emb = cached(
-            cache / f"{spec}.pt",
-            lambda: hierarcaps_embeddings(embed, hierarcaps_root, hierarcaps_limit),
-        )
+        require_path(Path(hierarcaps_root) / "hierarcaps_test.csv", "HierarCaps")
+        samples = load_hierarcaps(hierarcaps_root)[:hierarcaps_limit]
+        spec = f"hierarcaps-{content_key(samples, hierarcaps_limit)}"
+        emb = cached(cache / f"{spec}.pt", lambda: hierarcaps_embeddings(embed, samples))
         datasets.append(("hierarcaps", emb))
     return datasets
 
@@ -504,7 +571,8 @@ def _real_datasets(
 ) -> tuple[list[tuple[str, dict]], dict[str, str]]:
     """(benchmark, embeddings) of each real benchmark, and the prompt set of each
     classification benchmark; the cache key covers its root, limit, noise seed, prompt
-    templates, transform, caption set and the images left out."""
+    templates, transform, caption set and the images left out; the samples' content and image
+    files (:func:`content_key`), not the root's name, so an edited data set is embedded again."""
     datasets, prompt_sets = [], {}
     protocol = options.protocol
     for benchmark, samples in real.items():
@@ -517,11 +585,11 @@ def _real_datasets(
         spec_ = BENCHMARK_REGISTRY[benchmark]
         transform = protocol.retrieval_transform if spec_.retrieval else "crop"
         embed_options = EmbedOptions(options.noise_seed, prompts, protocol.captions)
-        key = (
-            f"{root.resolve()}:{options.limits.get(benchmark)}:{embed_options}:{transform}:"
-            f"{[path for path, _ in skipped[benchmark]]}"
+        left_out = [path for path, _ in skipped[benchmark]]
+        key = content_key(
+            samples, options.limits.get(benchmark), embed_options, transform, left_out
         )
-        spec = f"{benchmark}-{hashlib.sha1(key.encode()).hexdigest()[:12]}"
+        spec = f"{benchmark}-{key}"
         emb = cached(
             cache / f"{spec}.pt",
             lambda b=benchmark, s=samples, o=embed_options, t=transform: BENCHMARK_REGISTRY[

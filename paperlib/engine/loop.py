@@ -16,8 +16,13 @@
   weights change; non-finite parameters raise it naming the parameter before any checkpoint
   is written; SIGTERM or SIGINT (Ctrl-C) saves ``last.pt`` after the current
   step and returns cleanly;
-- resume from ``<output_dir>/last.pt`` (``train.resume``); ``train.keep_checkpoints`` also keeps
-  every periodic checkpoint as ``step<N>.pt`` (for metric-against-time curves).
+- resume from ``<output_dir>/last.pt`` (``train.resume``), on the schedule of the config's
+  ``train.steps`` (a finished run extended to more steps trains them: :func:`follow_schedule`);
+  ``train.keep_checkpoints`` also keeps every periodic checkpoint as ``step<N>.pt`` (for
+  metric-against-time curves);
+- the output folder holds only what training writes (``engine.run_folder``); unreadable
+  training images passed over are counted in the log (``skipped_images``, every rank, across
+  resumes).
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from paperlib.engine import checkpoint, distributed
 from paperlib.engine.config import Config, ConfigError, load_config, save_config, to_dict
 from paperlib.engine.data import build_dataset, build_loader
 from paperlib.engine.methods import LossResult, build_module, input_size
+from paperlib.engine.run_folder import claim_run_folder, orphaned_temporaries
 from paperlib.engine.validation import build_validation_set, validate
 
 
@@ -60,6 +66,7 @@ class TrainResult:
     status: str  # "finished" or "interrupted"
     checkpoint: Path | None
     history: list[dict[str, Any]] = field(default_factory=list)
+    skipped_images: int = 0  # unreadable images passed over, over every rank and resume
 
 
 class WarmupCosine:
@@ -339,15 +346,16 @@ def _check_resume(saved: dict[str, Any], config: Config, path: Path) -> None:
 
 @contextlib.contextmanager
 def claimed_output_dir(out_dir: Path, resume: bool, is_main: bool):
-    """Hold ``out_dir`` for one run (rank 0): check that it is writable, take its lock (an
+    """Hold ``out_dir`` for one run (rank 0): accept it as a run folder (writable, holding
+    nothing training did not write: ``run_folder.claim_run_folder``), take its lock (an
     ``flock`` on ``.lock``, released by the OS if the process dies), refuse a second run on it
     and ``train.resume=false`` on a folder that already holds a run, and remove temporary files
     an interrupted checkpoint write left behind."""
     if not is_main:
         yield
         return
+    claim_run_folder(out_dir)
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
         handle = open(out_dir / ".lock", "a+")  # held until the run ends
     except OSError as error:
         raise ConfigError(f"train.output_dir: cannot write to {out_dir} ({error})") from error
@@ -364,7 +372,7 @@ def claimed_output_dir(out_dir: Path, resume: bool, is_main: bool):
                 f"train.output_dir: {out_dir} already holds a run; with "
                 "train.resume=false choose an empty folder or delete it"
             )
-        for orphan in out_dir.glob(".*.tmp"):
+        for orphan in orphaned_temporaries(out_dir):
             orphan.unlink()
         yield
     finally:
@@ -398,16 +406,29 @@ def trim_log(path: Path, step: int) -> None:
         atomic_write_text(path, "".join(f"{line}\n" for line in kept))
 
 
-def logged_cpu_seconds(path: Path, step: int) -> float:
-    """The training CPU seconds the log at ``path`` records at ``step`` (the last record at or
-    before it; 0 without one): where a resumed run's CPU clock continues from."""
+def logged_value(path: Path, step: int, key: str) -> float:
+    """The value of ``key`` the log at ``path`` records at ``step`` (the last record at or
+    before it; 0 without one): where a resumed run's running totals continue from."""
     if step == 0 or not path.is_file():
         return 0.0
-    seconds = 0.0
+    value = 0.0
     for _, record in log_lines(path.read_text())[1]:
-        if "cpu_seconds" in record and record.get("step", step + 1) <= step:
-            seconds = float(record["cpu_seconds"])
-    return seconds
+        if key in record and record.get("step", step + 1) <= step:
+            value = float(record[key])
+    return value
+
+
+def logged_cpu_seconds(path: Path, step: int) -> float:
+    """The training CPU seconds of rank 0 at ``step`` (:func:`logged_value`)."""
+    return logged_value(path, step, "cpu_seconds")
+
+
+def skipped_images(loader) -> dict[str, int]:
+    """``{"skipped_images": n}``: the unreadable images every rank's loader passed over (a
+    collective call), or ``{}`` when there were none (logs of readable data stay as they
+    were)."""
+    total = sum(distributed.all_gather_objects(getattr(loader, "total", 0)))
+    return {"skipped_images": total} if total else {}
 
 
 class JsonlLog:
@@ -449,9 +470,25 @@ def _resume_step(config: Config, info: distributed.DistInfo, module, optimizer, 
     scaler = grad_scaler(module)
     if scaler is not None and "grad_scaler" in state:
         scaler.load_state_dict(state["grad_scaler"])
-    return checkpoint.restore(
+    step = checkpoint.restore(
         state, model=module, optimizer=optimizer, scheduler=scheduler, rank=info.rank, source=last
     )
+    follow_schedule(optimizer, scheduler)
+    return step
+
+
+def follow_schedule(optimizer, scheduler) -> None:
+    """Set each parameter group's learning rate to the schedule's value at the restored step.
+
+    The optimiser's saved state holds the rate of the schedule the run was saved with; a run
+    extended to more ``train.steps`` must go on with the new schedule (the old one ends at
+    ``min_lr_ratio · lr``, 0 by default). Same formula as ``LambdaLR``, so a plain resume
+    keeps the exact rate.
+    """
+    for group, base, factor in zip(
+        optimizer.param_groups, scheduler.base_lrs, scheduler.lr_lambdas
+    ):
+        group["lr"] = base * factor(scheduler.last_epoch)
 
 
 def _save(
@@ -531,6 +568,8 @@ def _prepare(config: Config, info: distributed.DistInfo) -> _Prepared:
         validation = build_validation_set(
             t.val_size, input_size(module), preprocess, tokenizer, t.val_metrics
         )
+    if info.is_main:  # the logged total is every rank's: it continues on rank 0 alone
+        loader.total = int(logged_value(out_dir / "log.jsonl", start, "skipped_images"))
     return _Prepared(module, model, optimizer, scheduler, loader, start, validation)
 
 
@@ -572,7 +611,10 @@ def _train(config: Config, info: distributed.DistInfo) -> TrainResult:
             if step % t.log_every == 0 or step == t.steps:
                 now = time.perf_counter()
                 speed, cpu = seen / max(now - tick, 1e-9), time.process_time() - cpu_start
-                record = _record(step, lr, values, out, module, speed, cpu)
+                record = {
+                    **_record(step, lr, values, out, module, speed, cpu),
+                    **skipped_images(run.loader),
+                }
                 if step % t.diag_every == 0:
                     record.update(module.diagnostics(features))
                 tick, seen = now, 0
@@ -589,11 +631,11 @@ def _train(config: Config, info: distributed.DistInfo) -> TrainResult:
                 status = "interrupted"
                 break
     progress.close()
-    path = save(step)
-    log.write({"step": step, "status": status})
+    path, skipped = save(step), skipped_images(run.loader)
+    log.write({"step": step, "status": status, **skipped})
     if info.is_main and status == "interrupted":
         print(f"[train] SIGTERM/SIGINT: stopped after step {step}; checkpoint {path}", flush=True)
-    return TrainResult(out_dir, step, status, path, history)
+    return TrainResult(out_dir, step, status, path, history, skipped.get("skipped_images", 0))
 
 
 def keep_snapshot(last: Path, snapshot: Path) -> None:

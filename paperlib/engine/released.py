@@ -110,8 +110,15 @@ def load_released(name: str, checkpoint: str | Path | None, device: str | torch.
     entry = released_model(name)
     if entry.family == "openclip":
         pretrained = checkpoint if checkpoint is not None else entry.tag
-        if entry.architecture.startswith("hf-hub:"):
+        hub = entry.architecture.startswith("hf-hub:")
+        if hub:
             pretrained = None  # the hub repository holds the weights
+        elif pretrained is None:
+            raise ValueError(
+                f"model {name!r} names an architecture, not weights: give --pretrained TAG (an "
+                "open_clip pretrained tag, e.g. openai) or --checkpoint FILE; without either it "
+                "would score a randomly initialised model"
+            )
         bundle = create_model(entry.architecture, pretrained)
         module = EuclideanModule(bundle.model, "clip", LossConfig())
         preprocess, tokenizer = bundle.preprocess, bundle.tokenizer

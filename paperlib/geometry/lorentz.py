@@ -87,8 +87,15 @@ class _no_autocast:
 
 
 def _curv(curv: float | Tensor, like: Tensor) -> Tensor:
-    if not isinstance(curv, Tensor) and not curv > 0:
-        raise ValueError(f"curv must be > 0 (the space has curvature -curv); got {curv}")
+    """``curv`` as a tensor like ``like``; ValueError unless every value is > 0 (NaN too).
+
+    A tensor on an accelerator is not checked: that would wait for the device at every call
+    (the models' curvature is ``exp(log c)``, positive by construction).
+    """
+    on_cpu = not isinstance(curv, Tensor) or curv.device.type == "cpu"
+    if on_cpu and not bool(torch.all(torch.as_tensor(curv) > 0)):
+        shown = curv.tolist() if isinstance(curv, Tensor) and curv.numel() < 5 else curv
+        raise ValueError(f"curv must be > 0 (the space has curvature -curv); got {shown}")
     return torch.as_tensor(curv, dtype=like.dtype, device=like.device)
 
 

@@ -18,11 +18,14 @@ from __future__ import annotations
 import torch.nn.functional as F
 from torch import Tensor
 
+from paperlib.metrics.scores import require_finite
+
 PROTOCOLS = ("text_to_image", "image_to_text", "group")
 
 
 def pair_scores(image_features: Tensor, text_features: Tensor) -> Tensor:
     """(num_queries, 2, 2) cosines ``s[q, i, c]`` from (num_queries, 2, dim) features."""
+    require_finite(image_features=image_features, text_features=text_features)
     if image_features.ndim != 3 or image_features.shape[1] != 2:
         raise ValueError(
             f"image_features must be (num_queries, 2, dim); got {tuple(image_features.shape)}"

@@ -183,6 +183,10 @@ def caption_radii(
 
 def d_corr(radii: Tensor) -> float:
     """Mean over images of Kendall τ (scipy) between the L radii (N, L) and 1..L."""
+    if radii.ndim != 2 or radii.shape[1] < 2 or radii.shape[0] < 1:
+        raise ValueError(
+            f"d_corr needs radii of (N >= 1 images, L >= 2 levels); got {tuple(radii.shape)}"
+        )
     levels = np.arange(1, radii.shape[1] + 1)
     taus = [kendalltau(r, levels).statistic for r in radii.detach().cpu().double().numpy()]
     return float(np.nanmean(taus))
@@ -284,6 +288,11 @@ def hierarcaps_metrics(
     """d_corr and hierarchical retrieval P/R for images (N, dim) and chains (N, L, dim);
     with ``caption_texts`` (N·L, row-major) predictions are compared with the chain as texts,
     HierarCaps' rule (SPEC §2.5), else by caption index."""
+    require_finite(image_features=image_features, caption_features=caption_features)
+    if caption_features.ndim != 3:
+        raise ValueError(
+            f"caption_features must be (N, L, dim) chains; got {tuple(caption_features.shape)}"
+        )
     n_images, n_levels, dim = caption_features.shape
     if image_features.shape != (n_images, dim):
         raise ValueError(

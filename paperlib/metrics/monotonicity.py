@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from paperlib.metrics.scores import NonFiniteError, require_finite
 from paperlib.segments import cumulative_prefixes
 
 # A sentence ends at . ! or ? (plus closing quotes/brackets), followed by whitespace and an
@@ -59,6 +60,18 @@ def cumulative_segments(caption: str, k: int) -> list[str] | None:
 
 def segment_scores(image_features: Tensor, segment_features: Sequence[Tensor]) -> list[Tensor]:
     """Cosine of image i (row of (num_images, dim)) with each of its (K_i, dim) segments."""
+    require_finite(image_features=image_features)
+    if image_features.ndim != 2:
+        raise ValueError(
+            f"image_features must be (num_images, dim); got {tuple(image_features.shape)}"
+        )
+    for i, seg in enumerate(segment_features):
+        require_finite(**{f"segment_features[{i}]": seg})
+        if seg.ndim != 2 or seg.shape[1] != image_features.shape[1]:
+            raise ValueError(
+                f"segment_features[{i}] must be (K, dim) with the images' dim "
+                f"{image_features.shape[1]}; got {tuple(seg.shape)}"
+            )
     if len(segment_features) != image_features.shape[0]:
         raise ValueError(
             f"need one segment tensor per image: {image_features.shape[0]} images, "
@@ -77,6 +90,11 @@ def _as_rows(scores) -> list[np.ndarray]:
     for i, row in enumerate(rows):
         if row.ndim != 1 or row.shape[0] < 2:
             raise ValueError(f"scores[{i}] must hold K >= 2 segment scores; got shape {row.shape}")
+        if not np.isfinite(row).all():
+            raise NonFiniteError(
+                f"scores[{i}] holds non-finite values {row.tolist()[:6]}: HiMo@K of NaN or "
+                "inf scores is undefined (non-finite features?)"
+            )
     return rows
 
 
@@ -124,6 +142,8 @@ def semantic_stability_items(clean_scores, noisy_scores) -> np.ndarray:
             f"clean_scores and noisy_scores must be equal-length 1-D; got {clean.shape}, "
             f"{noisy.shape}"
         )
+    if not (np.isfinite(clean).all() and np.isfinite(noisy).all()):
+        raise NonFiniteError("clean_scores and noisy_scores must be finite for SSI")
     if np.any(np.abs(clean) < 1e-12):
         raise ValueError("clean_scores contains a zero score: the relative change is undefined")
     return 100.0 * np.abs(noisy - clean) / np.abs(clean)

@@ -67,9 +67,16 @@ def retrieval_ranks(
     """
     if ties not in TIES:
         raise ValueError(f"ties must be one of {TIES}; got {ties!r}")
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive int; got {chunk_size!r}")
+    require_finite(image_features=image_features, text_features=text_features)
     if image_features.ndim != 2 or text_features.ndim != 2:
         raise ValueError("image_features and text_features must be (batch, dim) tensors")
-    require_finite(image_features=image_features, text_features=text_features)
+    if image_features.shape[1] != text_features.shape[1]:
+        raise ValueError(
+            "image_features and text_features must share their feature dim; got "
+            f"{tuple(image_features.shape)} and {tuple(text_features.shape)}"
+        )
     n_img, n_txt = image_features.shape[0], text_features.shape[0]
     if text_to_image is None:
         if n_img != n_txt:
@@ -109,6 +116,9 @@ def recall_at_k(ranks: Tensor, ks: Sequence[int] = (1, 5, 10)) -> dict[int, floa
     """Fraction of queries whose positive has rank < k, for each k."""
     if len(ranks) == 0:
         raise ValueError("recall_at_k needs at least one query rank")
+    bad = [k for k in ks if isinstance(k, bool) or not isinstance(k, int) or k < 1]
+    if bad:
+        raise ValueError(f"ks must be positive ints (R@k needs k >= 1); got {bad}")
     return {k: float((ranks < k).float().mean()) for k in ks}
 
 
@@ -126,6 +136,7 @@ def retrieval_metrics(
     text→image (T2I). Texts are image-major: ``captions_per_image`` consecutive captions
     per image (1 for the long-text sets, 5 for Flickr30k / COCO).
     """
+    require_finite(image_features=image_features, text_features=text_features)
     mapping = text_to_image_index(image_features.shape[0], captions_per_image)
     if text_features.shape[0] != mapping.shape[0]:
         raise ValueError(

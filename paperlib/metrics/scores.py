@@ -1,5 +1,7 @@
 """One image-by-text score rule for every metric: cosine for Euclidean CLIP, ``−d_L`` for
-hyperbolic models (MERU, SPEC §2.2; larger is more similar in both)."""
+hyperbolic models (MERU, SPEC §2.2; larger is more similar in both), and the checks every
+metric applies to its inputs first: torch tensors (:func:`require_finite` names a NumPy array
+or a list), finite values, a known geometry, features of one width."""
 
 from __future__ import annotations
 
@@ -11,9 +13,17 @@ from torch import Tensor
 
 from paperlib.geometry.lorentz import paired_dist, pairwise_dist
 
-__all__ = ["Geometry", "NonFiniteError", "paired_scores", "pairwise_scores", "require_finite"]
+__all__ = [
+    "Geometry",
+    "NonFiniteError",
+    "check_geometry",
+    "paired_scores",
+    "pairwise_scores",
+    "require_finite",
+]
 
 Geometry = Literal["euclidean", "hyperbolic"]
+GEOMETRIES = ("euclidean", "hyperbolic")
 
 
 class NonFiniteError(ValueError):
@@ -21,9 +31,22 @@ class NonFiniteError(ValueError):
     since NaN scores would otherwise rank every positive first."""
 
 
+def check_geometry(geometry: str) -> None:
+    """ValueError unless ``geometry`` is one of :data:`GEOMETRIES` (a typo would otherwise
+    fall through to the other rule)."""
+    if geometry not in GEOMETRIES:
+        raise ValueError(f"geometry must be one of {GEOMETRIES}; got {geometry!r}")
+
+
 def require_finite(**tensors: Tensor) -> None:
-    """Raise :class:`NonFiniteError` naming each given tensor that holds a NaN or inf."""
+    """ValueError naming a given value that is not a torch tensor (a NumPy array, a list);
+    :class:`NonFiniteError` naming each given tensor that holds a NaN or inf."""
     for name, tensor in tensors.items():
+        if not isinstance(tensor, Tensor):
+            raise ValueError(
+                f"{name} must be a torch.Tensor; got {type(tensor).__name__} (convert it with "
+                "torch.as_tensor)"
+            )
         bad = int((~torch.isfinite(tensor)).sum())
         if bad:
             raise NonFiniteError(
@@ -40,6 +63,12 @@ def pairwise_scores(
 ) -> Tensor:
     """(N, dim) × (M, dim) → (N, M): cosine of the L2-normalised rows, or ``−d_L``."""
     require_finite(image_features=image_features, text_features=text_features)
+    check_geometry(geometry)
+    if image_features.ndim != 2 or text_features.shape[-1:] != image_features.shape[-1:]:
+        raise ValueError(
+            "image_features and text_features must be (N, dim) and (M, dim) of one feature "
+            f"dim; got {tuple(image_features.shape)} and {tuple(text_features.shape)}"
+        )
     if geometry == "euclidean":
         return F.normalize(image_features, dim=-1) @ F.normalize(text_features, dim=-1).T
     if curv is None:
@@ -52,6 +81,14 @@ def paired_scores(
 ) -> Tensor:
     """Score of row i of ``image`` with row i of ``text`` (..., dim) -> (...), same rule."""
     require_finite(image_features=image, text_features=text)
+    check_geometry(geometry)
+    if image.shape[-1:] != text.shape[-1:]:
+        raise ValueError(
+            f"image and text features must share their feature dim; got {tuple(image.shape)} "
+            f"and {tuple(text.shape)}"
+        )
+    if geometry == "hyperbolic" and curv is None:
+        raise ValueError("geometry='hyperbolic' needs curv")
     if geometry == "euclidean":
         return F.cosine_similarity(image.float(), text.float(), dim=-1)
     return -paired_dist(image, text, curv)

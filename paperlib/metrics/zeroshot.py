@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+import torch
 import torch.nn.functional as F
 from sklearn.metrics import balanced_accuracy_score
 from torch import Tensor
@@ -34,6 +35,7 @@ def class_embeddings(
     space: Literal["lifted", "tangent"] = "lifted",
 ) -> Tensor:
     """(n_classes, n_prompts, dim) prompt features → (n_classes, dim) class embeddings."""
+    require_finite(prompt_features=prompt_features)
     if prompt_features.ndim != 3:
         raise ValueError(
             f"prompt_features must be (n_classes, n_prompts, dim); got {tuple(prompt_features.shape)}"
@@ -56,6 +58,7 @@ def class_embeddings(
 def zero_shot_metrics(scores: Tensor, labels: Tensor) -> dict[str, float]:
     """``acc1``, ``acc5`` (top-k hit rate; k capped at n_classes) and
     ``mean_per_class_recall`` (sklearn's balanced accuracy, as CLIP_benchmark)."""
+    require_finite(scores=scores, labels=labels)
     if scores.ndim != 2 or labels.shape != (scores.shape[0],):
         raise ValueError(
             f"scores must be (n_images, n_classes) and labels (n_images,); got "
@@ -66,7 +69,16 @@ def zero_shot_metrics(scores: Tensor, labels: Tensor) -> dict[str, float]:
             f"zero-shot metrics need at least one image and one class; got scores "
             f"{tuple(scores.shape)}"
         )
-    require_finite(scores=scores)
+    n_classes = scores.shape[1]
+    fractional = labels.is_floating_point() and bool((labels != labels.round()).any())
+    if fractional or labels.is_complex() or labels.dtype == torch.bool:
+        raise ValueError(f"labels must be integer class indices; got {labels.dtype} values")
+    outside = (labels < 0) | (labels >= n_classes)
+    if bool(outside.any()):
+        raise ValueError(
+            f"labels must lie in [0, {n_classes}) (the classes scored); {int(outside.sum())} "
+            f"do not, e.g. {int(labels[outside][0])}"
+        )
     labels = labels.to(scores.device).long()
     top = scores.topk(min(5, scores.shape[1]), dim=1).indices
     hits = top == labels[:, None]

@@ -1,0 +1,1879 @@
+"""Red-team replay: malformed and hostile inputs through every entry point, made fresh each run.
+
+Each case builds its inputs in a new temporary folder, runs one entry point (a command-line
+``main`` in this process, or a library function) and is judged by one rule into one of:
+
+- ``named error``: refused with a message that names the bad file, field, key or parameter
+  (the case lists the words it must hold); a command exits 2 (3 or 4 for a stopped training)
+  and prints no traceback; messages stay under ``MAX_MESSAGE`` characters;
+- ``correct``: a valid (if odd) input gives the right result, checked against a reference;
+- ``traceback``: an exception that the project did not raise (a library's, or one the
+  commands do not catch) reaches the caller;
+- ``unnamed error``: refused, but the message does not name the input or is unbounded;
+- ``silent wrong``: no error, and the result is wrong (or an error was due and none came);
+- ``data lost``: a file the user owned was changed or removed;
+- ``code executed``: code from a parameter ran, or a path outside a dataset's root was read.
+
+    python scripts/red_team.py            # every case, then the table of outcomes
+    python scripts/red_team.py -k loaders # the cases whose name holds "loaders"
+
+It imports only the project's entry points, so the same script replays an older checkout
+(``PYTHONPATH=<checkout> python scripts/red_team.py``). Exit status 1 when any case ends in
+traceback, unnamed error, silent wrong, data lost or code executed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import yaml
+from PIL import Image
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from tests import engine_helpers  # noqa: E402  (the repository's own test helpers)
+
+NAMED, CORRECT, TRACEBACK = "named error", "correct", "uncaught traceback"
+UNNAMED, SILENT, LOST, EXECUTED = (
+    "error that does not name the bad input",
+    "silent wrong result",
+    "data lost",
+    "code executed or file escaped",
+)
+OUTCOMES = (NAMED, CORRECT, TRACEBACK, UNNAMED, SILENT, LOST, EXECUTED)
+BAD = (TRACEBACK, UNNAMED, SILENT, LOST, EXECUTED)
+MAX_MESSAGE = 2000  # characters: a refusal longer than this is not a usable message
+PACKAGE = str(REPO / "paperlib")
+NAMED_TYPES = (ValueError, OSError, RuntimeError, FloatingPointError)
+
+
+@dataclass
+class Result:
+    outcome: str
+    detail: str = ""
+
+
+CASES: list[tuple[str, Callable[[Path], Result]]] = []
+
+
+def case(name: str):
+    """Register ``fn(tmp) -> Result`` as case ``name`` (``entry point/what``)."""
+
+    def register(fn):
+        CASES.append((name, fn))
+        return fn
+
+    return register
+
+
+# --------------------------------------------------------------------------- judging
+
+
+def _raised_in_project(err: BaseException) -> bool:
+    frames = traceback.extract_tb(err.__traceback__)
+    return bool(frames) and frames[-1].filename.startswith(PACKAGE)
+
+
+def judge_message(text: str, names: tuple[str, ...], shown: str) -> Result:
+    """A refusal's text: named when it is bounded and holds each of ``names``."""
+    if len(text) > MAX_MESSAGE:
+        return Result(UNNAMED, f"message of {len(text)} characters")
+    missing = [n for n in names if n.lower() not in text.lower()]
+    if missing:
+        return Result(UNNAMED, f"does not name {missing}: {shown}")
+    return Result(NAMED, shown)
+
+
+def judge_error(err: BaseException, names: tuple[str, ...]) -> Result:
+    """An exception from a library call: named, unnamed, or a traceback (not the project's)."""
+    message = str(err)
+    first = message.splitlines()[0][:160] if message else type(err).__name__
+    if not isinstance(err, NAMED_TYPES) or not _raised_in_project(err):
+        return Result(TRACEBACK, f"{type(err).__name__}: {first}")
+    return judge_message(message, names, first)
+
+
+def expect_error(fn: Callable[[], object], *names: str) -> Result:
+    """``fn`` must refuse, naming each of ``names``."""
+    try:
+        value = fn()
+    except Exception as err:  # noqa: BLE001 - judging every failure is the point
+        return judge_error(err, names)
+    return Result(SILENT, f"no error; returned {str(value)[:120]}")
+
+
+def expect(fn: Callable[[], object], correct: Callable[[object], bool], *names: str) -> Result:
+    """``fn`` may refuse by name, or must return a value ``correct`` accepts."""
+    try:
+        value = fn()
+    except Exception as err:  # noqa: BLE001
+        return judge_error(err, names)
+    return Result(CORRECT) if correct(value) else Result(SILENT, f"returned {str(value)[:160]}")
+
+
+def run_main(main, argv: list[str]) -> tuple[int | None, str, BaseException | None]:
+    """A command's ``main(argv)`` in this process: (exit code, stdout + stderr, escaped error)."""
+    out = io.StringIO()
+    code, error = None, None
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        try:
+            code = main(argv)
+        except SystemExit as exit_:
+            code = exit_.code if isinstance(exit_.code, int) else 2
+        except BaseException as err:  # noqa: BLE001
+            error = err
+            traceback.print_exc(file=out)
+    return code, out.getvalue(), error
+
+
+def expect_cli(
+    main, argv: list[str], *names: str, correct: Callable[[], bool] | None = None
+) -> Result:
+    """A command must exit 2 (3, 4: a stopped training) naming ``names`` with no traceback;
+    or, when ``correct`` is given, exit 0 with ``correct()`` true."""
+    code, text, error = run_main(main, argv)
+    tail = text.strip().splitlines()[-1][:160] if text.strip() else ""
+    if error is not None or "Traceback (most recent call last)" in text:
+        return Result(TRACEBACK, tail)
+    if code == 0:
+        if correct is not None and correct():
+            return Result(CORRECT)
+        return Result(SILENT, f"exit 0: {tail}")
+    if code not in (2, 3, 4):
+        return Result(UNNAMED, f"exit {code}: {tail}")
+    return judge_message(text, names, tail)
+
+
+@contextlib.contextmanager
+def guarded(*paths: Path):
+    """Yield a list; when a guarded file changed or vanished, ``LOST`` is appended to it."""
+    before = {p: p.read_bytes() for p in paths}
+    verdict: list[Result] = []
+    try:
+        yield verdict
+    finally:
+        changed = [
+            p.name for p, data in before.items() if not p.is_file() or p.read_bytes() != data
+        ]
+        if changed:
+            verdict.append(Result(LOST, f"changed or removed: {changed}"))
+
+
+def worst(result: Result, verdict: list[Result]) -> Result:
+    return verdict[0] if verdict else result
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def tiny_config(out: Path, method: str = "clip", **sections) -> dict:
+    """The test suite's tiny config (``tests.engine_helpers``), at 2 steps on 32 samples."""
+    sections = {
+        **sections,
+        "data": {"size": 32, **sections.get("data", {})},
+        "train": {"steps": 2, "diag_every": 1000, **sections.get("train", {})},
+    }
+    return engine_helpers.tiny_config(method, out, **sections)
+
+
+def write_config(tmp: Path, raw: dict, name: str = "c.json") -> Path:
+    path = tmp / name
+    path.write_text(json.dumps(raw))
+    return path
+
+
+def image(path: Path, colour=(200, 30, 30), size=(8, 8)) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.new("RGB", size, colour).save(path)
+    return path
+
+
+_MODEL: dict[str, Path] = {}
+
+
+def trained_run(method: str = "clip") -> Path:
+    """One tiny trained run per method for the evaluation cases (made once per replay)."""
+    if method not in _MODEL:
+        from paperlib.engine import loop
+
+        out = Path(tempfile.mkdtemp(prefix=f"red-team-{method}-")) / "run"
+        loop.train(tiny_config(out, method, train={"steps": 1}))
+        _MODEL[method] = out
+    return _MODEL[method]
+
+
+SENTENCES = [
+    "A red square sits on the left.",
+    "A blue circle is under it.",
+    "The background is a green field.",
+    "A small dog stands at the right.",
+]
+
+
+def himo_docci(root: Path, n: int = 6, rows=None) -> Path:
+    """A HiMo-Docci root (JSON lines + images) of ``n`` images with 4 cumulative prefixes."""
+    rows = rows or [
+        {
+            "img_path": f"test_{i:05d}.jpg",
+            "caption": [" ".join([f"Scene {i}.", *SENTENCES[:k]]) for k in range(4)],
+            "raw_caption": " ".join([f"Scene {i}.", *SENTENCES[:3]]),
+        }
+        for i in range(n)
+    ]
+    for i, row in enumerate(rows):
+        if isinstance(row, dict) and isinstance(row.get("img_path"), str):
+            target = root / "images" / row["img_path"]
+            if root in target.resolve().parents:
+                image(target, (30 * i % 255, 90, 160))
+    (root / "images").mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps(r) for r in rows]
+    (root / "himo_docci_data.json").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def urban1k(root: Path, n: int = 6, caption=None) -> Path:
+    for i in range(n):
+        image(root / "image" / f"{i}.jpg", (40 * i % 255, 20, 200))
+        text = caption(i) if caption else " ".join(SENTENCES) + f" Number {i}."
+        (root / "caption").mkdir(parents=True, exist_ok=True)
+        (root / "caption" / f"{i}.txt").write_text(text + "\n")
+    return root
+
+
+def evaluate_argv(root: Path, out: Path, benchmark: str, *extra: str) -> list[str]:
+    return [
+        str(trained_run()),
+        "--output",
+        str(out),
+        "--benchmarks",
+        benchmark,
+        "--root",
+        f"{benchmark}={root}",
+        *extra,
+    ]
+
+
+def evaluate_main():
+    from paperlib.evaluate import main
+
+    return main
+
+
+def train_main():
+    from paperlib.train import main
+
+    return main
+
+
+def read_metric(out: Path, dataset: str, metric: str) -> float:
+    return json.loads((out / f"{dataset}.json").read_text())["metrics"][metric]
+
+
+# --------------------------------------------------------------------------- train
+
+
+@case("train/extend a finished run: the new steps train")
+def _(tmp):
+    from paperlib.engine import loop
+
+    out = tmp / "run"
+    loop.train(tiny_config(out, train={"steps": 3}))
+    before = torch.load(out / "last.pt", weights_only=True)["model"]
+    result = loop.train(tiny_config(out, train={"steps": 5}))
+    after = torch.load(out / "last.pt", weights_only=True)["model"]
+    lrs = [r["lr"] for r in result.history]
+    moved = any(not torch.equal(before[k], after[k]) for k in before)
+    ok = result.step == 5 and len(lrs) == 2 and min(lrs) > 0 and moved
+    return Result(CORRECT) if ok else Result(SILENT, f"lr of steps 4-5: {lrs}, moved={moved}")
+
+
+@case("train/reused folder with the user's config.json, log.jsonl, .notes.tmp")
+def _(tmp):
+    from paperlib.engine import loop
+
+    out = tmp / "run"
+    out.mkdir()
+    files = [out / "config.json", out / "log.jsonl", out / ".notes.tmp"]
+    for f in files:
+        f.write_text(f"the user's own {f.name}\n")
+    with guarded(*files) as verdict:
+        result = expect_error(lambda: loop.train(tiny_config(out)), str(out))
+    return worst(result, verdict)
+
+
+@case("train/reused folder with the user's notes.txt")
+def _(tmp):
+    out = tmp / "run"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine\n")
+    with guarded(out / "notes.txt") as verdict:
+        result = expect_cli(
+            train_main(), [str(write_config(tmp, tiny_config(out)))], "notes.txt", str(out)
+        )
+    return worst(result, verdict)
+
+
+@case("train/output_dir is a file")
+def _(tmp):
+    (tmp / "file").write_text("x")
+    raw = tiny_config(tmp / "file")
+    with guarded(tmp / "file") as verdict:
+        result = expect_cli(train_main(), [str(write_config(tmp, raw))], "train.output_dir")
+    return worst(result, verdict)
+
+
+@case("train/config file is not UTF-8")
+def _(tmp):
+    path = tmp / "c.yaml"
+    path.write_bytes(b"method: clip\ntrain: {steps: 2}\n# \xff\xfe caf\xe9\n")
+    return expect_cli(train_main(), [str(path)], str(path))
+
+
+@case("train/config file is a folder")
+def _(tmp):
+    (tmp / "c.yaml").mkdir()
+    return expect_cli(train_main(), [str(tmp / "c.yaml")], "c.yaml")
+
+
+@case("train/config file with a YAML syntax error")
+def _(tmp):
+    path = tmp / "c.yaml"
+    path.write_text("method: clip\ntrain: {steps: [2\n")
+    return expect_cli(train_main(), [str(path)], str(path))
+
+
+def alias_bomb(levels: int = 8, width: int = 9) -> str:
+    """YAML of a few hundred bytes whose aliases expand to ``width ** (levels + 1)`` strings:
+    list k holds ``width`` aliases of list k - 1 (the classic anchor bomb)."""
+    names = [chr(ord("a") + k) for k in range(levels)]
+    lines = [f"{names[0]}: &{names[0]} [{', '.join(['x'] * width)}]"]
+    lines += [f"{n}: &{n} [{', '.join([f'*{p}'] * width)}]" for p, n in zip(names, names[1:])]
+    return (
+        "\n".join([*lines, "method: clip", f"train: [{', '.join([f'*{names[-1]}'] * width)}]"])
+        + "\n"
+    )
+
+
+BOMB = alias_bomb()
+
+
+def inline_bomb(levels: int = 8, width: int = 9) -> str:
+    """The same bomb as one YAML flow value (anchors defined inline), for a key the config
+    knows: ``[&a [x, ...], &b [*a, ...], ..., [*h, ...]]``."""
+    names = [chr(ord("a") + k) for k in range(levels)]
+    parts = [f"&{names[0]} [{', '.join(['x'] * width)}]"]
+    parts += [f"&{n} [{', '.join([f'*{p}'] * width)}]" for p, n in zip(names, names[1:])]
+    return f"[{', '.join([*parts, '[' + ', '.join([f'*{names[-1]}'] * width) + ']'])}]"
+
+
+def bounded_subprocess(code: str, *args: str, seconds: float = 60, memory_gb: float = 6.0):
+    """Run ``code`` in a fresh interpreter with a memory cap and a time limit:
+    (exit code or None when killed, output, seconds)."""
+    limit = int(memory_gb * 2**30)
+    prelude = f"import resource; resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))\n"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", prelude + code, *args],
+            capture_output=True,
+            text=True,
+            timeout=seconds,
+            env=env,
+        )
+    except subprocess.TimeoutExpired:
+        return None, "timed out", time.perf_counter() - start
+    return proc.returncode, proc.stdout + proc.stderr, time.perf_counter() - start
+
+
+def cli_in_subprocess(module: str, argv: list[str], *names: str, seconds: float = 60) -> Result:
+    code = f"import sys; from {module} import main; sys.exit(main(sys.argv[1:]))"
+    rc, text, elapsed = bounded_subprocess(code, *argv, seconds=seconds)
+    tail = text.strip().splitlines()[-1][:160] if text.strip() else ""
+    if rc is None or "MemoryError" in text:
+        return Result(TRACEBACK, f"exhausted the machine after {elapsed:.0f} s ({tail})")
+    if "Traceback (most recent call last)" in text:
+        return Result(TRACEBACK, tail)
+    if rc == 0:
+        return Result(SILENT, f"exit 0: {tail}")
+    if rc != 2:
+        return Result(UNNAMED, f"exit {rc}: {tail}")
+    return judge_message(text, names, f"{tail} ({elapsed:.1f} s)")
+
+
+@case("train/YAML anchor bomb (392 bytes) in the config file")
+def _(tmp):
+    path = tmp / "bomb.yaml"
+    path.write_text(BOMB)
+    return cli_in_subprocess("paperlib.train", [str(path)], str(path), "alias")
+
+
+@case("train/YAML anchor bomb as the value of train.steps in the config file")
+def _(tmp):
+    path = tmp / "bomb.yaml"
+    path.write_text(f"method: clip\ntrain: {{steps: {inline_bomb()}}}\n")
+    return cli_in_subprocess("paperlib.train", [str(path)], str(path), "alias")
+
+
+@case("train/YAML anchor bomb in an override value")
+def _(tmp):
+    path = write_config(tmp, tiny_config(tmp / "run"))
+    argv = [str(path), f"train.steps={inline_bomb()}"]
+    return cli_in_subprocess("paperlib.train", argv, "train.steps", "alias")
+
+
+def _overrides(tmp: Path, method: str, overrides: list[str], *names: str) -> Result:
+    """The train command on a tiny ``method`` config with ``overrides``, refusing by name."""
+    path = write_config(tmp, tiny_config(tmp / "run", method))
+    return expect_cli(train_main(), [str(path), *overrides], *names)
+
+
+OVERRIDES = {  # case: (method, overrides, what the refusal names)
+    "override whose value is a YAML error": ("clip", ["optim.lr=[1e-3"], "optim.lr"),
+    "override of a value as a section": ("clip", ["optim.lr.x=1"], "optim.lr"),
+    "override without a key": ("clip", ["=3"], "=3"),
+    "train.steps given as a string": ("clip", ["train.steps='10'"], "train.steps"),
+    **{
+        f"config value out of range: {key}={value}": ("clip", [f"{key}={value}"], key)
+        for key, value in [
+            ("train.seed", -1),
+            ("data.seed", -5),
+            ("model.keep", 0),
+            ("model.keep", 500),
+            ("model.logit_scale_init", -3.0),
+            ("model.logit_scale_init", 50.0),
+            ("data.num_workers", -1),
+            ("loss.fixed_m", 0),
+            ("optim.warmup_steps", -2),
+            ("train.log_every", 0),
+            ("data.image_size", 10**5),
+            ("loss.eta_inter", -0.5),
+            ("model.curv_init", 0.0),
+        ]
+    },
+    "config value out of range: model.keep=10 at 248 tokens": (
+        "longclip",
+        ["model.keep=10", "model.context_length=248"],
+        "model.keep",
+    ),
+    **{
+        f"sibling: {key}={value[:20]}": (
+            "argent" if "weights" in key else "clip",
+            [f"{key}={value}"],
+            key,
+        )
+        for key, value in [
+            ("data.crop_scale", "[0.9, 0.1]"),
+            ("optim.betas", "[1.5, 0.9]"),
+            ("train.device", "tpu"),
+            ("model.name", "x" * 5000),
+            ("loss.weights", "everything"),
+        ]
+    },
+}
+for _name, (_method, _list, _named) in OVERRIDES.items():
+    case(f"train/{_name}")(lambda tmp, m=_method, o=_list, n=_named: _overrides(tmp, m, o, n))
+
+
+@case("train/sharegpt4v root without a JSON file")
+def _(tmp):
+    (tmp / "data").mkdir()
+    raw = tiny_config(tmp / "run", data={"dataset": "sharegpt4v", "root": str(tmp / "data")})
+    return expect_cli(train_main(), [str(write_config(tmp, raw))], "data.root")
+
+
+def sharegpt4v(root: Path, n: int = 20, bad: tuple[int, ...] = ()) -> Path:
+    items = []
+    for i in range(n):
+        name = f"img{i}.png"
+        if i in bad:
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_bytes(b"not an image")
+        else:
+            image(root / name, (10 * i, 100, 50), (32, 32))
+        items.append(
+            {
+                "id": str(i),
+                "image": name,
+                "conversations": [{"value": "q"}, {"value": f"A long caption {i}. Two."}],
+            }
+        )
+    (root / "share.json").write_text(json.dumps(items))
+    return root
+
+
+@case("train/sharegpt4v with unreadable images: counted in the log")
+def _(tmp):
+    from paperlib.engine import loop
+
+    # the train split is items 1000..1015: one batch of 16 visits each once, 3 unreadable
+    root = sharegpt4v(tmp / "data", n=1016, bad=(1000, 1005, 1010))
+    raw = tiny_config(tmp / "run", data={"dataset": "sharegpt4v", "root": str(root)})
+    raw["train"]["steps"] = 1
+
+    def counted(result) -> bool:
+        text = (tmp / "run" / "log.jsonl").read_text()
+        return '"skipped_images": 3' in text
+
+    return expect(lambda: loop.train(raw), counted, "image")
+
+
+def shards_in_order(tmp: Path) -> dict:
+    """The data section of training on ``tmp/shards`` in file order (no shuffling)."""
+    return {
+        "dataset": "webdataset",
+        "root": str(tmp / "shards"),
+        "shard_shuffle": False,
+        "shuffle_buffer": 0,
+    }
+
+
+def png_bytes(colour=(10, 200, 30), size=(32, 32)) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", size, colour).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def grit_record(i: int, parents: str = "1", child: bytes | None = None) -> dict:
+    record = {
+        "__key__": f"s{i:04d}",
+        "child.png": png_bytes((i * 7 % 255, 20, 90)) if child is None else child,
+        "child.txt": f"a scene number {i}".encode(),
+        "numparents.txt": parents.encode(),
+    }
+    for k in range(max(0, int(parents)) if parents.lstrip("-").isdigit() else 0):
+        record[f"parent{k:03d}.png"] = png_bytes((90, i * 5 % 255, 20))
+        record[f"parent{k:03d}.txt"] = f"part {k}".encode()
+    return record
+
+
+def shard_run(tmp: Path, records: list[dict], steps: int = 1):
+    from paperlib.engine import loop
+
+    engine_helpers.write_records(tmp / "shards" / "s-000000.tar", records)
+    raw = tiny_config(tmp / "run", "hycoclip", data=shards_in_order(tmp))
+    raw["train"]["steps"] = steps
+    return lambda: loop.train(raw)
+
+
+@case("shards/unreadable images: counted in the log")
+def _(tmp):
+    records = [grit_record(i, child=b"broken" if i < 3 else None) for i in range(19)]
+    train = shard_run(tmp, records)
+
+    def counted(result) -> bool:
+        return '"skipped_images": 3' in (tmp / "run" / "log.jsonl").read_text()
+
+    return expect(train, counted, "image")
+
+
+@case("shards/negative parent count")
+def _(tmp):
+    records = [grit_record(i) for i in range(16)]
+    records[3]["numparents.txt"] = b"-2"
+    return expect_error(shard_run(tmp, records), "numparents", "s0003")
+
+
+@case("shards/parent count that is not a number")
+def _(tmp):
+    records = [grit_record(i) for i in range(16)]
+    records[3]["numparents.txt"] = b"two"
+    return expect_error(shard_run(tmp, records), "numparents", "s0003")
+
+
+@case("shards/record without child.txt")
+def _(tmp):
+    records = [grit_record(i) for i in range(16)]
+    del records[2]["child.txt"]
+    engine_helpers.write_records(tmp / "shards" / "s-000000.tar", records)
+    return expect_cli(
+        train_main(), [str(write_config(tmp, _shard_config(tmp)))], "child.txt", "s0002"
+    )
+
+
+def _shard_config(tmp: Path) -> dict:
+    raw = tiny_config(tmp / "run", "hycoclip", data=shards_in_order(tmp))
+    raw["train"]["steps"] = 1
+    return raw
+
+
+@case("shards/corrupt tar")
+def _(tmp):
+    (tmp / "shards").mkdir()
+    (tmp / "shards" / "s-000000.tar").write_bytes(os.urandom(3000))
+    return expect_cli(train_main(), [str(write_config(tmp, _shard_config(tmp)))], "s-000000.tar")
+
+
+@case("shards/tar cut short")
+def _(tmp):
+    records = [grit_record(i) for i in range(40)]
+    path = engine_helpers.write_records(tmp / "shards" / "s-000000.tar", records)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 3])
+    return expect_cli(train_main(), [str(write_config(tmp, _shard_config(tmp)))], "s-000000.tar")
+
+
+@case("shards/caption that is not UTF-8")
+def _(tmp):
+    records = [grit_record(i) for i in range(16)]
+    records[1]["child.txt"] = b"caf\xe9"
+    train = shard_run(tmp, records)
+    return expect_error(train, "child.txt", "s0001")
+
+
+# --------------------------------------------------------------------------- evaluate
+
+
+@case("evaluate/cache follows the dataset: himo-docci prefixes edited")
+def _(tmp):
+    root = himo_docci(tmp / "data")
+    out = tmp / "out"
+    main = evaluate_main()
+    code, text, _ = run_main(main, evaluate_argv(root, out, "himo-docci"))
+    if code != 0:
+        return Result(TRACEBACK, text.strip().splitlines()[-1])
+    rows = [json.loads(x) for x in (root / "himo_docci_data.json").read_text().splitlines()]
+    for row in rows:  # keep the first and last prefixes only: still cumulative, other scores
+        row["caption"] = [row["caption"][0], row["caption"][-1]]
+    (root / "himo_docci_data.json").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    run_main(main, evaluate_argv(root, out, "himo-docci"))
+    run_main(main, evaluate_argv(root, tmp / "fresh", "himo-docci"))
+    again = read_metric(out, "himo-docci", "himo@k_pearson")
+    fresh = read_metric(tmp / "fresh", "himo-docci", "himo@k_pearson")
+    return Result(CORRECT) if again == fresh else Result(SILENT, f"cached {again} vs fresh {fresh}")
+
+
+@case("evaluate/reversed himo-docci prefixes")
+def _(tmp):
+    root = himo_docci(tmp / "data")
+    rows = [json.loads(x) for x in (root / "himo_docci_data.json").read_text().splitlines()]
+    for row in rows:
+        row["caption"] = row["caption"][::-1]
+    (root / "himo_docci_data.json").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    out = tmp / "out"
+
+    def sign_flipped() -> bool:  # accepted: then the score must be the negated fresh one
+        return read_metric(out, "himo-docci", "himo@k_pearson") < 0
+
+    return expect_cli(
+        evaluate_main(), evaluate_argv(root, out, "himo-docci"), "caption", correct=sign_flipped
+    )
+
+
+@case("evaluate/cache follows an image file")
+def _(tmp):
+    root = urban1k(tmp / "data")
+    out = tmp / "out"
+    main = evaluate_main()
+    run_main(main, evaluate_argv(root, out, "urban1k"))
+    for i in range(6):
+        image(root / "image" / f"{i}.jpg", (255 - 40 * i % 255, 200, 10 * i), (16, 16))
+    run_main(main, evaluate_argv(root, out, "urban1k"))
+    run_main(main, evaluate_argv(root, tmp / "fresh", "urban1k"))
+    a = json.loads((out / "urban1k-monotonicity.json").read_text())["metrics"]
+    b = json.loads((tmp / "fresh" / "urban1k-monotonicity.json").read_text())["metrics"]
+    return Result(CORRECT) if a == b else Result(SILENT, f"cached {a} vs fresh {b}")
+
+
+def _damaged_cache(tmp: Path, damage: Callable[[Path], object]) -> Result:
+    """Evaluate urban1k, ``damage`` each cache file, evaluate again: named or the same."""
+    root = urban1k(tmp / "data")
+    out = tmp / "out"
+    main = evaluate_main()
+    run_main(main, evaluate_argv(root, out, "urban1k"))
+    expected = (out / "urban1k.json").read_text()
+    for cached in (out / "cache").rglob("*.pt"):
+        damage(cached)
+
+    def same() -> bool:
+        return (out / "urban1k.json").read_text() == expected
+
+    return expect_cli(main, evaluate_argv(root, out, "urban1k"), "cache", correct=same)
+
+
+case("evaluate/corrupt cache file")(
+    lambda tmp: _damaged_cache(tmp, lambda f: f.write_bytes(f.read_bytes()[:100]))
+)
+case("evaluate/cache file of another shape")(
+    lambda tmp: _damaged_cache(tmp, lambda f: torch.save({"image": torch.zeros(2, 3)}, f))
+)
+
+
+@case("evaluate/--output is a file")
+def _(tmp):
+    (tmp / "out").write_text("mine")
+    with guarded(tmp / "out") as verdict:
+        result = expect_cli(
+            evaluate_main(), [str(trained_run()), "--output", str(tmp / "out")], "--output"
+        )
+    return worst(result, verdict)
+
+
+@case("evaluate/--output inside a file")
+def _(tmp):
+    (tmp / "out").write_text("mine")
+    argv = [str(trained_run()), "--output", str(tmp / "out" / "results")]
+    return expect_cli(evaluate_main(), argv, "--output")
+
+
+@case("evaluate/--output not writable")
+def _(tmp):
+    target = Path("/proc/red-team-results")  # a folder no one may create
+    return expect_cli(evaluate_main(), [str(trained_run()), "--output", str(target)], "--output")
+
+
+def world_long_argv(out: Path) -> list[str]:
+    """Evaluate the tiny run on 8 world samples into ``out``."""
+    argv = [str(trained_run()), "--output", str(out), "--benchmarks", "world-long"]
+    return [*argv, "--world-size", "8"]
+
+
+def user_file_in_output(tmp: Path, name: str, text: str) -> Result:
+    """Evaluate into a folder holding the user's ``name``: refused by name, the file kept."""
+    out = tmp / "out"
+    out.mkdir()
+    (out / name).write_text(text)
+    with guarded(out / name) as verdict:
+        result = expect_cli(evaluate_main(), world_long_argv(out), name)
+    return worst(result, verdict)
+
+
+@case("evaluate/--output holds the user's world-long.json")
+def _(tmp):
+    return user_file_in_output(tmp, "world-long.json", "my notes, not results\n")
+
+
+@case("evaluate/--model openclip:NAME without weights")
+def _(tmp):
+    argv = ["--model", "openclip:paper-tiny", *world_long_argv(tmp / "out")[1:]]
+    return expect_cli(evaluate_main(), argv, "--pretrained", "--checkpoint")
+
+
+@case("evaluate/run folder without last.pt")
+def _(tmp):
+    (tmp / "run").mkdir()
+    return expect_cli(evaluate_main(), [str(tmp / "run"), "--output", str(tmp / "o")], "last.pt")
+
+
+@case("evaluate/--root that is a file")
+def _(tmp):
+    (tmp / "f").write_text("x")
+    argv = evaluate_argv(tmp / "f", tmp / "out", "urban1k")
+    return expect_cli(evaluate_main(), argv, "urban1k")
+
+
+@case("evaluate/--limit that is not a number")
+def _(tmp):
+    argv = evaluate_argv(urban1k(tmp / "d"), tmp / "out", "urban1k", "--limit", "urban1k=ten")
+    return expect_cli(evaluate_main(), argv, "--limit")
+
+
+@case("evaluate/--pep-kept file of words")
+def _(tmp):
+    (tmp / "ids").write_text("one\ntwo\n")
+    argv = [str(trained_run()), "--output", str(tmp / "o"), "--pep-kept", str(tmp / "ids")]
+    return expect_cli(evaluate_main(), argv, "--pep-kept")
+
+
+@case("evaluate/--pep-pool-size 0")
+def _(tmp):
+    argv = [str(trained_run()), "--output", str(tmp / "o"), "--pep-pool-size", "0"]
+    return expect_cli(evaluate_main(), argv, "pool_size")
+
+
+_BOMB: dict[int, Path] = {}
+
+
+def bomb_copy(path: Path, side: int = 20000) -> Path:
+    """:func:`bomb_png` made once per replay, copied to ``path``."""
+    if side not in _BOMB:
+        _BOMB[side] = bomb_png(Path(tempfile.mkdtemp(prefix="red-team-bomb-")) / "bomb.png", side)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(_BOMB[side], path)
+    return path
+
+
+def bomb_png(path: Path, side: int = 20000) -> Path:
+    """A ``side`` x ``side`` greyscale PNG of one colour (a few hundred kB on disk), written
+    row by row so that making it never holds the pixels."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        )
+
+    packer, row, parts = zlib.compressobj(9), b"\x00" * (side + 1), []
+    for _ in range(side):
+        parts.append(packer.compress(row))
+    parts.append(packer.flush())
+    header = struct.pack(">IIBBBBB", side, side, 8, 0, 0, 0, 0)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", b"".join(parts))
+        + chunk(b"IEND", b"")
+    )
+    return path
+
+
+@case("evaluate/decompression bomb image")
+def _(tmp):
+    root = urban1k(tmp / "data")
+    bomb_copy(root / "image" / "2.jpg")
+    return expect_cli(evaluate_main(), evaluate_argv(root, tmp / "out", "urban1k"), "2.jpg")
+
+
+@case("evaluate/decompression bomb image with --skip-bad-images")
+def _(tmp):
+    root = urban1k(tmp / "data")
+    bomb_copy(root / "image" / "2.jpg")
+    out = tmp / "out"
+
+    def counted() -> bool:
+        skipped = json.loads((out / "urban1k.json").read_text()).get("skipped_images", {})
+        return skipped.get("count") == 1
+
+    argv = evaluate_argv(root, out, "urban1k", "--skip-bad-images")
+    return expect_cli(evaluate_main(), argv, "2.jpg", correct=counted)
+
+
+@case("evaluate/unreadable image without --skip-bad-images")
+def _(tmp):
+    root = urban1k(tmp / "data")
+    (root / "image" / "3.jpg").write_bytes(b"not a jpeg")
+    return expect_cli(evaluate_main(), evaluate_argv(root, tmp / "out", "urban1k"), "3.jpg")
+
+
+@case("evaluate/--world-size 1")
+def _(tmp):
+    argv = [str(trained_run()), "--output", str(tmp / "o"), "--world-size", "1"]
+    return expect_cli(evaluate_main(), argv, "world_size")
+
+
+@case("evaluate/--batch-size -4")
+def _(tmp):
+    argv = [str(trained_run()), "--output", str(tmp / "o"), "--batch-size", "-4"]
+    return expect_cli(evaluate_main(), argv, "batch_size")
+
+
+@case("evaluate/--device that does not exist")
+def _(tmp):
+    argv = [
+        str(trained_run()),
+        "--output",
+        str(tmp / "o"),
+        "--device",
+        "tpu:7",
+        "--world-size",
+        "8",
+    ]
+    return expect_cli(evaluate_main(), argv, "--device")
+
+
+@case("evaluate/imagenet templates without {}")
+def _(tmp):
+    root = tmp / "imagenet"
+    for wnid in ("n01", "n02"):
+        image(root / "val" / wnid / "a.png")
+    (root / "classnames.json").write_text(json.dumps({"n01": "cat", "n02": "dog"}))
+    (root / "templates.txt").write_text("a photo\n")
+    return expect_cli(evaluate_main(), evaluate_argv(root, tmp / "out", "imagenet"), "templates")
+
+
+# --------------------------------------------------------------------------- loaders
+
+
+def loaders():
+    from paperlib.data import loaders
+
+    return loaders
+
+
+def escaped(samples, root: Path) -> list[str]:
+    """Image paths of ``samples`` outside ``root`` (after resolving)."""
+    root = root.resolve()
+    paths = []
+    for s in samples:
+        for p in s.meta.get("images", [s.image]):
+            if p is not None and root not in Path(p).resolve().parents:
+                paths.append(str(p))
+    return paths
+
+
+def expect_inside(fn: Callable[[], list], root: Path, *names: str) -> Result:
+    try:
+        samples = fn()
+    except Exception as err:  # noqa: BLE001
+        return judge_error(err, names)
+    outside = escaped(samples, root)
+    if outside:
+        return Result(EXECUTED, f"reads {outside[:2]}")
+    return Result(SILENT, "no error")
+
+
+def _outside_image(tmp: Path) -> Path:
+    return image(tmp / "secret" / "x.png")
+
+
+def _write(name: str, text: Callable[[str], str]) -> Callable[[Path, str], object]:
+    return lambda root, path: (root / name).write_text(text(path))
+
+
+FIVE_CAPTIONS = [{"image_id": 1, "caption": f"cap {k}"} for k in range(5)]
+# dataset: (write its file naming an image path, load it, the images' folder, the field named)
+ESCAPES = {
+    "HiMo-Docci": (
+        _write(
+            "h.json",
+            lambda p: (
+                json.dumps(
+                    {"img_path": p, "caption": ["A b.", "A b. C."], "raw_caption": "A b. C."}
+                )
+                + "\n"
+            ),
+        ),
+        lambda root: loaders().load_himo_docci(root / "h.json", root / "images"),
+        "images",
+        "img_path",
+    ),
+    "ShareGPT4V": (
+        _write(
+            "s.json",
+            lambda p: json.dumps(
+                [{"image": p, "conversations": [{"value": "q"}, {"value": "A cat."}]}]
+            ),
+        ),
+        lambda root: loaders().load_sharegpt4v(root / "s.json", root),
+        ".",
+        "image",
+    ),
+    "COCO": (
+        _write(
+            "c.json",
+            lambda p: json.dumps(
+                {"images": [{"id": 1, "file_name": p}], "annotations": FIVE_CAPTIONS}
+            ),
+        ),
+        lambda root: loaders().load_coco_captions(root / "c.json", root),
+        ".",
+        "file_name",
+    ),
+    "Flickr30k": (
+        _write("t.txt", lambda p: "".join(f"{p}#{k}\tcaption {k}\n" for k in range(5))),
+        lambda root: loaders().load_flickr30k(root / "t.txt", root),
+        ".",
+        "t.txt",
+    ),
+    "Long-DCI": (
+        _write("d.csv", lambda p: f"filepath\ttitle\n{p}\tA long caption.\n"),
+        lambda root: loaders().load_long_dci(root / "d.csv", root),
+        ".",
+        "filepath",
+    ),
+    "DOCCI": (
+        _write(
+            "docci_descriptions.jsonlines",
+            lambda p: (
+                json.dumps({"image_file": p, "description": "A cat.", "split": "test"}) + "\n"
+            ),
+        ),
+        lambda root: loaders().load_docci(root),
+        "images",
+        "image_file",
+    ),
+}
+
+
+def _escape(tmp: Path, kind: str, write, load, base: str, field: str) -> Result:
+    """A record naming an image outside the root (``../`` or absolute) that exists."""
+    root = tmp / "root"
+    (root / base).mkdir(parents=True, exist_ok=True)
+    outside = _outside_image(tmp)
+    write(root, str(outside) if kind == "absolute" else os.path.relpath(outside, root / base))
+    return expect_inside(lambda: load(root), (root / base).resolve(), field)
+
+
+for _kind in ("../", "absolute"):
+    for _dataset, _how in ESCAPES.items():
+        case(f"loaders/{_dataset} {_kind} image path")(
+            lambda tmp, k=_kind, h=_how: _escape(tmp, k, *h)
+        )
+
+
+@case("loaders/COLA image URL ending in ..")
+def _(tmp):
+    root = tmp / "root"
+    root.mkdir()
+    _outside_image(tmp)
+    (root / "c.json").write_text(json.dumps([["http://x/..", "a", "http://x/b.png", "b"]]))
+    fn = lambda: loaders().load_cola(root / "c.json", root / "images", require_images=False)  # noqa: E731
+    return expect_inside(fn, root / "images", "c.json")
+
+
+def _loader_error(fn, *names):
+    return lambda tmp: expect_error(lambda: fn(tmp), *names)
+
+
+def _long_dci(tmp: Path, text: str):
+    root = tmp / "root"
+    image(root / "a.png")
+    (root / "d.csv").write_text(text)
+    return loaders().load_long_dci(root / "d.csv", root)
+
+
+def _coco(tmp: Path, data):
+    root = tmp / "root"
+    image(root / "a.png")
+    (root / "c.json").write_text(json.dumps(data))
+    return loaders().load_coco_captions(root / "c.json", root)
+
+
+def _share(tmp: Path, items, split: str = "all"):
+    root = tmp / "root"
+    image(root / "a.png")
+    (root / "s.json").write_text(json.dumps(items))
+    return loaders().load_sharegpt4v(root / "s.json", root, split=split)
+
+
+def _himo(tmp: Path, rows):
+    root = tmp / "root"
+    image(root / "images" / "a.png")
+    (root / "h.json").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return loaders().load_himo_docci(root / "h.json", root / "images")
+
+
+def _docci(tmp: Path, rows):
+    root = tmp / "root"
+    image(root / "images" / "a.png")
+    (root / "test_set.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return loaders().load_docci(root)
+
+
+def _flickr(tmp: Path, text: str):
+    root = tmp / "root"
+    image(root / "a.png")
+    (root / "t.txt").write_text(text)
+    return loaders().load_flickr30k(root / "t.txt", root)
+
+
+def _hierarcaps(tmp: Path, text: str):
+    root = tmp / "root"
+    image(root / "test_imgs" / "COCO_val2014_000000000001.jpg")
+    (root / "hierarcaps_test.csv").write_text(text)
+    return loaders().load_hierarcaps(root)
+
+
+def _cub(tmp: Path, line: str, table: str = "images.txt"):
+    """A CUB-200-2011 root (the suite's fixture) whose ``table`` has ``line`` as its 2nd line."""
+    from paperlib.data.classification import load_suite_dataset
+    from tests.suite_fixtures import write_cub2011
+
+    write_cub2011(tmp)
+    path = tmp / "CUB_200_2011" / table
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([lines[0], line, *lines[2:]]) + "\n")
+    image(tmp / "secret.jpg")
+    return load_suite_dataset("cub2011", tmp)
+
+
+def _urban(tmp: Path, files: dict[str, bytes]):
+    root = tmp / "root"
+    for stem, data in files.items():
+        image(root / "image" / f"{stem}.jpg")
+        (root / "caption").mkdir(parents=True, exist_ok=True)
+        (root / "caption" / f"{stem}.txt").write_bytes(data)
+    return loaders().load_urban1k(root)
+
+
+FIVE = [{"image_id": 1, "caption": f"cap {k}"} for k in range(5)]
+TURNS = [{"value": "q"}, {"value": "A cat."}]
+URL = "http://x/COCO_val2014_000000000001.jpg"
+LOADER_CASES = {
+    "Long-DCI short row": (lambda t: _long_dci(t, "filepath\ttitle\na.png\n"), ("d.csv", "title")),
+    "Long-DCI empty title": (lambda t: _long_dci(t, "filepath\ttitle\na.png\t \n"), ("title",)),
+    "Long-DCI missing column": (
+        lambda t: _long_dci(t, "path\ttitle\na.png\tA cat.\n"),
+        ("filepath",),
+    ),
+    "Long-DCI duplicate ids": (
+        lambda t: _long_dci(t, "filepath\ttitle\na.png\tA cat.\na.png\tA dog.\n"),
+        ("a",),
+    ),
+    "COCO caption is a number": (
+        lambda t: _coco(
+            t,
+            {
+                "images": [{"id": 1, "file_name": "a.png"}],
+                "annotations": [*FIVE[:4], {"image_id": 1, "caption": 7}],
+            },
+        ),
+        ("caption",),
+    ),
+    "COCO file_name is null": (
+        lambda t: _coco(t, {"images": [{"id": 1, "file_name": None}], "annotations": FIVE}),
+        ("file_name",),
+    ),
+    "COCO images is a mapping": (
+        lambda t: _coco(t, {"images": {"id": 1}, "annotations": FIVE}),
+        ("images",),
+    ),
+    "COCO top level is a list": (lambda t: _coco(t, [1, 2]), ("c.json",)),
+    "COCO duplicate image ids": (
+        lambda t: _coco(t, {"images": [{"id": 1, "file_name": "a.png"}] * 2, "annotations": FIVE}),
+        ("1",),
+    ),
+    "COCO annotation that is a string": (
+        lambda t: _coco(t, {"images": [{"id": 1, "file_name": "a.png"}], "annotations": ["x"]}),
+        ("annotation",),
+    ),
+    "ShareGPT4V caption is a number": (
+        lambda t: _share(t, [{"image": "a.png", "conversations": [{"value": "q"}, {"value": 3}]}]),
+        ("value",),
+    ),
+    "ShareGPT4V image is null": (
+        lambda t: _share(t, [{"image": None, "conversations": TURNS}]),
+        ("image",),
+    ),
+    "ShareGPT4V top level is a mapping": (lambda t: _share(t, {"image": "a.png"}), ("s.json",)),
+    "ShareGPT4V item is a string": (lambda t: _share(t, ["a.png"]), ("item 0",)),
+    "ShareGPT4V empty caption": (
+        lambda t: _share(
+            t, [{"image": "a.png", "conversations": [{"value": "q"}, {"value": "  "}]}]
+        ),
+        ("value",),
+    ),
+    "ShareGPT4V duplicate ids in the val split": (
+        lambda t: _share(t, [{"id": "7", "image": "a.png", "conversations": TURNS}] * 2, "val"),
+        ("7",),
+    ),
+    "HiMo-Docci prefixes not cumulative": (
+        lambda t: _himo(
+            t, [{"img_path": "a.png", "caption": ["A b. C d.", "A b."], "raw_caption": "A b. C d."}]
+        ),
+        ("caption",),
+    ),
+    "HiMo-Docci prefix is empty text": (
+        lambda t: _himo(t, [{"img_path": "a.png", "caption": ["", "A b."], "raw_caption": "A b."}]),
+        ("caption",),
+    ),
+    "HiMo-Docci raw_caption is null": (
+        lambda t: _himo(
+            t, [{"img_path": "a.png", "caption": ["A b.", "A b. C."], "raw_caption": None}]
+        ),
+        ("raw_caption",),
+    ),
+    "HiMo-Docci img_path is a number": (
+        lambda t: _himo(t, [{"img_path": 5, "caption": ["A b.", "A b. C."], "raw_caption": "x"}]),
+        ("img_path",),
+    ),
+    "HiMo-Docci line is a list": (lambda t: _himo(t, [["a.png"]]), ("line 1",)),
+    "HiMo-Docci duplicate images": (
+        lambda t: _himo(
+            t, [{"img_path": "a.png", "caption": ["A b.", "A b. C."], "raw_caption": "x"}] * 2
+        ),
+        ("a",),
+    ),
+    "DOCCI description is null": (
+        lambda t: _docci(t, [{"image_file": "a.png", "description": None}]),
+        ("description",),
+    ),
+    "DOCCI line is a number": (lambda t: _docci(t, [3]), ("line 1",)),
+    "Flickr30k empty caption": (
+        lambda t: _flickr(t, "".join(f"a.png#{k}\t{'x' if k else ' '}\n" for k in range(5))),
+        ("t.txt",),
+    ),
+    "HierarCaps short row": (
+        lambda t: _hierarcaps(t, "id,captions,image_url\n1,a => b => c => d\n"),
+        ("image_url",),
+    ),
+    "HierarCaps empty level": (
+        lambda t: _hierarcaps(t, f"id,captions,image_url\n1,a =>  => c => d,{URL}\n"),
+        ("levels",),
+    ),
+    "Urban1k caption not UTF-8": (lambda t: _urban(t, {"0": b"caf\xe9 au lait\n"}), ("0.txt",)),
+    "Urban1k blank caption": (lambda t: _urban(t, {"0": b"   \n"}), ("0.txt",)),
+}
+for _name, (_fn, _names) in LOADER_CASES.items():
+    case(f"loaders/{_name}")(_loader_error(_fn, *_names))
+
+
+# --------------------------------------------------------------------------- notebooks
+
+
+def notebooks_main():
+    from paperlib.notebooks import main
+
+    return main
+
+
+MARKER = "red-team-code-ran"
+
+
+def _payload(tmp: Path) -> str:
+    return f"x = __import__('pathlib').Path({str(tmp / MARKER)!r}).write_text('ran')\nx"
+
+
+def _fake_notebook(tmp: Path) -> Path:
+    """A notebook whose parameters cell declares ``steps`` and ``name``."""
+    path = tmp / "red_team_nb.py"
+    header = (
+        "# ---\n# jupyter:\n#   kernelspec:\n#     display_name: Python 3\n"
+        "#     language: python\n#     name: python3\n# ---\n\n"
+    )
+    path.write_text(
+        header + "# %% tags=[\"parameters\"]\nsteps = 3\nname = 'a'\n\n# %%\nprint(steps, name)\n"
+    )
+    return path
+
+
+def _notebook_case(tmp: Path, argv: list[str], *names: str) -> Result:
+    result = expect_cli(notebooks_main(), argv, *names)
+    if (tmp / MARKER).exists():
+        return Result(EXECUTED, "a parameter ran as code")
+    return result
+
+
+@case("notebooks/-p name holding code")
+def _(tmp):
+    nb = _fake_notebook(tmp)
+    argv = ["run", str(nb), "-p", _payload(tmp), "1"]
+    return _notebook_case(tmp, argv, "parameter")
+
+
+@case("notebooks/parameters file key holding code")
+def _(tmp):
+    nb = _fake_notebook(tmp)
+    (tmp / "p.yaml").write_text(yaml.safe_dump({_payload(tmp): 1}))
+    return _notebook_case(tmp, ["run", str(nb), "--params", str(tmp / "p.yaml")], "parameter")
+
+
+def _params_file(tmp: Path, content: bytes, *names: str) -> Result:
+    """Run the fake notebook with ``--params`` a file of ``content``."""
+    (tmp / "p.yaml").write_bytes(content)
+    argv = ["run", str(_fake_notebook(tmp)), "--params", str(tmp / "p.yaml")]
+    return _notebook_case(tmp, argv, *names)
+
+
+def _p_option(tmp: Path, name: str, value: str, *names: str) -> Result:
+    """Run the fake notebook with ``-p name value``."""
+    return _notebook_case(tmp, ["run", str(_fake_notebook(tmp)), "-p", name, value], *names)
+
+
+for _name, (_content, _names) in {
+    "parameters file value of a Python type": (b"name: 2024-01-02\n", ("name",)),
+    "parameters file that is not a mapping": (b"- 1\n- 2\n", ("p.yaml",)),
+    "parameters file with a YAML error": (b"steps: [1\n", ("p.yaml",)),
+    "parameters file not UTF-8": (b"name: caf\xe9\n", ("p.yaml",)),
+}.items():
+    case(f"notebooks/{_name}")(lambda tmp, c=_content, n=_names: _params_file(tmp, c, *n))
+
+for _name, (_args, _names) in {
+    "-p value that is not finite": (("steps", ".nan"), ("steps",)),
+    "-p name the notebook does not declare": (("stpes", "4"), ("stpes",)),
+    "-p keyword as a name": (("import", "4"), ("import",)),
+    "-p value with a YAML error": (("steps", "[1"), ("steps",)),
+}.items():
+    case(f"notebooks/{_name}")(lambda tmp, a=_args, n=_names: _p_option(tmp, *a, *n))
+
+
+@case("notebooks/--preset that leaves params/")
+def _(tmp):
+    secret = tmp / "secret.yaml"
+    secret.write_text("steps: 1\n")
+    rel = os.path.relpath(secret, REPO / "params" / "red_team_nb")
+    nb = _fake_notebook(tmp)
+    return _notebook_case(tmp, ["run", str(nb), "--preset", rel[: -len(".yaml")]], "--preset")
+
+
+@case("notebooks/parameters file anchor bomb")
+def _(tmp):
+    nb = _fake_notebook(tmp)
+    (tmp / "p.yaml").write_text(BOMB.replace("method: clip\ntrain:", "steps:"))
+    argv = ["run", str(nb), "--params", str(tmp / "p.yaml")]
+    return cli_in_subprocess("paperlib.notebooks", argv, "p.yaml", "alias")
+
+
+# --------------------------------------------------------------------------- images
+
+
+def images():
+    from paperlib.data import images
+
+    return images
+
+
+@case("images/decompression bomb through load_rgb")
+def _(tmp):
+    path = bomb_copy(tmp / "bomb.png")
+    report = images().LoadReport()
+
+    def skipped(value) -> bool:
+        return value is None and report.num_skipped == 1 and "pixels" in report.skipped[0][1]
+
+    return expect(lambda: images().load_rgb(path, report), skipped, "bomb.png")
+
+
+@case("images/error text of a truncated image is bounded")
+def _(tmp):
+    path = image(tmp / "a.png", size=(64, 64))
+    path.write_bytes(path.read_bytes()[:60])
+    report = images().LoadReport()
+    images().load_rgb(path, report)
+    reason = report.skipped[0][1] if report.skipped else ""
+    return Result(CORRECT) if 0 < len(reason) < 500 else Result(SILENT, f"reason {reason[:80]!r}")
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def metric(module: str):
+    import importlib
+
+    return importlib.import_module(f"paperlib.metrics.{module}")
+
+
+def _unit(n: int, d: int, seed: int = 0) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return torch.nn.functional.normalize(torch.randn(n, d, generator=g), dim=-1)
+
+
+METRIC_CASES = {
+    "zero-shot label >= n_classes": (
+        lambda: metric("zeroshot").zero_shot_metrics(torch.randn(4, 3), torch.tensor([0, 1, 2, 3])),
+        ("labels",),
+    ),
+    "zero-shot negative label": (
+        lambda: metric("zeroshot").zero_shot_metrics(
+            torch.randn(4, 3), torch.tensor([0, 1, -1, 2])
+        ),
+        ("labels",),
+    ),
+    "zero-shot float labels": (
+        lambda: metric("zeroshot").zero_shot_metrics(
+            torch.randn(4, 3), torch.tensor([0.5, 1, 2, 0])
+        ),
+        ("labels",),
+    ),
+    "HiMo@2 of NaN scores": (
+        lambda: metric("monotonicity").strict_monotone_accuracy(
+            torch.tensor([[0.1, float("nan")], [0.1, 0.2]])
+        ),
+        ("scores",),
+    ),
+    "HiMo@K of inf scores": (
+        lambda: metric("monotonicity").himo_at_k(
+            torch.tensor([[0.1, float("inf"), 0.3], [0.1, 0.2, 0.3]])
+        ),
+        ("scores",),
+    ),
+    "SSI of NaN scores": (
+        lambda: metric("monotonicity").semantic_stability_index(
+            torch.tensor([0.5, float("nan")]), torch.tensor([0.4, 0.3])
+        ),
+        ("scores",),
+    ),
+    "tensor curvature 0": (
+        lambda: metric("scores").pairwise_scores(
+            _unit(3, 4) * 0.3, _unit(3, 4) * 0.3, "hyperbolic", torch.tensor(0.0)
+        ),
+        ("curv",),
+    ),
+    "tensor curvature -1": (
+        lambda: metric("zeroshot").class_embeddings(
+            torch.randn(2, 3, 4) * 0.2, "hyperbolic", torch.tensor(-1.0)
+        ),
+        ("curv",),
+    ),
+    "NaN tensor curvature": (
+        lambda: metric("hierarchy").caption_radii(
+            torch.randn(2, 4, 4), "hyperbolic", curv=torch.tensor(float("nan"))
+        ),
+        ("curv",),
+    ),
+    "geometry name typo": (
+        lambda: metric("scores").pairwise_scores(_unit(3, 4), _unit(3, 4), "euclidian", 1.0),
+        ("geometry",),
+    ),
+    "geometry typo in paired scores": (
+        lambda: metric("scores").paired_scores("Euclidean", None, _unit(3, 4), _unit(3, 4)),
+        ("geometry",),
+    ),
+    "score dimension mismatch": (
+        lambda: metric("scores").pairwise_scores(_unit(3, 4), _unit(3, 5), "euclidean"),
+        ("dim",),
+    ),
+    "retrieval dimension mismatch": (
+        lambda: metric("retrieval").retrieval_metrics(_unit(3, 4), _unit(3, 6)),
+        ("dim",),
+    ),
+    "retrieval chunk_size=0": (
+        lambda: metric("retrieval").retrieval_ranks(_unit(3, 4), _unit(3, 4), chunk_size=0),
+        ("chunk_size",),
+    ),
+    "retrieval of NumPy arrays": (
+        lambda: metric("retrieval").retrieval_metrics(np.eye(3), np.eye(3)),
+        ("tensor",),
+    ),
+    "pairwise scores of NumPy arrays": (
+        lambda: metric("scores").pairwise_scores(np.eye(3), np.eye(3), "euclidean"),
+        ("tensor",),
+    ),
+    "zero-shot scores as a NumPy array": (
+        lambda: metric("zeroshot").zero_shot_metrics(np.eye(3), torch.arange(3)),
+        ("tensor",),
+    ),
+    "COLA of NumPy arrays": (
+        lambda: metric("composition").cola_accuracy(np.ones((2, 2, 4)), np.ones((2, 2, 4))),
+        ("tensor",),
+    ),
+    "COLA shapes that differ": (
+        lambda: metric("composition").cola_accuracy(torch.randn(2, 2, 4), torch.randn(3, 2, 4)),
+        ("text_features",),
+    ),
+    "retrieval ks of 0": (
+        lambda: metric("retrieval").retrieval_metrics(_unit(3, 4), _unit(3, 4), ks=(0,)),
+        ("k",),
+    ),
+    "segment scores dimension mismatch": (
+        lambda: metric("monotonicity").segment_scores(_unit(2, 4), [_unit(3, 5), _unit(3, 5)]),
+        ("dim",),
+    ),
+    "HierarCaps chain of 2 dims": (
+        lambda: metric("hierarchy").hierarcaps_metrics(
+            _unit(3, 4), _unit(3, 4), "euclidean", root=torch.zeros(4)
+        ),
+        ("caption_features",),
+    ),
+    "d_corr of a chain with one level": (
+        lambda: metric("hierarchy").d_corr(torch.rand(3, 1)),
+        ("levels",),
+    ),
+}
+
+
+def _metric_case(fn, names):
+    return lambda tmp: expect_error(fn, *names)
+
+
+for _name, (_fn, _names) in METRIC_CASES.items():
+    case(f"metrics/{_name}")(_metric_case(_fn, _names))
+
+
+@case("metrics/HiMo@2 of equal scores")
+def _(tmp):
+    scores = torch.tensor([[0.2, 0.2], [0.1, 0.3]])
+    return expect(
+        lambda: metric("monotonicity").strict_monotone_accuracy(scores), lambda v: v == 0.5
+    )
+
+
+@case("metrics/zero-shot of one class")
+def _(tmp):
+    zs = metric("zeroshot")
+    return expect(
+        lambda: zs.zero_shot_metrics(torch.randn(3, 1), torch.zeros(3)), lambda v: v["acc1"] == 1.0
+    )
+
+
+@case("metrics/float curvature 0")
+def _(tmp):
+    return expect_error(
+        lambda: metric("scores").pairwise_scores(_unit(3, 4), _unit(3, 4), "hyperbolic", 0.0),
+        "curv",
+    )
+
+
+# --------------------------------------------------------------------------- benchmarks
+
+
+@case("benchmarks/bench_engine.py at a tiny size")
+def _(tmp):
+    script = str(REPO / "benchmarks" / "bench_engine.py")
+    argv = ["--steps", "10", "--batch", "16", "--repeats", "2", "--methods", "clip"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    for extra in (["--eval-size", "16"], []):  # an older script has no --eval-size
+        proc = subprocess.run(
+            [sys.executable, script, *argv, *extra], capture_output=True, text=True, env=env
+        )
+        if proc.returncode == 0:
+            return Result(CORRECT)
+        if "unrecognized arguments: --eval-size" not in proc.stderr:
+            break
+    return Result(TRACEBACK, (proc.stderr.strip().splitlines() or [""])[-1][:160])
+
+
+# --------------------------------------------------------------------------- siblings
+
+
+@case("train/parameter file whose overrides is a string")
+def _(tmp):
+    path = tmp / "p.yaml"
+    path.write_text(yaml.safe_dump({"config": tiny_config(tmp / "run"), "overrides": "optim.lr=1"}))
+    return expect_cli(train_main(), [str(path)], "overrides")
+
+
+@case("train/JSON config nested 100000 deep")
+def _(tmp):
+    path = tmp / "c.json"
+    path.write_text("[" * 100000 + "]" * 100000)
+    return expect_cli(train_main(), [str(path)], "c.json")
+
+
+@case("train/model.init that is not a checkpoint")
+def _(tmp):
+    (tmp / "w.pt").write_bytes(os.urandom(500))
+    path = write_config(tmp, tiny_config(tmp / "run", model={"init": str(tmp / "w.pt")}))
+    return expect_cli(train_main(), [str(path)], "w.pt")
+
+
+@case("train/webdataset root without shards")
+def _(tmp):
+    (tmp / "shards").mkdir()
+    return expect_cli(train_main(), [str(write_config(tmp, _shard_config(tmp)))], "shards")
+
+
+@case("train/a run extended, then extended again")
+def _(tmp):
+    from paperlib.engine import loop
+
+    out = tmp / "run"
+    for steps in (1, 2, 3):  # no warm-up: every step past the first is on the cosine
+        result = loop.train(tiny_config(out, optim={"warmup_steps": 0}, train={"steps": steps}))
+    lrs = [json.loads(x)["lr"] for x in (out / "log.jsonl").read_text().splitlines() if '"lr"' in x]
+    ok = result.step == 3 and len(lrs) == 3 and all(lr > 0 for lr in lrs[1:])
+    return Result(CORRECT) if ok else Result(SILENT, f"lrs {lrs}")
+
+
+@case("evaluate/cache follows an edited HierarCaps row")
+def _(tmp):
+    root = tmp / "hc"
+    for i in range(6):
+        image(root / "test_imgs" / f"COCO_val2014_{i + 1:012d}.jpg", (40 * i, 10, 10))
+    rows = [
+        f"{i},a thing => a red thing {i} => a red thing on grass {i} => a red ball on green "
+        f"grass {i},http://x/COCO_val2014_{i + 1:012d}.jpg"
+        for i in range(6)
+    ]
+    (root / "hierarcaps_test.csv").write_text("id,captions,image_url\n" + "\n".join(rows) + "\n")
+    argv = lambda out: [  # noqa: E731
+        str(trained_run()),
+        "--output",
+        str(out),
+        "--benchmarks",
+        "hierarcaps",
+        "--hierarcaps-root",
+        str(root),
+    ]
+    main = evaluate_main()
+    run_main(main, argv(tmp / "out"))
+    text = (root / "hierarcaps_test.csv").read_text().replace("a thing =>", "an object =>")
+    (root / "hierarcaps_test.csv").write_text(text)
+    run_main(main, argv(tmp / "out"))
+    run_main(main, argv(tmp / "fresh"))
+    a = json.loads((tmp / "out" / "hierarcaps.json").read_text())["metrics"]
+    b = json.loads((tmp / "fresh" / "hierarcaps.json").read_text())["metrics"]
+    return Result(CORRECT) if a == b else Result(SILENT, f"cached {a} vs fresh {b}")
+
+
+@case("evaluate/--output holding a JSON file of the user's")
+def _(tmp):
+    return user_file_in_output(tmp, "notes.json", '{"mine": 1}\n')
+
+
+@case("evaluate/--output holding the user's results.md")
+def _(tmp):
+    return user_file_in_output(tmp, "results.md", "# My results\n\nwritten by hand\n")
+
+
+@case("evaluate/evaluating again into its own folder")
+def _(tmp):
+    argv = world_long_argv(tmp / "o")
+    main = evaluate_main()
+    first = run_main(main, argv)[0]
+    expected = (tmp / "o" / "world-long.json").read_text() if first == 0 else None
+    return expect_cli(
+        main, argv, correct=lambda: (tmp / "o" / "world-long.json").read_text() == expected
+    )
+
+
+@case("evaluate/--model longclip-l14 with a folder as --checkpoint")
+def _(tmp):
+    argv = ["--model", "longclip-l14", "--checkpoint", str(tmp), "--output", str(tmp / "o")]
+    return expect_cli(evaluate_main(), argv, str(tmp))
+
+
+@case("evaluate/--pep-pool file of negative ids")
+def _(tmp):
+    (tmp / "ids").write_text("[-1, 2]")
+    argv = [
+        str(trained_run()),
+        "--output",
+        str(tmp / "o"),
+        "--pep-negatives",
+        "shared",
+        "--pep-pool",
+        str(tmp / "ids"),
+    ]
+    return expect_cli(evaluate_main(), argv, "--pep-pool")
+
+
+@case("evaluate/himo-docci image missing")
+def _(tmp):
+    root = himo_docci(tmp / "data")
+    (root / "images" / "test_00002.jpg").unlink()
+    return expect_cli(
+        evaluate_main(), evaluate_argv(root, tmp / "out", "himo-docci"), "test_00002.jpg"
+    )
+
+
+for _name, (_fn, _names) in {
+    "COLA top level is a mapping": (
+        lambda t: (t / "c.json").write_text("{}") and loaders().load_cola(t / "c.json", t),
+        ("c.json",),
+    ),
+    "Urban1k without caption files": (
+        lambda t: (t / "caption").mkdir() or loaders().load_urban1k(t, require_images=False),
+        ("caption",),
+    ),
+    "ImageNet names fewer than folders": (
+        lambda t: (
+            [image(t / "val" / w / "a.png") for w in ("n1", "n2")]
+            and loaders().load_image_folder(t / "val", ["cat"])
+        ),
+        ("class",),
+    ),
+    "HierarCaps duplicate ids": (
+        lambda t: _hierarcaps(
+            t, f"id,captions,image_url\n1,a => b => c => d,{URL}\n1,a => b => c => e,{URL}\n"
+        ),
+        ("1",),
+    ),
+    "HiMo-Docci NUL byte in a path": (
+        lambda t: _himo(
+            t, [{"img_path": "a\x00.png", "caption": ["A b.", "A b. C."], "raw_caption": "x"}]
+        ),
+        ("img_path",),
+    ),
+    "DOCCI duplicate example ids": (
+        lambda t: _docci(t, [{"image_file": "a.png", "description": "A.", "example_id": "e1"}] * 2),
+        ("e1",),
+    ),
+    "CUB image path outside its root": (lambda t: _cub(t, "2 ../../secret.jpg"), ("images.txt",)),
+    "CUB label that is not a number": (
+        lambda t: _cub(t, "2 one", "image_class_labels.txt"),
+        ("image_class_labels.txt",),
+    ),
+    "Flickr30k repeated caption number": (
+        lambda t: _flickr(t, "".join(f"a.png#{min(k, 3)}\tcap {k}\n" for k in range(5))),
+        ("#3",),
+    ),
+}.items():
+    case(f"loaders/{_name}")(_loader_error(_fn, *_names))
+
+
+for _name, (_fn, _names) in {
+    "HiMo@K of one segment": (
+        lambda: metric("monotonicity").himo_at_k(torch.tensor([[0.3], [0.2]])),
+        ("scores",),
+    ),
+    "SSI with a zero clean score": (
+        lambda: metric("monotonicity").semantic_stability_index(
+            torch.tensor([0.0, 0.5]), torch.tensor([0.1, 0.4])
+        ),
+        ("clean_scores",),
+    ),
+    "COLA protocol typo": (
+        lambda: metric("composition").cola_accuracy(
+            torch.randn(2, 2, 4), torch.randn(2, 2, 4), "text2image"
+        ),
+        ("protocol",),
+    ),
+    "retrieval text_to_image past the images": (
+        lambda: metric("retrieval").retrieval_ranks(
+            _unit(2, 4), _unit(3, 4), torch.tensor([0, 1, 2])
+        ),
+        ("text_to_image",),
+    ),
+    "zero-shot labels of another length": (
+        lambda: metric("zeroshot").zero_shot_metrics(torch.randn(4, 3), torch.tensor([0, 1])),
+        ("labels",),
+    ),
+    "hyperbolic scores without curv": (
+        lambda: metric("scores").paired_scores("hyperbolic", None, _unit(3, 4), _unit(3, 4)),
+        ("curv",),
+    ),
+    "exp_map0 with a NaN float curvature": (
+        lambda: __import__("paperlib.geometry.lorentz", fromlist=["x"]).exp_map0(
+            torch.randn(2, 3), float("nan")
+        ),
+        ("curv",),
+    ),
+}.items():
+    case(f"metrics/{_name}")(_metric_case(_fn, _names))
+
+
+@case("images/truncated PNG is skipped with its reason")
+def _(tmp):
+    path = image(tmp / "a.png", size=(64, 64))
+    path.write_bytes(path.read_bytes()[:80])
+    report = images().LoadReport()
+    value = images().load_rgb(path, report)
+    ok = value is None and report.num_skipped == 1 and report.skipped[0][0] == str(path)
+    return Result(CORRECT) if ok else Result(SILENT, f"{value}, {report.skipped}")
+
+
+# --------------------------------------------------------------------------- study (results)
+
+
+def _study_copy(tmp: Path) -> Path:
+    target = tmp / "results" / "smoke"
+    shutil.copytree(REPO / "results" / "smoke", target)
+    os.environ["PAPERLIB_RESULTS"] = str(tmp / "results")
+    return target
+
+
+def study_main():
+    from paperlib.study.runner import main
+
+    return main
+
+
+@contextlib.contextmanager
+def _results_env():
+    before = os.environ.get("PAPERLIB_RESULTS")
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PAPERLIB_RESULTS", None)
+        else:
+            os.environ["PAPERLIB_RESULTS"] = before
+
+
+@case("study/--decide-only with a variant's seed0 deleted")
+def _(tmp):
+    with _results_env():
+        results = _study_copy(tmp)
+        shutil.rmtree(results / "himo" / "molo" / "seed0")
+        return expect_cli(study_main(), ["--scale", "smoke", "--decide-only"], "molo", "seed0")
+
+
+@case("study/--decide-only with a half-written items.npz")
+def _(tmp):
+    with _results_env():
+        results = _study_copy(tmp)
+        items = results / "himo" / "molo" / "seed0" / "items.npz"
+        items.write_bytes(items.read_bytes()[:200])
+        return expect_cli(study_main(), ["--scale", "smoke", "--decide-only"], "items.npz")
+
+
+@case("study/--decide-only with a run.done that is not JSON")
+def _(tmp):
+    with _results_env():
+        results = _study_copy(tmp)
+        (results / "himo" / "molo" / "seed0" / "run.done").write_text("{half")
+        return expect_cli(study_main(), ["--scale", "smoke", "--decide-only"], "run.done")
+
+
+@case("study/compare with claims.json effects set to 123")
+def _(tmp):
+    from paperlib.study.compare import main
+
+    with _results_env():
+        results = _study_copy(tmp)
+        claims = json.loads((results / "claims.json").read_text())
+        for claim in claims["claims"]:
+            if "effect" in claim:
+                claim["effect"] = 123
+        (results / "claims.json").write_text(json.dumps(claims))
+        code, text, error = run_main(
+            main, ["--scale", "smoke", "--reproduced", str(tmp / "results")]
+        )
+        if error is not None or "Traceback" in text:
+            return Result(TRACEBACK, text.strip().splitlines()[-1][:160])
+        return Result(NAMED) if code != 0 and "effect" in text else Result(SILENT, f"exit {code}")
+
+
+@case("study/compare on a results file that is not JSON")
+def _(tmp):
+    from paperlib.study.compare import main
+
+    with _results_env():
+        results = _study_copy(tmp)
+        (results / "himo" / "molo" / "seed0" / "world-long.json").write_text("[1,")
+        argv = ["--scale", "smoke", "--reproduced", str(tmp / "results")]
+        return expect_cli(main, argv, "world-long.json")
+
+
+# --------------------------------------------------------------------------- driver
+
+
+def run_cases(pattern: str | None) -> list[tuple[str, Result]]:
+    outcomes = []
+    for name, fn in CASES:
+        if pattern and pattern not in name:
+            continue
+        with tempfile.TemporaryDirectory(prefix="red-team-") as tmp:
+            start = time.perf_counter()
+            try:
+                result = fn(Path(tmp))
+            except Exception as err:  # noqa: BLE001 - a case's own set-up failing is a traceback
+                result = Result(TRACEBACK, f"{type(err).__name__}: {str(err)[:160]}")
+            elapsed = time.perf_counter() - start
+        outcomes.append((name, result))
+        print(f"{result.outcome:40} {elapsed:5.1f}s  {name}  {result.detail[:150]}", flush=True)
+    return outcomes
+
+
+def table(outcomes: list[tuple[str, Result]]) -> str:
+    counts = Counter(r.outcome for _, r in outcomes)
+    entries = sorted({n.split("/")[0] for n, _ in outcomes})
+    lines = ["| outcome | count |", "|---|---|"]
+    lines += [f"| {o} | {counts[o]} |" for o in OUTCOMES]
+    lines.append(f"| total | {len(outcomes)} |")
+    lines += ["", "| entry point | " + " | ".join(o.split(" ")[0] for o in OUTCOMES) + " |"]
+    lines.append("|---" * (len(OUTCOMES) + 1) + "|")
+    for entry in entries:
+        c = Counter(r.outcome for n, r in outcomes if n.split("/")[0] == entry)
+        lines.append(f"| {entry} | " + " | ".join(str(c[o]) for o in OUTCOMES) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-k", dest="pattern", help="only the cases whose name holds this")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(min(2, os.cpu_count() or 1))
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    outcomes = run_cases(args.pattern)
+    print()
+    print(table(outcomes))
+    for name, result in outcomes:
+        if result.outcome in BAD:
+            print(f"- {result.outcome}: {name}: {result.detail[:200]}")
+    return 1 if any(r.outcome in BAD for _, r in outcomes) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
