@@ -124,14 +124,19 @@ def test_information_free_features_sit_at_the_declared_chance_levels():
                 pooled.setdefault(k, []).append(v)
     checked = 0
     for claim in CLAIMS:
-        if claim.chance is None:
+        if claim.metric.chance is None:
             continue
         chance = np.mean([claim.chance_for(len(v)) for v in pooled[claim.item]])
         values = np.concatenate(pooled[claim.item])
         standard_error = values.std() / np.sqrt(values.size)
         assert abs(values.mean() - chance) < 4 * standard_error + 1e-4, (claim.id, values.mean())
         checked += 1
-    assert checked == sum(c.chance is not None for c in CLAIMS)
+    assert checked == sum(c.metric.chance is not None for c in CLAIMS)
+    # every learning guard's threshold lies far above what information-free features reach
+    guards = {c.metric.guard for c in CLAIMS if c.metric.guard is not None}
+    for guard in guards:
+        reached = np.concatenate(pooled[guard.item]).mean()
+        assert reached < guard.threshold / 2, (guard.item, reached, guard.threshold)
 
 
 def test_k_cut_scores_pick_the_segment_ends_of_paperlib_segments():
