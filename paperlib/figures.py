@@ -7,15 +7,20 @@ interrupted run never leaves a half-written figure behind.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
+import numpy as np
+from torch import Tensor
 
 matplotlib.use(os.environ.get("MPLBACKEND", "Agg"))
 import matplotlib.pyplot as plt  # noqa: E402
 
+from paperlib.analysis.hyperbolic import LEVEL_NAMES, DiscView  # noqa: E402
 from paperlib.atomic import atomic_write  # noqa: E402
-from paperlib.tables.summary import mean_std
+from paperlib.tables.summary import mean_std  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 STYLE = {
@@ -75,8 +80,6 @@ def bars_with_errors(
     colors: list | None = None,
 ) -> None:
     """Bar chart of per-group means with ± one standard deviation and the individual seeds."""
-    import numpy as np
-
     means, stds = zip(*(mean_std(list(s)) for s in samples)) if samples else ((), ())
     x = np.arange(len(labels))
     ax.bar(x, means, yerr=stds, capsize=3, color=colors, alpha=0.8)
@@ -89,12 +92,12 @@ def bars_with_errors(
 
 
 def plot_log(log: list[dict], keys: list[str], title: str = "") -> plt.Figure:
-    """One panel per logged quantity (``loss`` first) against the training step."""
-    keys = ["loss", *[k for k in keys if k != "loss" and k in log[0]]]
+    """One panel per logged quantity (``loss`` first) against the training step, each from
+    the records that hold it."""
+    keys = ["loss", *[k for k in keys if k != "loss" and any(k in r for r in log)]]
     fig, axes = plt.subplots(1, len(keys), figsize=(4 * len(keys), 3), squeeze=False)
-    steps = [r["step"] for r in log]
     for ax, key in zip(axes[0], keys):
-        ax.plot(steps, [r[key] for r in log])
+        ax.plot([r["step"] for r in log if key in r], [r[key] for r in log if key in r])
         ax.set(title=key, xlabel="training step", ylabel=key)
     if title:
         fig.suptitle(title)
@@ -167,8 +170,6 @@ def interval_bars(
     ``variant_value``) clipped to ``bounds``, a dot per seed (``per_seed``) and a dashed line at
     the chance level; the y axis stays within ``bounds`` too. A ``None`` value (no valid run)
     leaves its slot empty."""
-    import numpy as np
-
     x = np.arange(len(labels))
     colors = colors or [None] * len(labels)
     for i, (value, color) in enumerate(zip(values, colors)):
@@ -281,3 +282,31 @@ def learning_curves(
         ax.legend(fontsize=6, loc="best")
     fig.tight_layout()
     return fig
+
+
+# ------------------------------------------------------------------ Poincaré discs (tutorial 04)
+
+
+def draw_disc(
+    ax: plt.Axes,
+    view: DiscView,
+    level: Tensor,
+    limit: float = 1.05,
+    colours: Sequence[Any] | None = None,
+    sizes: Sequence[float] = (30, 22, 12, 8, 8),
+    origin_size: float = 8,
+) -> None:
+    """Scatter a :class:`DiscView` on a matplotlib axis: points coloured by ``level``
+    (:data:`LEVEL_NAMES`; most specific drawn first so the few generic points stay visible),
+    the unit circle, the model's origin as a black cross; square window ``±limit``."""
+    if colours is None:
+        colours = [*plt.cm.viridis(np.linspace(0.0, 0.85, len(LEVEL_NAMES) - 1)), "C3"]
+    ax.add_patch(plt.Circle((0, 0), 1.0, fill=False, color="0.3", lw=1))
+    for i in reversed(range(len(LEVEL_NAMES))):
+        p = view.poincare[level == i]
+        ax.scatter(
+            p[:, 0], p[:, 1], s=sizes[i], color=colours[i], alpha=0.75, lw=0, label=LEVEL_NAMES[i]
+        )
+    ax.plot(*view.origin, "kx", ms=origin_size, mew=origin_size / 4, label="origin O of the model")
+    ax.set(xlim=(-limit, limit), ylim=(-limit, limit), aspect="equal")
+    ax.grid(False)

@@ -13,6 +13,7 @@ import torch
 from scipy.optimize import minimize_scalar
 
 from paperlib.analysis import hyperbolic as A
+from paperlib.figures import draw_disc
 from paperlib.geometry import horopca as H
 from paperlib.geometry import lorentz as L
 from paperlib.losses.entailment import adaent_loss, entailment_loss, norm_regularizer
@@ -326,7 +327,7 @@ def test_inset_bounds_avoid_the_occupied_corner_and_draw_disc_draws_every_level(
     bounds = A.inset_bounds(view, limit=0.1, size=0.3)
     assert bounds != [0.7, 0.0, 0.3, 0.3] and bounds[2:] == [0.3, 0.3]
     fig, ax = plt.subplots()
-    A.draw_disc(ax, view, level, limit=0.5)
+    draw_disc(ax, view, level, limit=0.5)
     assert len(ax.collections) == len(A.LEVEL_NAMES) and ax.get_xlim() == (-0.5, 0.5)
     assert [t for t in ax.get_legend_handles_labels()[1]][-1] == "origin O of the model"
     plt.close(fig)

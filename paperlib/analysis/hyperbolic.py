@@ -1,9 +1,11 @@
 """Analyses behind the hyperbolic tutorials: 03 (aperture failure) and 04 (HoroPCA plots).
 
 * Aperture and cone losses as functions of the parent's norm or of the exterior angle
-  (SPEC §2.1, §2.2, §2.4), with derivatives by autograd.
+  (``docs/methods/conventions.md#half-aperture``, ``docs/methods/argent.md#meru``,
+  ``docs/methods/argent.md#adaent``), with derivatives by autograd.
 * Training-log series of the study runs, stacked across seeds.
-* Poincaré-disc views of trained embeddings (HoroPCA, tangent PCA, UMAP; SPEC §2.6), their
+* Poincaré-disc views of trained embeddings (HoroPCA, tangent PCA, UMAP;
+  ``docs/methods/conventions.md#horopca``), their
   distortion, and norm/weight distributions per hierarchy level and per box kind.
 
 Feature tensors are Lorentz space parts (batch, dim) of curvature ``-curv``.
@@ -41,7 +43,6 @@ __all__ = [
     "child_at_angle",
     "crop_weights",
     "disc_views",
-    "draw_disc",
     "hierarchy_points",
     "inset_bounds",
     "log_series",
@@ -301,33 +302,6 @@ def _umap_disc(distances: Tensor, n_neighbors: int, seed: int) -> Tensor:
         )
         hyperboloid = reducer.fit_transform(distances.numpy())
     return to_poincare(torch.as_tensor(hyperboloid, dtype=torch.float64), 1.0)
-
-
-def draw_disc(
-    ax: Any,
-    view: DiscView,
-    level: Tensor,
-    limit: float = 1.05,
-    colours: Sequence[Any] | None = None,
-    sizes: Sequence[float] = (30, 22, 12, 8, 8),
-    origin_size: float = 8,
-) -> None:
-    """Scatter a :class:`DiscView` on a matplotlib axis: points coloured by ``level``
-    (:data:`LEVEL_NAMES`; most specific drawn first so the few generic points stay visible),
-    the unit circle, the model's origin as a black cross; square window ``±limit``."""
-    import matplotlib.pyplot as plt
-
-    if colours is None:
-        colours = [*plt.cm.viridis(np.linspace(0.0, 0.85, len(LEVEL_NAMES) - 1)), "C3"]
-    ax.add_patch(plt.Circle((0, 0), 1.0, fill=False, color="0.3", lw=1))
-    for i in reversed(range(len(LEVEL_NAMES))):
-        p = view.poincare[level == i]
-        ax.scatter(
-            p[:, 0], p[:, 1], s=sizes[i], color=colours[i], alpha=0.75, lw=0, label=LEVEL_NAMES[i]
-        )
-    ax.plot(*view.origin, "kx", ms=origin_size, mew=origin_size / 4, label="origin O of the model")
-    ax.set(xlim=(-limit, limit), ylim=(-limit, limit), aspect="equal")
-    ax.grid(False)
 
 
 def inset_bounds(view: DiscView, limit: float, size: float = 0.3) -> list[float]:

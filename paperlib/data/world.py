@@ -423,7 +423,16 @@ def _size_relation(main: WorldObject, other: WorldObject) -> str:
     return "larger" if main.size > other.size else "smaller"
 
 
-def _article(word: str) -> str:
+#: letters whose names start with a vowel sound ("an l shape", but "a u shape")
+VOWEL_SOUND_LETTERS = "aefhilmnorsx"
+
+
+def _article(phrase: str) -> str:
+    """ "a" or "an" before ``phrase``: by its first letter, or, when its first word is a single
+    letter (a shape named after one), by how that letter's name sounds."""
+    word = phrase.split()[0]
+    if len(word) == 1:
+        return "an" if word in VOWEL_SOUND_LETTERS else "a"
     return "an" if word[0] in "aeiou" else "a"
 
 

@@ -28,6 +28,7 @@ import functools
 import json
 import math
 import os
+import random
 import signal
 import threading
 import time
@@ -38,6 +39,7 @@ from typing import Any
 import numpy as np
 import torch
 from torch import Tensor, nn
+from tqdm.auto import tqdm
 
 from paperlib.atomic import atomic_write, atomic_write_text
 from paperlib.engine import checkpoint, distributed
@@ -100,8 +102,6 @@ class _StopFlag:
 
 
 def seed_everything(seed: int) -> None:
-    import random
-
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
@@ -579,6 +579,9 @@ def _train(config: Config, info: distributed.DistInfo) -> TrainResult:
                 history.append(record)
                 log.write(record)
                 progress.set_postfix(loss=f"{record['loss']:.4f}")
+            elif step % t.diag_every == 0 and (diagnostics := module.diagnostics(features)):
+                history.append({"step": step, **diagnostics})  # not a logging step
+                log.write(history[-1])
             if run.validation is not None and (step % t.val_every == 0 or step == t.steps):
                 log.write(_validate(run, config, step))
             if step % t.ckpt_every == 0 and step < t.steps:
@@ -661,6 +664,4 @@ def dry_run(config: Config, steps: int = 1) -> list[dict[str, float]]:
 
 
 def _progress(t, start: int, main: bool):
-    from tqdm.auto import tqdm
-
     return tqdm(total=t.steps, initial=start, disable=not (t.progress and main), desc="train")

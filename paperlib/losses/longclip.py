@@ -23,6 +23,7 @@ reference does. Both are the same outside ``torch.distributed``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import torch
 import torch.nn.functional as F
@@ -30,8 +31,25 @@ from torch import Tensor
 
 from paperlib.collectives import all_gather_with_grad
 from paperlib.losses.contrastive import clip_logits, infonce_loss, symmetric_cross_entropy
+from paperlib.losses.options import require, require_unit_interval
 
 SCOPES = ("global", "local")
+
+
+@dataclass
+class LongCLIPConfig:
+    """The ``loss`` section of method ``longclip``: the keyword options of :func:`longclip_loss`
+    (``scope`` places the PCA, as HiDe's); ``short_weight=0`` trains on long captions alone."""
+
+    label_smoothing: float = 0.1
+    pcm_dim: int = 32
+    short_weight: float = 0.5
+    scope: Literal["global", "local"] = "global"
+
+    def __post_init__(self) -> None:
+        require_unit_interval("label_smoothing", self.label_smoothing)
+        require(self.pcm_dim > 0, "pcm_dim", "> 0", self.pcm_dim)
+        require_unit_interval("short_weight", self.short_weight, closed_high=True)
 
 
 @dataclass

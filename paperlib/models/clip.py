@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 import open_clip
 import torch
 import torch.nn.functional as F
+from open_clip.pretrained import download_pretrained_from_hf, get_pretrained_cfg
 from torch import Tensor, nn
 
 from paperlib.state_files import load_tensor_file, tensor_state
@@ -213,7 +214,6 @@ def _check_hub_model(name: str, pretrained: object, cache_dir: str | Path | None
     open_clip itself only warns when the weights are missing and returns a randomly
     initialised model; here that is an error naming the repository and the files expected.
     """
-    from open_clip.pretrained import download_pretrained_from_hf
 
     repo = name.removeprefix(HF_HUB_PREFIX)
     if not repo or pretrained is not None:
@@ -253,7 +253,6 @@ def check_activation(name: str, tag: str) -> None:
     model with only a warning, which silently degrades the model. Here that mismatch is an
     error naming the architecture to use (``ViT-B-16-quickgelu`` for ``ViT-B-16`` + openai).
     """
-    from open_clip.pretrained import get_pretrained_cfg
 
     wants = bool(get_pretrained_cfg(name, tag).get("quick_gelu", False))
     if not wants and name.endswith("-quickgelu"):  # the tag is listed under the base name
