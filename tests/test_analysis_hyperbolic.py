@@ -46,7 +46,7 @@ def test_aperture_gradient_near_the_boundary_meru_clamp_vs_ours():
     _, ours = A.aperture_profile(near, 1.0, 0.1, asin_margin=1e-4)
     margin = 1e-4  # |dω/dr| ≤ (1/r0) / sqrt(1 − (1 − m)²) once the argument is clamped at 1 − m
     assert float(ours.abs().max()) <= 1.001 / (r0 * math.sqrt(2 * margin - margin**2))
-    assert float(meru.abs().max()) > 1e4  # SPEC §2.1: ≈ 1.4e4 in float32
+    assert float(meru.abs().max()) > 1e4  # docs/methods/conventions.md#geometry-numerics: ≈ 1.4e4
     assert torch.isfinite(meru).all() and torch.isfinite(ours).all()
 
 
@@ -311,7 +311,9 @@ def test_norm_groups_and_crop_weights_against_closed_forms():
         d, h = weights[kind]
         crop, image = emb["box_image"][offset::2], emb["image"]
         inner = (crop * image).sum(-1) - L.time_component(crop, 1.0) * L.time_component(image, 1.0)
-        torch.testing.assert_close(d, torch.acosh(-inner))  # SPEC §2.1 formula, c = 1
+        torch.testing.assert_close(
+            d, torch.acosh(-inner)
+        )  # docs/methods/conventions.md#lorentz-distance, c = 1
         torch.testing.assert_close(h, 1 - torch.exp(-d).to(h.dtype))
     assert float(weights["near-full crop"][1].max()) < float(weights["object crop"][1].min())
 

@@ -1,4 +1,4 @@
-"""What HiDe's principal components carry (tutorial 01; SPEC §1.1).
+"""What HiDe's principal components carry (tutorial 01; ``docs/methods/himo-clip.md#hide``).
 
 HiDe keeps the top-m principal directions ``P`` (m, dim) of a batch of text features
 (batch, dim). These helpers measure the spectrum that fixes m, which ground-truth factors of

@@ -71,7 +71,8 @@ BOX_KIND_NAMES = ("object crop", "near-full crop")
 def aperture_profile(
     norms: Tensor, curv: float, min_radius: float = 0.1, asin_margin: float = 1e-4
 ) -> tuple[Tensor, Tensor]:
-    """Half aperture ``asin(2K/(√c‖x‖))`` (SPEC §2.1) and its derivative d/d‖x‖ (autograd).
+    """Half aperture ``asin(2K/(√c‖x‖))`` (``docs/methods/conventions.md#half-aperture``) and its
+    derivative d/d‖x‖ (autograd).
 
     ``norms`` (n,) are parent norms; the computation runs in ``norms.dtype`` (float32 shows
     MERU's behaviour with ``asin_margin=1e-8``, a no-op clamp in float32; float64 with
@@ -96,7 +97,8 @@ def child_at_angle(
 
     The child is ``cosh(√c s)·p + sinh(√c s)/√c · (cos φ·u_r + sin φ·e₂)`` on the hyperboloid,
     with ``u_r = (√c r, √c p_t e₁)`` the unit outward radial tangent at p, so the exterior
-    angle at the parent (triangle O-parent-child, SPEC §2.1) is φ and ``d(parent, child) = s``.
+    angle at the parent (triangle O-parent-child,
+    ``docs/methods/conventions.md#exterior-angle``) is φ and ``d(parent, child) = s``.
     Arguments broadcast; returns ``(parent, child)``, each (batch, dim).
     """
     if dim < 2:
@@ -251,7 +253,8 @@ def disc_views(
     n_neighbors: int = 15,
     seed: int = 0,
 ) -> dict[str, DiscView]:
-    """2-D Poincaré-disc views of (N, dim) space parts (SPEC §2.6), with their distortion.
+    """2-D Poincaré-disc views of (N, dim) space parts (``docs/methods/conventions.md#horopca``),
+    with their distortion.
 
     * "HoroPCA": :func:`paperlib.geometry.horopca.horopca` (centred at the Fréchet mean);
     * "tangent PCA": :func:`paperlib.geometry.lorentz.tangent_pca` (``log_map0`` → PCA,
@@ -333,7 +336,8 @@ def norm_groups(emb: Mapping[str, Tensor]) -> dict[str, Tensor]:
 
 def crop_weights(emb: Mapping[str, Tensor]) -> dict[str, tuple[Tensor, Tensor]]:
     """Per box kind: ``d_L(crop, its image)`` and ARGENT's intra weight ``h = 1 − exp(−d)``
-    for the pair parent = box crop → child = full image (SPEC §2.4). ``{kind: (d, h)}``."""
+    for the pair parent = box crop → child = full image
+    (``docs/methods/argent.md#adaptive-weights``). ``{kind: (d, h)}``."""
     curv = float(emb["curv"])
     crops, images = emb["box_image"], emb["image"][emb["box_owner"]]
     out = {}

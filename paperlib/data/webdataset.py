@@ -1,4 +1,5 @@
-"""Webdataset shards in HyCoCLIP's GRIT layout (SPEC §3): writer and reader of Samples.
+"""Webdataset shards in HyCoCLIP's GRIT layout
+(``docs/methods/conventions.md#dataset-formats``): writer and reader of Samples.
 
 Each record holds ``child.<ext>`` / ``child.txt`` (image, caption), ``numparents.txt``,
 ``parentNNN.<ext>`` / ``parentNNN.txt`` (box crops and phrases) and, as an extra key,
@@ -107,7 +108,7 @@ def record_to_sample(record: dict[str, Any], report: LoadReport | None = None) -
         if not present:
             raise KeyError(
                 f"{where} has no {key!r}; expected GRIT layout child.jpg, child.txt, "
-                f"numparents.txt, parent000.jpg, parent000.txt, ... (SPEC §3); keys: {sorted(record)}"
+                f"numparents.txt, parent000.jpg, parent000.txt, ... (HyCoCLIP's GRIT layout); keys: {sorted(record)}"
             )
     image = load_rgb(record[child_key], report)
     if image is None:

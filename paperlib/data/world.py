@@ -24,7 +24,8 @@ Texts (all generated from the scene, never from pixels):
   sub-category looks like; its size, colour, pattern; its position; the object count; each
   other object, then its relation to the main object; the background texture); 60-150 words.
   ``segments``: its cumulative sentence prefixes (all of them, or ``num_segments`` evenly cut
-  ones - the papers leave the cut open, SPEC §1.3).
+  ones - the papers leave the cut open,
+  ``docs/methods/himo-clip.md#segments``).
 - ``chain`` (HierarCaps-like, 4 levels): 1 "a <super-category>", 2 "a <category>",
   3 "a <colour> <sub-category>", 4 "a <colour> <pattern> <sub-category> <relation> a <colour>
   <sub-category>" (or "... in the <position>" for single-object scenes). ``meta["chain_facts"]``

@@ -1,4 +1,4 @@
-"""The training loop, the only stateful place: data -> model -> loss -> AdamW (SPEC §1.2, §2.2-2.4).
+"""The training loop, the only stateful place: data -> model -> loss -> AdamW.
 
 - linear warm-up then cosine decay (:class:`WarmupCosine`), a ``LambdaLR``;
 - ``train.accum_steps`` > 1 splits the global batch into micro-batches *without* changing the

@@ -1,5 +1,5 @@
 """One image-by-text score rule for every metric: cosine for Euclidean CLIP, ``−d_L`` for
-hyperbolic models (MERU, SPEC §2.2; larger is more similar in both)."""
+hyperbolic models (MERU, ``docs/methods/argent.md#meru``; larger is more similar in both)."""
 
 from __future__ import annotations
 
