@@ -70,7 +70,7 @@ assert all(len(s.short_caption.split()) <= MAX_SHORT_WORDS for s in samples)
 assert all(s.short_caption != first for s, first in zip(samples, first_sentences))
 print(f"caption:       {samples[0].caption}\nshort caption: {samples[0].short_caption}")
 print(f"its first sentence: {first_sentences[0]}")
-save(sample_strip(samples), "quickstart_samples")
+_ = save(sample_strip(samples), "quickstart_samples")
 
 # %% [markdown]
 # ## Features and their similarity
@@ -91,6 +91,5 @@ print(
     f"{float(sim.max()):.3f}"
 )
 trained = "untrained" if pretrained is None else pretrained
-save(
-    similarity_heatmap(sim, f"cosine similarity ({model_name}, {trained})"), "quickstart_similarity"
-)
+figure = similarity_heatmap(sim, f"cosine similarity ({model_name}, {trained})")
+_ = save(figure, "quickstart_similarity")

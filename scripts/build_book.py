@@ -44,6 +44,8 @@ FIGURE_SLACK_S = 2.0  # a figure written this close to a cell, outside it, still
 #: the method pages in the order of the book's table of contents (``docs/methods/<page>.md``)
 METHOD_PAGES = ("himo-clip", "argent", "conventions")
 METHOD_LINK = re.compile(r"\]\((?:\.\./)?docs/methods/")
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
 class BookError(Exception):
@@ -357,7 +359,8 @@ def stage_notebook(stem: str, nb_path: Path, opts) -> tuple[list[Path], list[str
 
 def page_cells(nb, found: dict[int, list[Path]], box: str):
     """The page's notebook: the box under the title, code folded (parameters left open), each
-    cell's saved figures as its outputs, a note under a figure that was never kept."""
+    cell's saved figures as its outputs, a note under a figure that was never kept, widget
+    outputs without saved widget state left out (papermill saves none)."""
     staged, unkept = copy.deepcopy(nb), []
     cells = []
     for index, cell in enumerate(staged.cells):
@@ -365,6 +368,9 @@ def page_cells(nb, found: dict[int, list[Path]], box: str):
         if cell.cell_type != "code":
             cell.source = METHOD_LINK.sub("](methods/", cell.source)
             continue
+        if not staged.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state"):
+            # a widget (a tqdm bar) whose state the run did not save cannot be drawn
+            cell.outputs = [o for o in cell.outputs if WIDGET_VIEW not in o.get("data", {})]
         tags = cell.metadata.setdefault("tags", [])
         if not PARAMETER_TAGS & set(tags) and "hide-input" not in tags:
             tags.append("hide-input")

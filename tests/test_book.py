@@ -391,6 +391,12 @@ def test_method_pages_are_staged_and_notebook_links_point_at_them(tmp_path):
         nbformat.v4.new_markdown_cell(f"# T\nSee [AdaEnt]({link})."),
         nbformat.v4.new_code_cell(f"x = 1  # {link}"),
     ]
+    bar = nbformat.v4.new_output(
+        "display_data", data={build_book.WIDGET_VIEW: {"model_id": "x"}, "text/plain": "HBox()"}
+    )
+    printed = nbformat.v4.new_output("stream", name="stdout", text="done\n")
+    nb.cells[1].outputs = [bar, printed]
     page, _ = build_book.page_cells(nb, {}, "box")
     assert "[AdaEnt](methods/argent.md#adaent)" in page.cells[2].source
     assert page.cells[3].source == nb.cells[1].source  # code is left as written
+    assert page.cells[3].outputs == [printed]  # a tqdm widget papermill kept no state of
