@@ -174,6 +174,14 @@ def rewrite(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
+def failures_with(tiny_site: Path, tmp_path: Path, chromium: str, old: str, new: str) -> list:
+    """The browser check's failures on a copy of the tiny site whose tiny.html has ``old``
+    replaced by ``new``."""
+    site = copy_site(tiny_site, tmp_path / "site")
+    rewrite(site / "tiny.html", old, new)
+    return check_book.check_site(site, tmp_path / "shots", chromium).failures
+
+
 def test_reader_path_is_the_readme_table():
     assert [stem for stem, _ in build_book.reader_path(REPO / "README.md")] == READER_PATH
 
@@ -242,13 +250,8 @@ def test_check_fails_when_a_figure_file_is_removed(tiny_site, chromium, tmp_path
 
 @pytest.mark.slow
 def test_check_fails_on_a_broken_link_or_anchor(tiny_site, chromium, tmp_path):
-    site = copy_site(tiny_site, tmp_path / "site")
-    rewrite(
-        site / "tiny.html",
-        "<h1>",
-        '<a href="gone.html">x</a> <a href="index.html#nowhere">y</a><h1>',
-    )
-    failures = check_book.check_site(site, tmp_path / "shots", chromium).failures
+    links = '<a href="gone.html">x</a> <a href="index.html#nowhere">y</a><h1>'
+    failures = failures_with(tiny_site, tmp_path, chromium, "<h1>", links)
     assert any("broken link to gone.html (no such file)" in f for f in failures), failures
     assert any("broken link to index.html#nowhere (no such anchor)" in f for f in failures), (
         failures
@@ -257,21 +260,16 @@ def test_check_fails_on_a_broken_link_or_anchor(tiny_site, chromium, tmp_path):
 
 @pytest.mark.slow
 def test_check_fails_on_untypeset_maths(tiny_site, chromium, tmp_path):
-    site = copy_site(tiny_site, tmp_path / "site")
-    rewrite(site / "tiny.html", "mathjax/tex-chtml.js", "mathjax/absent.js")
-    failures = check_book.check_site(site, tmp_path / "shots", chromium).failures
+    failures = failures_with(
+        tiny_site, tmp_path, chromium, "mathjax/tex-chtml.js", "mathjax/absent.js"
+    )
     assert any("tiny.html: raw TeX in the visible text" in f for f in failures), failures
 
 
 @pytest.mark.slow
 def test_check_fails_on_a_warning_in_an_output(tiny_site, chromium, tmp_path):
-    site = copy_site(tiny_site, tmp_path / "site")
-    rewrite(
-        site / "tiny.html",
-        "<h1>",
-        '<div class="cell_output"><pre>UserWarning: something</pre></div><h1>',
-    )
-    failures = check_book.check_site(site, tmp_path / "shots", chromium).failures
+    output = '<div class="cell_output"><pre>UserWarning: something</pre></div><h1>'
+    failures = failures_with(tiny_site, tmp_path, chromium, "<h1>", output)
     assert any(f.startswith("tiny.html: output shows a warning") for f in failures), failures
 
 

@@ -135,8 +135,13 @@ def meru_loss(batch: HyperbolicBatch, config: MERUConfig | None = None) -> LossT
     config = config or MERUConfig()
     contrastive = hyperbolic_contrastive_loss(batch)
     entailment = entailment_loss(batch.text, batch.image, batch.curv)
+    return _weighted_cones(contrastive, entailment, config.entail_weight)
+
+
+def _weighted_cones(contrastive: Tensor, entailment: Tensor, weight: float) -> LossTerms:
+    """``contrastive + weight · entailment`` with no regularizer (MERU, HyCoCLIP)."""
     return LossTerms(
-        total=contrastive + config.entail_weight * entailment,
+        total=contrastive + weight * entailment,
         contrastive=contrastive,
         entailment=entailment,
         regularizer=torch.zeros_like(contrastive),
@@ -160,12 +165,7 @@ def hycoclip_loss(batch: HyperbolicBatch, config: HyCoCLIPConfig | None = None) 
     config = config or HyCoCLIPConfig()
     contrastive = hycoclip_contrastive_loss(batch)
     entailment = hycoclip_entailment_loss(batch, config.eta_inter, config.eta_intra)
-    return LossTerms(
-        total=contrastive + config.entail_weight * entailment,
-        contrastive=contrastive,
-        entailment=entailment,
-        regularizer=torch.zeros_like(contrastive),
-    )
+    return _weighted_cones(contrastive, entailment, config.entail_weight)
 
 
 # ------------------------------------------------------------------ ARGENT

@@ -60,10 +60,9 @@ class MoLoConfig:
     fixed_m: int | None = None
 
     def __post_init__(self) -> None:
-        require(0.0 < self.tau <= 1.0, "tau", "a value in (0, 1]", self.tau)
+        check_hide_options(self.tau, self.fixed_m, self.scope)
         require_unit_interval("label_smoothing", self.label_smoothing)
         require_non_negative(self, "lam")
-        require(self.fixed_m is None or self.fixed_m > 0, "fixed_m", "> 0", self.fixed_m)
 
 
 @dataclass
@@ -119,14 +118,24 @@ def _validate(
         raise ValueError(
             f"text_features must be a non-empty (batch, dim); got shape {tuple(text_features.shape)}"
         )
-    if not 0.0 < tau <= 1.0:
-        raise ValueError(f"tau must be in (0, 1]; got {tau}")
-    if fixed_m is not None and (not isinstance(fixed_m, int) or fixed_m < 1):
-        raise ValueError(f"fixed_m must be a positive int or None; got {fixed_m!r}")
-    if scope not in SCOPES:
-        raise ValueError(f"scope must be one of {SCOPES}; got {scope!r}")
-    if implementation not in IMPLEMENTATIONS:
-        raise ValueError(f"implementation must be one of {IMPLEMENTATIONS}; got {implementation!r}")
+    check_hide_options(tau, fixed_m, scope, implementation)
+
+
+def check_hide_options(
+    tau: float, fixed_m: int | None, scope: str, implementation: str = "fast"
+) -> None:
+    """ValueError naming the first of HiDe's options out of its range (``"tau: expected ..."``);
+    :class:`MoLoConfig` and every entry point check with it."""
+    require(0.0 < tau <= 1.0, "tau", "a value in (0, 1]", tau)
+    positive_int = isinstance(fixed_m, int) and not isinstance(fixed_m, bool) and fixed_m >= 1
+    require(fixed_m is None or positive_int, "fixed_m", "a positive int or None", repr(fixed_m))
+    require(scope in SCOPES, "scope", f"one of {list(SCOPES)}", repr(scope))
+    require(
+        implementation in IMPLEMENTATIONS,
+        "implementation",
+        f"one of {list(IMPLEMENTATIONS)}",
+        repr(implementation),
+    )
 
 
 def _hide_batch(

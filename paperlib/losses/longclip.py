@@ -48,8 +48,7 @@ class LongCLIPConfig:
 
     def __post_init__(self) -> None:
         require_unit_interval("label_smoothing", self.label_smoothing)
-        require(self.pcm_dim > 0, "pcm_dim", "> 0", self.pcm_dim)
-        require_unit_interval("short_weight", self.short_weight, closed_high=True)
+        check_pcm_options(self.pcm_dim, self.short_weight, self.scope)
 
 
 @dataclass
@@ -100,12 +99,16 @@ def _validate(
             "image, long_text and short_text must share one (batch, dim) shape; got "
             f"{tuple(image.shape)}, {tuple(long_text.shape)}, {tuple(short_text.shape)}"
         )
-    if isinstance(pcm_dim, bool) or not isinstance(pcm_dim, int) or pcm_dim < 1:
-        raise ValueError(f"pcm_dim must be a positive int; got {pcm_dim!r}")
-    if not 0.0 <= short_weight <= 1.0:
-        raise ValueError(f"short_weight must be in [0, 1]; got {short_weight}")
-    if scope not in SCOPES:
-        raise ValueError(f"scope must be one of {SCOPES}; got {scope!r}")
+    check_pcm_options(pcm_dim, short_weight, scope)
+
+
+def check_pcm_options(pcm_dim: int, short_weight: float, scope: str) -> None:
+    """ValueError naming the first of Long-CLIP's options out of its range
+    (``"pcm_dim: expected ..."``); :class:`LongCLIPConfig` and :func:`longclip_loss` use it."""
+    positive_int = isinstance(pcm_dim, int) and not isinstance(pcm_dim, bool) and pcm_dim >= 1
+    require(positive_int, "pcm_dim", "a positive int", repr(pcm_dim))
+    require_unit_interval("short_weight", short_weight, closed_high=True)
+    require(scope in SCOPES, "scope", f"one of {list(SCOPES)}", repr(scope))
 
 
 def longclip_loss(
