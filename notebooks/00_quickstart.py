@@ -21,7 +21,8 @@
 #    weights (`pretrained=None`), an open_clip tag, or a local checkpoint. `paper-tiny` is a
 #    3.4M-parameter CLIP (ViT with 2 layers of width 64 at 32 px) that runs on a laptop CPU.
 # 2. `embed_images` / `embed_texts` — L2-normalised features, batched, without gradients.
-# 3. `similarity` — the cosine similarity CLIP uses at inference (SPEC §1.1).
+# 3. `similarity` — the cosine similarity CLIP uses at inference
+#    ([HiMo-CLIP method page, inference](../docs/methods/himo-clip.md#inference)).
 #
 # The images and captions come from the companion's **generated world** (`paperlib.data.world`):
 # scenes of coloured shapes whose captions are written from the exact ground truth.
@@ -29,18 +30,15 @@
 # %% tags=["parameters"]
 model_name = "paper-tiny"
 pretrained = None  # an open_clip tag or a local checkpoint path; None = random weights
-context_length = 248  # Long-CLIP's stretched text positions (SPEC §1.2); 77 for plain CLIP
+context_length = 248  # Long-CLIP's positions (docs/methods/himo-clip.md#long-text); 77: CLIP's
 num_samples = 6
 seed = 0
 
 # %%
-import textwrap
-
-import matplotlib.pyplot as plt
 import torch
 
-from paperlib.data.world import World
-from paperlib.figures import save, use_style
+from paperlib.data.world import MAX_SHORT_WORDS, World
+from paperlib.figures import sample_strip, save, similarity_heatmap, use_style
 from paperlib.models.clip import create_model, embed_images, embed_texts, similarity
 
 use_style()
@@ -54,35 +52,44 @@ print(
 
 # %% [markdown]
 # ## A few samples of the world
-# Each sample has a long description (sentences ordered general → specific) and a short
-# caption (its first sentence).
+#
+# Each sample has two texts, both written from the scene. The **caption** is a DOCCI-like
+# description whose sentences go from general to specific (the main object's super-category and
+# the background, its category and sub-category, what that shape looks like, its size, colour
+# and pattern, its position, then the other objects). The **short caption** is a COCO-like
+# one-liner of its own — the main object's size, colour, pattern and name (named at the scene's
+# level: sub-category, category or super-category), the other objects, the background — at
+# most 20 words; it is not the caption's first sentence, which names only the super-category and
+# the background.
 
 # %%
 world = World(seed=seed, image_size=64)
 samples = [world.sample(i) for i in range(num_samples)]
-fig, axes = plt.subplots(1, num_samples, figsize=(2 * num_samples, 2.4))
-for ax, sample in zip(axes, samples):
-    ax.imshow(sample.image)
-    ax.set_title("\n".join(textwrap.wrap(sample.short_caption, 20)), fontsize=7)
-    ax.axis("off")
-save(fig, "quickstart_samples")
-print(samples[0].caption)
+first_sentences = [s.caption.split(". ")[0] + "." for s in samples]
+assert all(len(s.short_caption.split()) <= MAX_SHORT_WORDS for s in samples)
+assert all(s.short_caption != first for s, first in zip(samples, first_sentences))
+print(f"caption:       {samples[0].caption}\nshort caption: {samples[0].short_caption}")
+print(f"its first sentence: {first_sentences[0]}")
+_ = save(sample_strip(samples), "quickstart_samples")
 
 # %% [markdown]
 # ## Features and their similarity
-# With random weights the matrix is close to uniform; after training, the diagonal (each image
-# with its own caption) should dominate — see the training notebooks.
+#
+# Each image against each caption. After training the diagonal (each image with its own
+# caption) should dominate — see the training notebooks; the line under the matrix counts how
+# often it does here.
 
 # %%
 image_features = embed_images(model, preprocess, [s.image for s in samples])
 text_features = embed_texts(model, tokenizer, [s.caption for s in samples])
 sim = similarity(image_features, text_features)
 assert torch.allclose(image_features.norm(dim=-1), torch.ones(num_samples), atol=1e-5)
-
-fig, ax = plt.subplots(figsize=(4.2, 3.6))
-im = ax.imshow(sim.numpy(), cmap="viridis")
-ax.set_xlabel("caption index")
-ax.set_ylabel("image index")
-ax.set_title(f"cosine similarity ({model_name}, untrained)")
-fig.colorbar(im, ax=ax, label="cosine similarity")
-save(fig, "quickstart_similarity")
+own_best = int((sim.argmax(dim=1) == torch.arange(num_samples)).sum())
+print(
+    f"{own_best} of {num_samples} images score their own caption highest "
+    f"(chance: 1 in {num_samples} each); similarities span {float(sim.min()):.3f} to "
+    f"{float(sim.max()):.3f}"
+)
+trained = "untrained" if pretrained is None else pretrained
+figure = similarity_heatmap(sim, f"cosine similarity ({model_name}, {trained})")
+_ = save(figure, "quickstart_similarity")

@@ -15,7 +15,8 @@
 # %% [markdown]
 # # HiDe step by step: what in-batch PCA keeps of a long caption
 #
-# HiMo-CLIP's first component, **HiDe** (SPEC §1.1), decomposes a batch of text features by
+# HiMo-CLIP's first component, **HiDe**
+# ([HiMo-CLIP method page, HiDe](../docs/methods/himo-clip.md#hide)), decomposes a batch of text features by
 # principal component analysis and keeps the leading components. The paper's reading is that
 # "high-variance components correspond to high-level semantics (the object category), low-variance
 # ones to low-level details", and that the decomposition *adapts to the batch*: in a batch of
@@ -50,21 +51,30 @@ import torch
 
 from paperlib.analysis.components import (
     FACTORS,
-    adjust_for_chance,
+    angles_to_batch,
     batch_size_sweep,
     chance_correlation_ratio,
     component_scores,
+    content_batches,
     explained_variance_ratio,
     factor_correlations,
     factor_value_names,
-    kept_and_dropped,
+    kept_and_dropped_correlations,
     kept_counts,
-    pooled_correlation_ratio,
-    principal_angles,
+    kept_factors_by_batch,
     random_subspace_angle,
     world_factors,
 )
-from paperlib.figures import save, use_style
+from paperlib.figures import (
+    angle_curves,
+    batch_size_panels,
+    eta_heatmaps,
+    group_scatters,
+    paired_bars,
+    save,
+    spectrum_panels,
+    use_style,
+)
 from paperlib.losses.himo import hide
 from paperlib.study.reader import (
     EVAL_SEED,
@@ -74,11 +84,13 @@ from paperlib.study.reader import (
     load_embeddings,
 )
 
+# %%
 use_style()
 torch.manual_seed(seed)
 pd.set_option("display.precision", 2)
 scale = available_scale(scale)
 MODELS, COLORS = HIMO_MODELS, HIMO_COLORS  # study variant -> short label; label -> colour
+PARTS = ("kept u'−ū", "dropped u−u'")
 text = {
     label: load_embeddings(scale, "himo", variant)["caption"].double()
     for variant, label in MODELS.items()
@@ -131,24 +143,8 @@ print("u' shape:", tuple(result.features.shape), "| P shape:", tuple(result.comp
 
 # %%
 spectra = {label: explained_variance_ratio(u) for label, u in text.items()}
-shown = min(20, min(n, dim))
-fig, (ax_r, ax_c) = plt.subplots(1, 2, figsize=(10, 3.8))
-for label, r in spectra.items():
-    j = np.arange(1, shown + 1)
-    ax_r.plot(j, r[:shown], "o-", ms=3, color=COLORS[label], label=label)
-    ax_c.plot(j, np.cumsum(r)[:shown], "o-", ms=3, color=COLORS[label], label=label)
-    m = hide(text[label], tau).m  # HiDe's own choice of m
-    ax_c.plot([m], [np.cumsum(r)[m - 1]], "*", ms=14, color=COLORS[label], mec="black")
-ax_r.set_yscale("log")
-ax_r.set_xlabel("principal direction j")
-ax_r.set_ylabel("explained variance share $r_j$")
-ax_r.set_title("spectrum of the caption batch")
-ax_c.axhline(tau, ls="--", color="black", lw=1, label=f"τ = {tau}")
-ax_c.set_xlabel("number of directions kept m")
-ax_c.set_ylabel("cumulative explained variance")
-ax_c.set_title("the τ cut (★ = HiDe's m)")
-ax_c.legend(loc="lower right")
-save(fig, "hide_spectrum")
+kept = {label: hide(u, tau).m for label, u in text.items()}  # HiDe's own choice of m
+save(spectrum_panels(spectra, kept, tau, COLORS), "hide_spectrum")
 
 table = pd.DataFrame(
     {label: kept_counts(u.float(), taus) for label, u in text.items()},
@@ -179,35 +175,12 @@ table
 
 
 # %%
-def chance_label(name):
-    return f"{name} (chance {chance_correlation_ratio(factors[name]):.2f})"
-
-
 eta = {
     label: factor_correlations(component_scores(u, hide(u, tau, fixed_m=num_components)), factors)
     for label, u in text.items()
 }
-fig, axes = plt.subplots(1, 3, figsize=(13, 3.9), sharey=True)
-for ax, (label, table_eta) in zip(axes, eta.items()):
-    im = ax.imshow(table_eta, vmin=0, vmax=1, cmap="viridis", aspect="auto")
-    for (row, col), value in np.ndenumerate(table_eta):
-        ax.text(
-            col,
-            row,
-            f"{value:.2f}",
-            ha="center",
-            va="center",
-            fontsize=7,
-            color="white" if value < 0.6 else "black",
-        )
-    ax.set_xticks(range(num_components), [f"PC{j + 1}" for j in range(num_components)])
-    ax.set_title(f"{label}: $\\eta^2$ of component scores")
-    ax.grid(False)
-axes[0].set_yticks(range(len(FACTORS)), [chance_label(f) for f in FACTORS])
-axes[1].set_xlabel("principal component of the caption batch (decreasing variance)")
-fig.colorbar(im, ax=axes, label="correlation ratio $\\eta^2$", shrink=0.9)
-save(fig, "hide_component_semantics")
-
+rows = [f"{f} (chance {chance_correlation_ratio(factors[f]):.2f})" for f in FACTORS]
+save(eta_heatmaps(eta, rows), "hide_component_semantics")
 for label, table_eta in eta.items():
     top = [FACTORS[i] for i in table_eta.argmax(axis=0)[:3]]
     print(f"{label:12s} PC1-PC3 follow most: {', '.join(top)}")
@@ -225,19 +198,9 @@ for label, table_eta in eta.items():
 
 # %%
 scores = component_scores(text["MoLo"], hide(text["MoLo"], fixed_m=2))
-lead = FACTORS[int(eta["MoLo"][:, 0].argmax())]
-fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), sharex=True, sharey=True)
-for ax, name in zip(axes, (lead, "super-category")):
-    groups = factors[name]
-    for g in np.unique(groups):
-        pick = groups == g
-        tag = factor_value_names(name)[g]
-        ax.scatter(scores[pick, 0], scores[pick, 1], s=14, label=tag, alpha=0.8)
-    ax.set_xlabel("score on PC1 (cosine units)")
-    ax.set_ylabel("score on PC2 (cosine units)")
-    ax.set_title(f"MoLo captions coloured by {name}")
-    ax.legend(fontsize=7, ncol=2, loc="best", markerscale=1.2)
-_ = save(fig, "hide_component_scatter")
+lead = FACTORS[int(eta["MoLo"][:, 0].argmax())]  # the factor PC1 follows most
+panels = {name: (factors[name], factor_value_names(name)) for name in (lead, "super-category")}
+_ = save(group_scatters(scores, panels, "MoLo captions"), "hide_component_scatter")
 
 # %% [markdown]
 # ## 4. What the reconstruction $u'$ keeps and drops
@@ -249,48 +212,28 @@ _ = save(fig, "hide_component_scatter")
 # dropped part holds $1 - \tau$ of it or less.
 
 # %%
-rows = {}
-for label, u in text.items():
-    res = hide(u, tau)
-    kept, dropped = kept_and_dropped(u, res)
-    rows[(label, "kept u'−ū")] = [pooled_correlation_ratio(kept, factors[f]) for f in FACTORS]
-    rows[(label, "dropped u−u'")] = [pooled_correlation_ratio(dropped, factors[f]) for f in FACTORS]
-split = pd.DataFrame(rows, index=FACTORS).T
-
-fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), sharey=True)
-x = np.arange(len(FACTORS))
+parts = {label: kept_and_dropped_correlations(u, factors, tau) for label, u in text.items()}
+split = pd.DataFrame(
+    {(label, part): values for label, pair in parts.items() for part, values in zip(PARTS, pair)},
+    index=FACTORS,
+).T
+chance = [chance_correlation_ratio(factors[f]) for f in FACTORS]
+fig, axes = plt.subplots(1, len(text), figsize=(13, 3.8), sharey=True)
 for ax, label in zip(axes, text):
-    ax.bar(x - 0.2, split.loc[(label, "kept u'−ū")], 0.4, label="kept part $u'-\\bar u$")
-    ax.bar(x + 0.2, split.loc[(label, "dropped u−u'")], 0.4, label="dropped part $u-u'$")
-    ax.scatter(
-        x,
-        [chance_correlation_ratio(factors[f]) for f in FACTORS],
-        marker="_",
-        s=200,
-        color="black",
-        zorder=3,
-        label="chance level",
-    )
-    ax.set_xticks(x, FACTORS, rotation=40, ha="right")
-    ax.set_title(f"{label} (m = {hide(text[label], tau).m})")
+    paired_bars(ax, FACTORS, {part: split.loc[(label, part)] for part in PARTS}, chance)
+    ax.set_title(f"{label} (m = {kept[label]})")
 axes[0].set_ylabel("pooled $\\eta^2$ (share of the part's variance)")
 axes[0].legend(fontsize=8)
 save(fig, "hide_kept_dropped")
 
 cosines = {
-    label: torch.nn.functional.cosine_similarity(u, hide(u, tau).features, dim=-1)
-    for label, u in text.items()
+    label: torch.cosine_similarity(u, hide(u, tau).features, dim=-1) for label, u in text.items()
 }
 print("median cos(u, u'):", {k: round(float(v.median()), 3) for k, v in cosines.items()})
-for label in text:  # where each factor's variance sits, computed (not assumed)
-    kept_more = [
-        f
-        for f in FACTORS
-        if split.loc[(label, "kept u'−ū"), f] > split.loc[(label, "dropped u−u'"), f]
-    ]
+for label, (kept_eta, dropped_eta) in parts.items():  # where each factor's variance sits
+    more = [f for f, k, d in zip(FACTORS, kept_eta, dropped_eta) if k > d]
     print(
-        f"{label:13s} factors explaining more of the kept than of the dropped part: "
-        f"{', '.join(kept_more) or 'none'}"
+        f"{label:13s} factors explaining more of the kept than of the dropped part: {', '.join(more) or 'none'}"
     )
 split
 
@@ -315,66 +258,26 @@ split
 # $R^2$ of a regression on the $k$ group indicators).
 
 # %%
-rng = np.random.default_rng(seed)
-size = int(min(np.bincount(factors["super-category"])))
-batches = {
-    name: rng.choice(np.flatnonzero(factors["super-category"] == s), size, replace=False)
-    for s, name in enumerate(factor_value_names("super-category"))
-}
-batches["mixed"] = rng.choice(n, size, replace=False)
+batches = content_batches(factors["super-category"], factor_value_names("super-category"), seed)
+size = len(batches["mixed"])
 u = text["MoLo"]
 content_factors = ["category", "sub-category", "main colour", "main pattern", "background"]
 content = pd.DataFrame(
-    {
-        name: [
-            adjust_for_chance(
-                pooled_correlation_ratio(
-                    kept_and_dropped(u[rows], hide(u[rows], tau))[0], factors[f][rows]
-                ),
-                factors[f][rows],
-            )
-            for f in content_factors
-        ]
-        for name, rows in batches.items()
-    },
+    kept_factors_by_batch(u, batches, {f: factors[f] for f in content_factors}, tau),
     index=content_factors,
 ).T
 m_mix = hide(u[batches["mixed"]], tau).m
-angles = {
-    name: principal_angles(
-        hide(u[rows], fixed_m=m_mix).components, hide(u[batches["mixed"]], fixed_m=m_mix).components
-    )
-    for name, rows in batches.items()
-    if name != "mixed"
-}
+angles = angles_to_batch(u, batches, "mixed", m_mix)
+random_level = random_subspace_angle(dim, m_mix)
 
 fig, (ax_l, ax_r) = plt.subplots(1, 2, figsize=(12, 3.9), gridspec_kw={"width_ratios": [1.6, 1]})
-x = np.arange(len(content_factors))
-width = 0.8 / len(batches)
-for i, (name, values) in enumerate(content.iterrows()):
-    ax_l.bar(
-        x + (i - len(batches) / 2 + 0.5) * width,
-        values,
-        width,
-        label=name,
-        color="black" if name == "mixed" else None,
-    )
-ax_l.set_xticks(x, content_factors)
+paired_bars(ax_l, content_factors, {name: row for name, row in content.iterrows()})
 ax_l.axhline(0, color="black", lw=0.8)
-ax_l.set_ylabel("chance-adjusted pooled $\\varepsilon^2$ of the kept part")
+ax_l.set(ylabel="chance-adjusted pooled $\\varepsilon^2$ of the kept part")
 ax_l.set_title(f"what HiDe keeps in batches of {size} MoLo captions")
 ax_l.legend(fontsize=8, ncol=2)
-for name, a in angles.items():
-    ax_r.plot(np.arange(1, len(a) + 1), a, "o-", label=name)
-ax_r.axhline(
-    random_subspace_angle(dim, m_mix), ls="--", color="black", lw=1, label="random subspaces (mean)"
-)
-ax_r.set_xticks(range(1, m_mix + 1))
-ax_r.set_xlabel("principal angle index (smallest first)")
-ax_r.set_ylabel("principal angle to the mixed batch (degrees)")
+angle_curves(ax_r, angles, random_level, "mixed")
 ax_r.set_title(f"top-{m_mix} subspace vs the mixed batch")
-ax_r.set_ylim(0, 95)
-ax_r.legend(fontsize=8)
 save(fig, "hide_batch_content")
 print("m at τ per batch:", {name: hide(u[rows], tau).m for name, rows in batches.items()})
 content
@@ -390,7 +293,6 @@ content
 # not written in advance:
 
 # %%
-random_level = random_subspace_angle(dim, m_mix)
 mean_angle = {name: float(np.mean(a)) for name, a in angles.items()}
 low, high = min(mean_angle.values()), max(mean_angle.values())
 print(
@@ -406,9 +308,11 @@ single = content.drop(index="mixed")
 for f in content_factors:
     above = int((single[f] > content.loc["mixed", f]).sum())
     print(
-        f"{f:13s}: {above} of {len(single)} single-super-category batches keep more of it than the mixed batch"
+        f"{f:13s}: {above} of {len(single)} single-super-category batches keep more of it "
+        "than the mixed batch"
     )
-#
+
+# %% [markdown]
 # ## 6. The batch's size: m and the stability of the subspace
 #
 # The paper's batch-size ablation (1024 best, 512 close) argues that larger batches give more
@@ -419,46 +323,25 @@ for f in content_factors:
 
 # %%
 sizes = sorted({s for s in (8, 16, 32, 48, 64, 96, 128, 192, 256, n) if s <= n})
-fig, (ax_m, ax_a) = plt.subplots(1, 2, figsize=(10, 3.6))
-for label, u_model in text.items():
-    sweep = batch_size_sweep(u_model.float(), sizes, tau, repeats=sweep_repeats, seed=seed)
-    ax_m.errorbar(
-        sizes,
-        sweep["m"].mean(1),
-        sweep["m"].std(1),
-        marker="o",
-        ms=3,
-        capsize=2,
-        color=COLORS[label],
-        label=label,
+sweeps = {
+    label: batch_size_sweep(u_model.float(), sizes, tau, repeats=sweep_repeats, seed=seed)
+    for label, u_model in text.items()
+}
+_ = save(batch_size_panels(sweeps, tau, COLORS), "hide_batch_size")
+largest = max(i for i, size in enumerate(sizes) if size < n)  # N = n is 0° by construction
+for label, sweep in sweeps.items():  # the trend the text below reads off the right panel
+    small, large = sweep["angle"][0].mean(), sweep["angle"][largest].mean()
+    print(
+        f"{label:13s} mean angle: {small:.1f}° at N = {sizes[0]}, {large:.1f}° at N = {sizes[largest]}"
     )
-    ax_a.errorbar(
-        sizes,
-        sweep["angle"].mean(1),
-        sweep["angle"].std(1),
-        marker="o",
-        ms=3,
-        capsize=2,
-        color=COLORS[label],
-        label=f"{label} ($m_{{ref}}$ = {int(sweep['m_ref'])})",
-    )
-ax_m.set_xscale("log", base=2)
-ax_a.set_xscale("log", base=2)
-ax_m.set_xlabel("batch size N (captions)")
-ax_m.set_ylabel(f"m at τ = {tau}")
-ax_m.set_title("kept components vs batch size")
-ax_a.set_xlabel("batch size N (captions)")
-ax_a.set_ylabel("mean principal angle to the full set (degrees)")
-ax_a.set_title("subspace stability vs batch size")
-ax_m.legend(fontsize=8)
-ax_a.legend(fontsize=8)
-_ = save(fig, "hide_batch_size")
+    assert small > large, label
 
 # %% [markdown]
 # Small batches give noisy components (large angles to the full-set subspace) and, for a steep
 # spectrum, a smaller or erratic m; the angle shrinks as N grows, which is the mechanism behind the
 # paper's preference for large (global) batches — and the reason the companion runs HiDe on the
-# **global** batch gathered across ranks by default (`scope="global"`, SPEC §1.1). At N equal to
+# **global** batch gathered across ranks by default (`scope="global"`,
+# [HiDe's scope](../docs/methods/himo-clip.md#hide-scope)). At N equal to
 # the whole held-out set the angle is 0 by construction.
 #
 # ## Summary

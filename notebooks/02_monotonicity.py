@@ -16,7 +16,7 @@
 # # Semantic monotonicity: when does a longer caption score higher?
 #
 # HiMo-CLIP asks for **semantic monotonicity**: a more complete description of an image should
-# align with it more strongly. Its HiMo@K metrics (SPEC §1.3) cut a long caption into cumulative
+# align with it more strongly. Its HiMo@K metrics (`docs/methods/himo-clip.md#himo-at-k`) cut a long caption into cumulative
 # prefixes — the first sentence, the first two, … — and check that the image–text score $s_k$
 # rises with $k$. This notebook
 #
@@ -187,7 +187,7 @@ assert np.array_equal(margin > 0, after > s1)
 # directions the image shares. Monotonicity is therefore not automatic for a long-text encoder:
 # fine-tuning on long captions can equally well learn to make later sentences point away from the
 # image (their norm contribution grows, the score drops) — the "more detail, worse alignment"
-# behaviour the paper reports for Long-CLIP (its published HiMo@K is negative, SPEC §1.4; printed
+# behaviour the paper reports for Long-CLIP (its published HiMo@K is negative, `docs/methods/himo-clip.md#himo-published`; printed
 # below from `paperlib/tables/published.json`).
 
 # %%
@@ -209,7 +209,7 @@ assert published_rho["Long-CLIP"] < 0 < published_rho["HiMo"]
 #
 # This is the core + increment picture with the HiDe component as the core and the residual as
 # the increment. MoLo trains the image against both, $L = L_{global}(v, u) + \lambda L_{comp}(v, u')$
-# (SPEC §1.1), and the paper's reading is that the model learns "full text > component". By the
+# (`docs/methods/himo-clip.md#molo`), and the paper's reading is that the model learns "full text > component". By the
 # condition above, $\cos(v_i, u_i) > \cos(v_i, u_i')$ iff
 # $\frac{v\cdot u_i}{v\cdot u_i'} > \frac{\lVert u_i\rVert}{\lVert u_i'\rVert}$. Note what MoLo
 # does *not* do: neither term compares the two scores; $L_{comp}$ only asks each image to pick its
@@ -329,7 +329,7 @@ for label, (k, rise, sem) in rises.items():
     )
 
 # %% [markdown]
-# HiMo@K (SPEC §1.3, deep hierarchies) summarises each image's curve by the Pearson correlation
+# HiMo@K (`docs/methods/himo-clip.md#himo-at-k`, deep hierarchies) summarises each image's curve by the Pearson correlation
 # $\rho_i = \rho(k, s_{i,k})$ over $k = 1..K_i$ and averages it over images:
 #
 # $$\mathrm{HiMo@K} = \frac1N\sum_i \rho_i, \qquad

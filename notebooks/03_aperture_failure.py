@@ -16,7 +16,7 @@
 # # The aperture failure: why MERU's entailment cones collapse, and ARGENT's fix
 #
 # MERU and HyCoCLIP embed images and captions on the Lorentz hyperboloid of curvature $-c$
-# (we store only the space part $x\in\mathbb R^d$; SPEC §2.1) and ask that a *parent* (a
+# (we store only the space part $x\in\mathbb R^d$; `docs/methods/conventions.md#lorentz-model`) and ask that a *parent* (a
 # caption, a box phrase, a box crop) **entail** its *child* (the image it describes): the child
 # must lie in a cone that opens outward from the parent. The cone's half aperture is
 #
@@ -31,14 +31,14 @@
 # Here $\eta$ is an **aperture multiplier** that widens ($\eta > 1$) or narrows ($\eta < 1$) the
 # cone. MERU uses $\eta = 1$. HyCoCLIP sets it per pair type: $\eta_{inter} = 0.7$ for
 # inter-modality pairs (caption → image, box phrase → box crop) and $\eta_{intra} = 1.2$ for
-# intra-modality pairs (box crop → image, box phrase → caption) — SPEC: `loss.eta_inter`,
-# `loss.eta_intra`; the values the study trains with are printed from `LossConfig` below. The
+# intra-modality pairs (box crop → image, box phrase → caption) — `docs/methods/argent.md#hycoclip`: `loss.eta_inter`,
+# `loss.eta_intra`; the values the study trains with are printed from the methods' loss configs below. The
 # study's `ARGENT, Ent` ablation uses the same η-scaled cone loss in place of AdaEnt. The
 # illustrations of sections 1–4 use $\eta = 1$ (MERU's cone).
 #
 # The argument of $\arcsin$ exceeds 1 when $\lVert x\rVert < 2K/\sqrt c$: **inside that radius
 # the aperture is undefined**. MERU clamps the argument, so the aperture saturates at $\pi/2$
-# there — a half-space, not a cone — with zero gradient. ARGENT (SPEC §2.4) argues that training
+# there — a half-space, not a cone — with zero gradient. ARGENT (`docs/methods/argent.md#aperture-failure`) argues that training
 # drives parents into that ball, where the entailment constraint goes slack, and replaces the
 # cone with an adaptive angular loss plus a norm regularizer.
 #
@@ -71,10 +71,12 @@ from paperlib.analysis.hyperbolic import (
     per_pair,
     stack_seeds,
 )
-from paperlib.engine.config import LossConfig
 from paperlib.figures import aperture_over_training, claim_range, interval_bars, save, use_style
 from paperlib.geometry.lorentz import aperture_radius, exterior_angle, half_aperture, paired_dist
 from paperlib.losses.entailment import (
+    ARGENTConfig,
+    HyCoCLIPConfig,
+    MERUConfig,
     adaent_loss,
     adaent_weight,
     entailment_loss,
@@ -97,12 +99,15 @@ from paperlib.tables.summary import claim_line
 use_style()
 torch.manual_seed(0)
 scale = available_scale(scale)
-loss_config = LossConfig()  # the study's loss weights: MERU 0.2·Ent; ARGENT 0.1·AdaEnt + 0.1·Reg
+meru_config, hycoclip_config, argent_config = MERUConfig(), HyCoCLIPConfig(), ARGENTConfig()
 print(
-    f"HyCoCLIP's aperture multipliers: η_inter = {loss_config.eta_inter:g}, "
-    f"η_intra = {loss_config.eta_intra:g} (MERU: η = 1)"
+    f"HyCoCLIP's aperture multipliers: η_inter = {hycoclip_config.eta_inter:g}, "
+    f"η_intra = {hycoclip_config.eta_intra:g} (MERU: η = 1)"
 )
-assert (loss_config.eta_inter, loss_config.eta_intra) == (0.7, 1.2)  # the values the text states
+assert (hycoclip_config.eta_inter, hycoclip_config.eta_intra) == (
+    0.7,
+    1.2,
+)  # the values the text states
 print(f"study scale: {scale}")
 
 # %% [markdown]
@@ -210,7 +215,7 @@ plt.show()
 # %% [markdown]
 # The exact gradient follows the $-\tfrac12$ power law down to the smallest gap; MERU's version
 # follows it until float32 can no longer resolve $r - r_0$ and peaks at the value printed above
-# (SPEC §2.1 quotes ≈ 1.4·10⁴), ours stops more than ten times lower (printed and asserted, with
+# (`docs/methods/conventions.md#geometry-numerics` quotes ≈ 1.4·10⁴), ours stops more than ten times lower (printed and asserted, with
 # the slope and the zero gradient inside). Either way, a
 # parent that crosses the boundary meets a spike of gradient on one side and no gradient at all
 # on the other.
@@ -236,8 +241,8 @@ plt.show()
 # %%
 parent_norms = torch.linspace(0.01, child_norm, 300, dtype=torch.float64)
 child = child_norm * torch.tensor([[np.cos(child_angle), np.sin(child_angle)]], dtype=torch.float64)
-g_ent, g1, g2 = loss_config.entail_weight, loss_config.gamma1, loss_config.gamma2
-beta = loss_config.adaent_beta
+g_ent, g1, g2 = meru_config.entail_weight, argent_config.gamma1, argent_config.gamma2
+beta = argent_config.adaent_beta
 angle, _ = loss_along_ray(lambda p: exterior_angle(p, child, curv)[0], parent_norms)
 aperture, _ = loss_along_ray(lambda p: half_aperture(p, curv, min_radius)[0], parent_norms)
 meru, d_meru = loss_along_ray(lambda p: g_ent * entailment_loss(p, child, curv), parent_norms)
@@ -291,7 +296,7 @@ plt.show()
 # %% [markdown]
 # ## 4. ARGENT's fix: penalise the angle, weight intra-modality pairs by distance
 #
-# AdaEnt (SPEC §2.4) drops the aperture and penalises the exterior angle directly, smoothed by
+# AdaEnt (`docs/methods/argent.md#adaent`) drops the aperture and penalises the exterior angle directly, smoothed by
 # a Huber function at threshold $\beta$:
 #
 # $$\ell_\beta(\varphi) = \begin{cases}\varphi^2/(2\beta) & \varphi < \beta\\
@@ -303,7 +308,7 @@ plt.show()
 # crop that covers nearly the whole image is nearly the image itself, its distance is small and
 # so is its weight — there is no hierarchy to enforce between near-duplicates. The paper's
 # equation (7) is unreadable in our copy; the placement of $h$ (outside the Huber function), the
-# mean over pairs and β = 0.1 are this project's choices (`LossConfig.adaent_*`).
+# mean over pairs and β = 0.1 are this project's choices (`ARGENTConfig.adaent_*`).
 #
 # Left: the penalty as a function of the angle. MERU's hinge is zero inside the cone and its
 # threshold depends on the parent's norm — for a parent inside the radius the threshold is

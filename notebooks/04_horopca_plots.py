@@ -25,10 +25,12 @@
 #
 # **The disc.** The models store the space part $x\in\mathbb R^{d}$ of a point on the hyperboloid
 # of curvature $-c$, $x_t = \sqrt{1/c + \lVert x\rVert^2}$. The Poincaré ball of curvature $-1$
-# is reached by $u = \sqrt c\,(x_t, x)$, $p = u_{space}/(1 + u_{time})$ (SPEC §2.1), and distances
-# scale as $d_P = \sqrt c\,d_L$. The boundary circle is at infinite distance.
+# is reached by $u = \sqrt c\,(x_t, x)$, $p = u_{space}/(1 + u_{time})$
+# ([conventions page, the Poincaré ball](../docs/methods/conventions.md#poincare-ball)), and
+# distances scale as $d_P = \sqrt c\,d_L$. The boundary circle is at infinite distance.
 #
-# **Three ways down to two dimensions** (SPEC §2.6):
+# **Three ways down to two dimensions**
+# ([conventions page, HoroPCA](../docs/methods/conventions.md#horopca)):
 #
 # * **tangent PCA** — map to the tangent space at the origin, $v = \log_0(x)$, run PCA there,
 #   map back with $\exp_0$. Cheap, but distances far from the origin are distorted by the map.
@@ -66,12 +68,10 @@ from paperlib.analysis.hyperbolic import (
     LEVEL_NAMES,
     crop_weights,
     disc_views,
-    draw_disc,
     hierarchy_points,
-    inset_bounds,
     norm_groups,
 )
-from paperlib.figures import save, use_style
+from paperlib.figures import crop_weight_ecdfs, disc_grid, norm_boxplots, save, use_style
 from paperlib.geometry.lorentz import aperture_radius
 from paperlib.study.reader import available_scale, load_embeddings
 
@@ -123,44 +123,7 @@ views = {
     for v, (x, _) in points.items()
 }
 methods = list(next(iter(views.values())))
-
-fig, axes = plt.subplots(
-    len(variants), len(methods), figsize=(4.3 * len(methods), 4.4 * len(variants))
-)
-axes = np.atleast_2d(axes)
-for row, v in enumerate(variants):
-    _, level = points[v]
-    for col, method in enumerate(methods):
-        ax, view = axes[row, col], views[v][method]
-        extent = max(float(view.poincare.abs().max()), float(view.origin.abs().max()))
-        limit = min(1.05, 1.15 * extent)  # zoom on the data; the inset shows the whole disc
-        draw_disc(ax, view, level, limit=limit)
-        if limit < 0.7:
-            inset = ax.inset_axes(inset_bounds(view, limit, size=0.3))
-            draw_disc(inset, view, level, sizes=(4, 3, 2, 1, 1), origin_size=4)
-            inset.add_patch(
-                plt.Rectangle((-limit, -limit), 2 * limit, 2 * limit, fill=False, lw=0.8)
-            )
-            inset.set_axis_off()
-        ax.set_title(
-            f"{v} — {method}\ndistortion {view.distortion:.3f}"
-            + (f" ({view.scaled_distortion:.3f} rescaled)" if method == "UMAP" else ""),
-            fontsize=10,
-        )
-        ax.set_xlabel("Poincaré coordinate 1")
-        ax.set_ylabel("Poincaré coordinate 2")
-fig.tight_layout()
-handles, labels = axes[0, 0].get_legend_handles_labels()
-order = [*reversed(range(len(LEVEL_NAMES))), len(LEVEL_NAMES)]  # general → specific, then O
-fig.legend(
-    [handles[i] for i in order],
-    [labels[i] for i in order],
-    loc="upper center",
-    ncol=3,
-    bbox_to_anchor=(0.5, 0.0),
-    markerscale=1.5,
-)
-save(fig, "horopca_disc_views")
+save(disc_grid(views, {v: level for v, (_, level) in points.items()}), "horopca_disc_views")
 plt.show()
 
 # %%
@@ -180,7 +143,7 @@ pd.DataFrame(
 # the cross (generic captions near $O$, images outermost); on UMAP, clusters show which points
 # are neighbours, but radial position means little. Compare the distortions along a row, with
 # one caveat: HoroPCA maximises the variance of the horospherical projections about the Fréchet
-# mean (SPEC §2.6), not the agreement of pairwise distances, so nothing guarantees it a lower
+# mean ([HoroPCA](../docs/methods/conventions.md#horopca)), not the agreement of pairwise distances, so nothing guarantees it a lower
 # distortion than tangent PCA; the line printed below says which view keeps the distances better
 # on these embeddings. UMAP's distortion before rescaling mostly measures its arbitrary scale;
 # the rescaled column measures the shape of its layout.
@@ -190,9 +153,11 @@ for v in variants:
     horo, tangent = views[v]["HoroPCA"].distortion, views[v]["tangent PCA"].distortion
     better = "HoroPCA" if horo < tangent else "tangent PCA"
     print(
-        f"{v:10s} distortion HoroPCA {horo:.3f}, tangent PCA {tangent:.3f}: {better} keeps the distances better"
+        f"{v:10s} distortion HoroPCA {horo:.3f}, tangent PCA {tangent:.3f}: "
+        f"{better} keeps the distances better"
     )
-#
+
+# %% [markdown]
 # ## Norms per hierarchy level, and crops vs full images
 #
 # The projection loses information; the norms do not. Below, the norm of the space part of
@@ -203,37 +168,9 @@ for v in variants:
 
 # %%
 groups = {v: norm_groups(emb) for v, emb in embeddings.items()}
-names = list(groups[variants[0]])
-palette = [*plt.cm.viridis(np.linspace(0.0, 0.85, 4)), "C3", "C1", "C2"]  # as in the discs
-fig, axes = plt.subplots(1, len(variants), figsize=(5.2 * len(variants), 4.4), sharey=True)
-for ax, v in zip(np.atleast_1d(axes), variants):
-    data = [groups[v][name].numpy() for name in names]
-    ax.boxplot(data, showfliers=False, widths=0.6, medianprops={"color": "k"})
-    for i, values in enumerate(data, start=1):
-        jitter = np.random.default_rng(seed).uniform(-0.18, 0.18, len(values))
-        ax.scatter(i + jitter, values, s=4, alpha=0.4, color=palette[i - 1])
-    ax.axhline(
-        aperture_radius(float(embeddings[v]["curv"])),
-        color="k",
-        ls=":",
-        label=r"radius $2K/\sqrt{c}$",
-    )
-    ax.axhline(
-        2**-0.5, color="k", ls="--", lw=0.8, label=r"$1/\sqrt{2}$ (ARGENT's $\mathcal{L}_{Reg}$)"
-    )
-    ax.set_xticks(
-        range(1, len(names) + 1),
-        [n.replace(" (", "\n(") for n in names],
-        rotation=35,
-        ha="right",
-        fontsize=8,
-    )
-    ax.set_title(v)
-np.atleast_1d(axes)[0].set_ylabel(r"norm of the space part $\|x\|$")
-np.atleast_1d(axes)[0].legend(fontsize=8, loc="upper left")
-fig.suptitle(f"embedding norms per level and box kind ({scale} scale, held-out world)")
-fig.tight_layout()
-save(fig, "horopca_norms")
+radii = {v: float(aperture_radius(float(emb["curv"]))) for v, emb in embeddings.items()}
+title = f"embedding norms per level and box kind ({scale} scale, held-out world)"
+save(norm_boxplots(groups, radii, title, seed), "horopca_norms")
 plt.show()
 
 # %%
@@ -258,28 +195,7 @@ pd.DataFrame(
 
 # %%
 weights = {v: crop_weights(emb) for v, emb in embeddings.items()}
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.9))
-for v, colour in zip(variants, ["C0", "C1", "C3"]):
-    for kind, style in zip(BOX_KIND_NAMES, ["-", "--"]):
-        d, h = weights[v][kind]
-        axes[0].ecdf(d.numpy(), color=colour, ls=style, label=f"{v}: {kind}")
-        axes[1].ecdf(h.numpy(), color=colour, ls=style)
-axes[0].set_xscale("log")
-axes[0].set_xlabel(r"$d_L$(box crop, its image) (log scale)")
-axes[1].set_xlabel(r"intra weight $h = 1 - e^{-d_L}$")
-for ax in axes:
-    ax.set_ylabel("fraction of crops ≤ x")
-axes[0].set_title("distance from each crop to its own image")
-axes[1].set_title("the weight ARGENT gives (or would give) the pair")
-fig.tight_layout()
-fig.legend(
-    *axes[0].get_legend_handles_labels(),
-    loc="upper center",
-    ncol=3,
-    bbox_to_anchor=(0.5, 0.0),
-    fontsize=8,
-)
-save(fig, "horopca_crop_weights")
+save(crop_weight_ecdfs(weights), "horopca_crop_weights")
 plt.show()
 
 # %% [markdown]
@@ -294,7 +210,8 @@ plt.show()
 # * **near-full crops close to their image** — whether near-full crops are nearer their image than
 #   object crops are, i.e. whether ARGENT's weight actually discounts them;
 # * **HoroPCA vs tangent PCA** — whether HoroPCA's 2-D view keeps the distances better (a
-#   by-product, not its objective: it maximises projected variance, SPEC §2.6).
+#   by-product, not its objective: it maximises projected variance,
+#   [HoroPCA](../docs/methods/conventions.md#horopca)).
 
 # %%
 verdicts = {}

@@ -16,7 +16,8 @@
 # # Train ARGENT
 #
 # A thin layer over `python -m paperlib.train`: hyperbolic CLIP with AdaEnt, intra-modality
-# weights and the norm regularizer (SPEC §2.4).
+# weights and the norm regularizer ([ARGENT method
+# page](../docs/methods/argent.md#argent-objective)).
 # The `config` parameter is a whole training config (`paperlib.engine.config`); the parameter
 # files in `params/train_argent/` hold the CPU smoke preset (the generated world, minutes here)
 # and the paper presets (run those with torchrun on GPUs, see the README). A run resumes from

@@ -16,7 +16,7 @@
 # # Train HiMo-CLIP
 #
 # A thin layer over `python -m paperlib.train`: MoLo (global InfoNCE + InfoNCE on HiDe's
-# PCA-reconstructed text features, SPEC §1.1).
+# PCA-reconstructed text features, [HiMo-CLIP method page](../docs/methods/himo-clip.md#molo)).
 # The `config` parameter is a whole training config (`paperlib.engine.config`); the parameter
 # files in `params/train_himo/` hold the CPU smoke preset (the generated world, minutes here)
 # and the paper presets (run those with torchrun on GPUs, see the README). A run resumes from

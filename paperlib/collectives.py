@@ -1,7 +1,8 @@
 """torch.distributed collectives the losses and the training loop share (lowest layer).
 
 ``all_gather_with_grad`` is what makes a contrastive loss see the global batch under DDP with
-a gradient to every rank's features (SPEC §1.1: HiDe runs on the gathered batch).
+a gradient to every rank's features (HiDe runs on the gathered batch,
+``docs/methods/himo-clip.md#hide-scope``).
 """
 
 from __future__ import annotations

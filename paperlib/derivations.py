@@ -10,8 +10,8 @@ the projection must grow (relatively) faster than the norm. ``monotonicity_margi
 ``a_{k+1}/a_k − n_{k+1}/n_k`` so its sign predicts whether the score rises. For a small
 increment, ``ds = (v·δ − s t̂·δ) / ‖t‖`` (:func:`score_derivative`).
 
-MoLo (SPEC §1.1) reads the same way with HiDe's reconstruction as the core: ``u = u' + r``,
-``r = (I − PᵀP)(u − ū)`` the dropped part (:func:`full_vs_component_scores`). The segment helpers
+MoLo (``docs/methods/himo-clip.md#molo``) reads the same way with HiDe's reconstruction as
+the core: ``u = u' + r``, ``r = (I − PᵀP)(u − ū)`` the dropped part (:func:`full_vs_component_scores`). The segment helpers
 turn the study's exported embeddings into the per-image scores s_k that HiMo@K summarises.
 """
 
@@ -64,7 +64,8 @@ def score_derivative(image: np.ndarray, text: np.ndarray, increment: np.ndarray)
 def full_vs_component_scores(
     image: Tensor, text: Tensor, tau: float = 0.9
 ) -> dict[str, np.ndarray]:
-    """Full-text vs HiDe-component scores of matched (batch, dim) pairs (SPEC §1.1).
+    """Full-text vs HiDe-component scores of matched (batch, dim) pairs
+    (``docs/methods/himo-clip.md#hide``).
 
     HiDe runs on the batch of ``text``; for each pair i: ``full`` = cos(v_i, u_i),
     ``component`` = cos(v_i, u'_i), and ``margin`` = monotonicity_margin with core u'_i

@@ -26,6 +26,7 @@ Embeddings are cached per checkpoint and dataset. Notebooks call :func:`run_or_t
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -70,8 +71,6 @@ def parse_assignments(pairs: Sequence[str], option: str, cast=str) -> dict[str, 
 def read_ids(path: str | Path, option: str) -> tuple[int, ...]:
     """Row ids from a file: a JSON list of integers, or one integer per line (``#`` comments);
     ValueError naming ``option``, the file and the first bad entry otherwise."""
-    import json
-
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{option}: id file {path} not found")

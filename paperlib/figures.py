@@ -7,15 +7,21 @@ interrupted run never leaves a half-written figure behind.
 from __future__ import annotations
 
 import os
+import textwrap
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
+import numpy as np
+from torch import Tensor
 
 matplotlib.use(os.environ.get("MPLBACKEND", "Agg"))
 import matplotlib.pyplot as plt  # noqa: E402
 
+from paperlib.analysis.hyperbolic import LEVEL_NAMES, DiscView, inset_bounds  # noqa: E402
 from paperlib.atomic import atomic_write  # noqa: E402
-from paperlib.tables.summary import claim_name, mean_std
+from paperlib.tables.summary import claim_name, mean_std  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 STYLE = {
@@ -75,8 +81,6 @@ def bars_with_errors(
     colors: list | None = None,
 ) -> None:
     """Bar chart of per-group means with ± one standard deviation and the individual seeds."""
-    import numpy as np
-
     means, stds = zip(*(mean_std(list(s)) for s in samples)) if samples else ((), ())
     x = np.arange(len(labels))
     ax.bar(x, means, yerr=stds, capsize=3, color=colors, alpha=0.8)
@@ -89,12 +93,12 @@ def bars_with_errors(
 
 
 def plot_log(log: list[dict], keys: list[str], title: str = "") -> plt.Figure:
-    """One panel per logged quantity (``loss`` first) against the training step."""
-    keys = ["loss", *[k for k in keys if k != "loss" and k in log[0]]]
+    """One panel per logged quantity (``loss`` first) against the training step, each from
+    the records that hold it."""
+    keys = ["loss", *[k for k in keys if k != "loss" and any(k in r for r in log)]]
     fig, axes = plt.subplots(1, len(keys), figsize=(4 * len(keys), 3), squeeze=False)
-    steps = [r["step"] for r in log]
     for ax, key in zip(axes[0], keys):
-        ax.plot(steps, [r[key] for r in log])
+        ax.plot([r["step"] for r in log if key in r], [r[key] for r in log if key in r])
         ax.set(title=key, xlabel="training step", ylabel=key)
     if title:
         fig.suptitle(title)
@@ -168,8 +172,6 @@ def interval_bars(
     ``variant_value``) clipped to ``bounds``, a dot per seed (``per_seed``) and a dashed line at
     the chance level; the y axis stays within ``bounds`` too. A ``None`` value (no valid run)
     leaves its slot empty."""
-    import numpy as np
-
     x = np.arange(len(labels))
     colors = colors or [None] * len(labels)
     for i, (value, color) in enumerate(zip(values, colors)):
@@ -301,7 +303,6 @@ def validation_curves(
     """One panel per (study, metric) of ``curves.json``'s validation curves: each variant's
     seeds (thin) and their mean (thick) against the training step, the last fifth of the
     schedule shaded (where the plateau criterion looks) and a target (dotted) where given."""
-    import numpy as np
 
     panels = list(dict.fromkeys((c.get("study", "bases"), c["metric"]) for c in curves))
     if not panels:
@@ -342,7 +343,6 @@ def aperture_over_training(curves: list[dict], colors: dict[str, str] | None = N
     """``curves.json``'s aperture curves: per feature set (captions, box phrases), each
     variant's fraction of the batch inside the undefined-aperture radius ``2K/√c`` against the
     training step (seeds thin, mean thick)."""
-    import numpy as np
 
     names = list(dict.fromkeys(c["features"] for c in curves))
     if not names:
@@ -372,4 +372,263 @@ def aperture_over_training(curves: list[dict], colors: dict[str, str] | None = N
         ax.set_title(f"parents: {name}")
         ax.legend(fontsize=7)
     fig.tight_layout()
+    return fig
+
+
+# ------------------------------------------------------------------ Poincaré discs (tutorial 04)
+
+
+def draw_disc(
+    ax: plt.Axes,
+    view: DiscView,
+    level: Tensor,
+    limit: float = 1.05,
+    colours: Sequence[Any] | None = None,
+    sizes: Sequence[float] = (30, 22, 12, 8, 8),
+    origin_size: float = 8,
+) -> None:
+    """Scatter a :class:`DiscView` on a matplotlib axis: points coloured by ``level``
+    (:data:`LEVEL_NAMES`; most specific drawn first so the few generic points stay visible),
+    the unit circle, the model's origin as a black cross; square window ``±limit``."""
+    if colours is None:
+        colours = [*plt.cm.viridis(np.linspace(0.0, 0.85, len(LEVEL_NAMES) - 1)), "C3"]
+    ax.add_patch(plt.Circle((0, 0), 1.0, fill=False, color="0.3", lw=1))
+    for i in reversed(range(len(LEVEL_NAMES))):
+        p = view.poincare[level == i]
+        ax.scatter(
+            p[:, 0], p[:, 1], s=sizes[i], color=colours[i], alpha=0.75, lw=0, label=LEVEL_NAMES[i]
+        )
+    ax.plot(*view.origin, "kx", ms=origin_size, mew=origin_size / 4, label="origin O of the model")
+    ax.set(xlim=(-limit, limit), ylim=(-limit, limit), aspect="equal")
+    ax.grid(False)
+
+
+# ------------------------------------------------------------------ tutorial 00: samples, similarity
+
+
+def sample_strip(samples: Sequence[Any], title_width: int = 20) -> plt.Figure:
+    """One panel per world sample: its image, titled with its short caption (wrapped)."""
+    fig, axes = plt.subplots(1, len(samples), figsize=(2 * len(samples), 2.4), squeeze=False)
+    for ax, sample in zip(axes[0], samples):
+        ax.imshow(sample.image)
+        ax.set_title("\n".join(textwrap.wrap(sample.short_caption, title_width)), fontsize=7)
+        ax.axis("off")
+    return fig
+
+
+def similarity_heatmap(sim: Tensor, title: str) -> plt.Figure:
+    """An (images, captions) similarity matrix as a heat map with its colour bar."""
+    fig, ax = plt.subplots(figsize=(4.2, 3.6))
+    image = ax.imshow(np.asarray(sim), cmap="viridis")
+    ax.set(xlabel="caption index", ylabel="image index", title=title)
+    ax.grid(False)
+    fig.colorbar(image, ax=ax, label="cosine similarity")
+    return fig
+
+
+# ------------------------------------------------------------------ tutorial 01: HiDe
+
+
+def spectrum_panels(
+    spectra: dict[str, np.ndarray], kept: dict[str, int], tau: float, colors: dict, shown: int = 20
+) -> plt.Figure:
+    """Left: each batch's explained-variance shares ``r_j`` (log scale); right: their cumulative
+    sums, the τ line and a star at each batch's ``kept`` m (HiDe's choice)."""
+    fig, (ax_r, ax_c) = plt.subplots(1, 2, figsize=(10, 3.8))
+    for label, r in spectra.items():
+        j = np.arange(1, min(shown, len(r)) + 1)
+        cumulative = np.cumsum(r)
+        ax_r.plot(j, r[: len(j)], "o-", ms=3, color=colors[label], label=label)
+        ax_c.plot(j, cumulative[: len(j)], "o-", ms=3, color=colors[label], label=label)
+        m = kept[label]
+        ax_c.plot([m], [cumulative[m - 1]], "*", ms=14, color=colors[label], mec="black")
+    ax_r.set(yscale="log", xlabel="principal direction j", ylabel="explained variance share $r_j$")
+    ax_r.set_title("spectrum of the caption batch")
+    ax_c.axhline(tau, ls="--", color="black", lw=1, label=f"τ = {tau}")
+    ax_c.set(xlabel="number of directions kept m", ylabel="cumulative explained variance")
+    ax_c.set_title("the τ cut (★ = HiDe's m)")
+    ax_c.legend(loc="lower right")
+    return fig
+
+
+def eta_heatmaps(eta: dict[str, np.ndarray], row_labels: Sequence[str]) -> plt.Figure:
+    """One (factors × components) η² map per model, values written in the cells."""
+    fig, axes = plt.subplots(1, len(eta), figsize=(4.4 * len(eta), 3.9), sharey=True, squeeze=False)
+    for ax, (label, table) in zip(axes[0], eta.items()):
+        image = ax.imshow(table, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+        for (row, col), value in np.ndenumerate(table):
+            colour = "white" if value < 0.6 else "black"
+            ax.text(col, row, f"{value:.2f}", ha="center", va="center", fontsize=7, color=colour)
+        ax.set_xticks(range(table.shape[1]), [f"PC{j + 1}" for j in range(table.shape[1])])
+        ax.set_title(label)
+        ax.grid(False)
+    axes[0, 0].set_yticks(range(len(row_labels)), row_labels)
+    axes[0, len(eta) // 2].set_xlabel(
+        "principal component of the caption batch (decreasing variance)"
+    )
+    fig.colorbar(image, ax=axes[0], label="correlation ratio $\\eta^2$", shrink=0.9)
+    fig.suptitle("$\\eta^2$ of each component's scores with each ground-truth factor")
+    return fig
+
+
+def group_scatters(
+    scores: np.ndarray, groups: dict[str, tuple[np.ndarray, Sequence[str]]], title: str
+):
+    """Scatter of the first two score columns, one panel per grouping ``{name: (labels, names)}``,
+    each group in its own colour."""
+    fig, axes = plt.subplots(
+        1, len(groups), figsize=(5 * len(groups), 4.2), sharex=True, sharey=True
+    )
+    for ax, (name, (labels, names)) in zip(np.atleast_1d(axes), groups.items()):
+        for g in np.unique(labels):
+            pick = labels == g
+            ax.scatter(scores[pick, 0], scores[pick, 1], s=14, label=names[g], alpha=0.8)
+        ax.set(xlabel="score on PC1 (cosine units)", ylabel="score on PC2 (cosine units)")
+        ax.set_title(f"{title} coloured by {name}")
+        ax.legend(fontsize=7, ncol=2, loc="best", markerscale=1.2)
+    return fig
+
+
+def paired_bars(
+    ax: plt.Axes, names: Sequence[str], values: dict[str, Sequence[float]], chance=None
+) -> None:
+    """Grouped bars: one bar per entry of ``values`` at each of ``names`` (black for an entry
+    named "mixed"), and the ``chance`` level of each name as a black tick."""
+    x, width = np.arange(len(names)), 0.8 / len(values)
+    for i, (label, heights) in enumerate(values.items()):
+        offset = (i - len(values) / 2 + 0.5) * width
+        ax.bar(x + offset, heights, width, label=label, color="black" if label == "mixed" else None)
+    if chance is not None:
+        ax.scatter(x, chance, marker="_", s=200, color="black", zorder=3, label="chance level")
+    ax.set_xticks(x, names, rotation=40, ha="right")
+
+
+def angle_curves(ax: plt.Axes, angles: dict[str, np.ndarray], random_level: float, reference: str):
+    """Principal angles (degrees, smallest first) of each subspace to the ``reference`` one, and
+    the mean angle between random subspaces as a dashed line."""
+    for name, a in angles.items():
+        ax.plot(np.arange(1, len(a) + 1), a, "o-", label=name)
+    ax.axhline(random_level, ls="--", color="black", lw=1, label="random subspaces (mean)")
+    ax.set(xlabel="principal angle index (smallest first)", ylim=(0, 95))
+    ax.set_ylabel(f"principal angle to the {reference} batch (degrees)")
+    ax.legend(fontsize=8)
+
+
+def batch_size_panels(sweeps: dict[str, dict], tau: float, colors: dict) -> plt.Figure:
+    """Left: HiDe's m against the batch size; right: the mean principal angle of the sub-batch
+    subspace to the full set's, mean ± std over sub-batches (``batch_size_sweep`` results)."""
+    fig, (ax_m, ax_a) = plt.subplots(1, 2, figsize=(10, 3.6))
+    for label, sweep in sweeps.items():
+        style = {"marker": "o", "ms": 3, "capsize": 2, "color": colors[label]}
+        ax_m.errorbar(sweep["sizes"], sweep["m"].mean(1), sweep["m"].std(1), label=label, **style)
+        ax_a.errorbar(
+            sweep["sizes"], sweep["angle"].mean(1), sweep["angle"].std(1),
+            label=f"{label} ($m_{{ref}}$ = {int(sweep['m_ref'])})", **style,
+        )  # fmt: skip
+    for ax in (ax_m, ax_a):
+        ax.set(xscale="log", xlabel="batch size N (captions)")
+        ax.set_xscale("log", base=2)
+        ax.legend(fontsize=8)
+    ax_m.set(ylabel=f"m at τ = {tau}", title="kept components vs batch size")
+    ax_a.set(ylabel="mean principal angle to the full set (degrees)")
+    ax_a.set_title("subspace stability vs batch size")
+    return fig
+
+
+def disc_grid(views: dict[str, dict[str, DiscView]], levels: dict[str, Tensor]) -> plt.Figure:
+    """Rows: models; columns: their 2-D views (``analysis.hyperbolic.disc_views``), drawn with
+    :func:`draw_disc`. A view whose data fill only the middle of the disc is zoomed, with an
+    inset of the whole unit disc and the zoomed window; one legend, general → specific, then O."""
+    models, methods = list(views), list(next(iter(views.values())))
+    fig, axes = plt.subplots(
+        len(models), len(methods), figsize=(4.3 * len(methods), 4.4 * len(models)), squeeze=False
+    )
+    for row, model in enumerate(models):
+        for col, method in enumerate(methods):
+            ax, view = axes[row, col], views[model][method]
+            extent = max(float(view.poincare.abs().max()), float(view.origin.abs().max()))
+            limit = min(1.05, 1.15 * extent)
+            draw_disc(ax, view, levels[model], limit=limit)
+            if limit < 0.7:
+                _zoom_inset(ax, view, levels[model], limit)
+            scaled = f" ({view.scaled_distortion:.3f} rescaled)" if method == "UMAP" else ""
+            ax.set_title(
+                f"{model} — {method}\ndistortion {view.distortion:.3f}{scaled}", fontsize=10
+            )
+            ax.set(xlabel="Poincaré coordinate 1", ylabel="Poincaré coordinate 2")
+    fig.tight_layout()
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    order = [*reversed(range(len(LEVEL_NAMES))), len(LEVEL_NAMES)]
+    fig.legend(
+        [handles[i] for i in order], [labels[i] for i in order],
+        loc="upper center", ncol=3, bbox_to_anchor=(0.5, 0.0), markerscale=1.5,
+    )  # fmt: skip
+    return fig
+
+
+def _zoom_inset(ax: plt.Axes, view: DiscView, level: Tensor, limit: float) -> None:
+    """The whole unit disc in a corner inset of ``ax``, with the ``±limit`` window outlined."""
+    inset = ax.inset_axes(inset_bounds(view, limit, size=0.3))
+    draw_disc(inset, view, level, sizes=(4, 3, 2, 1, 1), origin_size=4)
+    inset.add_patch(plt.Rectangle((-limit, -limit), 2 * limit, 2 * limit, fill=False, lw=0.8))
+    inset.set_axis_off()
+
+
+def norm_boxplots(
+    groups: dict[str, dict[str, Tensor]], radii: dict[str, float], title: str = "", seed: int = 0
+) -> plt.Figure:
+    """Per model, a box plot (with jittered points) of the space norms of each group
+    (``analysis.hyperbolic.norm_groups``), the undefined-aperture radius ``radii[model]``
+    (dotted) and ARGENT's regularizer optimum ``1/√2`` (dashed)."""
+    models = list(groups)
+    names = list(groups[models[0]])
+    palette = [*plt.cm.viridis(np.linspace(0.0, 0.85, 4)), "C3", "C1", "C2"]  # as the discs
+    fig, axes = plt.subplots(
+        1, len(models), figsize=(5.2 * len(models), 4.4), sharey=True, squeeze=False
+    )
+    for ax, model in zip(axes[0], models):
+        data = [groups[model][name].numpy() for name in names]
+        ax.boxplot(data, showfliers=False, widths=0.6, medianprops={"color": "k"})
+        for i, values in enumerate(data, start=1):
+            jitter = np.random.default_rng(seed).uniform(-0.18, 0.18, len(values))
+            ax.scatter(i + jitter, values, s=4, alpha=0.4, color=palette[i - 1])
+        ax.axhline(radii[model], color="k", ls=":", label=r"radius $2K/\sqrt{c}$")
+        ax.axhline(
+            2**-0.5,
+            color="k",
+            ls="--",
+            lw=0.8,
+            label=r"$1/\sqrt{2}$ (ARGENT's $\mathcal{L}_{Reg}$)",
+        )
+        labels = [n.replace(" (", "\n(") for n in names]
+        ax.set_xticks(range(1, len(names) + 1), labels, rotation=35, ha="right", fontsize=8)
+        ax.set_title(model)
+    axes[0, 0].set_ylabel(r"norm of the space part $\|x\|$")
+    axes[0, 0].legend(fontsize=8, loc="upper left")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def crop_weight_ecdfs(weights: dict[str, dict[str, tuple[Tensor, Tensor]]]) -> plt.Figure:
+    """Cumulative distributions of each box kind's distance to its own image and of ARGENT's
+    intra weight ``h`` (``analysis.hyperbolic.crop_weights``), one colour per model, one line
+    style per box kind."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.9))
+    for model, colour in zip(weights, ["C0", "C1", "C3", "C2"]):
+        for (kind, (d, h)), style in zip(weights[model].items(), ["-", "--"]):
+            axes[0].ecdf(d.numpy(), color=colour, ls=style, label=f"{model}: {kind}")
+            axes[1].ecdf(h.numpy(), color=colour, ls=style)
+    axes[0].set(xscale="log", xlabel=r"$d_L$(box crop, its image) (log scale)")
+    axes[1].set(xlabel=r"intra weight $h = 1 - e^{-d_L}$")
+    for ax in axes:
+        ax.set_ylabel("fraction of crops ≤ x")
+    axes[0].set_title("distance from each crop to its own image")
+    axes[1].set_title("the weight ARGENT gives (or would give) the pair")
+    fig.tight_layout()
+    fig.legend(
+        *axes[0].get_legend_handles_labels(), loc="upper center", ncol=3,
+        bbox_to_anchor=(0.5, 0.0), fontsize=8,
+    )  # fmt: skip
     return fig

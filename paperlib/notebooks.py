@@ -1,6 +1,7 @@
 """Run the companion's jupytext notebooks headlessly with papermill.
 
-papermill cannot read a jupytext ``.py`` itself (SPEC §5): each notebook is read with
+papermill cannot read a jupytext ``.py`` itself
+(``docs/methods/conventions.md#notebooks``): each notebook is read with
 ``jupytext.read`` and handed to ``papermill.execute_notebook`` as a notebook object.
 Parameter files live in ``params/<notebook stem>/<preset>.yaml``.
 

@@ -1,8 +1,9 @@
 """Cumulative sentence prefixes: the one rule for cutting a caption into K segments.
 
 The papers do not say how HiMo@2/3 segments are cut from captions of n > K sentences
-(SPEC §1.3). Here segment j (1..K) is the first ``ceil(j·n/K)`` sentences: sentences spread
-as evenly as possible, earlier segments taking the extra ones, segment K the whole caption.
+(``docs/methods/himo-clip.md#segments``). Here segment j (1..K) is the first
+``ceil(j·n/K)`` sentences: sentences spread as evenly as possible, earlier segments taking the
+extra ones, segment K the whole caption.
 Used by the generated world (``data.world``) and by the monotonicity metrics.
 """
 

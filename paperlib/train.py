@@ -86,11 +86,13 @@ def log_records(path: Path) -> list[dict[str, Any]]:
 
 
 def read_log(output_dir: str | Path) -> list[dict[str, Any]]:
-    """The step records of ``<output_dir>/log.jsonl`` (status lines left out)."""
+    """The training-step records of ``<output_dir>/log.jsonl``: loss terms, and diagnostics
+    (on their own on a ``diag_every`` step that logs no loss); status and validation records
+    left out."""
     path = Path(output_dir) / "log.jsonl"
     if not path.is_file():
         raise FileNotFoundError(f"no training log at {path}")
-    return [r for r in log_records(path) if "loss" in r]
+    return [r for r in log_records(path) if "loss" in r or any(k.startswith("diag/") for k in r)]
 
 
 def read_validation(output_dir: str | Path) -> list[dict[str, Any]]:

@@ -4,7 +4,10 @@
 Nothing is executed again. Each executed copy (``build/executed/<notebook>.ipynb``) is staged
 under ``build/book-src/`` with what the page needs: where its results came from, its papermill
 parameters, the figures its cells saved (found by their write times), and code cells folded.
-Sphinx (myst-nb, autodoc, sphinx-codeautolink; ``docs/conf.py``) then writes ``build/book/``.
+The method pages (``docs/methods/*.md``, the references the code cites by anchor) are staged
+under ``methods/``, and a notebook's links to them (``../docs/methods/<page>.md#<anchor>``)
+are pointed there. Sphinx (myst-nb, autodoc, sphinx-codeautolink; ``docs/conf.py``) then
+writes ``build/book/``.
 
     python scripts/build_book.py
     python scripts/build_book.py --only 01_pca_decomposition --modules paperlib.figures
@@ -38,6 +41,11 @@ UNKEPT_FIGURE = (
     "`save` it.\n:::"
 )
 FIGURE_SLACK_S = 2.0  # a figure written this close to a cell, outside it, still belongs to it
+#: the method pages in the order of the book's table of contents (``docs/methods/<page>.md``)
+METHOD_PAGES = ("himo-clip", "argent", "conventions")
+METHOD_LINK = re.compile(r"\]\((?:\.\./)?docs/methods/")
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
 class BookError(Exception):
@@ -351,13 +359,18 @@ def stage_notebook(stem: str, nb_path: Path, opts) -> tuple[list[Path], list[str
 
 def page_cells(nb, found: dict[int, list[Path]], box: str):
     """The page's notebook: the box under the title, code folded (parameters left open), each
-    cell's saved figures as its outputs, a note under a figure that was never kept."""
+    cell's saved figures as its outputs, a note under a figure that was never kept, widget
+    outputs without saved widget state left out (papermill saves none)."""
     staged, unkept = copy.deepcopy(nb), []
     cells = []
     for index, cell in enumerate(staged.cells):
         cells.append(cell)
         if cell.cell_type != "code":
+            cell.source = METHOD_LINK.sub("](methods/", cell.source)
             continue
+        if not staged.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state"):
+            # a widget (a tqdm bar) whose state the run did not save cannot be drawn
+            cell.outputs = [o for o in cell.outputs if WIDGET_VIEW not in o.get("data", {})]
         tags = cell.metadata.setdefault("tags", [])
         if not PARAMETER_TAGS & set(tags) and "hide-input" not in tags:
             tags.append("hide-input")
@@ -396,17 +409,37 @@ def write_api_pages(modules: list[str], src: Path) -> list[Path]:
     return written
 
 
+def stage_method_pages(methods: Path, src: Path) -> list[Path]:
+    """Copy the method pages (:data:`METHOD_PAGES`) to ``<src>/methods/``; BookError naming a
+    listed page that is missing or a page the list does not name."""
+    found = {p.stem for p in methods.glob("*.md")}
+    missing, unlisted = set(METHOD_PAGES) - found, found - set(METHOD_PAGES)
+    if missing or unlisted:
+        raise BookError(
+            f"{methods}: the method pages must be {', '.join(METHOD_PAGES)} "
+            f"(missing: {sorted(missing) or 'none'}; not in METHOD_PAGES: {sorted(unlisted) or 'none'})"
+        )
+    return [
+        write_if_changed(src / "methods" / f"{stem}.md", (methods / f"{stem}.md").read_text())
+        for stem in METHOD_PAGES
+    ]
+
+
 def write_index(entries: list[tuple[str, str]], modules: list[str], src: Path) -> Path:
-    """The home page: the reader's path as a table, then the two tables of contents."""
+    """The home page: the reader's path as a table, then the tables of contents (notebooks,
+    method pages, API reference)."""
     rows = "\n".join(f"| [{stem}]({stem}.ipynb) | {text} |" for stem, text in entries)
     pages = "\n".join(stem for stem, _ in entries)
+    methods = "\n".join(f"methods/{stem}" for stem in METHOD_PAGES)
     api = "\n".join(f"api/{name}" for name in modules)
     text = f"""# paperlib — the reading edition
 
 The companion's notebooks as `make reproduce` executed them, with every figure inline, the
 parameters papermill ran them with, and each page's sources: the results it read, their seeds,
 and the git commit. Code cells are folded (click to unfold); each `paperlib` function they call
-links to its module's page. Rebuild with `make book` after `make reproduce`.
+links to its module's page. The method pages state what each paper and its reference code
+define, in this project's words; the code and the notebooks cite their sections. Rebuild with
+`make book` after `make reproduce`.
 
 Built from the checkout at {git_commit()}.
 
@@ -419,6 +452,13 @@ Built from the checkout at {git_commit()}.
 :maxdepth: 1
 
 {pages}
+```
+
+```{{toctree}}
+:caption: The methods (what the code cites)
+:maxdepth: 1
+
+{methods}
 ```
 
 ```{{toctree}}
@@ -483,6 +523,7 @@ def build(opts) -> tuple[int, int]:
         for warning in warnings:
             print(f"[book] warning: {warning}; its page says so", file=sys.stderr)
     modules = opts.modules or module_names()
+    written += stage_method_pages(opts.methods, opts.src)
     written += write_api_pages(modules, opts.src)
     written.append(write_index(entries, modules, opts.src))
     prune(opts.src, written)
@@ -510,6 +551,9 @@ def parse_args(argv: list[str] | None):
         "--notebooks", type=Path, default=REPO / "notebooks", help="the jupytext sources"
     )
     parser.add_argument("--params", type=Path, default=REPO / "params", help="papermill presets")
+    parser.add_argument(
+        "--methods", type=Path, default=REPO / "docs/methods", help="the method pages (.md)"
+    )
     parser.add_argument(
         "--readme", type=Path, default=REPO / "README.md", help="its reader's path is the ToC"
     )

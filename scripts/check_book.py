@@ -1,10 +1,19 @@
 #!/usr/bin/env python3
-"""Open every page of the built reading edition in headless Chromium and check what it shows.
+"""Check the reading edition: the citations it rests on, what its pages' outputs show, and
+every page in headless Chromium.
 
-A page fails on: a load error or HTTP error, a console error or uncaught exception, a request
-that failed, an image that did not decode (``naturalWidth == 0``), a link to a file or anchor
-the site lacks, or maths left as TeX (``$$``, ``\\(``, ``\\[`` in the visible text, or a math
-element MathJax did not typeset). One screenshot per page goes to ``build/book-screenshots/``.
+- **Citations.** Code, notebooks, presets, tests and docs cite the method pages as
+  ``docs/methods/<page>.md#<anchor>`` (notebooks link ``../docs/methods/...``); every cited
+  page must exist and every anchor be one of its ``(anchor)=`` targets, the method pages'
+  links to each other too, and no file may cite a document outside the project.
+- **Outputs.** No cell output on any page may show a warning (``SomethingWarning:``) or an
+  absolute path of the machine that built it (the checkout, the home folder, the Python
+  environment, the temporary folder, a ``site-packages`` folder).
+- **Pages.** A page fails on: a load error or HTTP error, a console error or uncaught
+  exception, a request that failed, an image that did not decode (``naturalWidth == 0``), a
+  link to a file or anchor the site lacks, or maths left as TeX (``$$``, ``\\(``, ``\\[`` in
+  the visible text, or a math element MathJax did not typeset). One screenshot per page goes
+  to ``build/book-screenshots/``.
 
     python scripts/check_book.py                     # build/book
     python scripts/check_book.py --site DIR --screenshots DIR
@@ -16,12 +25,15 @@ from __future__ import annotations
 
 import argparse
 import functools
+import html.parser
 import http.server
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -33,6 +45,14 @@ CHROMIUM = ("chromium", "chromium-browser")
 SKIP_DIRS = {"_static", "_sources", "_downloads", "_images", ".doctrees"}
 RAW_TEX = re.compile(r"\$\$|\\\(|\\\[|\$[^$\n]*\\[A-Za-z]+[^$\n]*\$")
 VIEWPORT = {"width": 1280, "height": 900}
+METHODS = REPO / "docs/methods"
+#: a citation of a method page: ``docs/methods/<page>.md`` with an optional ``#<anchor>``
+CITATION = re.compile(r"(?<![\w/.])(?:\.\./)?docs/methods/([\w-]+)\.md(?:#([\w-]+))?")
+SIBLING_LINK = re.compile(r"\]\(([\w-]+)\.md(?:#([\w-]+))?\)")  # a method page's link to another
+TARGET = re.compile(r"^\(([\w-]+)\)=[ \t]*$", re.MULTILINE)  # a MyST target: (anchor)=
+OUTSIDE_DOCUMENTS = ("SPEC §", "SPEC.md")  # the notes the pages were written from: not shipped
+TEXT_SUFFIXES = {".py", ".md", ".yaml", ".yml", ".toml", ".txt", ".json", ".cfg", ".ini", ".rst"}
+WARNING = re.compile(r"\b[A-Z]\w*Warning\b:?")
 
 # what the page shows, collected in the browser once it has loaded and typeset its maths
 PAGE_PROBE = """async () => {
@@ -55,6 +75,155 @@ PAGE_PROBE = """async () => {
     text: text.join(" "), untypeset,
   };
 }"""
+
+
+# --------------------------------------------------------------------------- citations
+
+
+def method_anchors(methods: Path = METHODS) -> dict[str, list[str]]:
+    """``{page stem: its (anchor)= targets}`` of every method page."""
+    return {
+        p.stem: TARGET.findall(p.read_text(encoding="utf-8")) for p in sorted(methods.glob("*.md"))
+    }
+
+
+def project_text_files(repo: Path = REPO) -> list[Path]:
+    """The repository's text files that git tracks or would track (build outputs left out)."""
+    listed = subprocess.run(
+        ["git", "-C", str(repo), "ls-files", "--cached", "--others", "--exclude-standard"],
+        capture_output=True,
+        text=True,
+    )
+    if listed.returncode != 0:
+        raise FileNotFoundError(f"{repo} is not a git checkout: {listed.stderr.strip()}")
+    paths = {repo / line for line in listed.stdout.splitlines()}
+    return sorted(p for p in paths if p.suffix in TEXT_SUFFIXES and p.is_file())
+
+
+def _readable_lines(path: Path) -> list[str]:
+    """The lines of a text file as a reader sees them: a JSON file with its escapes decoded
+    (``\\u00a7`` is ``§``), re-indented (line numbers then count in that form)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".json":
+        try:
+            text = json.dumps(json.loads(text), indent=1, ensure_ascii=False)
+        except ValueError:
+            pass
+    return text.splitlines()
+
+
+def citation_problems(files: list[Path], methods: Path = METHODS, root: Path = REPO) -> list[str]:
+    """Each citation of a method page or anchor that does not exist, each duplicate anchor
+    (Sphinx labels are global) and each citation of a document outside the project, as
+    ``file:line: problem``."""
+    anchors = method_anchors(methods)
+    problems = [
+        f"{methods / page}.md: anchor {name!r} is defined more than once"
+        for page, names in anchors.items()
+        for name in sorted({n for n in names if names.count(n) > 1})
+    ]
+    owners: dict[str, str] = {}
+    for page, names in anchors.items():
+        for name in set(names):
+            if name in owners:
+                problems.append(f"anchor {name!r} is defined on {owners[name]} and {page}")
+            owners.setdefault(name, page)
+    for path in files:
+        where = path.relative_to(root) if path.is_relative_to(root) else path
+        in_methods = path.parent.resolve() == methods.resolve()
+        for number, line in enumerate(_readable_lines(path), 1):
+            found = [*CITATION.findall(line), *(SIBLING_LINK.findall(line) if in_methods else [])]
+            for page, anchor in found:
+                if page not in anchors:
+                    problems.append(
+                        f"{where}:{number}: cites docs/methods/{page}.md, which does not exist"
+                    )
+                elif anchor and anchor not in anchors[page]:
+                    problems.append(
+                        f"{where}:{number}: cites {page}.md#{anchor}, an anchor {page}.md lacks"
+                    )
+            problems += [
+                f"{where}:{number}: cites {text!r}, a document outside the project"
+                for text in OUTSIDE_DOCUMENTS
+                if text in line and path.name != Path(__file__).name
+            ]
+    return problems
+
+
+# --------------------------------------------------------------------------- cell outputs
+
+
+class _OutputText(html.parser.HTMLParser):
+    """The text inside each ``cell_output`` element of an HTML page (myst-nb's outputs)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.outputs: list[str] = []
+        self._depth = 0  # open elements inside the current output, 0 when outside
+
+    def handle_starttag(self, tag, attrs) -> None:
+        if self._depth:
+            self._depth += 1
+        elif "cell_output" in (dict(attrs).get("class") or "").split():
+            self._depth = 1
+            self.outputs.append("")
+
+    def handle_endtag(self, tag) -> None:
+        if self._depth:
+            self._depth -= 1
+
+    def handle_data(self, data) -> None:
+        if self._depth:
+            self.outputs[-1] += data
+
+
+def page_outputs(page_html: str) -> list[str]:
+    """The text of each cell output of a built page."""
+    parser = _OutputText()
+    parser.feed(page_html)
+    return parser.outputs
+
+
+def local_roots() -> list[str]:
+    """Absolute paths of this machine that a page must not show: the checkout, the home
+    folder, the Python environment and the temporary folder, and any home or temporary folder."""
+    roots = {str(REPO), str(Path.home()), sys.prefix, sys.base_prefix, tempfile.gettempdir()}
+    return sorted(
+        {r.rstrip("/") + "/" for r in roots if r not in ("", "/")}
+        | {"/home/", "/root/", "/Users/", "/tmp/"}
+    )
+
+
+def output_problems(outputs: list[str], roots: list[str] | None = None) -> list[str]:
+    """Warnings and local absolute paths in cell outputs, each with its context."""
+    roots = local_roots() if roots is None else roots
+    paths = re.compile(
+        "(?:"
+        + "|".join(re.escape(r) for r in roots)
+        + r")[^\s'\"]*|[^\s'\"]*(?:site|dist)-packages[^\s'\"]*"
+    )
+    problems = []
+    for text in outputs:
+        for kind, pattern in (("a warning", WARNING), ("a local path", paths)):
+            problems += [
+                f"output shows {kind}: ...{text[max(m.start() - 40, 0) : m.end() + 40]!r}..."
+                for m in pattern.finditer(text)
+            ]
+    return problems
+
+
+def site_output_problems(site: Path, roots: list[str] | None = None) -> list[str]:
+    """:func:`output_problems` of every page of a built site, prefixed with the page."""
+    return [
+        f"{rel}: {problem}"
+        for rel in site_pages(site)
+        for problem in output_problems(
+            page_outputs((site / rel).read_text(encoding="utf-8")), roots
+        )
+    ]
+
+
+# --------------------------------------------------------------------------- the browser
 
 
 class ChromiumUnavailable(RuntimeError):
@@ -211,6 +380,7 @@ def check_site(site: Path, screenshots: Path, executable: str | None = None) -> 
         server.shutdown()
     report.pages = len(pages)
     link_problems(site, base, seen, report)
+    report.failures += site_output_problems(site)
     return report
 
 
@@ -223,10 +393,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     start = time.perf_counter()
     try:
+        cited = citation_problems(project_text_files())
         report = check_site(args.site, args.screenshots)
     except (FileNotFoundError, ChromiumUnavailable) as err:
         print(f"book-check: {err}", file=sys.stderr)
         return 1
+    report.failures[:0] = cited
     for failure in report.failures:
         print(f"FAIL {failure}")
     print(

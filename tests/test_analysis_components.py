@@ -13,15 +13,19 @@ from sklearn.decomposition import PCA
 from paperlib.analysis.components import (
     FACTORS,
     adjust_for_chance,
+    angles_to_batch,
     batch_size_sweep,
     chance_correlation_ratio,
     component_scores,
+    content_batches,
     correlation_ratio,
     explained_variance_ratio,
     factor_correlations,
     factor_value_names,
     kept_and_dropped,
+    kept_and_dropped_correlations,
     kept_counts,
+    kept_factors_by_batch,
     pooled_correlation_ratio,
     principal_angles,
     random_subspace_angle,
@@ -184,3 +188,26 @@ def test_adjusted_correlation_ratio_is_adjusted_r2_of_group_indicators():
     assert adjust_for_chance(1.0, groups) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="more rows than groups"):
         adjust_for_chance(0.5, np.arange(3))
+
+
+def test_content_batches_kept_factors_and_angles_to_a_batch():
+    rng = np.random.default_rng(0)
+    groups = np.repeat([0, 1, 2], [10, 12, 15])
+    features = torch.nn.functional.normalize(torch.randn(37, 6, dtype=torch.float64), dim=-1)
+    batches = content_batches(groups, ["a", "b", "c"], seed=1)
+    assert list(batches) == ["a", "b", "c", "mixed"]
+    assert all(len(rows) == 10 and len(set(rows)) == 10 for rows in batches.values())
+    assert all((groups[batches[n]] == g).all() for g, n in enumerate("abc"))
+    other = rng.integers(0, 2, 37)
+    factors = {"group": groups, "other": other}
+    kept = kept_factors_by_batch(features, batches, factors, tau=0.9)
+    rows = batches["mixed"]
+    part, _ = kept_and_dropped(features[rows], hide(features[rows], 0.9))
+    expected = adjust_for_chance(pooled_correlation_ratio(part, other[rows]), other[rows])
+    assert kept["mixed"][1] == pytest.approx(float(expected))
+    same = angles_to_batch(features, {"x": rows, "y": rows}, "x", m=2)
+    assert list(same) == ["y"] and float(np.abs(same["y"]).max()) < 1e-6
+    kept_eta, dropped_eta = kept_and_dropped_correlations(features, factors, 0.9)
+    part, rest = kept_and_dropped(features, hide(features, 0.9))
+    assert kept_eta[0] == pytest.approx(pooled_correlation_ratio(part, groups))
+    assert dropped_eta[1] == pytest.approx(pooled_correlation_ratio(rest, other))

@@ -13,6 +13,7 @@ import torch
 from scipy.optimize import minimize_scalar
 
 from paperlib.analysis import hyperbolic as A
+from paperlib.figures import draw_disc
 from paperlib.geometry import horopca as H
 from paperlib.geometry import lorentz as L
 from paperlib.losses.entailment import adaent_loss, entailment_loss, norm_regularizer
@@ -45,7 +46,7 @@ def test_aperture_gradient_near_the_boundary_meru_clamp_vs_ours():
     _, ours = A.aperture_profile(near, 1.0, 0.1, asin_margin=1e-4)
     margin = 1e-4  # |dω/dr| ≤ (1/r0) / sqrt(1 − (1 − m)²) once the argument is clamped at 1 − m
     assert float(ours.abs().max()) <= 1.001 / (r0 * math.sqrt(2 * margin - margin**2))
-    assert float(meru.abs().max()) > 1e4  # SPEC §2.1: ≈ 1.4e4 in float32
+    assert float(meru.abs().max()) > 1e4  # docs/methods/conventions.md#geometry-numerics: ≈ 1.4e4
     assert torch.isfinite(meru).all() and torch.isfinite(ours).all()
 
 
@@ -310,7 +311,9 @@ def test_norm_groups_and_crop_weights_against_closed_forms():
         d, h = weights[kind]
         crop, image = emb["box_image"][offset::2], emb["image"]
         inner = (crop * image).sum(-1) - L.time_component(crop, 1.0) * L.time_component(image, 1.0)
-        torch.testing.assert_close(d, torch.acosh(-inner))  # SPEC §2.1 formula, c = 1
+        torch.testing.assert_close(
+            d, torch.acosh(-inner)
+        )  # docs/methods/conventions.md#lorentz-distance, c = 1
         torch.testing.assert_close(h, 1 - torch.exp(-d).to(h.dtype))
     assert float(weights["near-full crop"][1].max()) < float(weights["object crop"][1].min())
 
@@ -326,7 +329,7 @@ def test_inset_bounds_avoid_the_occupied_corner_and_draw_disc_draws_every_level(
     bounds = A.inset_bounds(view, limit=0.1, size=0.3)
     assert bounds != [0.7, 0.0, 0.3, 0.3] and bounds[2:] == [0.3, 0.3]
     fig, ax = plt.subplots()
-    A.draw_disc(ax, view, level, limit=0.5)
+    draw_disc(ax, view, level, limit=0.5)
     assert len(ax.collections) == len(A.LEVEL_NAMES) and ax.get_xlim() == (-0.5, 0.5)
     assert [t for t in ax.get_legend_handles_labels()[1]][-1] == "origin O of the model"
     plt.close(fig)

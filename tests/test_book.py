@@ -174,6 +174,14 @@ def rewrite(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
+def failures_with(tiny_site: Path, tmp_path: Path, chromium: str, old: str, new: str) -> list:
+    """The browser check's failures on a copy of the tiny site whose tiny.html has ``old``
+    replaced by ``new``."""
+    site = copy_site(tiny_site, tmp_path / "site")
+    rewrite(site / "tiny.html", old, new)
+    return check_book.check_site(site, tmp_path / "shots", chromium).failures
+
+
 def test_reader_path_is_the_readme_table():
     assert [stem for stem, _ in build_book.reader_path(REPO / "README.md")] == READER_PATH
 
@@ -218,6 +226,9 @@ def test_tiny_site_has_what_a_page_needs(tiny_site):
     assert "hide-input" in page  # code folded
     assert re.search(r'<img [^>]*src="_images/\w+\.png"', page)  # the saved figure, inline
     assert "Papermill parameters" in page and "<code" in page.split("Papermill parameters")[1]
+    argent = (tiny_site / "methods/argent.html").read_text(encoding="utf-8")
+    assert 'id="adaent"' in argent and 'href="conventions.html#half-aperture"' in argent
+    assert 'href="methods/himo-clip.html"' in (tiny_site / "index.html").read_text()
 
 
 @pytest.mark.slow
@@ -239,13 +250,8 @@ def test_check_fails_when_a_figure_file_is_removed(tiny_site, chromium, tmp_path
 
 @pytest.mark.slow
 def test_check_fails_on_a_broken_link_or_anchor(tiny_site, chromium, tmp_path):
-    site = copy_site(tiny_site, tmp_path / "site")
-    rewrite(
-        site / "tiny.html",
-        "<h1>",
-        '<a href="gone.html">x</a> <a href="index.html#nowhere">y</a><h1>',
-    )
-    failures = check_book.check_site(site, tmp_path / "shots", chromium).failures
+    links = '<a href="gone.html">x</a> <a href="index.html#nowhere">y</a><h1>'
+    failures = failures_with(tiny_site, tmp_path, chromium, "<h1>", links)
     assert any("broken link to gone.html (no such file)" in f for f in failures), failures
     assert any("broken link to index.html#nowhere (no such anchor)" in f for f in failures), (
         failures
@@ -254,10 +260,17 @@ def test_check_fails_on_a_broken_link_or_anchor(tiny_site, chromium, tmp_path):
 
 @pytest.mark.slow
 def test_check_fails_on_untypeset_maths(tiny_site, chromium, tmp_path):
-    site = copy_site(tiny_site, tmp_path / "site")
-    rewrite(site / "tiny.html", "mathjax/tex-chtml.js", "mathjax/absent.js")
-    failures = check_book.check_site(site, tmp_path / "shots", chromium).failures
+    failures = failures_with(
+        tiny_site, tmp_path, chromium, "mathjax/tex-chtml.js", "mathjax/absent.js"
+    )
     assert any("tiny.html: raw TeX in the visible text" in f for f in failures), failures
+
+
+@pytest.mark.slow
+def test_check_fails_on_a_warning_in_an_output(tiny_site, chromium, tmp_path):
+    output = '<div class="cell_output"><pre>UserWarning: something</pre></div><h1>'
+    failures = failures_with(tiny_site, tmp_path, chromium, "<h1>", output)
+    assert any(f.startswith("tiny.html: output shows a warning") for f in failures), failures
 
 
 @pytest.mark.slow
@@ -267,3 +280,121 @@ def test_make_lab_opens_a_tutorial_as_a_notebook(chromium, tmp_path):
 
     summary = check_lab.check_lab("notebooks/02_monotonicity.py", tmp_path)
     assert "as a notebook" in summary and ".venv" in summary
+
+
+# ---------------------------------------------------------------- citations and outputs
+
+METHOD_PAGE = """# A method
+
+(first-anchor)=
+## First
+
+See [the second](other.md#second-anchor) and [nowhere](other.md#missing-anchor).
+"""
+OTHER_PAGE = """# Another
+
+(second-anchor)=
+## Second
+"""
+
+
+def method_pages(root: Path) -> Path:
+    methods = root / "docs" / "methods"
+    methods.mkdir(parents=True)
+    (methods / "one.md").write_text(METHOD_PAGE)
+    (methods / "other.md").write_text(OTHER_PAGE)
+    return methods
+
+
+def test_the_project_s_citations_all_resolve():
+    files = check_book.project_text_files(REPO)
+    assert any(f.suffix == ".py" and "paperlib" in f.parts for f in files)
+    assert check_book.citation_problems(files) == []
+
+
+def test_a_citation_of_a_missing_anchor_or_page_fails_the_check(tmp_path):
+    methods = method_pages(tmp_path)
+    cite = "docs/" + "methods"  # spelt in two parts: this file's own lines are checked too
+    code = tmp_path / "code.py"
+    code.write_text(
+        f'"""Cites ``{cite}/one.md#first-anchor`` (fine), and\n'
+        f'``{cite}/one.md#gone`` and ``{cite}/absent.md#x`` (broken)."""\n'
+        f"# notebooks link [it](../{cite}/other.md#second-anchor)\n"
+        "# and " + "SP" + "EC §1.1 is a document outside the project\n"
+    )
+    problems = check_book.citation_problems([code, *methods.glob("*.md")], methods, tmp_path)
+    assert problems == [
+        "code.py:2: cites one.md#gone, an anchor one.md lacks",
+        f"code.py:2: cites {cite}/absent.md, which does not exist",
+        "code.py:4: cites " + repr("SP" + "EC §") + ", a document outside the project",
+        f"{cite}/one.md:6: cites other.md#missing-anchor, an anchor other.md lacks",
+    ]
+    (methods / "other.md").write_text(OTHER_PAGE + "\n(first-anchor)=\n## Again\n")
+    again = check_book.citation_problems([], methods, tmp_path)
+    assert again == ["anchor 'first-anchor' is defined on one and other"]
+
+
+SMALL_PAGE = """<html><body><h1>A page</h1><p>C:/not/an/output /tmp/prose-is-fine</p>
+<div class="cell docutils container"><div class="cell_output docutils container">
+<div class="output stderr"><pre>{stderr}</pre></div>
+<div class="output stream"><pre>{stdout}</pre></div></div></div></body></html>
+"""
+
+
+def test_warnings_and_local_paths_in_outputs_fail_the_check(tmp_path):
+    roots = ["/work/checkout/", "/root/"]
+    clean = SMALL_PAGE.format(stderr="", stdout="results/full/claims.json: 33 claims")
+    assert [o.strip() for o in check_book.page_outputs(clean)] == [
+        "results/full/claims.json: 33 claims"
+    ]
+    assert check_book.output_problems(check_book.page_outputs(clean), roots) == []
+    bad = SMALL_PAGE.format(
+        stderr="/opt/venv/lib/python3.11/site-packages/tqdm/auto.py:21: TqdmWarning: "
+        "IProgress not found",
+        stdout="saved to /work/checkout/figures/x.png",
+    )
+    problems = check_book.output_problems(check_book.page_outputs(bad), roots)
+    kinds = [p.split(":")[0] for p in problems]
+    assert kinds == [
+        "output shows a warning",
+        "output shows a local path",
+        "output shows a local path",
+    ]
+    assert "site-packages" in problems[1] and "/work/checkout/figures" in problems[2]
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text(clean)
+    (site / "page.html").write_text(bad)
+    found = check_book.site_output_problems(site, roots)
+    assert len(found) == 3 and all(f.startswith("page.html: output shows") for f in found)
+
+
+def test_method_pages_are_staged_and_notebook_links_point_at_them(tmp_path):
+    import nbformat
+
+    methods = tmp_path / "methods"
+    methods.mkdir()
+    for stem in build_book.METHOD_PAGES:
+        (methods / f"{stem}.md").write_text(f"# {stem}\n")
+    staged = build_book.stage_method_pages(methods, tmp_path / "src")
+    assert [p.relative_to(tmp_path / "src").as_posix() for p in staged] == [
+        f"methods/{stem}.md" for stem in build_book.METHOD_PAGES
+    ]
+    (methods / "extra.md").write_text("# extra\n")
+    with pytest.raises(build_book.BookError, match="not in METHOD_PAGES: \\['extra'\\]"):
+        build_book.stage_method_pages(methods, tmp_path / "src")
+    nb = nbformat.v4.new_notebook()
+    link = "../docs/" + "methods/argent.md#adaent"
+    nb.cells = [
+        nbformat.v4.new_markdown_cell(f"# T\nSee [AdaEnt]({link})."),
+        nbformat.v4.new_code_cell(f"x = 1  # {link}"),
+    ]
+    bar = nbformat.v4.new_output(
+        "display_data", data={build_book.WIDGET_VIEW: {"model_id": "x"}, "text/plain": "HBox()"}
+    )
+    printed = nbformat.v4.new_output("stream", name="stdout", text="done\n")
+    nb.cells[1].outputs = [bar, printed]
+    page, _ = build_book.page_cells(nb, {}, "box")
+    assert "[AdaEnt](methods/argent.md#adaent)" in page.cells[2].source
+    assert page.cells[3].source == nb.cells[1].source  # code is left as written
+    assert page.cells[3].outputs == [printed]  # a tqdm widget papermill kept no state of

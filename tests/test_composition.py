@@ -1,4 +1,5 @@
-"""COLA-style paired-query accuracy (SPEC §1.3) against a naive loop and hand-made cases."""
+"""COLA-style paired-query accuracy (docs/methods/himo-clip.md#cola) against a naive loop and
+hand-made cases."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Aperture-failure diagnostics (SPEC §2.1, §2.4) against a naive per-row loop."""
+"""Aperture-failure diagnostics (docs/methods/argent.md#aperture-failure) against a naive per-row
+loop."""
 
 from __future__ import annotations
 

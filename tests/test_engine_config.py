@@ -15,6 +15,9 @@ from paperlib.engine.config import (
     save_config,
     to_dict,
 )
+from paperlib.engine.methods import METHOD_REGISTRY
+from paperlib.losses.entailment import ARGENTConfig, MERUConfig
+from paperlib.losses.himo import MoLoConfig
 from paperlib.train import main as train_main
 
 
@@ -36,7 +39,34 @@ def test_paper_defaults_per_method():
         True,
     )
     assert argent.hyperbolic and not himo.hyperbolic
-    assert set(METHOD_DEFAULTS) == {"clip", "longclip", "himo", "meru", "hycoclip", "argent"}
+    assert set(METHOD_DEFAULTS) == set(METHOD_REGISTRY)
+    for name, method in METHOD_REGISTRY.items():  # the loss section is the method's dataclass
+        assert type(build_config({"method": name}).loss) is method.config
+
+
+# the loss section as configs saved it when it was one section for every method
+ONE_SECTION = {
+    "label_smoothing": 0.0, "tau": 0.9, "lam": 1.0, "scope": "global", "detach": False,
+    "renormalize": False, "fixed_m": None, "pcm_dim": 32, "short_weight": 0.5,
+    "entail_weight": 0.2, "eta_inter": 0.7, "eta_intra": 1.2, "gamma1": 0.1, "gamma2": 0.1,
+    "weights": "none", "regularize": True, "entailment": "adaent", "adaent_beta": 0.1,
+    "adaent_placement": "outside", "adaent_normalize": "mean", "detach_weight": True,
+}  # fmt: skip
+
+
+def test_a_saved_one_section_loss_is_read_as_its_method_s_keys():
+    argent = build_config({"method": "argent", "loss": ONE_SECTION})
+    assert argent.loss == ARGENTConfig(weights="none")
+    assert build_config({"method": "meru", "loss": ONE_SECTION}).loss == MERUConfig()
+    himo = build_config({"method": "himo", "loss": {**ONE_SECTION, "label_smoothing": 0.1}})
+    assert himo.loss == MoLoConfig()
+
+
+def test_a_key_of_another_method_s_loss_is_named_as_such():
+    with pytest.raises(ConfigError, match=r"^loss.tau: expected a key of argent's loss .*of himo"):
+        build_config({"method": "argent", "loss": {"tau": 0.8}})
+    with pytest.raises(ConfigError, match=r"^loss.eta_inter: .* of hycoclip, argent$"):
+        build_config({"method": "meru", "loss": {"eta_inter": 0.5}})
 
 
 def test_file_then_overrides_win_over_method_defaults(tmp_path):

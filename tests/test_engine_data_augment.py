@@ -1,4 +1,5 @@
-"""HyCoCLIP's training views (RandomResizedCrop) and per-visit box draws (SPEC §2.3)."""
+"""HyCoCLIP's training views (RandomResizedCrop) and per-visit box draws
+(docs/methods/argent.md#hycoclip)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""torchrun DDP (gloo, 2 CPU processes) reproduces the single-process loss curve (SPEC §4)."""
+"""torchrun DDP (gloo, 2 CPU processes) reproduces the single-process loss curve
+(docs/methods/conventions.md#distributed)."""
 
 from __future__ import annotations
 

@@ -61,6 +61,15 @@ def test_every_method_trains_and_logs_its_terms(tmp_path, method, terms):
     assert state["step"] == 2 and state["config"]["method"] == method
 
 
+def test_diagnostics_run_every_diag_every_steps_not_only_on_logging_steps(tmp_path):
+    """diag_every=2 with log_every=3: diagnostics at steps 2 and 4 (own records), losses at 3."""
+    train(tiny_config("argent", tmp_path, train={"steps": 4, "log_every": 3, "diag_every": 2}))
+    log = [r for r in read_log(tmp_path) if "status" not in r]
+    with_diag = [r["step"] for r in log if "diag/aperture_radius" in r]
+    with_loss = [r["step"] for r in log if "loss" in r]
+    assert with_diag == [2, 4] and with_loss == [3, 4]
+
+
 def test_lr_follows_the_schedule(tmp_path):
     result = train(
         tiny_config("clip", tmp_path, optim={"lr": 1e-3, "warmup_steps": 2}, train={"steps": 4})

@@ -1,4 +1,5 @@
-"""Hyperbolic losses (SPEC §2.2-2.4) against naive per-pair loops."""
+"""Hyperbolic losses (docs/methods/argent.md: MERU, HyCoCLIP, ARGENT) against naive per-pair
+loops."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import torch.nn.functional as F
 from paperlib.geometry import lorentz as L
 from paperlib.losses import entailment as E
 from paperlib.losses import hyperbolic_contrastive as HC
+from paperlib.losses.batch import HyperbolicBatch
 
 CURV = 0.7
 
@@ -18,6 +20,10 @@ CURV = 0.7
 def _features(seed: int, n: int = 5, dim: int = 6, scale: float = 0.8):
     gen = torch.Generator().manual_seed(seed)
     return [L.exp_map0(torch.randn(n, dim, generator=gen) * scale, CURV) for _ in range(4)]
+
+
+def _batch(image, text, box_image=None, box_text=None, scale=1.0, curv=CURV):
+    return HyperbolicBatch(image, text, curv, torch.tensor(scale), box_image, box_text)
 
 
 def _time(x):
@@ -35,7 +41,7 @@ def _naive_dist(x, y):
 
 
 def _naive_angle(p, c):
-    """MERU's ``oxy_angle`` formula (SPEC §2.1) in Python floats."""
+    """MERU's ``oxy_angle`` formula (docs/methods/conventions.md#exterior-angle) in floats."""
     p, c = p.double().tolist(), c.double().tolist()
     c_inner = CURV * _inner(p, c)
     num = _time(c) + c_inner * _time(p)
@@ -61,10 +67,9 @@ def _transpose(m):
 
 def test_hyperbolic_contrastive_matches_naive_loop():
     image, text, _, _ = _features(0)
-    scale = torch.tensor(2.0)
     logits = _naive_logits(image, text, 2.0)
     expected = 0.5 * (_naive_ce(logits) + _naive_ce(_transpose(logits)))
-    got = HC.hyperbolic_contrastive_loss(image, text, CURV, scale)
+    got = HC.hyperbolic_contrastive_loss(_batch(image, text, scale=2.0))
     assert float(got) == pytest.approx(expected, rel=1e-5)
 
 
@@ -77,7 +82,7 @@ def test_hycoclip_contrastive_matches_naive_loop():
         + _naive_ce(_naive_logits(box_image, text, 1.5))
         + _naive_ce(_naive_logits(box_text, image, 1.5))
     )
-    got = HC.hycoclip_contrastive_loss(image, text, box_image, box_text, CURV, torch.tensor(1.5))
+    got = HC.hycoclip_contrastive_loss(_batch(image, text, box_image, box_text, scale=1.5))
     assert float(got) == pytest.approx(expected, rel=1e-5)
 
 
@@ -91,12 +96,11 @@ def _naive_cone(parent, child, eta):
 
 def test_meru_and_hycoclip_totals_match_naive_loops():
     image, text, box_image, box_text = _features(2, scale=1.5)
-    scale = torch.tensor(1.0)
-    meru = E.meru_loss(image, text, CURV, scale)
+    meru = E.meru_loss(_batch(image, text))
     assert float(meru.entailment) == pytest.approx(_naive_cone(text, image, 1.0), rel=1e-5)
     assert float(meru.entailment) > 0
     assert float(meru.total) == pytest.approx(float(meru.contrastive + 0.2 * meru.entailment))
-    hy = E.hycoclip_loss(image, text, box_image, box_text, CURV, scale)
+    hy = E.hycoclip_loss(_batch(image, text, box_image, box_text))
     naive_ent = 0.5 * (
         _naive_cone(text, image, 0.7)
         + _naive_cone(box_text, box_image, 0.7)
@@ -129,18 +133,10 @@ def _naive_adaent(parent, child, intra, weights, beta, placement, normalize):
 def test_argent_loss_matches_naive_loop(weights, placement, normalize):
     image, text, box_image, box_text = _features(3, scale=1.2)
     beta = 0.3
-    out = E.argent_loss(
-        image,
-        text,
-        box_image,
-        box_text,
-        CURV,
-        torch.tensor(1.0),
-        weights=weights,
-        beta=beta,
-        placement=placement,
-        normalize=normalize,
+    config = E.ARGENTConfig(
+        weights=weights, adaent_beta=beta, adaent_placement=placement, adaent_normalize=normalize
     )
+    out = E.argent_loss(_batch(image, text, box_image, box_text), config)
     pairs = [
         (text, image, False),
         (box_text, box_image, False),
@@ -159,16 +155,25 @@ def test_argent_loss_matches_naive_loop(weights, placement, normalize):
 
 
 def test_argent_ablations_are_reachable():
-    feats = _features(4, scale=1.2)
-    scale = torch.tensor(1.0)
-    ent = E.argent_loss(*feats, CURV, scale, entailment="ent", regularize=False)
-    hy = E.hycoclip_loss(*feats, CURV, scale)
+    batch = _batch(*_features(4, scale=1.2))
+    ent = E.argent_loss(batch, E.ARGENTConfig(entailment="ent", regularize=False))
+    hy = E.hycoclip_loss(batch)
     assert float(ent.entailment) == pytest.approx(float(hy.entailment))
     assert float(ent.regularizer) == 0.0
     assert float(ent.total) == pytest.approx(float(hy.contrastive + 0.1 * hy.entailment))
-    for bad in ({"weights": "some"}, {"entailment": "cone"}, {"placement": "around"}):
-        with pytest.raises(ValueError):
-            E.argent_loss(*feats, CURV, scale, **bad)
+    for bad, key in (
+        ({"weights": "some"}, "weights"),
+        ({"entailment": "cone"}, "entailment"),
+        ({"adaent_normalize": "weighted", "adaent_placement": "inside"}, "adaent_normalize"),
+        ({"adaent_beta": 0.0}, "adaent_beta"),
+        ({"gamma1": -0.1}, "gamma1"),
+    ):
+        with pytest.raises(ValueError, match=rf"^{key}: expected"):
+            E.ARGENTConfig(**bad)
+    with pytest.raises(ValueError, match="placement"):
+        E.argent_loss(batch, E.ARGENTConfig(adaent_placement="around"))
+    with pytest.raises(ValueError, match="box_image and box_text"):
+        E.argent_loss(_batch(batch.image, batch.text))
     assert set(ent.as_dict()) == {"total", "contrastive", "entailment", "regularizer"}
 
 
@@ -204,7 +209,7 @@ def test_gradients_finite_at_zero_distance_and_zero_norm():
     inputs[0] = torch.cat([torch.zeros(1, 6), image[1:]])  # a point at the origin
     inputs = [x.clone().requires_grad_(True) for x in inputs]
     for kwargs in ({}, {"weights": "all", "detach_weight": False}, {"entailment": "ent"}):
-        out = E.argent_loss(*inputs, CURV, torch.tensor(1.0), **kwargs)
+        out = E.argent_loss(_batch(*inputs), E.ARGENTConfig(**kwargs))
         grads = torch.autograd.grad(out.total, inputs)
         assert all(bool(torch.isfinite(g).all()) for g in grads), kwargs
         assert bool(torch.isfinite(out.total))

@@ -1,4 +1,5 @@
-"""Property-based checks of the Lorentz geometry (SPEC §2.1) and HoroPCA on degenerate inputs.
+"""Property-based checks of the Lorentz geometry (docs/methods/conventions.md#lorentz-model) and
+HoroPCA on degenerate inputs.
 
 Every function must give finite values and finite gradients for x = y, x = 0, y = s·x,
 y = −x and very large norms, in float32 and under bf16 autocast (the functions compute in
@@ -118,7 +119,10 @@ def test_paired_distance_is_symmetric_non_negative_and_zero_exactly_at_x_equals_
     leaf = x.clone().requires_grad_(True)
     (grad,) = torch.autograd.grad(L.paired_dist(leaf, x, curv).sum(), leaf)
     assert bool((grad == 0).all())  # the cusp at d = 0: the zero subgradient, never NaN
-    if relation in ("x=0", "y=0"):  # d(O, p) = asinh(√c‖p‖)/√c, SPEC §2.1
+    if relation in (
+        "x=0",
+        "y=0",
+    ):  # d(O, p) = asinh(√c‖p‖)/√c, docs/methods/conventions.md#lorentz-distance
         other = y if relation == "x=0" else x
         expected = L.dist_to_origin(other.double(), curv).float()
         # the chord is d², so distances below √(float32 tiny) ≈ 1e-19 lose digits to underflow

@@ -1,4 +1,5 @@
-"""PEP (SPEC §2.4) and HierarCaps metrics (SPEC §2.5) against naive reimplementations."""
+"""PEP (docs/methods/argent.md#pep) and HierarCaps metrics (docs/methods/argent.md#hierarcaps)
+against naive reimplementations."""
 
 from __future__ import annotations
 

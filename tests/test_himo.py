@@ -1,4 +1,5 @@
-"""HiDe and MoLo (SPEC §1.1) against numpy / open_clip references and autograd checks.
+"""HiDe and MoLo (docs/methods/himo-clip.md#hide, docs/methods/himo-clip.md#molo) against numpy /
+open_clip references and autograd checks.
 
 Both implementations (``implementation="plain"``: the paper's steps with autograd through
 the SVD; ``"fast"``: eigenprojector with a custom backward) are checked against the

@@ -1,4 +1,5 @@
-"""HoroPCA (SPEC §2.6): closed-form horospherical projection, centring, distortion."""
+"""HoroPCA (docs/methods/conventions.md#horopca): closed-form horospherical projection, centring,
+distortion."""
 
 from __future__ import annotations
 

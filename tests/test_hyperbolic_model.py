@@ -1,4 +1,4 @@
-"""MERU-style hyperbolic CLIP head over an open_clip model (SPEC §2.2)."""
+"""MERU-style hyperbolic CLIP head over an open_clip model (docs/methods/argent.md#meru)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from paperlib.geometry.lorentz import exp_map0, pairwise_dist
+from paperlib.losses.batch import HyperbolicBatch
 from paperlib.losses.entailment import meru_loss
 from paperlib.models.clip import create_model
 from paperlib.models.hyperbolic import HyperbolicCLIP
@@ -98,7 +99,8 @@ def test_training_step_gives_finite_gradients_to_every_scalar(bundle):
     optimiser = torch.optim.AdamW(model.param_groups(0.2), lr=1e-3)
     image_features = model.encode_image(images)
     text_features = model.encode_text(tokens)
-    loss = meru_loss(image_features, text_features, model.curv, model.logit_scale).total
+    batch = HyperbolicBatch(image_features, text_features, model.curv, model.logit_scale)
+    loss = meru_loss(batch).total
     loss.backward()
     for p in (model.visual_alpha, model.textual_alpha, model.log_curv, model.logit_scale):
         assert p.grad is not None and bool(torch.isfinite(p.grad)), p

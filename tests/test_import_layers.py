@@ -1,5 +1,6 @@
 """The package's layer order holds: no upward or sideways import, no import cycle, and imports
-inside functions only where a heavy dependency would otherwise load on import (README, Layout)."""
+inside functions only where a slow or optional third-party module would otherwise load on
+import, each listed with its reason (README, Layout)."""
 
 from __future__ import annotations
 
@@ -27,10 +28,24 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 RANK = {part: rank for rank, parts in enumerate(LAYERS) for part in parts}
 
-#: function-local paperlib imports that defer a heavy third-party import (and why)
+#: every import inside a function, and why it waits there: a third-party module that is slow
+#: to import or missing from some installs, loaded only by the code that needs it
 DEFERRED = {
-    ("paperlib.engine.config", "paperlib.models.clip"): "open_clip's model registry",
-    ("paperlib.engine.config", "paperlib.models.meru_checkpoint"): "timm, only for its names",
+    (
+        "paperlib.analysis.hyperbolic",
+        "umap",
+    ): "umap-learn compiles with numba when imported (≈ 20 s)",
+    ("paperlib.collectives", "torch.distributed.nn.functional"): (
+        "absent from torch builds without distributed support; needed only under a process group"
+    ),
+    ("paperlib.data.classification", "torchvision.datasets"): (
+        "torchvision (≈ 1.5 s) for the zero-shot suite only; the data layer loads without it"
+    ),
+    ("paperlib.data.images", "torchvision"): (
+        "torchvision (≈ 1.5 s) only where a model's transform is rebuilt"
+    ),
+    ("paperlib.notebooks", "jupytext"): "only the commands that convert a notebook",
+    ("paperlib.notebooks", "papermill"): "only the command that executes a notebook",
 }
 
 
@@ -39,8 +54,20 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports(path: Path) -> list[tuple[str, bool]]:
-    """(imported paperlib module, inside a function?) of every import in ``path``."""
+def _typing_only(tree: ast.Module) -> set[int]:
+    """Nodes under a module-level ``if TYPE_CHECKING:`` (read by type checkers, never run)."""
+    return {
+        id(n)
+        for stmt in tree.body
+        if isinstance(stmt, ast.If) and getattr(stmt.test, "id", None) == "TYPE_CHECKING"
+        for n in ast.walk(stmt)
+    }
+
+
+def all_imports(path: Path) -> list[tuple[str, str]]:
+    """(imported module, where) of every import in ``path``; where is ``"top"``, ``"function"``
+    or ``"typing"`` (under ``if TYPE_CHECKING:``). A paperlib ``from a import b`` names the
+    module ``a.b`` when it is one, else ``a``."""
     tree = ast.parse(path.read_text())
     local = {
         id(n)
@@ -48,8 +75,10 @@ def imports(path: Path) -> list[tuple[str, bool]]:
         if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
         for n in ast.walk(f)
     }
+    typing_only = _typing_only(tree)
     found = []
     for node in ast.walk(tree):
+        where = "function" if id(node) in local else "typing" if id(node) in typing_only else "top"
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
             names = [
@@ -58,10 +87,19 @@ def imports(path: Path) -> list[tuple[str, bool]]:
                 if (PACKAGE.parent / n.replace(".", "/")).exists()
                 or (PACKAGE.parent / (n.replace(".", "/") + ".py")).exists()
             ]
-            found += [(n, id(node) in local) for n in names[-1:] or [node.module]]
+            found += [(n, where) for n in names[-1:] or [node.module]]
         elif isinstance(node, ast.Import):
-            found += [(a.name, id(node) in local) for a in node.names]
-    return [(name, inner) for name, inner in found if name.split(".")[0] == "paperlib"]
+            found += [(a.name, where) for a in node.names]
+    return found
+
+
+def imports(path: Path) -> list[tuple[str, bool]]:
+    """(imported paperlib module, inside a function?) of every paperlib import in ``path``."""
+    return [
+        (name, where == "function")
+        for name, where in all_imports(path)
+        if name.split(".")[0] == "paperlib"
+    ]
 
 
 MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
@@ -90,14 +128,24 @@ def test_imports_go_down_the_layers(module):
 
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_imports_inside_functions_only_defer_heavy_dependencies(module):
-    deferred = [n for n, inner in imports(MODULES[module]) if inner]
+    deferred = [n for n, where in all_imports(MODULES[module]) if where == "function"]
     unexplained = [n for n in deferred if (module, n) not in DEFERRED]
     assert not unexplained, f"{module} imports {unexplained} inside a function"
 
 
+def test_every_deferred_import_is_still_there():
+    present = {
+        (module, name)
+        for module, path in MODULES.items()
+        for name, where in all_imports(path)
+        if where == "function"
+    }
+    assert set(DEFERRED) <= present, sorted(set(DEFERRED) - present)
+
+
 def test_no_import_cycle():
-    graph = {
-        m: {n for n, inner in imports(p) if not inner and n in MODULES and n != m}
+    graph = {  # what runs on import: neither function bodies nor TYPE_CHECKING blocks
+        m: {n for n, where in all_imports(p) if where == "top" and n in MODULES and n != m}
         for m, p in MODULES.items()
     }
     state: dict[str, int] = {}
@@ -120,9 +168,15 @@ def test_the_checker_sees_an_upward_import(tmp_path, monkeypatch):
     """The rule fails where it should: a geometry module importing the engine."""
     fake = tmp_path / "paperlib" / "geometry" / "bad.py"
     fake.parent.mkdir(parents=True)
-    fake.write_text("from paperlib.engine import config\n\ndef f():\n    import paperlib.study\n")
+    fake.write_text(
+        "from typing import TYPE_CHECKING\n\nfrom paperlib.engine import config\n\n"
+        "if TYPE_CHECKING:\n    import paperlib.data\n\n"
+        "def f():\n    import paperlib.study\n    import json\n"
+    )
     monkeypatch.setattr(__import__(__name__), "PACKAGE", tmp_path / "paperlib", raising=False)
     found = imports(fake)
     assert ("paperlib.study", True) in found
     assert any(layer(n) == "engine" and not inner for n, inner in found)
     assert RANK[layer("paperlib.engine.config")] > RANK["geometry"]
+    where = dict(all_imports(fake))
+    assert where["json"] == "function" and where["paperlib.data"] == "typing"

@@ -1,4 +1,5 @@
-"""Loaders against fixtures written in each published format (SPEC §3) and the real files."""
+"""Loaders against fixtures written in each published format
+(docs/methods/conventions.md#dataset-formats) and the real files."""
 
 from __future__ import annotations
 

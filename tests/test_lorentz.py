@@ -1,4 +1,5 @@
-"""Lorentz geometry (SPEC §2.1) against closed forms, identities and float64 references."""
+"""Lorentz geometry (docs/methods/conventions.md#lorentz-model) against closed forms, identities
+and float64 references; each robust form against the plain textbook form beside it."""
 
 from __future__ import annotations
 
@@ -17,21 +18,6 @@ F64 = torch.float64
 def _points(seed: int, n: int = 6, dim: int = 5, scale: float = 1.0) -> torch.Tensor:
     gen = torch.Generator().manual_seed(seed)
     return torch.randn(n, dim, generator=gen, dtype=F64) * scale
-
-
-def _acosh_dist(x, y, curv):
-    """The textbook formula ``acosh(−c⟨x,y⟩_L)/√c`` in float64 (reference)."""
-    inner = (x * y).sum(-1) - L.time_component(x, curv) * L.time_component(y, curv)
-    return torch.acosh((-curv * inner).clamp_min(1.0)) / math.sqrt(curv)
-
-
-def _meru_angle(parent, child, curv):
-    """MERU's ``oxy_angle`` formula (SPEC §2.1), float64 reference."""
-    xt, yt = L.time_component(parent, curv), L.time_component(child, curv)
-    c_inner = curv * ((parent * child).sum(-1) - xt * yt)
-    num = yt + c_inner * xt
-    den = parent.norm(dim=-1) * torch.sqrt(c_inner**2 - 1)
-    return torch.acos((num / den).clamp(-1, 1))
 
 
 curvs = st.floats(min_value=0.05, max_value=5.0)
@@ -65,7 +51,7 @@ def test_symmetry_triangle_and_textbook_formula(seed, curv, scale):
     dxy, dyx = L.paired_dist(x, y, curv), L.paired_dist(y, x, curv)
     torch.testing.assert_close(dxy, dyx, rtol=1e-12, atol=0)
     assert bool((dxy <= L.paired_dist(x, z, curv) + L.paired_dist(z, y, curv) + 1e-9).all())
-    torch.testing.assert_close(dxy, _acosh_dist(x, y, curv), rtol=1e-7, atol=1e-7)
+    torch.testing.assert_close(dxy, L.plain_paired_dist(x, y, curv), rtol=1e-7, atol=1e-7)
     torch.testing.assert_close(L.pairwise_dist(x, y, curv).diagonal(), dxy, rtol=1e-6, atol=1e-6)
 
 
@@ -98,7 +84,7 @@ def test_close_points_are_accurate_in_float32():
     x, y = x.float().double(), (x + 1e-4 * _points(4, n=64, dim=16)).float().double()
     ref = L.paired_dist(x, y, 1.0)  # float64 on the same float32-representable inputs
     ours = L.paired_dist(x.float(), y.float(), 1.0).double()
-    naive = _acosh_dist(x.float(), y.float(), 1.0).double()
+    naive = L.plain_paired_dist(x.float(), y.float(), 1.0).double()
     assert float(((ours - ref).abs() / ref).max()) < 1e-4
     assert float(((naive - ref).abs() / ref).max()) > 1e-2  # what the reference formula does
 
@@ -132,7 +118,7 @@ def test_exterior_angle_matches_meru_formula():
     for curv in (0.1, 1.0, 3.0):
         torch.testing.assert_close(
             L.exterior_angle(parent, child, curv),
-            _meru_angle(parent, child, curv),
+            L.plain_exterior_angle(parent, child, curv),
             rtol=1e-8,
             atol=1e-8,
         )
@@ -236,3 +222,60 @@ def test_tangent_pca_recovers_a_geodesic_plane():
 def test_rejects_non_positive_curvature():
     with pytest.raises(ValueError, match="curv must be > 0"):
         L.paired_dist(torch.zeros(1, 2), torch.zeros(1, 2), -1.0)
+
+
+# ---------------------------------------------------------------- the plain textbook forms
+
+
+def test_plain_forms_against_closed_forms():
+    """The plain forms are what they say: d(O, x) = asinh(√c‖x‖)/√c, exp and log invert each
+    other, d(O, exp(v)) = ‖v‖, and MERU's angle is π/2 for a child at O seen from the parent."""
+    x, v, curv = _points(20, scale=1.3), _points(21, scale=0.9), 0.4
+    origin = torch.zeros_like(x)
+    closed = torch.asinh(math.sqrt(curv) * x.norm(dim=-1)) / math.sqrt(curv)
+    torch.testing.assert_close(L.plain_paired_dist(origin, x, curv), closed, rtol=1e-10, atol=0)
+    mapped = L.plain_exp_map0(v, curv)
+    torch.testing.assert_close(L.plain_log_map0(mapped, curv), v, rtol=1e-10, atol=1e-14)
+    torch.testing.assert_close(
+        L.plain_paired_dist(origin, mapped, curv), v.norm(dim=-1), rtol=1e-10, atol=0
+    )
+    # the child at O lies on the geodesic back through O: the exterior angle at the parent is π
+    torch.testing.assert_close(
+        L.plain_exterior_angle(x, origin, curv),
+        torch.full((6,), math.pi, dtype=F64),
+        atol=1e-6,
+        rtol=0,
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=seeds, curv=curvs, scale=st.floats(min_value=0.05, max_value=4.0))
+def test_robust_forms_equal_the_plain_ones_where_those_are_accurate(seed, curv, scale):
+    """float64, points 0.05 to 4 from O and not close to each other: distance, angle and maps
+    agree with the textbook to ~1e-9."""
+    x, y = _points(seed, scale=scale), _points(seed + 1, scale=scale)
+    d = L.plain_paired_dist(x, y, curv)
+    assume(float(d.min()) > 1e-2)
+    torch.testing.assert_close(L.paired_dist(x, y, curv), d, rtol=1e-9, atol=0)
+    angle = L.plain_exterior_angle(x, y, curv)
+    assume(float(angle.min()) > 1e-2 and float(angle.max()) < math.pi - 1e-2)
+    torch.testing.assert_close(L.exterior_angle(x, y, curv), angle, rtol=1e-8, atol=1e-10)
+    assume(float(x.norm(dim=-1).max()) * math.sqrt(curv) < L.MAX_SINH_ARG)  # below MERU's cap
+    torch.testing.assert_close(L.exp_map0(x, curv), L.plain_exp_map0(x, curv), rtol=1e-9, atol=0)
+    torch.testing.assert_close(L.log_map0(x, curv), L.plain_log_map0(x, curv), rtol=1e-9, atol=0)
+
+
+def test_where_the_plain_forms_fail_and_the_robust_ones_do_not():
+    """float32: the plain log map rounds small norms to 0, the plain exp map has no value at 0,
+    and MERU's angle turns rounding into ~1e-3 rad for a child on the parent's ray (acos near
+    1), where the robust angle stays below 1e-6."""
+    small = 1e-5 * torch.nn.functional.normalize(_points(22, dim=4), dim=-1).float()
+    assert float(L.plain_log_map0(small, 1.0).abs().max()) == 0.0
+    torch.testing.assert_close(L.log_map0(small, 1.0), small, rtol=1e-6, atol=0)
+    zero = torch.zeros(1, 4)
+    assert not bool(torch.isfinite(L.plain_exp_map0(zero, 1.0)).all())
+    assert float(L.exp_map0(zero, 1.0).abs().max()) == 0.0
+    direction = torch.nn.functional.normalize(_points(23, n=50, dim=4), dim=-1).float()
+    parent, child = 0.8 * direction, 2.0 * direction
+    assert float(L.plain_exterior_angle(parent, child, 1.0).max()) > 5e-4
+    assert float(L.exterior_angle(parent, child, 1.0).abs().max()) < 1e-6

@@ -1,4 +1,5 @@
-"""The open_clip model layer: factory, checkpoints, Long-CLIP's positional stretch (SPEC §1.2)."""
+"""The open_clip model layer: factory, checkpoints, Long-CLIP's positional stretch
+(docs/methods/himo-clip.md#long-text)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from paperlib.models.clip import (
 
 
 def reference_stretch(p: torch.Tensor) -> torch.Tensor:
-    """SPEC §1.2 written out index by index."""
+    """docs/methods/himo-clip.md#long-text written out index by index."""
     new = torch.zeros(248, p.shape[1], dtype=p.dtype)
     new[:20] = p[:20]
     for i in range(56):

@@ -1,4 +1,5 @@
-"""HiMo@K, segments, SSI and noise injection (SPEC §1.3) against scipy and naive loops."""
+"""HiMo@K, segments, SSI and noise injection (docs/methods/himo-clip.md#himo-at-k) against scipy
+and naive loops."""
 
 from __future__ import annotations
 

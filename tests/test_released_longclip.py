@@ -1,4 +1,5 @@
-"""Released Long-CLIP checkpoints (SPEC §1.2) against outputs of Long-CLIP's own code.
+"""Released Long-CLIP checkpoints (docs/methods/himo-clip.md#long-text) against outputs of
+Long-CLIP's own code.
 
 The fixture ``tests/fixtures/released/longclip-tiny.pt`` is a reduced-size checkpoint written by
 ``scripts/fixtures/make_longclip_fixture.py`` with the official Long-CLIP model code, the way its

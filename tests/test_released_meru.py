@@ -1,4 +1,5 @@
-"""Released MERU / HyCoCLIP checkpoints and HyCoCLIP's S/B/L architectures (SPEC §2.2–2.3).
+"""Released MERU / HyCoCLIP checkpoints and HyCoCLIP's S/B/L architectures
+(docs/methods/argent.md#meru, docs/methods/argent.md#hycoclip).
 
 The fixtures were written by ``scripts/fixtures/make_meru_fixture.py`` with the official code
 (facebookresearch/meru, PalAvik/hycoclip): a reduced model in the official checkpoint layout,

@@ -1,4 +1,5 @@
-"""CLIP_benchmark-format results files (SPEC §5): keys, atomic writes, merging."""
+"""CLIP_benchmark-format results files (docs/methods/conventions.md#results-format): keys, atomic
+writes, merging."""
 
 from __future__ import annotations
 

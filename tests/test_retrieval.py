@@ -1,4 +1,5 @@
-"""Recall@K (SPEC §1.3) against sklearn and naive argsort loops, with ties and 5 captions."""
+"""Recall@K (docs/methods/himo-clip.md#himo-evaluation) against sklearn and naive argsort loops,
+with ties and 5 captions."""
 
 from __future__ import annotations
 

@@ -1,21 +1,20 @@
-"""The published-numbers file against the tables in SPEC §1.4 and §2.4 (parsed independently)."""
+"""The published-numbers file against the tables of the method pages (docs/methods/himo-clip.md
+and docs/methods/argent.md, #himo-published and #argent-published), parsed independently."""
 
 from __future__ import annotations
 
-import re
+from pathlib import Path
 
 import pytest
 
 from paperlib.tables import published, published_table
-from tests.conftest import SHARED_DATA
 
-SPEC = SHARED_DATA.parent / "SPEC.md"
+METHODS = Path(__file__).resolve().parent.parent / "docs" / "methods"
 
 
-def _spec_rows(header_start: str) -> list[list[str]]:
-    if not SPEC.is_file():
-        pytest.skip(f"SPEC not found at {SPEC}")
-    lines = SPEC.read_text().splitlines()
+def _page_rows(page: str, header_start: str) -> list[list[str]]:
+    """The body rows of the Markdown table of ``page`` whose header starts with ``header_start``."""
+    lines = (METHODS / page).read_text(encoding="utf-8").splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(header_start))
     rows = []
     for line in lines[start + 2 :]:
@@ -25,10 +24,10 @@ def _spec_rows(header_start: str) -> list[list[str]]:
     return rows
 
 
-def test_retrieval_table_matches_spec():
+def test_retrieval_table_matches_the_method_page():
     rows, source = published_table("himo_retrieval")
     assert "Table" in source
-    spec = _spec_rows("| model | Urban1k |")
+    spec = _page_rows("himo-clip.md", "| model | Urban1k |")
     assert len(spec) == len(rows)
     names = ["Urban1k", "DOCCI", "Long-DCI", "Flickr30k", "COCO"]
     for cells, row in zip(spec, rows):
@@ -41,9 +40,9 @@ def test_retrieval_table_matches_spec():
                 assert row[name] == {"i2t_r1": i2t, "t2i_r1": t2i}
 
 
-def test_argent_tables_match_spec():
+def test_argent_tables_match_the_method_page():
     rows, _ = published_table("argent_main")
-    spec = _spec_rows("| model | IN | avg16 |")
+    page = _page_rows("argent.md", "| model | ImageNet | avg16 |")
     assert [
         [
             f"{r['model']}-{r['arch']}",
@@ -54,10 +53,28 @@ def test_argent_tables_match_spec():
             r["pep_ap"],
         ]
         for r in rows
-    ] == [[c[0], *map(float, c[1:])] for c in spec]
-    text = SPEC.read_text()
-    ablation = re.search(r"original Ent ([\d./]+);", text).group(1)
-    assert published_table("argent_ablations")[0][0]["cls_acc1"] == float(ablation.split("/")[0])
+    ] == [[c[0], *map(float, c[1:])] for c in page]
+    ablations, _ = published_table("argent_ablations")
+    page = _page_rows("argent.md", "| configuration | Cls |")
+    assert [[r["cls_acc1"], r["r5"], r["pep_auc"], r["pep_ap"]] for r in ablations] == [
+        [float(v) for v in c[1:]] for c in page
+    ]
+
+
+def test_monotonicity_table_matches_the_method_page():
+    rows, _ = published_table("himo_monotonicity")
+    page = {c[0]: c[1:] for c in _page_rows("himo-clip.md", "| model | HiMo@2 |")}
+    assert len(page) == len(rows)
+    for row in rows:
+        cells = page[row["model"]]
+        for key, cell in zip(("himo@2", "himo@3"), cells):
+            values, avg = cell.split(" → ")
+            assert [row[key][d] for d in ("Urban1k", "DOCCI", "Long-DCI")] == [
+                float(v) for v in values.split("/")
+            ]
+            assert row[key]["avg"] == float(avg)
+        assert row["himo@K_pearson"] == float(cells[2].replace("−", "-"))
+        assert row["cola_top1"] == float(cells[3])
 
 
 def test_monotonicity_averages_are_consistent():

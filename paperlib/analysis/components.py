@@ -1,4 +1,4 @@
-"""What HiDe's principal components carry (tutorial 01; SPEC §1.1).
+"""What HiDe's principal components carry (tutorial 01; ``docs/methods/himo-clip.md#hide``).
 
 HiDe keeps the top-m principal directions ``P`` (m, dim) of a batch of text features
 (batch, dim). These helpers measure the spectrum that fixes m, which ground-truth factors of
@@ -238,3 +238,62 @@ def chance_correlation_ratio(groups) -> float:
     groups = np.asarray(groups)
     k = np.unique(groups).size
     return (k - 1) / (groups.shape[0] - 1)
+
+
+def kept_and_dropped_correlations(
+    features: Tensor, factors: Mapping[str, np.ndarray], tau: float = 0.9
+) -> tuple[list[float], list[float]]:
+    """Per factor (in the order of ``factors``): the pooled η² of HiDe's kept part ``u' − ū``
+    and of its dropped part ``u − u'`` (:func:`kept_and_dropped` at ``tau``)."""
+    kept, dropped = kept_and_dropped(features, hide(features, tau))
+    return (
+        [pooled_correlation_ratio(kept, g) for g in factors.values()],
+        [pooled_correlation_ratio(dropped, g) for g in factors.values()],
+    )
+
+
+def content_batches(
+    groups: np.ndarray, names: Sequence[str], seed: int = 0
+) -> dict[str, np.ndarray]:
+    """Row indices of one batch per group (``names[g]``: only rows of group g) and of a
+    ``"mixed"`` batch, all of the size of the smallest group, drawn without replacement."""
+    groups = np.asarray(groups)
+    rng = np.random.default_rng(seed)
+    size = int(np.bincount(groups).min())
+    batches = {
+        name: rng.choice(np.flatnonzero(groups == g), size, replace=False)
+        for g, name in enumerate(names)
+    }
+    batches["mixed"] = rng.choice(groups.shape[0], size, replace=False)
+    return batches
+
+
+def kept_factors_by_batch(
+    features: Tensor,
+    batches: Mapping[str, np.ndarray],
+    factors: Mapping[str, np.ndarray],
+    tau: float = 0.9,
+) -> dict[str, list[float]]:
+    """Per batch: the chance-adjusted pooled ε² (:func:`adjust_for_chance`) of each factor in
+    the kept part of HiDe run on that batch alone."""
+    out = {}
+    for name, rows in batches.items():
+        kept, _ = kept_and_dropped(features[rows], hide(features[rows], tau))
+        out[name] = [
+            float(adjust_for_chance(pooled_correlation_ratio(kept, g[rows]), g[rows]))
+            for g in factors.values()
+        ]
+    return out
+
+
+def angles_to_batch(
+    features: Tensor, batches: Mapping[str, np.ndarray], reference: str, m: int
+) -> dict[str, np.ndarray]:
+    """Principal angles (degrees) between each batch's top-m HiDe subspace and the
+    ``reference`` batch's (the reference itself left out)."""
+    base = hide(features[batches[reference]], fixed_m=m).components
+    return {
+        name: principal_angles(hide(features[rows], fixed_m=m).components, base)
+        for name, rows in batches.items()
+        if name != reference
+    }

@@ -1,9 +1,11 @@
 """Analyses behind the hyperbolic tutorials: 03 (aperture failure) and 04 (HoroPCA plots).
 
 * Aperture and cone losses as functions of the parent's norm or of the exterior angle
-  (SPEC §2.1, §2.2, §2.4), with derivatives by autograd.
+  (``docs/methods/conventions.md#half-aperture``, ``docs/methods/argent.md#meru``,
+  ``docs/methods/argent.md#adaent``), with derivatives by autograd.
 * Training-log series of the study runs, stacked across seeds.
-* Poincaré-disc views of trained embeddings (HoroPCA, tangent PCA, UMAP; SPEC §2.6), their
+* Poincaré-disc views of trained embeddings (HoroPCA, tangent PCA, UMAP;
+  ``docs/methods/conventions.md#horopca``), their
   distortion, and norm/weight distributions per hierarchy level and per box kind.
 
 Feature tensors are Lorentz space parts (batch, dim) of curvature ``-curv``.
@@ -41,7 +43,6 @@ __all__ = [
     "child_at_angle",
     "crop_weights",
     "disc_views",
-    "draw_disc",
     "hierarchy_points",
     "inset_bounds",
     "log_series",
@@ -70,7 +71,8 @@ BOX_KIND_NAMES = ("object crop", "near-full crop")
 def aperture_profile(
     norms: Tensor, curv: float, min_radius: float = 0.1, asin_margin: float = 1e-4
 ) -> tuple[Tensor, Tensor]:
-    """Half aperture ``asin(2K/(√c‖x‖))`` (SPEC §2.1) and its derivative d/d‖x‖ (autograd).
+    """Half aperture ``asin(2K/(√c‖x‖))`` (``docs/methods/conventions.md#half-aperture``) and its
+    derivative d/d‖x‖ (autograd).
 
     ``norms`` (n,) are parent norms; the computation runs in ``norms.dtype`` (float32 shows
     MERU's behaviour with ``asin_margin=1e-8``, a no-op clamp in float32; float64 with
@@ -95,7 +97,8 @@ def child_at_angle(
 
     The child is ``cosh(√c s)·p + sinh(√c s)/√c · (cos φ·u_r + sin φ·e₂)`` on the hyperboloid,
     with ``u_r = (√c r, √c p_t e₁)`` the unit outward radial tangent at p, so the exterior
-    angle at the parent (triangle O-parent-child, SPEC §2.1) is φ and ``d(parent, child) = s``.
+    angle at the parent (triangle O-parent-child,
+    ``docs/methods/conventions.md#exterior-angle``) is φ and ``d(parent, child) = s``.
     Arguments broadcast; returns ``(parent, child)``, each (batch, dim).
     """
     if dim < 2:
@@ -250,7 +253,8 @@ def disc_views(
     n_neighbors: int = 15,
     seed: int = 0,
 ) -> dict[str, DiscView]:
-    """2-D Poincaré-disc views of (N, dim) space parts (SPEC §2.6), with their distortion.
+    """2-D Poincaré-disc views of (N, dim) space parts (``docs/methods/conventions.md#horopca``),
+    with their distortion.
 
     * "HoroPCA": :func:`paperlib.geometry.horopca.horopca` (centred at the Fréchet mean);
     * "tangent PCA": :func:`paperlib.geometry.lorentz.tangent_pca` (``log_map0`` → PCA,
@@ -303,33 +307,6 @@ def _umap_disc(distances: Tensor, n_neighbors: int, seed: int) -> Tensor:
     return to_poincare(torch.as_tensor(hyperboloid, dtype=torch.float64), 1.0)
 
 
-def draw_disc(
-    ax: Any,
-    view: DiscView,
-    level: Tensor,
-    limit: float = 1.05,
-    colours: Sequence[Any] | None = None,
-    sizes: Sequence[float] = (30, 22, 12, 8, 8),
-    origin_size: float = 8,
-) -> None:
-    """Scatter a :class:`DiscView` on a matplotlib axis: points coloured by ``level``
-    (:data:`LEVEL_NAMES`; most specific drawn first so the few generic points stay visible),
-    the unit circle, the model's origin as a black cross; square window ``±limit``."""
-    import matplotlib.pyplot as plt
-
-    if colours is None:
-        colours = [*plt.cm.viridis(np.linspace(0.0, 0.85, len(LEVEL_NAMES) - 1)), "C3"]
-    ax.add_patch(plt.Circle((0, 0), 1.0, fill=False, color="0.3", lw=1))
-    for i in reversed(range(len(LEVEL_NAMES))):
-        p = view.poincare[level == i]
-        ax.scatter(
-            p[:, 0], p[:, 1], s=sizes[i], color=colours[i], alpha=0.75, lw=0, label=LEVEL_NAMES[i]
-        )
-    ax.plot(*view.origin, "kx", ms=origin_size, mew=origin_size / 4, label="origin O of the model")
-    ax.set(xlim=(-limit, limit), ylim=(-limit, limit), aspect="equal")
-    ax.grid(False)
-
-
 def inset_bounds(view: DiscView, limit: float, size: float = 0.3) -> list[float]:
     """Axes-fraction bounds ``[x0, y0, w, h]`` of a square inset in the corner of a ``±limit``
     window that holds the fewest of the view's points (and not the origin, if possible)."""
@@ -359,7 +336,8 @@ def norm_groups(emb: Mapping[str, Tensor]) -> dict[str, Tensor]:
 
 def crop_weights(emb: Mapping[str, Tensor]) -> dict[str, tuple[Tensor, Tensor]]:
     """Per box kind: ``d_L(crop, its image)`` and ARGENT's intra weight ``h = 1 − exp(−d)``
-    for the pair parent = box crop → child = full image (SPEC §2.4). ``{kind: (d, h)}``."""
+    for the pair parent = box crop → child = full image
+    (``docs/methods/argent.md#adaptive-weights``). ``{kind: (d, h)}``."""
     curv = float(emb["curv"])
     crops, images = emb["box_image"], emb["image"][emb["box_owner"]]
     out = {}

@@ -1,1 +1,2 @@
-"""Datasets: the procedural hierarchical world and loaders for the real datasets (SPEC §3)."""
+"""Datasets: the procedural hierarchical world and loaders for the real datasets
+(``docs/methods/conventions.md#dataset-formats``)."""

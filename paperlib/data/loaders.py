@@ -1,4 +1,5 @@
-"""Loaders for the real datasets the papers use, in the formats of SPEC §3.
+"""Loaders for the real datasets the papers use, in the formats their reference code reads
+(``docs/methods/conventions.md#dataset-formats``).
 
 Each ``load_*`` reads a user-given root and returns a list of :class:`Sample` (image paths are
 loaded lazily; wrap the list in :class:`~paperlib.data.sample.SampleDataset` for a DataLoader).
@@ -153,7 +154,8 @@ def load_sharegpt4v(
     val_size: int = 1000,
     require_images: bool = True,
 ) -> list[Sample]:
-    """ShareGPT4V: caption = conversations[1].value with newlines as spaces (SPEC §3).
+    """ShareGPT4V: caption = conversations[1].value with newlines as spaces
+    (``docs/methods/conventions.md#dataset-formats``).
 
     ``split``: "all", "val" (first ``val_size`` entries, Long-CLIP's choice) or "train" (rest).
     Ids (``id``, else the image path) must be unique in the "val" split, the one evaluated
@@ -395,7 +397,7 @@ def grit_shards(root: str | Path) -> list[str]:
     if not shards:
         raise FileNotFoundError(
             f"GRIT: no .tar shards in {root}; expected webdataset shards with child.jpg, "
-            "child.txt, numparents.txt, parent000.jpg, parent000.txt, ... (SPEC §3)"
+            "child.txt, numparents.txt, parent000.jpg, parent000.txt, ... (HyCoCLIP's GRIT layout)"
         )
     return shards
 

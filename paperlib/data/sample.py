@@ -1,6 +1,7 @@
 """The common sample structure every loader returns, and a torch Dataset over a list of them.
 
-``Sample`` holds one image with all of its texts (SPEC §3): the long caption, an optional
+``Sample`` holds one image with all of its texts
+(``docs/methods/conventions.md#dataset-formats``): the long caption, an optional
 short caption, cumulative segments (HiMo@K), a general->specific chain (HierarCaps), box
 crops with phrases (GRIT), several captions (Flickr30k/COCO), a class label, and ``meta``.
 """

@@ -1,4 +1,5 @@
-"""Webdataset shards in HyCoCLIP's GRIT layout (SPEC §3): writer and reader of Samples.
+"""Webdataset shards in HyCoCLIP's GRIT layout
+(``docs/methods/conventions.md#dataset-formats``): writer and reader of Samples.
 
 Each record holds ``child.<ext>`` / ``child.txt`` (image, caption), ``numparents.txt``,
 ``parentNNN.<ext>`` / ``parentNNN.txt`` (box crops and phrases) and, as an extra key,

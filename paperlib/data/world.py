@@ -24,7 +24,8 @@ Texts (all generated from the scene, never from pixels):
   sub-category looks like; its size, colour, pattern; its position; the object count; each
   other object, then its relation to the main object; the background texture); 60-150 words.
   ``segments``: its cumulative sentence prefixes (all of them, or ``num_segments`` evenly cut
-  ones - the papers leave the cut open, SPEC §1.3).
+  ones - the papers leave the cut open,
+  ``docs/methods/himo-clip.md#segments``).
 - ``chain`` (HierarCaps-like, 4 levels): 1 "a <super-category>", 2 "a <category>",
   3 "a <colour> <sub-category>", 4 "a <colour> <pattern> <sub-category> <relation> a <colour>
   <sub-category>" (or "... in the <position>" for single-object scenes). ``meta["chain_facts"]``
@@ -423,7 +424,16 @@ def _size_relation(main: WorldObject, other: WorldObject) -> str:
     return "larger" if main.size > other.size else "smaller"
 
 
-def _article(word: str) -> str:
+#: letters whose names start with a vowel sound ("an l shape", but "a u shape")
+VOWEL_SOUND_LETTERS = "aefhilmnorsx"
+
+
+def _article(phrase: str) -> str:
+    """ "a" or "an" before ``phrase``: by its first letter, or, when its first word is a single
+    letter (a shape named after one), by how that letter's name sounds."""
+    word = phrase.split()[0]
+    if len(word) == 1:
+        return "an" if word in VOWEL_SOUND_LETTERS else "a"
     return "an" if word[0] in "aeiou" else "a"
 
 

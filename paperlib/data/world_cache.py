@@ -30,7 +30,7 @@ from torch.utils.data import Dataset
 from paperlib.data.sample import pil_to_tensor
 from paperlib.data.world import WorldDataset
 
-FORMAT = 1  # bump when the cached fields change
+FORMAT = 2  # bump when the cached fields or the world's texts change
 TEXT_FIELDS = ("caption", "short_caption", "box_phrase")
 
 

@@ -1,8 +1,10 @@
 """The papers' benchmarks, one record each: data layout, loader, embedding pass, metrics, task.
 
 ``BENCHMARK_REGISTRY[name]`` is a :class:`Benchmark`; adding a benchmark is adding one entry.
-Scores follow the model's geometry (:class:`Scoring`): cosine for Euclidean models (SPEC §1.1),
-``−d_L`` for hyperbolic ones (SPEC §2.2); PEP (an entailment-cone score, SPEC §2.4) only
+Scores follow the model's geometry (:class:`Scoring`): cosine for Euclidean models
+(``docs/methods/himo-clip.md#inference``), ``−d_L`` for hyperbolic ones
+(``docs/methods/argent.md#meru``); PEP (an
+entailment-cone score, ``docs/methods/argent.md#pep``) only
 applies to hyperbolic ones.
 
 Generated world (one shared embedding pass, ``engine.evaluation.world_embeddings``):
@@ -20,7 +22,8 @@ embedding; ``a|b`` means either file):
 
 - ``hierarcaps``: the same metrics as ``world-hierarchy`` on the HierarCaps test set; PEP
   follows :class:`PEPProtocol` (kept ids, per-image or one shared negative pool);
-- ``urban1k`` / ``docci`` / ``long-dci``: 1:1 long-caption retrieval R@1/5/10 (SPEC §1.3), and
+- ``urban1k`` / ``docci`` / ``long-dci``: 1:1 long-caption retrieval R@1/5/10
+(``docs/methods/himo-clip.md#himo-evaluation``), and
   ``<name>-monotonicity``: HiMo@2/HiMo@3 on ``cumulative_segments`` cuts, SSI with one noise
   sentence drawn (seeded) from the other captions;
 - ``flickr30k`` / ``coco``: 5-captions-per-image retrieval (text t belongs to image t // 5);
@@ -68,7 +71,8 @@ PEP_NEGATIVES = ("per-image", "shared")
 
 @dataclass(frozen=True)
 class PEPProtocol:
-    """Which pairs PEP scores (SPEC §2.4; the paper's cleaned list cannot be re-made here).
+    """Which pairs PEP scores (``docs/methods/argent.md#pep``; the paper's cleaned list cannot be
+    re-made here).
 
     ``kept``: row ids of the images to keep (the paper keeps 522 of 1,000; default all).
     ``negatives``: ``"per-image"`` (a seeded draw of ``pool_size`` other images per image,
@@ -203,7 +207,8 @@ class LazyImages(Sequence):
 
 def segment_embeddings(embed, captions: Sequence[str]) -> dict[str, Tensor]:
     """HiMo@2/3 inputs: each caption's 2 and 3 cumulative segments (``segments{k}``) and the
-    rows of the captions long enough to have them (``segments{k}_rows``; SPEC §1.3)."""
+    rows of the captions long enough to have them (``segments{k}_rows``;
+    ``docs/methods/himo-clip.md#segments``)."""
     out: dict[str, Tensor] = {}
     for k in (2, 3):
         segs = [monotonicity.cumulative_segments(c, k) for c in captions]
@@ -274,7 +279,8 @@ def _retrieval(s: Scoring, image: Tensor, text: Tensor, positive: Tensor | None 
 
 
 def _himo_at_2_3(emb: dict[str, Any], s: Scoring) -> dict[str, float]:
-    """HiMo@2 and @3 over the captions with enough sentences (others left out, SPEC §1.3)."""
+    """HiMo@2 and @3 over the captions with enough sentences (others left out,
+    ``docs/methods/himo-clip.md#segments``)."""
     out: dict[str, float] = {}
     for k, name in ((2, results.HIMO_AT_2), (3, results.HIMO_AT_3)):
         if len(emb[f"segments{k}_rows"]):

@@ -1,11 +1,15 @@
 """Validated training configs: dataclasses built from YAML/JSON files and ``key=value`` overrides.
 
 A config has a ``method`` and five sections (``model``, ``data``, ``loss``, ``optim``,
-``train``). Values are merged in this order: dataclass defaults, the method's paper defaults
-(:data:`METHOD_DEFAULTS`, SPEC §1.2, §2.2-2.4), the file, then dotted overrides such as
-``optim.lr=1e-5`` (values parsed as YAML). Every problem (unknown method, unknown key, wrong
-type, bad choice, missing data root) raises :class:`ConfigError` naming the dotted key, before
-anything is built.
+``train``). The ``loss`` section is the method's own config dataclass (its entry of
+``engine.methods.METHOD_REGISTRY``, e.g. :class:`~paperlib.losses.himo.MoLoConfig`, whose
+defaults are the paper's); ``data.dataset`` names an entry of
+``engine.data.DATASET_REGISTRY``. Values are merged in this order: dataclass defaults, the
+method's paper settings of the other sections (:data:`METHOD_DEFAULTS`;
+``docs/methods/himo-clip.md#himo-training``, ``docs/methods/argent.md#meru``), the file, then
+dotted overrides such as ``optim.lr=1e-5`` (values parsed as YAML). Every problem (unknown
+method, unknown key, wrong type, bad choice, missing data root) raises :class:`ConfigError`
+naming the dotted key, before anything is built.
 """
 
 from __future__ import annotations
@@ -20,15 +24,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import open_clip
+
+import paperlib.models.clip  # noqa: F401  (registers paperlib's small model configs)
 from paperlib.atomic import atomic_write_text
+from paperlib.engine.data import DATASET_REGISTRY
+from paperlib.engine.methods import METHOD_REGISTRY
 from paperlib.models import LOGIT_SCALE_MAX
+from paperlib.models.meru_checkpoint import HYCOCLIP_MODEL_NAMES
 from paperlib.untrusted import YamlError, brief, load_yaml
 
-EUCLIDEAN_METHODS = ("clip", "longclip", "himo")
-HYPERBOLIC_METHODS = ("meru", "hycoclip", "argent")
-BOX_METHODS = ("hycoclip", "argent")  # they also train on box crops (GRIT boxes)
-METHODS = EUCLIDEAN_METHODS + HYPERBOLIC_METHODS
-REAL_DATASETS = ("sharegpt4v", "webdataset")
+HYPERBOLIC_METHODS = tuple(n for n, m in METHOD_REGISTRY.items() if m.hyperbolic)
 
 
 class ConfigError(ValueError):
@@ -45,7 +51,7 @@ class ModelConfig:
     long_text: Literal["stretch", "residual"] = "residual"
     keep: int = 20
     logit_scale_init: float | None = None  # HiMo, Long-CLIP reset it to ln 100; None keeps it
-    curv_init: float = 1.0  # hyperbolic methods (SPEC §2.2)
+    curv_init: float = 1.0  # hyperbolic methods (docs/methods/argent.md#meru)
     learn_curv: bool = True
     # hyperbolic methods: α init = log(embed_dim^-½) (MERU's rule, "embed-dim") or log(512^-½)
     # whatever the width ("fixed-512": the CPU study's runs, made before the rule was an option)
@@ -54,9 +60,11 @@ class ModelConfig:
 
 @dataclass
 class DataConfig:
-    """Training data. ``world``: the generated world; ``synthetic``: random tensors (dry runs)."""
+    """Training data: ``dataset`` names an entry of ``engine.data.DATASET_REGISTRY`` (``world``:
+    the generated world; ``synthetic``: random tensors, for dry runs; ``sharegpt4v``;
+    ``webdataset``: GRIT-layout shards)."""
 
-    dataset: Literal["world", "synthetic", "sharegpt4v", "webdataset"] = "world"
+    dataset: str = "world"
     root: str | None = None
     size: int = 512  # samples of the world / synthetic set (ignored for real data)
     image_size: int = 32  # world rendering size
@@ -83,38 +91,6 @@ class DataConfig:
     shuffle_buffer: int = 4000
     # sharegpt4v: the caption JSON under data.root (None: the folder's only *.json file)
     json_file: str | None = None
-
-
-@dataclass
-class LossConfig:
-    """Loss options of every method; each method reads the keys it needs (SPEC §1.1, §2.2-2.4)."""
-
-    label_smoothing: float = 0.0
-    # HiMo (MoLo / HiDe); ``scope`` also places Long-CLIP's PCA (global batch or per rank)
-    tau: float = 0.9
-    lam: float = 1.0
-    scope: Literal["global", "local"] = "global"
-    detach: bool = False
-    renormalize: bool = False
-    fixed_m: int | None = None
-    # Long-CLIP: total = (1 - short_weight)·long + short_weight·short; PCM keeps pcm_dim components
-    pcm_dim: int = 32
-    short_weight: float = 0.5
-    # MERU / HyCoCLIP
-    entail_weight: float = 0.2
-    eta_inter: float = 0.7
-    eta_intra: float = 1.2
-    # ARGENT
-    gamma1: float = 0.1
-    gamma2: float = 0.1
-    weights: Literal["intra", "all", "none"] = "intra"
-    regularize: bool = True
-    entailment: Literal["adaent", "ent"] = "adaent"
-    # AdaEnt's unknowns (paper eq. 7 unreadable; losses.entailment.adaent_loss): our defaults
-    adaent_beta: float = 0.1
-    adaent_placement: Literal["outside", "inside"] = "outside"
-    adaent_normalize: Literal["mean", "weighted"] = "mean"
-    detach_weight: bool = True
 
 
 @dataclass
@@ -170,26 +146,41 @@ class Config:
     method: str
     model: ModelConfig = field(default_factory=ModelConfig)
     data: DataConfig = field(default_factory=DataConfig)
-    loss: LossConfig = field(default_factory=LossConfig)
+    loss: Any = None  # the method's loss config dataclass; None: its defaults
     optim: OptimConfig = field(default_factory=OptimConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
 
+    def __post_init__(self) -> None:
+        if self.loss is None:
+            self.loss = METHOD_REGISTRY[self.method].config()
+
     @property
     def hyperbolic(self) -> bool:
-        return self.method in HYPERBOLIC_METHODS
+        return METHOD_REGISTRY[self.method].hyperbolic
 
 
-SECTIONS: dict[str, type] = {
+#: the sections of every config; ``loss`` is built as the method's own dataclass
+SECTIONS: dict[str, type | None] = {
     "model": ModelConfig,
     "data": DataConfig,
-    "loss": LossConfig,
+    "loss": None,
     "optim": OptimConfig,
     "train": TrainConfig,
 }
+#: the loss keys of configs saved when ``loss`` was one section for every method (training
+#: checkpoints and config.json files of that time hold them all); such a section is read as
+#: the keys of its method's loss config
+ONE_LOSS_SECTION_KEYS = (
+    "label_smoothing", "tau", "lam", "scope", "detach", "renormalize", "fixed_m", "pcm_dim",
+    "short_weight", "entail_weight", "eta_inter", "eta_intra", "gamma1", "gamma2", "weights",
+    "regularize", "entailment", "adaent_beta", "adaent_placement", "adaent_normalize",
+    "detach_weight",
+)  # fmt: skip
 
 _MERU_OPTIM = {"lr": 5e-4, "weight_decay": 0.2, "betas": (0.9, 0.98), "warmup_steps": 4000}
 
-# Long-CLIP's and HiMo's fine-tuning of a converged CLIP on long captions (SPEC §1.2)
+# Long-CLIP's and HiMo's fine-tuning of a converged CLIP on long captions
+# (docs/methods/himo-clip.md#himo-training)
 _LONG_TEXT_MODEL = {
     "context_length": 248,
     "long_text": "residual",
@@ -203,42 +194,20 @@ _LONG_TEXT_OPTIM = {
     "decay_logit_scale": True,
 }
 
+# the papers' settings of the model and optimiser sections, by method (a method without an
+# entry keeps the dataclass defaults); each loss config dataclass holds its paper's values
 METHOD_DEFAULTS: dict[str, dict[str, dict[str, Any]]] = {
     # Global InfoNCE only, open_clip/MERU's CLIP baseline optimiser.
     "clip": {"optim": dict(_MERU_OPTIM)},
-    # Long-CLIP: 248-token residual positions, InfoNCE on long captions plus primary component
-    # matching (32 components of the image batch vs short captions), label smoothing 0.1, and
-    # Long-CLIP's training script: logit scale reset to ln 100, AdamW decaying it too.
-    # loss.short_weight=0 gives plain InfoNCE on long captions.
-    "longclip": {
-        "model": dict(_LONG_TEXT_MODEL),
-        "loss": {"label_smoothing": 0.1, "pcm_dim": 32, "short_weight": 0.5, "scope": "global"},
-        "optim": dict(_LONG_TEXT_OPTIM),
-    },
-    # HiMo-CLIP (SPEC §1.1-1.2).
-    "himo": {
-        "model": dict(_LONG_TEXT_MODEL),
-        "loss": {"label_smoothing": 0.1, "tau": 0.9, "lam": 1.0, "scope": "global"},
-        "optim": dict(_LONG_TEXT_OPTIM),
-    },
-    # MERU (SPEC §2.2).
-    "meru": {"optim": dict(_MERU_OPTIM), "loss": {"entail_weight": 0.2}},
-    # HyCoCLIP (SPEC §2.3); the SPEC names no optimiser: HyCoCLIP inherits MERU's.
-    "hycoclip": {
-        "optim": dict(_MERU_OPTIM),
-        "loss": {"entail_weight": 0.2, "eta_inter": 0.7, "eta_intra": 1.2},
-    },
-    # ARGENT (SPEC §2.4) on top of HyCoCLIP's batch; optimiser as HyCoCLIP.
-    "argent": {
-        "optim": dict(_MERU_OPTIM),
-        "loss": {
-            "gamma1": 0.1,
-            "gamma2": 0.1,
-            "weights": "intra",
-            "regularize": True,
-            "entailment": "adaent",
-        },
-    },
+    # Long-CLIP: 248-token residual positions and Long-CLIP's training script: logit scale
+    # reset to ln 100, AdamW decaying it too (loss: losses.longclip.LongCLIPConfig).
+    "longclip": {"model": dict(_LONG_TEXT_MODEL), "optim": dict(_LONG_TEXT_OPTIM)},
+    # HiMo-CLIP (docs/methods/himo-clip.md#himo-training).
+    "himo": {"model": dict(_LONG_TEXT_MODEL), "optim": dict(_LONG_TEXT_OPTIM)},
+    # MERU (docs/methods/argent.md#meru); HyCoCLIP and ARGENT inherit MERU's optimiser.
+    "meru": {"optim": dict(_MERU_OPTIM)},
+    "hycoclip": {"optim": dict(_MERU_OPTIM)},
+    "argent": {"optim": dict(_MERU_OPTIM)},
 }
 
 
@@ -377,7 +346,33 @@ def _build_section(cls: type, raw: Any, section: str) -> Any:
             f"{section}.{unknown[0]}: unknown key; {section} accepts {', '.join(names)}"
         )
     values = {k: _coerce(v, hints[k], f"{section}.{k}") for k, v in raw.items()}
-    return cls(**values)
+    try:
+        return cls(**values)
+    except ValueError as err:  # a loss config's own check; its message starts with the field
+        raise ConfigError(f"{section}.{err}") from err
+
+
+def _loss_section(method: str, raw: Any) -> Any:
+    """The raw ``loss`` section of ``method``: a key of another method's loss config is named
+    as such; a section in the one-section layout (:data:`ONE_LOSS_SECTION_KEYS`) is read as
+    its method's keys."""
+    if not isinstance(raw, dict):
+        return raw
+    fields = [f.name for f in dataclasses.fields(METHOD_REGISTRY[method].config)]
+    if set(ONE_LOSS_SECTION_KEYS) <= set(raw):
+        return {k: v for k, v in raw.items() if k in fields}
+    for key in sorted(set(raw) - set(fields)):
+        owners = [
+            name
+            for name, other in METHOD_REGISTRY.items()
+            if key in {f.name for f in dataclasses.fields(other.config)}
+        ]
+        if owners:
+            raise ConfigError(
+                f"loss.{key}: expected a key of {method}'s loss ({', '.join(fields)}); "
+                f"{key} is an option of {', '.join(owners)}"
+            )
+    return raw
 
 
 # --------------------------------------------------------------------------- semantics
@@ -411,11 +406,10 @@ def validate(config: Config) -> Config:
     check_finite_numbers(config)
     _validate_model(config)
     _validate_data(config)
-    _validate_loss(config.loss)
     _validate_optim(config)
     _validate_train(config.train)
     d, t = config.data, config.train
-    if d.dataset in ("world", "synthetic") and d.size < t.batch_size:
+    if DATASET_REGISTRY[d.dataset].generated and d.size < t.batch_size:
         raise ConfigError(
             f"data.size={d.size} is smaller than train.batch_size={t.batch_size} "
             f"(a {d.dataset} set must hold at least one batch)"
@@ -427,11 +421,6 @@ def _validate_model(config: Config) -> None:
     m = config.model
     if m.context_length not in (77, 248):
         raise ConfigError(f"model.context_length: expected 77 or 248, got {m.context_length}")
-    import open_clip  # deferred: importing open_clip costs a second
-
-    import paperlib.models.clip  # noqa: F401  (registers paperlib's small configs)
-    from paperlib.models.meru_checkpoint import HYCOCLIP_MODEL_NAMES
-
     if m.name not in open_clip.list_models() and m.name not in HYCOCLIP_MODEL_NAMES:
         raise ConfigError(
             f"model.name: unknown architecture {brief(m.name)}; expected an open_clip model name "
@@ -446,7 +435,10 @@ def _validate_model(config: Config) -> None:
     if looks_like_path and not Path(m.init).is_file():
         raise ConfigError(f"model.init: checkpoint file not found: {m.init}")
     if config.hyperbolic and m.context_length != 77:
-        raise ConfigError("model.context_length: the hyperbolic methods use 77 tokens (SPEC §2.4)")
+        raise ConfigError(
+            "model.context_length: the hyperbolic methods use 77 tokens "
+            "(docs/methods/argent.md#argent-training)"
+        )
     _check_positive(m.curv_init, "model.curv_init")
     _check_long_text(m)
 
@@ -467,15 +459,21 @@ def _check_long_text(m: ModelConfig) -> None:
 
 def _validate_data(config: Config) -> None:
     d = config.data
-    if d.dataset in REAL_DATASETS:
+    if d.dataset not in DATASET_REGISTRY:
+        raise ConfigError(
+            f"data.dataset: unknown dataset {d.dataset!r}; expected one of {list(DATASET_REGISTRY)}"
+        )
+    dataset = DATASET_REGISTRY[d.dataset]
+    if dataset.root:
         if not d.root:
             raise ConfigError(f"data.root: required for data.dataset={d.dataset!r} (a local path)")
         if not Path(d.root).exists():
             raise ConfigError(f"data.root: path does not exist: {d.root}")
-    if config.method in BOX_METHODS and d.dataset == "sharegpt4v":
+    if METHOD_REGISTRY[config.method].boxes and not dataset.boxes:
+        with_boxes = [name for name, entry in DATASET_REGISTRY.items() if entry.boxes]
         raise ConfigError(
-            f"data.dataset: {config.method} needs box crops and phrases (world, synthetic or "
-            "GRIT-layout webdataset shards); sharegpt4v has none"
+            f"data.dataset: {config.method} needs box crops and phrases ({', '.join(with_boxes)}"
+            f"; webdataset: GRIT-layout shards); {d.dataset} has none"
         )
     _check_positive(d.size, "data.size")
     _check_range(d.seed, "data.seed", *SEED_RANGE)
@@ -490,23 +488,6 @@ def _validate_data(config: Config) -> None:
         raise ConfigError(
             f"data.crop_scale: expected 0 < low <= high <= 1, got {list(d.crop_scale)}"
         )
-
-
-def _validate_loss(lo: LossConfig) -> None:
-    if not 0.0 < lo.tau <= 1.0:
-        raise ConfigError(f"loss.tau: expected a value in (0, 1], got {lo.tau}")
-    if not 0.0 <= lo.label_smoothing < 1.0:
-        raise ConfigError(f"loss.label_smoothing: expected [0, 1), got {lo.label_smoothing}")
-    _check_positive(lo.adaent_beta, "loss.adaent_beta")
-    if lo.adaent_normalize == "weighted" and lo.adaent_placement != "outside":
-        raise ConfigError("loss.adaent_normalize: 'weighted' needs loss.adaent_placement=outside")
-    if lo.fixed_m is not None:
-        _check_positive(lo.fixed_m, "loss.fixed_m")
-    _check_positive(lo.pcm_dim, "loss.pcm_dim")
-    if not 0.0 <= lo.short_weight <= 1.0:
-        raise ConfigError(f"loss.short_weight: expected [0, 1], got {lo.short_weight}")
-    for key in ("lam", "entail_weight", "gamma1", "gamma2", "eta_inter", "eta_intra"):
-        _check_positive(getattr(lo, key), f"loss.{key}", allow_zero=True)
 
 
 def _validate_optim(config: Config) -> None:
@@ -554,19 +535,26 @@ def build_config(raw: dict[str, Any]) -> Config:
     if not isinstance(raw, dict):
         raise ConfigError(f"config: expected a mapping, got {type(raw).__name__}")
     method = raw.get("method")
+    methods = list(METHOD_REGISTRY)
     if method is None:
-        raise ConfigError(f"method: missing; expected one of {list(METHODS)}")
-    if method not in METHODS:
-        raise ConfigError(
-            f"method: unknown method {brief(method)}; expected one of {list(METHODS)}"
-        )
+        raise ConfigError(f"method: missing; expected one of {methods}")
+    if method not in METHOD_REGISTRY:
+        raise ConfigError(f"method: unknown method {brief(method)}; expected one of {methods}")
     unknown = sorted(set(raw) - {"method", *SECTIONS})
     if unknown:
         raise ConfigError(
             f"{unknown[0]}: unknown key; a config has method and sections {', '.join(SECTIONS)}"
         )
-    merged = deep_merge(METHOD_DEFAULTS[method], {k: v for k, v in raw.items() if k != "method"})
-    sections = {name: _build_section(cls, merged.get(name), name) for name, cls in SECTIONS.items()}
+    top = {k: v for k, v in raw.items() if k != "method"}
+    merged = deep_merge(METHOD_DEFAULTS.get(method, {}), top)
+    sections = {
+        name: _build_section(
+            cls or METHOD_REGISTRY[method].config,
+            _loss_section(method, merged.get(name)) if cls is None else merged.get(name),
+            name,
+        )
+        for name, cls in SECTIONS.items()
+    }
     return validate(Config(method=method, **sections))
 
 

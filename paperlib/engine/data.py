@@ -1,5 +1,9 @@
 """Training batches: datasets by name, a resumable global-batch sampler, tokenising collate.
 
+``DATASET_REGISTRY[name]`` is a :class:`TrainingDataset` (how to build it from the ``data``
+config section, and what it needs and carries); ``data.dataset`` names the entry, and adding
+a training dataset is adding one entry.
+
 The sampler makes global batch ``s`` a pure function of ``(seed, s)``: epoch ``e = s //
 steps_per_epoch`` shuffles with ``torch.Generator().manual_seed(seed + e)``, and rank ``r``
 takes the ``r``-th contiguous slice of the global batch. So the gathered batch under DDP is
@@ -19,13 +23,15 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 from PIL import Image
 from torch.utils.data import DataLoader, Dataset, IterableDataset, Sampler
+from torchvision import transforms as T
 
 from paperlib.data.images import with_geometry
 from paperlib.data.loaders import grit_shards, load_sharegpt4v
@@ -33,7 +39,10 @@ from paperlib.data.sample import Sample, SampleDataset, collate_samples, sample_
 from paperlib.data.webdataset import ShardStream, record_to_sample
 from paperlib.data.world import WorldDataset
 from paperlib.data.world_cache import CachedWorldDataset
-from paperlib.engine.config import BOX_METHODS, Config, DataConfig
+from paperlib.engine.methods import method_spec
+
+if TYPE_CHECKING:  # annotations only: the config module reads this registry
+    from paperlib.engine.config import Config, DataConfig
 
 SHAREGPT4V_HELD_OUT = 1000  # the first entries of the JSON: Long-CLIP's validation split
 SYNTHETIC_WORDS = ("red", "blue", "small", "large", "circle", "square", "left", "right", "dog")
@@ -129,11 +138,10 @@ class SyntheticDataset(Dataset):
 def augmented(preprocess: Callable, data: DataConfig, image_size: int) -> Callable:
     """The training transform: ``preprocess`` itself (``data.augment="none"``), or its resize
     and centre crop replaced by ``RandomResizedCrop(image_size, scale=data.crop_scale)``
-    (bicubic; HyCoCLIP's augmentation, SPEC §2.3), the rest (tensor, normalisation) kept."""
+    (bicubic; HyCoCLIP's augmentation, ``docs/methods/argent.md#hycoclip``), the rest (tensor,
+    normalisation) kept."""
     if data.augment == "none":
         return preprocess
-    from torchvision import transforms as T
-
     crop = T.RandomResizedCrop(
         image_size, scale=tuple(data.crop_scale), interpolation=T.InterpolationMode.BICUBIC
     )
@@ -141,7 +149,8 @@ def augmented(preprocess: Callable, data: DataConfig, image_size: int) -> Callab
 
 
 class BoxItems:
-    """GRIT samples as training items: image, caption and one of the sample's boxes (SPEC §2.3);
+    """GRIT samples as training items: image, caption and one of the sample's boxes
+    (``docs/methods/argent.md#hycoclip``);
     the image and the box crop each go through ``transform`` (HyCoCLIP's mapper does the same).
 
     ``draw="per-visit"``: the box is drawn from (seed, sample id, pass over the shards), so
@@ -206,40 +215,81 @@ class ReadableSamples(Dataset):
         )
 
 
-def build_dataset(
-    data: DataConfig, transform: Callable, *, image_size: int, world_size: int = 1
-) -> Dataset | IterableDataset:
-    """The training dataset named by ``data.dataset`` (items are dicts, see ``collate``);
-    real images and box crops go through :func:`augmented`."""
-    if data.dataset == "world" and data.cache_dir is not None:
+def _world(data: DataConfig, transform: Callable, image_size: int) -> Dataset:
+    """The generated world, rendered once into ``data.cache_dir`` when it is set
+    (:class:`~paperlib.data.world_cache.CachedWorldDataset`), else as each sample is drawn."""
+    if data.cache_dir is not None:
         return CachedWorldDataset(
             data.cache_dir, data.seed, data.size, data.image_size, transform, twins=data.twins
         )
-    if data.dataset == "world":
-        return WorldDataset(
-            seed=data.seed,
-            size=data.size,
-            image_size=data.image_size,
-            transform=transform,
-            twins=data.twins,
+    return WorldDataset(
+        seed=data.seed,
+        size=data.size,
+        image_size=data.image_size,
+        transform=transform,
+        twins=data.twins,
+    )
+
+
+def _synthetic(data: DataConfig, transform: Callable, image_size: int):
+    return SyntheticDataset(data.size, image_size, data.seed)
+
+
+def _sharegpt4v(data: DataConfig, transform: Callable, image_size: int):
+    samples = load_sharegpt4v(
+        sharegpt4v_json(data), data.root, split="train", val_size=SHAREGPT4V_HELD_OUT
+    )
+    return ReadableSamples(SampleDataset(samples, augmented(transform, data, image_size)))
+
+
+def _webdataset(data: DataConfig, transform: Callable, image_size: int):
+    items = BoxItems(augmented(transform, data, image_size), seed=data.seed, draw=data.box_draw)
+    return ShardStream(
+        grit_shards(data.root),
+        DecodeBoxes(items),
+        seed=data.seed,
+        shard_shuffle=data.shard_shuffle,
+        buffer=data.shuffle_buffer,
+    )
+
+
+@dataclass(frozen=True)
+class TrainingDataset:
+    """One training dataset: ``build(data, transform, image_size)`` -> a torch
+    (iterable) dataset of training items (dicts, see :class:`Collate`); ``root``: it reads the
+    folder ``data.root``; ``boxes``: its items carry a box crop and phrase (HyCoCLIP's and
+    ARGENT's batches); ``generated``: it is made in memory, ``data.size`` samples."""
+
+    name: str
+    build: Callable[..., Dataset | IterableDataset]
+    root: bool = False
+    boxes: bool = False
+    generated: bool = False
+
+
+# one dataset per entry: name, builder, whether it reads data.root, has boxes, is generated
+DATASET_REGISTRY: dict[str, TrainingDataset] = {
+    d.name: d
+    for d in (
+        TrainingDataset("world", _world, boxes=True, generated=True),
+        TrainingDataset("synthetic", _synthetic, boxes=True, generated=True),
+        TrainingDataset("sharegpt4v", _sharegpt4v, root=True),
+        TrainingDataset("webdataset", _webdataset, root=True, boxes=True),
+    )
+}
+
+
+def build_dataset(
+    data: DataConfig, transform: Callable, *, image_size: int, world_size: int = 1
+) -> Dataset | IterableDataset:
+    """The training dataset named by ``data.dataset`` (:data:`DATASET_REGISTRY`); real images
+    and box crops go through :func:`augmented`."""
+    if data.dataset not in DATASET_REGISTRY:
+        raise ValueError(
+            f"data.dataset: unknown dataset {data.dataset!r}; expected one of "
+            f"{list(DATASET_REGISTRY)}"
         )
-    if data.dataset == "synthetic":
-        return SyntheticDataset(data.size, image_size, data.seed)
-    if data.dataset == "sharegpt4v":
-        samples = load_sharegpt4v(
-            sharegpt4v_json(data), data.root, split="train", val_size=SHAREGPT4V_HELD_OUT
-        )
-        return ReadableSamples(SampleDataset(samples, augmented(transform, data, image_size)))
-    if data.dataset == "webdataset":
-        items = BoxItems(augmented(transform, data, image_size), seed=data.seed, draw=data.box_draw)
-        return ShardStream(
-            grit_shards(data.root),
-            DecodeBoxes(items),
-            seed=data.seed,
-            shard_shuffle=data.shard_shuffle,
-            buffer=data.shuffle_buffer,
-        )
-    raise ValueError(f"data.dataset: unknown dataset {data.dataset!r}")
+    return DATASET_REGISTRY[data.dataset].build(data, transform, image_size)
 
 
 def sharegpt4v_json(data: DataConfig) -> Path:
@@ -328,9 +378,12 @@ def build_loader(
     """This rank's local batches from ``start_step`` to ``train.steps``: a DataLoader through
     a :class:`CountingLoader`."""
     t = config.train
-    short = config.method == "longclip" and config.loss.short_weight > 0  # Long-CLIP's PCM term
+    method = method_spec(config.method)
     collate = Collate(
-        tokenizer, config.data.caption, boxes=config.method in BOX_METHODS, short_text=short
+        tokenizer,
+        config.data.caption,
+        boxes=method.boxes,
+        short_text=method.short_text(config.loss),  # Long-CLIP's PCM term
     )
     common = {"collate_fn": collate, "num_workers": config.data.num_workers}
     if isinstance(dataset, ShardStream):

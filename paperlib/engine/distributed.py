@@ -1,4 +1,5 @@
-"""torch.distributed set-up from torchrun's environment, rank helpers and DDP wrapping (SPEC §4).
+"""torch.distributed set-up from torchrun's environment, rank helpers and DDP wrapping
+(``docs/methods/conventions.md#distributed``).
 
 Single process (no ``WORLD_SIZE`` or ``WORLD_SIZE=1``): nothing is initialised and every helper
 is the identity. Under ``torchrun`` (one node or several, through its own rendezvous) the

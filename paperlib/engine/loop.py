@@ -1,4 +1,4 @@
-"""The training loop, the only stateful place: data -> model -> loss -> AdamW (SPEC §1.2, §2.2-2.4).
+"""The training loop, the only stateful place: data -> model -> loss -> AdamW.
 
 - linear warm-up then cosine decay (:class:`WarmupCosine`), a ``LambdaLR``;
 - ``train.accum_steps`` > 1 splits the global batch into micro-batches *without* changing the
@@ -33,6 +33,7 @@ import functools
 import json
 import math
 import os
+import random
 import signal
 import threading
 import time
@@ -43,6 +44,7 @@ from typing import Any
 import numpy as np
 import torch
 from torch import Tensor, nn
+from tqdm.auto import tqdm
 
 from paperlib.atomic import atomic_write, atomic_write_text
 from paperlib.engine import checkpoint, distributed
@@ -107,8 +109,6 @@ class _StopFlag:
 
 
 def seed_everything(seed: int) -> None:
-    import random
-
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
@@ -621,6 +621,9 @@ def _train(config: Config, info: distributed.DistInfo) -> TrainResult:
                 history.append(record)
                 log.write(record)
                 progress.set_postfix(loss=f"{record['loss']:.4f}")
+            elif step % t.diag_every == 0 and (diagnostics := module.diagnostics(features)):
+                history.append({"step": step, **diagnostics})  # not a logging step
+                log.write(history[-1])
             if run.validation is not None and (step % t.val_every == 0 or step == t.steps):
                 log.write(_validate(run, config, step))
             if step % t.ckpt_every == 0 and step < t.steps:
@@ -703,6 +706,4 @@ def dry_run(config: Config, steps: int = 1) -> list[dict[str, float]]:
 
 
 def _progress(t, start: int, main: bool):
-    from tqdm.auto import tqdm
-
     return tqdm(total=t.steps, initial=start, disable=not (t.progress and main), desc="train")

@@ -1,7 +1,9 @@
-"""One training module per method: batch -> features (``forward``) -> loss terms (``compute_loss``).
+"""The training methods: one registry entry each, naming its loss, that loss's config dataclass
+and the training module (batch -> features (``forward``) -> loss terms (``compute_loss``)).
 
-The split lets the loop run ``forward`` under DDP/autocast and the loss in float32 on the
-(gathered) features, and lets gradient accumulation cache features (see ``engine.loop``).
+``METHOD_REGISTRY[name]`` is a :class:`Method`; adding a method is adding one entry (the
+README's "Adding a loss, a dataset or a benchmark"). The training config's ``method`` names
+the entry and its ``loss`` section is built as the entry's config dataclass.
 
 - ``clip``: global InfoNCE (``losses.contrastive.infonce_loss``).
 - ``longclip``: Long-CLIP's method (``losses.longclip.longclip_loss``) with its 248-token
@@ -9,24 +11,40 @@ The split lets the loop run ``forward`` under DDP/autocast and the loss in float
   image batch's first ``loss.pcm_dim`` principal components vs short captions), weighted by
   ``loss.short_weight``; logged as ``long`` and ``short``. ``short_weight=0`` is plain
   InfoNCE on long captions (short captions are then neither tokenised nor encoded).
-- ``himo``: MoLo with HiDe (``losses.himo.molo_loss``), SPEC §1.1.
+- ``himo``: MoLo with HiDe (``losses.himo.molo_loss``, ``docs/methods/himo-clip.md#molo``).
 - ``meru``, ``hycoclip``, ``argent``: the Lorentz model of ``models.hyperbolic`` and the
-  losses of ``losses.entailment`` (SPEC §2.2-2.4).
+  losses of ``losses.entailment`` (``docs/methods/argent.md``).
+
+The split of ``forward`` and ``compute_loss`` lets the loop run ``forward`` under
+DDP/autocast and the loss in float32 on the (gathered) features, and lets gradient
+accumulation cache features (see ``engine.loop``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor, nn
 
-from paperlib.engine.config import BOX_METHODS, Config, LossConfig, ModelConfig
-from paperlib.losses.contrastive import infonce_loss
-from paperlib.losses.entailment import argent_loss, hycoclip_loss, meru_loss
-from paperlib.losses.himo import molo_loss
-from paperlib.losses.longclip import longclip_loss
+from paperlib.losses.batch import EuclideanBatch, HyperbolicBatch
+from paperlib.losses.contrastive import InfoNCEConfig, infonce_loss
+from paperlib.losses.entailment import (
+    ARGENTConfig,
+    HyCoCLIPConfig,
+    LossTerms,
+    MERUConfig,
+    argent_loss,
+    hycoclip_loss,
+    meru_loss,
+)
+from paperlib.losses.himo import MoLoConfig, molo_loss
+from paperlib.losses.longclip import LongCLIPConfig, longclip_loss
 from paperlib.metrics.diagnostics import aperture_diagnostics
 from paperlib.models import LOGIT_SCALE_MAX
 from paperlib.models.clip import create_model, encode_image, encode_text
@@ -37,6 +55,9 @@ from paperlib.models.meru_checkpoint import (
     meru_alpha_init,
 )
 from paperlib.state_files import load_tensor_file
+
+if TYPE_CHECKING:  # annotations only: the config module reads this registry
+    from paperlib.engine.config import Config, ModelConfig
 
 
 @dataclass
@@ -64,14 +85,15 @@ def _decay_groups(
 
 
 class EuclideanModule(nn.Module):
-    """An open_clip CLIP trained with InfoNCE (``clip``), Long-CLIP's loss (``longclip``) or
-    MoLo (``himo``)."""
+    """An open_clip CLIP trained with a Euclidean method's loss (``clip``, ``longclip``,
+    ``himo``: :data:`METHOD_REGISTRY`)."""
 
-    inputs = ("image", "text")
+    geometry = "euclidean"
 
-    def __init__(self, clip: nn.Module, method: str, loss: LossConfig) -> None:
+    def __init__(self, clip: nn.Module, method: str = "clip", loss: Any = None) -> None:
         super().__init__()
-        self.clip, self.method, self.loss_cfg = clip, method, loss
+        self.clip, self.method = clip, method
+        self.loss_cfg = method_spec(method).config() if loss is None else loss
 
     @property
     def logit_scale(self) -> nn.Parameter:
@@ -87,64 +109,23 @@ class EuclideanModule(nn.Module):
         texts = encode_text(self.clip, torch.cat([batch["text"], batch["short_text"]]))
         return {"image": image, "text": texts[:n], "short_text": texts[n:]}
 
-    geometry = "euclidean"
-
     def embed_image(self, images: Tensor) -> Tensor:
-        """(batch, 3, H, W) -> (batch, dim) L2-normalised (inference: plain cosine, SPEC §1.1)."""
+        """(batch, 3, H, W) -> (batch, dim) L2-normalised (inference: plain cosine,
+        ``docs/methods/himo-clip.md#inference``)."""
         return encode_image(self.clip, images)
 
     def embed_text(self, tokens: Tensor) -> Tensor:
         return encode_text(self.clip, tokens)
 
-    def compute_loss(self, features: dict[str, Tensor]) -> LossResult:
-        img, txt, scale, lo = (
-            features["image"],
-            features["text"],
-            self.clip.logit_scale,
-            self.loss_cfg,
-        )
-        if self.method == "longclip":
-            return self._longclip_loss(features)
-        if self.method != "himo":
-            loss = infonce_loss(img, txt, scale, lo.label_smoothing)
-            return LossResult(loss, {"contrastive": loss})
-        out = molo_loss(
-            img,
-            txt,
-            scale,
-            tau=lo.tau,
-            lam=lo.lam,
-            label_smoothing=lo.label_smoothing,
-            fixed_m=lo.fixed_m,
-            detach=lo.detach,
-            renormalize=lo.renormalize,
-            scope=lo.scope,
-        )
-        return LossResult(
-            out.loss,
-            {"global": out.global_loss, "comp": out.comp_loss},
-            {"hide_m": float(out.m), "hide_explained_variance": out.explained_variance},
+    def loss_batch(self, features: dict[str, Tensor]) -> EuclideanBatch:
+        """The loss's view of this batch's features (:class:`~paperlib.losses.batch.EuclideanBatch`)."""
+        return EuclideanBatch(
+            features["image"], features["text"], self.clip.logit_scale, features.get("short_text")
         )
 
-    def _longclip_loss(self, features: dict[str, Tensor]) -> LossResult:
-        """Long-CLIP's loss: terms ``long`` and ``short`` (only ``long`` at short_weight 0)."""
-        lo, scale = self.loss_cfg, self.clip.logit_scale
-        if lo.short_weight == 0.0:
-            loss = infonce_loss(features["image"], features["text"], scale, lo.label_smoothing)
-            return LossResult(loss, {"long": loss})
-        if "short_text" not in features:
-            raise KeyError("longclip with loss.short_weight > 0 needs short_text in the batch")
-        out = longclip_loss(
-            features["image"],
-            features["text"],
-            features["short_text"],
-            scale,
-            pcm_dim=lo.pcm_dim,
-            label_smoothing=lo.label_smoothing,
-            short_weight=lo.short_weight,
-            scope=lo.scope,
-        )
-        return LossResult(out.total, {"long": out.long, "short": out.short})
+    def compute_loss(self, features: dict[str, Tensor]) -> LossResult:
+        """The method's loss (its :data:`METHOD_REGISTRY` entry) on this batch's features."""
+        return method_spec(self.method).loss(self.loss_batch(features), self.loss_cfg)
 
     def param_groups(
         self, weight_decay: float, decay_logit_scale: bool = False, decay_all: bool = False
@@ -171,14 +152,18 @@ class EuclideanModule(nn.Module):
 
 
 class HyperbolicModule(nn.Module):
-    """A :class:`~paperlib.models.hyperbolic.HyperbolicCLIP` trained with MERU's, HyCoCLIP's or
-    ARGENT's loss. HyCoCLIP/ARGENT batches add ``box_image`` and ``box_text`` (SPEC §2.3);
+    """A :class:`~paperlib.models.hyperbolic.HyperbolicCLIP` trained with a hyperbolic method's
+    loss (``meru``, ``hycoclip``, ``argent``). Methods with boxes (HyCoCLIP, ARGENT,
+    ``docs/methods/argent.md#hycoclip``) add ``box_image`` and ``box_text`` to the batch;
     images and box crops go through the image encoder together (one call), as do the texts."""
 
-    def __init__(self, model: HyperbolicCLIP, method: str, loss: LossConfig) -> None:
+    geometry = "hyperbolic"
+
+    def __init__(self, model: HyperbolicCLIP, method: str = "meru", loss: Any = None) -> None:
         super().__init__()
-        self.model, self.method, self.loss_cfg = model, method, loss
-        self.boxes = method in BOX_METHODS
+        self.model, self.method = model, method
+        self.loss_cfg = method_spec(method).config() if loss is None else loss
+        self.boxes = method_spec(method).boxes
 
     @property
     def clip(self) -> nn.Module:
@@ -205,8 +190,6 @@ class HyperbolicModule(nn.Module):
             "box_text": texts[n:],
         }
 
-    geometry = "hyperbolic"
-
     def embed_image(self, images: Tensor) -> Tensor:
         """(batch, 3, H, W) -> (batch, dim) Lorentz space components."""
         return self.model.encode_image(images)
@@ -214,46 +197,20 @@ class HyperbolicModule(nn.Module):
     def embed_text(self, tokens: Tensor) -> Tensor:
         return self.model.encode_text(tokens)
 
+    def loss_batch(self, features: dict[str, Tensor]) -> HyperbolicBatch:
+        """The loss's view of this batch's features (:class:`~paperlib.losses.batch.HyperbolicBatch`)."""
+        return HyperbolicBatch(
+            features["image"],
+            features["text"],
+            self.model.curv,
+            self.model.logit_scale,
+            features.get("box_image"),
+            features.get("box_text"),
+        )
+
     def compute_loss(self, features: dict[str, Tensor]) -> LossResult:
-        f, lo, curv, scale = features, self.loss_cfg, self.model.curv, self.model.logit_scale
-        if self.method == "meru":
-            out = meru_loss(f["image"], f["text"], curv, scale, lo.entail_weight)
-        elif self.method == "hycoclip":
-            out = hycoclip_loss(
-                f["image"],
-                f["text"],
-                f["box_image"],
-                f["box_text"],
-                curv,
-                scale,
-                lo.entail_weight,
-                lo.eta_inter,
-                lo.eta_intra,
-            )
-        else:
-            out = argent_loss(
-                f["image"],
-                f["text"],
-                f["box_image"],
-                f["box_text"],
-                curv,
-                scale,
-                gamma1=lo.gamma1,
-                gamma2=lo.gamma2,
-                entailment=lo.entailment,
-                weights=lo.weights,
-                regularize=lo.regularize,
-                beta=lo.adaent_beta,
-                placement=lo.adaent_placement,
-                normalize=lo.adaent_normalize,
-                detach_weight=lo.detach_weight,
-                eta_inter=lo.eta_inter,
-                eta_intra=lo.eta_intra,
-            )
-        terms = {"contrastive": out.contrastive, "entailment": out.entailment}
-        if self.method == "argent":
-            terms["regularizer"] = out.regularizer
-        return LossResult(out.total, terms)
+        """The method's loss (its :data:`METHOD_REGISTRY` entry) on this batch's features."""
+        return method_spec(self.method).loss(self.loss_batch(features), self.loss_cfg)
 
     def param_groups(
         self, weight_decay: float, decay_logit_scale: bool = False, decay_all: bool = False
@@ -280,6 +237,101 @@ class HyperbolicModule(nn.Module):
         """Aperture-failure statistics of this batch (``metrics.diagnostics``), prefixed ``diag/``."""
         stats = aperture_diagnostics(features, self.model.curv.detach())
         return {f"diag/{k}": v for k, v in stats.items()}
+
+
+# --------------------------------------------------------------------------- the methods
+
+
+def infonce_terms(batch: EuclideanBatch, config: InfoNCEConfig) -> LossResult:
+    """``clip``: global InfoNCE, logged as ``contrastive``."""
+    loss = infonce_loss(batch.image, batch.text, batch.logit_scale, config.label_smoothing)
+    return LossResult(loss, {"contrastive": loss})
+
+
+def longclip_terms(batch: EuclideanBatch, config: LongCLIPConfig) -> LossResult:
+    """``longclip``: terms ``long`` and ``short`` (only ``long`` at ``short_weight`` 0)."""
+    if config.short_weight == 0.0:
+        loss = infonce_loss(batch.image, batch.text, batch.logit_scale, config.label_smoothing)
+        return LossResult(loss, {"long": loss})
+    if batch.short_text is None:
+        raise KeyError("longclip with loss.short_weight > 0 needs short_text in the batch")
+    out = longclip_loss(
+        batch.image, batch.text, batch.short_text, batch.logit_scale, **dataclasses.asdict(config)
+    )
+    return LossResult(out.total, {"long": out.long, "short": out.short})
+
+
+def molo_terms(batch: EuclideanBatch, config: MoLoConfig) -> LossResult:
+    """``himo``: MoLo's ``global`` and ``comp`` terms, and HiDe's m and explained variance."""
+    out = molo_loss(batch.image, batch.text, batch.logit_scale, **dataclasses.asdict(config))
+    return LossResult(
+        out.loss,
+        {"global": out.global_loss, "comp": out.comp_loss},
+        {"hide_m": float(out.m), "hide_explained_variance": out.explained_variance},
+    )
+
+
+def hyperbolic_terms(
+    loss: Callable[[HyperbolicBatch, Any], LossTerms],
+    logged: tuple[str, ...],
+    batch: HyperbolicBatch,
+    config: Any,
+) -> LossResult:
+    """A hyperbolic total loss with the ``logged`` parts of its :class:`LossTerms`."""
+    out = loss(batch, config)
+    return LossResult(out.total, {name: getattr(out, name) for name in logged})
+
+
+def _never(config: Any) -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class Method:
+    """One training method: ``loss(batch, config) -> LossResult`` on the module's
+    :meth:`loss_batch` view of the features, the dataclass of its ``loss`` config section
+    (``config``), its training ``module`` (:class:`EuclideanModule` or
+    :class:`HyperbolicModule`), whether its batches carry a box crop and phrase per sample
+    (``boxes``), and whether, for a given loss config, they carry short captions too
+    (``short_text``, Long-CLIP)."""
+
+    name: str
+    loss: Callable[[Any, Any], LossResult]
+    config: type
+    module: type[EuclideanModule] | type[HyperbolicModule]
+    boxes: bool = False
+    short_text: Callable[[Any], bool] = _never
+
+    @property
+    def hyperbolic(self) -> bool:
+        return self.module.geometry == "hyperbolic"
+
+
+_CONTRASTIVE_ENTAILMENT = ("contrastive", "entailment")
+
+# one method per entry: name, loss, loss config dataclass, training module
+# fmt: off
+METHOD_REGISTRY: dict[str, Method] = {m.name: m for m in (
+    Method("clip", infonce_terms, InfoNCEConfig, EuclideanModule),
+    Method("longclip", longclip_terms, LongCLIPConfig, EuclideanModule,
+           short_text=lambda config: config.short_weight > 0),
+    Method("himo", molo_terms, MoLoConfig, EuclideanModule),
+    Method("meru", functools.partial(hyperbolic_terms, meru_loss, _CONTRASTIVE_ENTAILMENT),
+           MERUConfig, HyperbolicModule),
+    Method("hycoclip", functools.partial(hyperbolic_terms, hycoclip_loss, _CONTRASTIVE_ENTAILMENT),
+           HyCoCLIPConfig, HyperbolicModule, boxes=True),
+    Method("argent", functools.partial(hyperbolic_terms, argent_loss,
+                                       (*_CONTRASTIVE_ENTAILMENT, "regularizer")),
+           ARGENTConfig, HyperbolicModule, boxes=True),
+)}
+# fmt: on
+
+
+def method_spec(name: str) -> Method:
+    """The registry entry of method ``name``; KeyError listing the known methods otherwise."""
+    if name not in METHOD_REGISTRY:
+        raise KeyError(f"unknown method {name!r}; expected one of {list(METHOD_REGISTRY)}")
+    return METHOD_REGISTRY[name]
 
 
 HYPERBOLIC_SCALARS = (
@@ -336,12 +388,12 @@ def build_module(config: Config, device: torch.device | str = "cpu"):
             learn_curv=m.learn_curv,
             alpha_init=meru_alpha_init(width),
         )
-        module = HyperbolicModule(model, config.method, config.loss)
+        module = method_spec(config.method).module(model, config.method, config.loss)
         with torch.no_grad():
             for key, value in scalars.items():
                 module.get_parameter(key).copy_(value)
     else:
-        module = EuclideanModule(bundle.model, config.method, config.loss)
+        module = method_spec(config.method).module(bundle.model, config.method, config.loss)
     if m.logit_scale_init is not None:
         with torch.no_grad():
             module.logit_scale.fill_(m.logit_scale_init)

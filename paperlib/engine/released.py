@@ -18,7 +18,6 @@ from pathlib import Path
 
 import torch
 
-from paperlib.engine.config import LossConfig
 from paperlib.engine.methods import EuclideanModule, HyperbolicModule
 from paperlib.models.clip import create_model
 from paperlib.models.longclip_checkpoint import load_longclip_checkpoint
@@ -120,13 +119,13 @@ def load_released(name: str, checkpoint: str | Path | None, device: str | torch.
                 "would score a randomly initialised model"
             )
         bundle = create_model(entry.architecture, pretrained)
-        module = EuclideanModule(bundle.model, "clip", LossConfig())
+        module = EuclideanModule(bundle.model, "clip")
         preprocess, tokenizer = bundle.preprocess, bundle.tokenizer
     elif entry.family == "longclip":
         path = _need_file(entry, checkpoint)
 
         bundle = load_longclip_checkpoint(path)
-        module = EuclideanModule(bundle.model, "clip", LossConfig())
+        module = EuclideanModule(bundle.model, "clip")
         preprocess, tokenizer = bundle.preprocess, bundle.tokenizer
     else:
         path = _need_file(entry, checkpoint)
@@ -134,8 +133,6 @@ def load_released(name: str, checkpoint: str | Path | None, device: str | torch.
         family = "clip" if entry.family == "meru-clip" else entry.family
         model, preprocess, tokenizer = load_meru_checkpoint(path, family=family)
         module = (
-            EuclideanModule(model, "clip", LossConfig())
-            if family == "clip"
-            else HyperbolicModule(model, family, LossConfig())
+            EuclideanModule(model, "clip") if family == "clip" else HyperbolicModule(model, family)
         )
     return module.to(device).eval(), preprocess, tokenizer

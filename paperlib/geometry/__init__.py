@@ -1,1 +1,2 @@
-"""Hyperbolic (Lorentz) geometry, SPEC §2.1, and HoroPCA, SPEC §2.6."""
+"""Hyperbolic (Lorentz) geometry (``docs/methods/conventions.md#lorentz-model``) and HoroPCA
+(``docs/methods/conventions.md#horopca``)."""

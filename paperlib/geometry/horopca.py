@@ -1,4 +1,5 @@
-"""HoroPCA (Chami et al., 2021; SPEC §2.6): hyperbolic PCA by horospherical projection.
+"""HoroPCA (Chami et al., 2021; ``docs/methods/conventions.md#horopca``): hyperbolic PCA by
+horospherical projection.
 
 Steps: move the Fréchet mean to the origin by a Lorentz boost; choose ``k`` orthonormal
 ideal points ``p_1..p_k`` (unit vectors of R^D); project every point onto the totally

@@ -1,11 +1,18 @@
-"""Lorentz (hyperboloid) model of curvature ``-curv``, SPEC §2.1.
+"""Lorentz (hyperboloid) model of curvature ``-curv`` (``docs/methods/conventions.md#lorentz-model``).
 
 Points are stored by their space components ``x`` of shape (batch, dim); the time component
 ``x_t = sqrt(1/curv + ‖x‖²)`` is implied. Every function computes in float32 or float64:
 half-precision inputs are cast up and autocast is disabled locally, so the functions behave
 the same under ``torch.autocast(dtype=torch.bfloat16)``.
 
-Numerical choices (the reference's ``eps=1e-8`` clamps are no-ops in float32):
+Each formula is written twice, side by side: ``plain_*`` as the textbook and MERU write it
+(``plain_paired_dist``, ``plain_exterior_angle``: MERU's ``oxy_angle``, ``plain_exp_map0``,
+``plain_log_map0``), then the robust form the losses use, tested against it where the plain
+form is accurate (``tests/test_lorentz.py``). The plain forms are references for reading,
+not for training: they lose digits or gradients at the points listed below.
+
+Numerical choices of the robust forms (the reference's ``eps=1e-8`` clamps are no-ops in
+float32):
 
 * norms use ``sqrt(max(‖x‖², tiny))``, so ``x = 0`` has finite values and gradients;
 * distances use the Lorentzian chord ``D = ‖x−y‖² − (x_t−y_t)² = -2/c − 2⟨x,y⟩_L ≥ 0`` and
@@ -38,6 +45,10 @@ __all__ = [
     "paired_dist",
     "pairwise_dist",
     "pairwise_inner",
+    "plain_exp_map0",
+    "plain_exterior_angle",
+    "plain_log_map0",
+    "plain_paired_dist",
     "tangent_pca",
     "time_component",
     "to_poincare",
@@ -181,12 +192,28 @@ def _paired_chord(x: Tensor, y: Tensor, curv: Tensor) -> Tensor:
 
 
 @in_float32
-def paired_dist(x: Tensor, y: Tensor, curv: float | Tensor) -> Tensor:
-    """Geodesic distance ``d(x_i, y_i)`` for (batch, dim) inputs → (batch,), SPEC §2.1.
+def plain_paired_dist(x: Tensor, y: Tensor, curv: float | Tensor) -> Tensor:
+    """The textbook geodesic distance ``d(x, y) = acosh(−c⟨x,y⟩_L)/√c``, (batch, dim) →
+    (batch,), as MERU's ``pairwise_dist`` writes it (``docs/methods/conventions.md#lorentz-distance``).
 
-    Computed from the chord (:func:`_paired_chord`), which keeps full relative precision
-    for close points and for points far out on one ray. ``d(x, x) = 0`` exactly, with
-    zero gradient.
+    Accurate while ``d`` is well above ``√eps``; see :func:`paired_dist` for why it is not
+    what the losses use.
+    """
+    curv = _curv(curv, x)
+    return torch.acosh((-curv * lorentz_inner(x, y, curv)).clamp_min(1.0)) / curv.sqrt()
+
+
+@in_float32
+def paired_dist(x: Tensor, y: Tensor, curv: float | Tensor) -> Tensor:
+    """Geodesic distance ``d(x_i, y_i)`` for (batch, dim) inputs → (batch,)
+    (``docs/methods/conventions.md#lorentz-distance``).
+
+    Why not :func:`plain_paired_dist`: ``−c⟨x,y⟩_L = 1 + c·d²/2 + …`` comes out of the
+    difference of two near-equal products, so ``acosh`` of it keeps only about half the
+    digits for close points (none below ``d ≈ √eps``), and its derivative ``1/√(z² − 1)`` is
+    infinite at ``x = y``. Here the distance comes from the chord (:func:`_paired_chord`),
+    which keeps full relative precision for close points and for points far out on one ray:
+    ``d(x, x) = 0`` exactly, with zero gradient.
     """
     curv = _curv(curv, x)
     x, y = torch.broadcast_tensors(x, y)
@@ -197,7 +224,8 @@ def paired_dist(x: Tensor, y: Tensor, curv: float | Tensor) -> Tensor:
 def pairwise_dist(
     x: Tensor, y: Tensor, curv: float | Tensor, rel_floor: float | None = None
 ) -> Tensor:
-    """All-pairs geodesic distance for (B1, dim), (B2, dim) → (B1, B2), SPEC §2.1.
+    """All-pairs geodesic distance for (B1, dim), (B2, dim) → (B1, B2)
+    (``docs/methods/conventions.md#lorentz-distance``).
 
     The angular part of the chord, ``2(a·b − x·y)``, comes from one matmul (as the
     contrastive logits need); its rounding error is about ``eps·a·b``, so the chord is floored
@@ -223,12 +251,27 @@ def dist_to_origin(x: Tensor, curv: float | Tensor) -> Tensor:
 
 
 @in_float32
-def exp_map0(v: Tensor, curv: float | Tensor, max_sinh_arg: float = MAX_SINH_ARG) -> Tensor:
-    """Exponential map at the origin, ``sinh(√c‖v‖)·v/(√c‖v‖)``, (batch, dim) → (batch, dim).
+def plain_exp_map0(v: Tensor, curv: float | Tensor) -> Tensor:
+    """The textbook exponential map at the origin, ``sinh(√c‖v‖)·v/(√c‖v‖)``, (batch, dim) →
+    (batch, dim), as MERU writes it without its clamps (``docs/methods/conventions.md#exp-log-maps``).
 
-    Written as ``(sinh(r)/√c)·v/‖v‖`` with ``r = √c‖v‖`` clamped at ``max_sinh_arg``
+    Undefined at ``v = 0`` (0/0) and infinite in float32 once ``√c‖v‖ > 89``.
+    """
+    curv = _curv(curv, v)
+    r = curv.sqrt() * v.norm(dim=-1, keepdim=True)
+    return torch.sinh(r) * v / r
+
+
+@in_float32
+def exp_map0(v: Tensor, curv: float | Tensor, max_sinh_arg: float = MAX_SINH_ARG) -> Tensor:
+    """Exponential map at the origin, ``sinh(√c‖v‖)·v/(√c‖v‖)``, (batch, dim) → (batch, dim)
+    (``docs/methods/conventions.md#exp-log-maps``).
+
+    Why not :func:`plain_exp_map0`: ``sinh(r)/r`` is 0/0 at ``v = 0`` (no value, no
+    gradient) and ``sinh`` overflows float32 far out. Here it is written as
+    ``(sinh(r)/√c)·v/‖v‖`` with a floored norm and ``r = √c‖v‖`` clamped at ``max_sinh_arg``
     (MERU's ``asinh(2**15)``, so outputs stay finite in float32 for ‖v‖ up to 1e3 and
-    beyond); Jacobian at ``v = 0`` is the identity.
+    beyond); the Jacobian at ``v = 0`` is the identity.
     """
     curv = _curv(curv, v)
     norm = _safe_norm(v, keepdim=True)
@@ -237,10 +280,26 @@ def exp_map0(v: Tensor, curv: float | Tensor, max_sinh_arg: float = MAX_SINH_ARG
 
 
 @in_float32
-def log_map0(x: Tensor, curv: float | Tensor) -> Tensor:
-    """Logarithmic map at the origin, ``acosh(√(1+c‖x‖²))·x/(√c‖x‖)``, SPEC §2.1.
+def plain_log_map0(x: Tensor, curv: float | Tensor) -> Tensor:
+    """The textbook logarithmic map at the origin, ``acosh(√(1+c‖x‖²))·x/(√c‖x‖)``,
+    (batch, dim) → (batch, dim) (``docs/methods/conventions.md#exp-log-maps``).
 
-    Uses the identity ``acosh(√(1+s²)) = asinh(s)``: ``(asinh(√c‖x‖)/√c)·x/‖x‖``.
+    Undefined at ``x = 0``; near it ``√(1+c‖x‖²)`` rounds to 1 and the result to 0.
+    """
+    curv = _curv(curv, x)
+    s = curv.sqrt() * x.norm(dim=-1, keepdim=True)
+    return torch.acosh(torch.sqrt(1.0 + s * s)) * x / s
+
+
+@in_float32
+def log_map0(x: Tensor, curv: float | Tensor) -> Tensor:
+    """Logarithmic map at the origin, ``acosh(√(1+c‖x‖²))·x/(√c‖x‖)``
+    (``docs/methods/conventions.md#exp-log-maps``).
+
+    Why not :func:`plain_log_map0`: for small ``s = √c‖x‖``, ``√(1+s²)`` rounds to 1 and
+    ``acosh`` of it keeps no digit of ``s`` (float32: none below ``s ≈ 3e-4``). The identity
+    ``acosh(√(1+s²)) = asinh(s)`` gives ``(asinh(√c‖x‖)/√c)·x/‖x‖``, accurate for every norm,
+    with a floored norm at ``x = 0``.
     """
     curv = _curv(curv, x)
     norm = _safe_norm(x, keepdim=True)
@@ -258,7 +317,8 @@ def aperture_radius(curv: float | Tensor, min_radius: float = 0.1) -> float | Te
 def half_aperture(
     x: Tensor, curv: float | Tensor, min_radius: float = 0.1, asin_margin: float = 1e-4
 ) -> Tensor:
-    """Half aperture of the entailment cone at parent x, ``asin(2K/(√c‖x‖))``, SPEC §2.1.
+    """Half aperture of the entailment cone at parent x, ``asin(2K/(√c‖x‖))``
+    (``docs/methods/conventions.md#half-aperture``).
 
     ``K = min_radius``. Inside the radius ``2K/√c`` the asin argument exceeds 1; it is
     clamped to ``1 − asin_margin`` (MERU's margin of 1e-8 is a no-op in float32), so the
@@ -271,12 +331,34 @@ def half_aperture(
 
 
 @in_float32
-def exterior_angle(parent: Tensor, child: Tensor, curv: float | Tensor) -> Tensor:
-    """Exterior angle at ``parent`` in the triangle O-parent-child, (batch, dim) → (batch,).
+def plain_exterior_angle(parent: Tensor, child: Tensor, curv: float | Tensor) -> Tensor:
+    """MERU's ``oxy_angle(parent, child)`` as it writes it (without its eps clamps), the
+    exterior angle at ``parent`` in the triangle O-parent-child, (batch, dim) → (batch,)
+    (``docs/methods/conventions.md#exterior-angle``)::
 
-    Same angle as MERU's ``oxy_angle(parent, child)`` and the ARGENT seed's φ: 0 when the
-    child lies on the parent's outward geodesic ray, π when the child lies between O and
-    the parent. From the hyperbolic laws of cosines and sines (A = d(O,parent),
+        φ = acos( (y_t + c⟨x,y⟩_L·x_t) / (‖x‖·√((c⟨x,y⟩_L)² − 1)) ),  x = parent, y = child
+
+    Accurate for angles away from 0 and π and for a parent away from O and from the child.
+    """
+    curv = _curv(curv, parent)
+    c_inner = curv * lorentz_inner(parent, child, curv)
+    numerator = time_component(child, curv) + c_inner * time_component(parent, curv)
+    denominator = parent.norm(dim=-1) * torch.sqrt(c_inner * c_inner - 1.0)
+    return torch.acos((numerator / denominator).clamp(-1.0, 1.0))
+
+
+@in_float32
+def exterior_angle(parent: Tensor, child: Tensor, curv: float | Tensor) -> Tensor:
+    """Exterior angle at ``parent`` in the triangle O-parent-child, (batch, dim) → (batch,)
+    (``docs/methods/conventions.md#exterior-angle``).
+
+    Same angle as MERU's ``oxy_angle(parent, child)`` (:func:`plain_exterior_angle`) and the
+    ARGENT paper's φ: 0 when the child lies on the parent's outward geodesic ray, π when the
+    child lies between O and the parent. Why not the plain form: ``acos`` has an infinite
+    derivative where the angle reaches 0 or π (a child on the parent's ray, what training
+    drives towards), and the formula divides by ``‖x‖`` and by ``√((c⟨x,y⟩)² − 1)``, both 0 at
+    the origin and at ``x = y`` (where MERU's eps makes it π/2). From the hyperbolic laws of
+    cosines and sines (A = d(O,parent),
     B = d(parent,child), C = d(O,child)), with the common positive factor
     ``c·‖p‖·sinh(√c·B)`` removed::
 
@@ -312,7 +394,7 @@ def exterior_angle(parent: Tensor, child: Tensor, curv: float | Tensor) -> Tenso
 def to_poincare(x: Tensor, curv: float | Tensor) -> Tensor:
     """Lorentz space part → unit Poincaré ball (curvature −1): ``√c·x / (1 + √c·x_t)``.
 
-    Distances scale as ``d_P = √c·d_L`` (SPEC §2.1).
+    Distances scale as ``d_P = √c·d_L`` (``docs/methods/conventions.md#poincare-ball``).
     """
     curv = _curv(curv, x)
     sqrt_c = curv.sqrt()
@@ -329,7 +411,8 @@ def from_poincare(p: Tensor, curv: float | Tensor) -> Tensor:
 
 @in_float32
 def tangent_pca(x: Tensor, curv: float | Tensor, n_components: int = 2) -> Tensor:
-    """Tangent PCA (SPEC §2.6 baseline): ``log_map0`` → PCA (centred, via SVD) → ``exp_map0``.
+    """Tangent PCA (``docs/methods/conventions.md#horopca``, a baseline): ``log_map0`` → PCA
+    (centred, via SVD) → ``exp_map0``.
 
     Returns space components (batch, n_components) on the same hyperboloid; the data are
     expected to be centred at the origin (e.g. by a Fréchet-mean isometry) beforehand.

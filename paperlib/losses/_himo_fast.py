@@ -1,4 +1,5 @@
-"""The fast implementation of HiDe and MoLo (SPEC §1.1), ``implementation="fast"``.
+"""The fast implementation of HiDe and MoLo (``docs/methods/himo-clip.md#hide``,
+``docs/methods/himo-clip.md#molo``), ``implementation="fast"``.
 
 Same values and gradients as the plain functions of :mod:`paperlib.losses.himo`; the τ
 rule is theirs (:func:`~paperlib.losses.hide_steps.choose_m`).
@@ -185,7 +186,8 @@ def _decompose(
 def hide_batch(
     u: Tensor, tau: float, fixed_m: int | None, detach: bool, gap_tol: float | None
 ) -> HiDeResult:
-    """HiDe (SPEC §1.1) on the rows of ``u``, already in the work dtype with autocast off.
+    """HiDe (``docs/methods/himo-clip.md#hide``) on the rows of ``u``, already in the work dtype
+    with autocast off.
 
     ``u' = side Π (+ ū)`` through the smaller eigenvector block; components unsigned.
     """
@@ -216,7 +218,8 @@ def comp_logits(
     fixed_m: int | None,
     detach: bool,
 ) -> tuple[Tensor, int, Tensor]:
-    """``clip_logits(v, u')`` of MoLo's L_comp (SPEC §1.1) without forming u'.
+    """``clip_logits(v, u')`` of MoLo's L_comp (``docs/methods/himo-clip.md#molo``) without
+    forming u'.
 
     With X = u − ū, e = exp(logit_scale) and c = e(v·ū)1ᵀ: ``e v u'ᵀ = e v Π Xᵀ + c`` for the
     (dim, dim) projector Π (batch ≥ dim), ``= (global − c) Π_N + c`` for the (batch, batch)

@@ -1,17 +1,31 @@
 """Symmetric InfoNCE (CLIP's contrastive loss) over the batch gathered from every rank.
 
 The one place where image/text logits become a contrastive loss; HiMo-CLIP's MoLo
-(SPEC §1.1) and the hyperbolic losses (SPEC §2.2-2.3) call these. The gather with gradient is
-``paperlib.collectives.all_gather_with_grad``.
+(``docs/methods/himo-clip.md#molo``) and the hyperbolic losses
+(``docs/methods/argent.md#meru``, ``docs/methods/argent.md#hycoclip``) call these. The gather
+with gradient is ``paperlib.collectives.all_gather_with_grad``.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
 from paperlib.collectives import all_gather_with_grad
+from paperlib.losses.options import require_unit_interval
+
+
+@dataclass
+class InfoNCEConfig:
+    """The ``loss`` section of method ``clip``: global InfoNCE (:func:`infonce_loss`)."""
+
+    label_smoothing: float = 0.0
+
+    def __post_init__(self) -> None:
+        require_unit_interval("label_smoothing", self.label_smoothing)
 
 
 def clip_logits(image_features: Tensor, text_features: Tensor, logit_scale: Tensor) -> Tensor:
@@ -20,7 +34,8 @@ def clip_logits(image_features: Tensor, text_features: Tensor, logit_scale: Tens
 
 
 def symmetric_cross_entropy(logits_per_image: Tensor, label_smoothing: float = 0.0) -> Tensor:
-    """½[CE(L, diag) + CE(Lᵀ, diag)] for a square (batch, batch) logit matrix (SPEC §1.1)."""
+    """½[CE(L, diag) + CE(Lᵀ, diag)] for a square (batch, batch) logit matrix
+    (``docs/methods/himo-clip.md#molo``)."""
     if logits_per_image.ndim != 2 or logits_per_image.shape[0] != logits_per_image.shape[1]:
         raise ValueError(
             f"logits must be square (batch, batch); got {tuple(logits_per_image.shape)}"

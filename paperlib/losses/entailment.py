@@ -1,19 +1,12 @@
 """Hyperbolic losses: MERU entailment, HyCoCLIP, ARGENT (contrastive terms:
 ``losses.hyperbolic_contrastive``).
 
-SPEC §2.2 (MERU), §2.3 (HyCoCLIP), §2.4 (ARGENT). Features are Lorentz space components
-(batch, dim); ``curv`` is c (curvature −c); ``logit_scale`` is in log space (as open_clip's
-parameter). HyCoCLIP/ARGENT batches hold four aligned feature sets: full image, full
-caption, box image, box text. Entailment pairs are (parent, child):
-
-=========================  ===============  =================
-pair                       kind             HyCoCLIP's η
-=========================  ===============  =================
-text → image               inter-modality   η_inter = 0.7
-box_text → box_image       inter-modality   η_inter = 0.7
-box_image → image          intra-modality   η_intra = 1.2
-box_text → text            intra-modality   η_intra = 1.2
-=========================  ===============  =================
+MERU (``docs/methods/argent.md#meru``), HyCoCLIP (``docs/methods/argent.md#hycoclip``) and
+ARGENT (``docs/methods/argent.md#argent-objective``). Each total loss reads one
+:class:`~paperlib.losses.batch.HyperbolicBatch` (Lorentz space components (batch, dim), the
+curvature c of curvature −c, the log logit scale) and its method's config dataclass
+(:class:`MERUConfig`, :class:`HyCoCLIPConfig`, :class:`ARGENTConfig`: the ``loss`` section of
+a training config). Entailment pairs are (parent, child), ``losses.batch.ENTAILMENT_PAIRS``.
 """
 
 from __future__ import annotations
@@ -26,13 +19,18 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from paperlib.geometry.lorentz import exterior_angle, half_aperture, paired_dist
+from paperlib.losses.batch import HyperbolicBatch
 from paperlib.losses.hyperbolic_contrastive import (
     hycoclip_contrastive_loss,
     hyperbolic_contrastive_loss,
 )
+from paperlib.losses.options import require, require_non_negative
 
 __all__ = [
+    "ARGENTConfig",
+    "HyCoCLIPConfig",
     "LossTerms",
+    "MERUConfig",
     "adaent_loss",
     "adaent_weight",
     "argent_loss",
@@ -60,6 +58,69 @@ class LossTerms:
         return {k: float(v.detach()) for k, v in vars(self).items()}
 
 
+@dataclass
+class MERUConfig:
+    """The ``loss`` section of method ``meru``: the entailment term's weight (MERU: 0.2)."""
+
+    entail_weight: float = 0.2
+
+    def __post_init__(self) -> None:
+        require_non_negative(self, "entail_weight")
+
+
+@dataclass
+class HyCoCLIPConfig:
+    """The ``loss`` section of method ``hycoclip``: entailment weight and HyCoCLIP's aperture
+    multipliers η for inter- and intra-modality pairs."""
+
+    entail_weight: float = 0.2
+    eta_inter: float = 0.7
+    eta_intra: float = 1.2
+
+    def __post_init__(self) -> None:
+        require_non_negative(self, "entail_weight", "eta_inter", "eta_intra")
+
+
+@dataclass
+class ARGENTConfig:
+    """The ``loss`` section of method ``argent`` (``docs/methods/argent.md#argent-objective``).
+
+    ``gamma1``, ``gamma2``: the weights of AdaEnt and of the norm regularizer (paper: 0.1).
+    Ablations (the paper's Table 3): ``entailment="ent"`` (HyCoCLIP's cones, with
+    ``eta_inter``/``eta_intra``), ``weights`` = "intra" (paper), "all" or "none",
+    ``regularize=False``. AdaEnt's unknowns (eq. 7 is unreadable; our defaults,
+    :func:`adaent_loss`): ``adaent_beta``, ``adaent_placement``, ``adaent_normalize``, and
+    ``detach_weight`` (h carries no gradient)."""
+
+    gamma1: float = 0.1
+    gamma2: float = 0.1
+    weights: Weights = "intra"
+    regularize: bool = True
+    entailment: Literal["adaent", "ent"] = "adaent"
+    adaent_beta: float = 0.1
+    adaent_placement: Literal["outside", "inside"] = "outside"
+    adaent_normalize: Literal["mean", "weighted"] = "mean"
+    detach_weight: bool = True
+    eta_inter: float = 0.7
+    eta_intra: float = 1.2
+
+    def __post_init__(self) -> None:
+        require_non_negative(self, "gamma1", "gamma2", "eta_inter", "eta_intra")
+        require(self.adaent_beta > 0, "adaent_beta", "> 0", self.adaent_beta)
+        require(
+            self.adaent_normalize == "mean" or self.adaent_placement == "outside",
+            "adaent_normalize",
+            "'mean' unless adaent_placement is 'outside'",
+            repr(self.adaent_normalize),
+        )
+        for name, choices in (
+            ("weights", ("intra", "all", "none")),
+            ("entailment", ("adaent", "ent")),
+        ):
+            value = getattr(self, name)
+            require(value in choices, name, f"one of {list(choices)}", repr(value))
+
+
 def entailment_loss(
     parent: Tensor, child: Tensor, curv: float | Tensor, eta: float = 1.0, min_radius: float = 0.1
 ) -> Tensor:
@@ -69,78 +130,42 @@ def entailment_loss(
     return F.relu(angle - eta * aperture).mean()
 
 
-def meru_loss(
-    image: Tensor,
-    text: Tensor,
-    curv: float | Tensor,
-    logit_scale: Tensor,
-    entailment_weight: float = 0.2,
-) -> LossTerms:
-    """MERU: contrastive + 0.2 · entailment(text → image), SPEC §2.2."""
-    contrastive = hyperbolic_contrastive_loss(image, text, curv, logit_scale)
-    entailment = entailment_loss(text, image, curv)
+def meru_loss(batch: HyperbolicBatch, config: MERUConfig | None = None) -> LossTerms:
+    """MERU: contrastive + 0.2 · entailment(text → image) (``docs/methods/argent.md#meru``)."""
+    config = config or MERUConfig()
+    contrastive = hyperbolic_contrastive_loss(batch)
+    entailment = entailment_loss(batch.text, batch.image, batch.curv)
+    return _weighted_cones(contrastive, entailment, config.entail_weight)
+
+
+def _weighted_cones(contrastive: Tensor, entailment: Tensor, weight: float) -> LossTerms:
+    """``contrastive + weight · entailment`` with no regularizer (MERU, HyCoCLIP)."""
     return LossTerms(
-        total=contrastive + entailment_weight * entailment,
+        total=contrastive + weight * entailment,
         contrastive=contrastive,
         entailment=entailment,
         regularizer=torch.zeros_like(contrastive),
     )
 
 
-#: HyCoCLIP/ARGENT's (parent, child, is_intra) entailment pairs, SPEC §2.3.
-ENTAILMENT_PAIRS = (
-    ("text", "image", False),
-    ("box_text", "box_image", False),
-    ("box_image", "image", True),
-    ("box_text", "text", True),
-)
-
-
-def _pairs(image: Tensor, text: Tensor, box_image: Tensor, box_text: Tensor):
-    """The four (parent, child, is_intra) feature pairs of :data:`ENTAILMENT_PAIRS`."""
-    named = {"image": image, "text": text, "box_image": box_image, "box_text": box_text}
-    return [(named[parent], named[child], intra) for parent, child, intra in ENTAILMENT_PAIRS]
-
-
 def hycoclip_entailment_loss(
-    image: Tensor,
-    text: Tensor,
-    box_image: Tensor,
-    box_text: Tensor,
-    curv: float | Tensor,
-    eta_inter: float = 0.7,
-    eta_intra: float = 1.2,
+    batch: HyperbolicBatch, eta_inter: float = 0.7, eta_intra: float = 1.2
 ) -> Tensor:
     """½ · (sum of the four cone losses), η_inter for inter- and η_intra for intra-pairs."""
     terms = [
-        entailment_loss(parent, child, curv, eta=eta_intra if intra else eta_inter)
-        for parent, child, intra in _pairs(image, text, box_image, box_text)
+        entailment_loss(parent, child, batch.curv, eta=eta_intra if intra else eta_inter)
+        for parent, child, intra in batch.pairs()
     ]
     return 0.5 * sum(terms)
 
 
-def hycoclip_loss(
-    image: Tensor,
-    text: Tensor,
-    box_image: Tensor,
-    box_text: Tensor,
-    curv: float | Tensor,
-    logit_scale: Tensor,
-    entailment_weight: float = 0.2,
-    eta_inter: float = 0.7,
-    eta_intra: float = 1.2,
-) -> LossTerms:
-    """HyCoCLIP total: 4-term contrastive + 0.2 · 4-pair entailment, SPEC §2.3."""
-    contrastive = hycoclip_contrastive_loss(image, text, box_image, box_text, curv, logit_scale)
-    entailment = hycoclip_entailment_loss(
-        image, text, box_image, box_text, curv, eta_inter, eta_intra
-    )
-    return LossTerms(
-        total=contrastive + entailment_weight * entailment,
-        contrastive=contrastive,
-        entailment=entailment,
-        regularizer=torch.zeros_like(contrastive),
-    )
+def hycoclip_loss(batch: HyperbolicBatch, config: HyCoCLIPConfig | None = None) -> LossTerms:
+    """HyCoCLIP total: 4-term contrastive + 0.2 · 4-pair entailment
+    (``docs/methods/argent.md#hycoclip``)."""
+    config = config or HyCoCLIPConfig()
+    contrastive = hycoclip_contrastive_loss(batch)
+    entailment = hycoclip_entailment_loss(batch, config.eta_inter, config.eta_intra)
+    return _weighted_cones(contrastive, entailment, config.entail_weight)
 
 
 # ------------------------------------------------------------------ ARGENT
@@ -149,7 +174,8 @@ def hycoclip_loss(
 def adaent_weight(
     parent: Tensor, child: Tensor, curv: float | Tensor, intra: bool, detach: bool = True
 ) -> Tensor:
-    """ARGENT's per-pair weight: ``h = 1 − exp(−d_L(parent, child))`` for intra-modality
+    """ARGENT's per-pair weight (``docs/methods/argent.md#adaptive-weights``):
+    ``h = 1 − exp(−d_L(parent, child))`` for intra-modality
     pairs, 1 for inter-modality pairs (batch,). ``detach`` (default, our choice): h carries
     no gradient; ``-expm1`` keeps it accurate as d → 0."""
     if not intra:
@@ -167,7 +193,8 @@ def adaent_loss(
     placement: Literal["outside", "inside"] = "outside",
     normalize: Literal["mean", "weighted"] = "mean",
 ) -> Tensor:
-    """AdaEnt on one pair set: Huber-smoothed exterior angle φ(parent, child), SPEC §2.4.
+    """AdaEnt on one pair set: Huber-smoothed exterior angle φ(parent, child)
+    (``docs/methods/argent.md#adaent``).
 
     The paper's eq. (7) is unreadable; the unknowns are options (defaults are our choice):
 
@@ -197,62 +224,52 @@ def adaent_loss(
 
 
 def norm_regularizer(*features: Tensor) -> Tensor:
-    """ARGENT's ``L_Reg = mean(‖x‖² − log‖x‖)`` over all given (batch, dim) space parts;
+    """ARGENT's ``L_Reg = mean(‖x‖² − log‖x‖)`` (``docs/methods/argent.md#norm-regularizer``)
+    over all given (batch, dim) space parts;
     minimum at ‖x‖ = 1/√2. ‖x‖ is floored at sqrt(tiny): finite value and gradient at 0."""
     x = torch.cat([f.float() for f in features])
     sq = (x * x).sum(-1).clamp_min(torch.finfo(x.dtype).tiny)
     return (sq - 0.5 * torch.log(sq)).mean()
 
 
-def argent_loss(
-    image: Tensor,
-    text: Tensor,
-    box_image: Tensor,
-    box_text: Tensor,
-    curv: float | Tensor,
-    logit_scale: Tensor,
-    gamma1: float = 0.1,
-    gamma2: float = 0.1,
-    entailment: Literal["adaent", "ent"] = "adaent",
-    weights: Weights = "intra",
-    regularize: bool = True,
-    beta: float = 0.1,
-    placement: Literal["outside", "inside"] = "outside",
-    normalize: Literal["mean", "weighted"] = "mean",
-    detach_weight: bool = True,
-    eta_inter: float = 0.7,
-    eta_intra: float = 1.2,
-) -> LossTerms:
-    """ARGENT total ``L_Cont + γ1·L_AdaEnt + γ2·L_Reg``, SPEC §2.4.
+def argent_entailment_loss(batch: HyperbolicBatch, config: ARGENTConfig) -> Tensor:
+    """``L_AdaEnt`` = ½ · (sum over the four pairs of :func:`adaent_loss`), combined like
+    HyCoCLIP's entailment; h (:func:`adaent_weight`) on the pairs ``config.weights`` names."""
+    terms = []
+    for parent, child, intra in batch.pairs():
+        use_h = config.weights == "all" or (config.weights == "intra" and intra)
+        h = adaent_weight(parent, child, batch.curv, True, config.detach_weight) if use_h else None
+        terms.append(
+            adaent_loss(
+                parent,
+                child,
+                batch.curv,
+                h,
+                config.adaent_beta,
+                config.adaent_placement,
+                config.adaent_normalize,
+            )
+        )
+    return 0.5 * sum(terms)
 
-    ``L_Cont`` is HyCoCLIP's 4-term contrastive. ``L_AdaEnt`` = ½ · (sum over the four
-    pairs), combined like HyCoCLIP's entailment. Ablations: ``entailment="ent"`` uses
-    HyCoCLIP's cone loss (η_inter/η_intra) instead; ``weights`` = "intra" (paper), "all"
-    (h on every pair) or "none" (h = 1); ``regularize=False`` drops ``L_Reg``. The
-    regularizer covers all four feature sets.
+
+def argent_loss(batch: HyperbolicBatch, config: ARGENTConfig | None = None) -> LossTerms:
+    """ARGENT total ``L_Cont + γ1·L_AdaEnt + γ2·L_Reg``
+    (``docs/methods/argent.md#argent-objective``).
+
+    ``L_Cont`` is HyCoCLIP's 4-term contrastive, ``L_AdaEnt`` :func:`argent_entailment_loss`
+    (or HyCoCLIP's cones with ``entailment="ent"``), ``L_Reg`` :func:`norm_regularizer` over
+    all four feature sets; ``regularize=False`` drops it (logged as 0).
     """
-    if weights not in ("intra", "all", "none"):
-        raise ValueError(f"weights must be 'intra', 'all' or 'none'; got {weights!r}")
-    contrastive = hycoclip_contrastive_loss(image, text, box_image, box_text, curv, logit_scale)
-    if entailment == "ent":
-        ent = hycoclip_entailment_loss(image, text, box_image, box_text, curv, eta_inter, eta_intra)
-    elif entailment == "adaent":
-        terms = []
-        for parent, child, intra in _pairs(image, text, box_image, box_text):
-            use_h = weights == "all" or (weights == "intra" and intra)
-            h = adaent_weight(parent, child, curv, True, detach_weight) if use_h else None
-            terms.append(adaent_loss(parent, child, curv, h, beta, placement, normalize))
-        ent = 0.5 * sum(terms)
+    config = config or ARGENTConfig()
+    contrastive = hycoclip_contrastive_loss(batch)
+    if config.entailment == "ent":
+        ent = hycoclip_entailment_loss(batch, config.eta_inter, config.eta_intra)
     else:
-        raise ValueError(f"entailment must be 'adaent' or 'ent'; got {entailment!r}")
-    if regularize:
-        reg = norm_regularizer(image, text, box_image, box_text)
-        total = contrastive + gamma1 * ent + gamma2 * reg
+        ent = argent_entailment_loss(batch, config)
+    if config.regularize:
+        reg = norm_regularizer(*batch.features())
+        total = contrastive + config.gamma1 * ent + config.gamma2 * reg
     else:  # logged as 0; the total does not carry a zero term
-        reg, total = torch.zeros_like(contrastive), contrastive + gamma1 * ent
-    return LossTerms(
-        total=total,
-        contrastive=contrastive,
-        entailment=ent,
-        regularizer=reg,
-    )
+        reg, total = torch.zeros_like(contrastive), contrastive + config.gamma1 * ent
+    return LossTerms(total=total, contrastive=contrastive, entailment=ent, regularizer=reg)

@@ -1,4 +1,5 @@
-"""The steps of HiDe (SPEC §1.1) that the plain and the fast implementation share.
+"""The steps of HiDe (``docs/methods/himo-clip.md#hide``) that the plain and the fast
+implementation share.
 
 :func:`centre` (step 1) and :func:`choose_m` (the τ rule of step 2), the result type, and the
 error raised when a batch holds NaN or inf. ``losses.himo`` writes the paper's steps out with
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-VARIANCE_FLOOR = 1e-8  # SPEC §1.1: total variance is floored at this value
+VARIANCE_FLOOR = 1e-8  # docs/methods/himo-clip.md#hide: total variance is floored at this value
 
 
 @dataclass
@@ -55,13 +56,15 @@ def non_finite_named(x: Tensor) -> Iterator[None]:
 
 
 def centre(u: Tensor) -> tuple[Tensor, Tensor]:
-    """HiDe step 1 (SPEC §1.1): the batch mean ``ū`` (dim,) and the centred rows ``u − ū``."""
+    """HiDe step 1 (``docs/methods/himo-clip.md#hide``): the batch mean ``ū`` (dim,) and the
+    centred rows ``u − ū``."""
     mean = u.mean(dim=0)
     return mean, u - mean
 
 
 def choose_m(variances: Tensor, tau: float, fixed_m: int | None) -> tuple[int, Tensor]:
-    """HiDe's τ rule (SPEC §1.1): the smallest m with ``cumsum(S²)/sum(S²) ≥ tau``.
+    """HiDe's τ rule (``docs/methods/himo-clip.md#hide``): the smallest m with
+    ``cumsum(S²)/sum(S²) ≥ tau``.
 
     ``variances`` (k,) sorted descending; the total is floored at ``VARIANCE_FLOOR``.
     ``fixed_m`` replaces the rule. m is clamped to [1, k] (k when the ratio never reaches

@@ -1,6 +1,7 @@
-"""HiMo-CLIP's HiDe (in-batch PCA of text features) and MoLo loss (SPEC §1.1).
+"""HiMo-CLIP's HiDe (in-batch PCA of text features) and MoLo loss
+(``docs/methods/himo-clip.md#hide``, ``docs/methods/himo-clip.md#molo``).
 
-The paper's steps, one function each (HiDe's step numbers as in SPEC §1.1):
+The paper's steps, one function each (HiDe's step numbers as on the method page):
 
 - :func:`centre` (step 1): the batch mean ``ū`` and the centred rows ``u − ū``;
 - :func:`principal_axes` (step 2): SVD of the centred batch, variances ``S²`` and
@@ -21,6 +22,7 @@ logits without forming ``u'`` (``paperlib.losses._himo_fast``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import torch
 import torch.nn.functional as F
@@ -38,9 +40,29 @@ from paperlib.losses.hide_steps import (  # noqa: F401  (public names of this mo
     non_finite_named,
     work_dtype,
 )
+from paperlib.losses.options import require, require_non_negative, require_unit_interval
 
 SCOPES = ("global", "local")
 IMPLEMENTATIONS = ("fast", "plain")
+
+
+@dataclass
+class MoLoConfig:
+    """The ``loss`` section of method ``himo``: the keyword options of :func:`molo_loss`, at
+    the values of HiMo-CLIP's training script (``docs/methods/himo-clip.md#reference-code``)."""
+
+    label_smoothing: float = 0.1
+    tau: float = 0.9
+    lam: float = 1.0
+    scope: Literal["global", "local"] = "global"
+    detach: bool = False
+    renormalize: bool = False
+    fixed_m: int | None = None
+
+    def __post_init__(self) -> None:
+        check_hide_options(self.tau, self.fixed_m, self.scope)
+        require_unit_interval("label_smoothing", self.label_smoothing)
+        require_non_negative(self, "lam")
 
 
 @dataclass
@@ -55,7 +77,7 @@ class MoLoOutput:
 
 
 def principal_axes(x: Tensor) -> tuple[Tensor, Tensor]:
-    """HiDe step 2 (SPEC §1.1): SVD ``x = U S Vᵀ`` of the centred (batch, dim) batch.
+    """HiDe step 2 (``docs/methods/himo-clip.md#hide``): SVD ``x = U S Vᵀ`` of the centred (batch, dim) batch.
 
     Returns the variances ``S²`` (k,), descending, and the directions ``Vᵀ`` (k, dim) as
     rows, k = min(batch, dim).
@@ -66,12 +88,12 @@ def principal_axes(x: Tensor) -> tuple[Tensor, Tensor]:
 
 
 def project(u: Tensor, mean: Tensor, components: Tensor) -> Tensor:
-    """HiDe step 3 (SPEC §1.1): ``u' = Pᵀ(P(u − ū)) + ū`` row-wise, ``P = components`` (m, dim)."""
+    """HiDe step 3 (``docs/methods/himo-clip.md#hide``): ``u' = Pᵀ(P(u − ū)) + ū`` row-wise, ``P = components`` (m, dim)."""
     return (u - mean) @ components.T @ components + mean
 
 
 def _hide_plain(u: Tensor, tau: float, fixed_m: int | None, detach: bool) -> HiDeResult:
-    """HiDe on the rows of ``u`` as SPEC §1.1 writes it, autograd through the SVD.
+    """HiDe on the rows of ``u`` as the paper writes it, autograd through the SVD.
 
     Components come back unsigned (the caller fixes their sign).
     """
@@ -96,14 +118,24 @@ def _validate(
         raise ValueError(
             f"text_features must be a non-empty (batch, dim); got shape {tuple(text_features.shape)}"
         )
-    if not 0.0 < tau <= 1.0:
-        raise ValueError(f"tau must be in (0, 1]; got {tau}")
-    if fixed_m is not None and (not isinstance(fixed_m, int) or fixed_m < 1):
-        raise ValueError(f"fixed_m must be a positive int or None; got {fixed_m!r}")
-    if scope not in SCOPES:
-        raise ValueError(f"scope must be one of {SCOPES}; got {scope!r}")
-    if implementation not in IMPLEMENTATIONS:
-        raise ValueError(f"implementation must be one of {IMPLEMENTATIONS}; got {implementation!r}")
+    check_hide_options(tau, fixed_m, scope, implementation)
+
+
+def check_hide_options(
+    tau: float, fixed_m: int | None, scope: str, implementation: str = "fast"
+) -> None:
+    """ValueError naming the first of HiDe's options out of its range (``"tau: expected ..."``);
+    :class:`MoLoConfig` and every entry point check with it."""
+    require(0.0 < tau <= 1.0, "tau", "a value in (0, 1]", tau)
+    positive_int = isinstance(fixed_m, int) and not isinstance(fixed_m, bool) and fixed_m >= 1
+    require(fixed_m is None or positive_int, "fixed_m", "a positive int or None", repr(fixed_m))
+    require(scope in SCOPES, "scope", f"one of {list(SCOPES)}", repr(scope))
+    require(
+        implementation in IMPLEMENTATIONS,
+        "implementation",
+        f"one of {list(IMPLEMENTATIONS)}",
+        repr(implementation),
+    )
 
 
 def _hide_batch(
@@ -144,7 +176,7 @@ def hide(
     gap_tol: float | None = None,
     implementation: str = "fast",
 ) -> HiDeResult:
-    """HiDe (SPEC §1.1): ``u' = Pᵀ(P(u − ū)) + ū`` for (batch, dim) L2-normalised features.
+    """HiDe (``docs/methods/himo-clip.md#hide``): ``u' = Pᵀ(P(u − ū)) + ū`` for (batch, dim) L2-normalised features.
 
     - ``tau``: keep the smallest m with cumulative explained variance ≥ tau (total variance
       floored at 1e-8; m ≥ 1; m = min(batch, dim) if the ratio never reaches tau).
@@ -186,7 +218,7 @@ def molo_loss(
     scope: str = "global",
     implementation: str = "fast",
 ) -> MoLoOutput:
-    """MoLo (SPEC §1.1): ``L_global + lam · L_comp`` on (batch, dim) L2-normalised features.
+    """MoLo (``docs/methods/himo-clip.md#molo``): ``L_global + lam · L_comp`` on (batch, dim) L2-normalised features.
 
     ``logit_scale`` is the *log* of the temperature scale (logits = exp(logit_scale)·v·uᵀ,
     as in ``clip_logits``); both terms use ``label_smoothing`` (reference 0.1). ``tau``,

@@ -1,8 +1,9 @@
 """Contrastive losses on hyperbolic (−Lorentz distance) logits over the global batch.
 
-SPEC §2.2 (MERU: ½(CE_img + CE_txt)) and §2.3 (HyCoCLIP: full pairs plus box crops and box
-phrases against the full captions and images). Features are Lorentz space components
-(batch, dim); ``logit_scale`` is in log space.
+MERU's ½(CE_img + CE_txt) (``docs/methods/argent.md#meru``) and HyCoCLIP's four terms: full
+pairs plus box crops and box phrases against the full captions and images
+(``docs/methods/argent.md#hycoclip``). Both read a :class:`~paperlib.losses.batch.HyperbolicBatch`
+(Lorentz space components (batch, dim), curvature, log logit scale).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from paperlib.collectives import all_gather_with_grad
+from paperlib.losses.batch import HyperbolicBatch
 from paperlib.losses.contrastive import symmetric_cross_entropy
 from paperlib.models.hyperbolic import hyperbolic_logits
 
@@ -24,29 +25,17 @@ def _cross_entropy(logits: Tensor) -> Tensor:
     return F.cross_entropy(logits, labels)
 
 
-def hyperbolic_contrastive_loss(
-    image: Tensor, text: Tensor, curv: float | Tensor, logit_scale: Tensor
-) -> Tensor:
+def hyperbolic_contrastive_loss(batch: HyperbolicBatch) -> Tensor:
     """MERU contrastive, ½(CE_img + CE_txt) on −distance logits over the global batch."""
-    image, text = all_gather_with_grad(image), all_gather_with_grad(text)
-    return symmetric_cross_entropy(hyperbolic_logits(image, text, curv, logit_scale))
+    b = batch.gathered()
+    return symmetric_cross_entropy(hyperbolic_logits(b.image, b.text, b.curv, b.logit_scale))
 
 
-def hycoclip_contrastive_loss(
-    image: Tensor,
-    text: Tensor,
-    box_image: Tensor,
-    box_text: Tensor,
-    curv: float | Tensor,
-    logit_scale: Tensor,
-) -> Tensor:
-    """¼[CE(img→txt) + CE(txt→img) + CE(box_img→txts) + CE(box_txt→imgs)], SPEC §2.3."""
-    image, text = all_gather_with_grad(image), all_gather_with_grad(text)
-    box_image, box_text = all_gather_with_grad(box_image), all_gather_with_grad(box_text)
-    full = 2.0 * symmetric_cross_entropy(hyperbolic_logits(image, text, curv, logit_scale))
-    boxes = _cross_entropy(hyperbolic_logits(box_image, text, curv, logit_scale))
-    boxes = boxes + _cross_entropy(hyperbolic_logits(box_text, image, curv, logit_scale))
+def hycoclip_contrastive_loss(batch: HyperbolicBatch) -> Tensor:
+    """¼[CE(img→txt) + CE(txt→img) + CE(box_img→txts) + CE(box_txt→imgs)] over the global
+    batch (``docs/methods/argent.md#hycoclip``)."""
+    b = batch.require_boxes().gathered()
+    full = 2.0 * symmetric_cross_entropy(hyperbolic_logits(b.image, b.text, b.curv, b.logit_scale))
+    boxes = _cross_entropy(hyperbolic_logits(b.box_image, b.text, b.curv, b.logit_scale))
+    boxes = boxes + _cross_entropy(hyperbolic_logits(b.box_text, b.image, b.curv, b.logit_scale))
     return 0.25 * (full + boxes)
-
-
-# ------------------------------------------------------------------ entailment

@@ -23,6 +23,7 @@ reference does. Both are the same outside ``torch.distributed``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import torch
 import torch.nn.functional as F
@@ -30,8 +31,24 @@ from torch import Tensor
 
 from paperlib.collectives import all_gather_with_grad
 from paperlib.losses.contrastive import clip_logits, infonce_loss, symmetric_cross_entropy
+from paperlib.losses.options import require, require_unit_interval
 
 SCOPES = ("global", "local")
+
+
+@dataclass
+class LongCLIPConfig:
+    """The ``loss`` section of method ``longclip``: the keyword options of :func:`longclip_loss`
+    (``scope`` places the PCA, as HiDe's); ``short_weight=0`` trains on long captions alone."""
+
+    label_smoothing: float = 0.1
+    pcm_dim: int = 32
+    short_weight: float = 0.5
+    scope: Literal["global", "local"] = "global"
+
+    def __post_init__(self) -> None:
+        require_unit_interval("label_smoothing", self.label_smoothing)
+        check_pcm_options(self.pcm_dim, self.short_weight, self.scope)
 
 
 @dataclass
@@ -82,12 +99,16 @@ def _validate(
             "image, long_text and short_text must share one (batch, dim) shape; got "
             f"{tuple(image.shape)}, {tuple(long_text.shape)}, {tuple(short_text.shape)}"
         )
-    if isinstance(pcm_dim, bool) or not isinstance(pcm_dim, int) or pcm_dim < 1:
-        raise ValueError(f"pcm_dim must be a positive int; got {pcm_dim!r}")
-    if not 0.0 <= short_weight <= 1.0:
-        raise ValueError(f"short_weight must be in [0, 1]; got {short_weight}")
-    if scope not in SCOPES:
-        raise ValueError(f"scope must be one of {SCOPES}; got {scope!r}")
+    check_pcm_options(pcm_dim, short_weight, scope)
+
+
+def check_pcm_options(pcm_dim: int, short_weight: float, scope: str) -> None:
+    """ValueError naming the first of Long-CLIP's options out of its range
+    (``"pcm_dim: expected ..."``); :class:`LongCLIPConfig` and :func:`longclip_loss` use it."""
+    positive_int = isinstance(pcm_dim, int) and not isinstance(pcm_dim, bool) and pcm_dim >= 1
+    require(positive_int, "pcm_dim", "a positive int", repr(pcm_dim))
+    require_unit_interval("short_weight", short_weight, closed_high=True)
+    require(scope in SCOPES, "scope", f"one of {list(SCOPES)}", repr(scope))
 
 
 def longclip_loss(

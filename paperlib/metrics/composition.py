@@ -1,4 +1,5 @@
-"""COLA-style accuracy for paired compositional queries (SPEC §1.3, COLA multi-object).
+"""COLA-style accuracy for paired compositional queries (COLA multi-object,
+``docs/methods/himo-clip.md#cola``).
 
 A query is two images and two captions whose attributes/objects are swapped; caption 0
 describes image 0 and caption 1 image 1. With ``s[i, c]`` the cosine of image i and

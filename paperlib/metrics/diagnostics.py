@@ -1,4 +1,6 @@
-"""Aperture-failure diagnostics per batch (ARGENT's motivation, SPEC §2.1 and §2.4).
+"""Aperture-failure diagnostics per batch (ARGENT's motivation,
+``docs/methods/argent.md#aperture-failure``; the half aperture,
+``docs/methods/conventions.md#half-aperture``).
 
 MERU's half aperture ``asin(2K/(√c‖x‖))`` is undefined for parents with
 ``‖x‖ < 2K/√c``; there it saturates at π/2 with zero gradient. These statistics show how
@@ -14,11 +16,11 @@ import torch
 from torch import Tensor
 
 from paperlib.geometry.lorentz import aperture_radius, exterior_angle, half_aperture
-from paperlib.losses.entailment import ENTAILMENT_PAIRS
+from paperlib.losses.batch import ENTAILMENT_PAIRS
 
 __all__ = ["DEFAULT_PAIRS", "aperture_diagnostics"]
 
-#: HyCoCLIP/ARGENT's (parent, child) pairs, SPEC §2.3 (the entailment losses' table).
+#: HyCoCLIP/ARGENT's (parent, child) pairs (``docs/methods/argent.md#hycoclip``).
 DEFAULT_PAIRS = tuple((parent, child) for parent, child, _ in ENTAILMENT_PAIRS)
 
 

@@ -1,5 +1,6 @@
-"""Hierarchy metrics on precomputed features: ARGENT's PEP (SPEC §2.4) and HierarCaps'
-d_corr and hierarchical retrieval precision/recall (SPEC §2.5).
+"""Hierarchy metrics on precomputed features: ARGENT's PEP (``docs/methods/argent.md#pep``) and
+HierarCaps' d_corr and hierarchical retrieval precision/recall
+(``docs/methods/argent.md#hierarcaps``).
 
 Feature layout: images (N, dim); caption chains (N, L, dim), level 0 the most general
 (HierarCaps: L = 4). ``geometry="euclidean"`` expects L2-normalised CLIP features and a
@@ -65,8 +66,8 @@ def build_pep_pairs(
     negatives: str = "per-image",
     pool: Sequence[int] | None = None,
 ) -> PEPPairs:
-    """Positives and negatives for PEP (SPEC §2.4; our reproducible stand-in for the paper's
-    Qwen3-VL cleaning).
+    """Positives and negatives for PEP (``docs/methods/argent.md#pep``; our reproducible
+    stand-in for the paper's Qwen3-VL cleaning).
 
     Images = the rows in ``kept`` (default: all rows; pass e.g. a cleaned id list). For image
     i, positives are its ``n_levels`` captions; negatives are finest (last-level) captions of
@@ -199,8 +200,8 @@ def hierarchical_retrieval(
     n_thresholds: int = 50,
     caption_texts: list[str] | None = None,
 ) -> dict[str, float]:
-    """Hierarchical retrieval precision/recall (SPEC §2.5), means over images of
-    :func:`hierarchical_retrieval_items` (hits by text with ``caption_texts``, else by index)."""
+    """Hierarchical retrieval precision/recall (``docs/methods/argent.md#hierarcaps``), means
+    over images of :func:`hierarchical_retrieval_items` (hits by text with ``caption_texts``, else by index)."""
     precision, recall = hierarchical_retrieval_items(
         similarity, radii, n_levels, n_thresholds, caption_texts=caption_texts
     )
@@ -215,7 +216,8 @@ def hierarchical_retrieval_items(
     caption_texts: list[str] | None = None,
     removed: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per-image hierarchical retrieval precision and recall (SPEC §2.5).
+    """Per-image hierarchical retrieval precision and recall
+    (``docs/methods/argent.md#hierarcaps``).
 
     ``similarity`` (N, N·L): image i against every caption, caption ``m`` belonging to
     image ``m // L`` at level ``m % L``; ``radii`` (N·L,). Thresholds: ``n_thresholds``
@@ -287,7 +289,7 @@ def hierarcaps_metrics(
 ) -> dict[str, float]:
     """d_corr and hierarchical retrieval P/R for images (N, dim) and chains (N, L, dim);
     with ``caption_texts`` (N·L, row-major) predictions are compared with the chain as texts,
-    HierarCaps' rule (SPEC §2.5), else by caption index."""
+    HierarCaps' rule (``docs/methods/argent.md#hierarcaps``), else by caption index."""
     require_finite(image_features=image_features, caption_features=caption_features)
     if caption_features.ndim != 3:
         raise ValueError(

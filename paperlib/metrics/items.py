@@ -1,7 +1,7 @@
 """Per-item values of the world benchmarks: one number per test item whose mean is the metric.
 
-The study's intervals resample test items (a bootstrap over the held-out set, SPEC §1.3 and
-§2.4 metrics), so every metric that a claim tests is written here as a vector over items:
+The study's intervals resample test items (a bootstrap over the held-out set), so every metric
+that a claim tests is written here as a vector over items:
 
 - retrieval: ``hit@k`` per image query (I2T) or text query (T2I), pessimistic ties;
 - HiMo@2 / HiMo@3: 1 when an image's scores strictly rise over its 2 / 3 segments;
@@ -141,8 +141,8 @@ def pep_items(image: Tensor, chain: Tensor, roots: list[str], curv: float) -> di
 def hierarchy_items(
     emb: dict[str, Any], geometry: str, curv: float | None, neighbours: int = 10
 ) -> dict[str, np.ndarray]:
-    """Hierarchical retrieval precision and recall per image (SPEC §2.5; captions compared as
-    texts, ``emb["chain_texts"]``), over the whole caption pool and with each image's ambiguous
+    """Hierarchical retrieval precision and recall per image
+    (``docs/methods/argent.md#hierarcaps``; captions compared as texts, ``emb["chain_texts"]``), over the whole caption pool and with each image's ambiguous
     captions removed (``_cleaned``: ARGENT's Table 1, :func:`hierarchy.ambiguous_captions`)."""
     chain, texts = emb["chain"], list(emb["chain_texts"])
     levels = chain.shape[1]

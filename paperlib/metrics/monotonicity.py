@@ -1,4 +1,5 @@
-"""Semantic monotonicity (HiMo@K) and noise robustness (SSI) of image-text scores (SPEC §1.3).
+"""Semantic monotonicity (HiMo@K) and noise robustness (SSI) of image-text scores
+(``docs/methods/himo-clip.md#himo-at-k``, ``docs/methods/himo-clip.md#ssi``).
 
 - Segments: a caption is cut into K *cumulative* sentence prefixes ("short, medium,
   long"); the rule for captions with more than K sentences is ours (see

@@ -1,4 +1,5 @@
-"""Results files in CLIP_benchmark's JSON format, and merging them into one table (SPEC §5).
+"""Results files in CLIP_benchmark's JSON format, and merging them into one table
+(``docs/methods/conventions.md#results-format``).
 
 One file per (dataset, model, pretrained, task) evaluation::
 

@@ -1,4 +1,5 @@
-"""Image-text retrieval Recall@K on precomputed features (SPEC §1.3).
+"""Image-text retrieval Recall@K on precomputed features
+(``docs/methods/himo-clip.md#himo-evaluation``).
 
 Protocols: 1:1 pairs (Urban1k, DOCCI, Long-DCI) and several captions per image
 (Flickr30k / COCO: 5 captions, text t belongs to image t // 5). An image→text query is a
@@ -44,7 +45,8 @@ def positive_ranks(scores: Tensor, positive: Tensor, ties: str = "pessimistic") 
 
 
 def _recalls(i2t: Tensor, t2i: Tensor, ks: Sequence[int]) -> dict[str, float]:
-    """R@K of both directions under CLIP_benchmark's names (SPEC §5)."""
+    """R@K of both directions under CLIP_benchmark's names
+    (``docs/methods/conventions.md#results-format``)."""
     out = {image_retrieval_recall(k): v for k, v in recall_at_k(t2i, ks).items()}
     out.update({text_retrieval_recall(k): v for k, v in recall_at_k(i2t, ks).items()})
     return out
@@ -130,7 +132,7 @@ def retrieval_metrics(
     *,
     ties: str = "pessimistic",
 ) -> dict[str, float]:
-    """R@K in CLIP_benchmark's names (SPEC §5).
+    """R@K in CLIP_benchmark's names (``docs/methods/conventions.md#results-format``).
 
     ``text_retrieval_recall@k`` = image→text (I2T), ``image_retrieval_recall@k`` =
     text→image (T2I). Texts are image-major: ``captions_per_image`` consecutive captions

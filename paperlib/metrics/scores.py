@@ -1,5 +1,5 @@
 """One image-by-text score rule for every metric: cosine for Euclidean CLIP, ``−d_L`` for
-hyperbolic models (MERU, SPEC §2.2; larger is more similar in both), and the checks every
+hyperbolic models (MERU, ``docs/methods/argent.md#meru``; larger is more similar in both), and the checks every
 metric applies to its inputs first: torch tensors (:func:`require_finite` names a NumPy array
 or a list), finite values, a known geometry, features of one width."""
 

@@ -3,8 +3,8 @@
 Class embeddings from per-class prompt features (n_classes, n_prompts, dim):
 
 * Euclidean CLIP: mean of the L2-normalised prompt features, renormalised;
-* hyperbolic (MERU, SPEC §2.2): average in the tangent space at the origin, then
-  ``exp_map0``. ``space="lifted"`` takes features already on the hyperboloid (the output of
+* hyperbolic (MERU, ``docs/methods/argent.md#meru``): average in the tangent space at the
+  origin, then ``exp_map0``. ``space="lifted"`` takes features already on the hyperboloid (the output of
   ``HyperbolicCLIP.encode_text``) and averages their ``log_map0``; ``space="tangent"`` takes
   the pre-exp features (open_clip features × exp(α_text)), as MERU's own code does. The two
   agree exactly (``log_map0 ∘ exp_map0 = id``) unless ``exp_map0`` clamped a norm.

@@ -4,7 +4,8 @@
   ``paperlib/model_configs`` are registered on import) with random weights, an open_clip
   pretrained tag, or a local checkpoint file (loaded with ``weights_only=True``); or an
   open_clip model from the Hugging Face hub by ``hf-hub:ORG/REPO``.
-- ``stretch_positional_embedding`` is Long-CLIP's 77 -> 248 stretch (SPEC §1.2), *not*
+- ``stretch_positional_embedding`` is Long-CLIP's 77 -> 248 stretch
+  (``docs/methods/himo-clip.md#long-text``), *not*
   open_clip's ``resize_text_pos_embed`` (which interpolates every position linearly).
 - ``long_text="residual"`` adds Long-CLIP's frozen-base + trainable-residual table:
   positions 0..keep-1 read the frozen stretched table, positions >= keep a trainable copy
@@ -20,6 +21,7 @@ from typing import Any, NamedTuple
 import open_clip
 import torch
 import torch.nn.functional as F
+from open_clip.pretrained import download_pretrained_from_hf, get_pretrained_cfg
 from torch import Tensor, nn
 
 from paperlib.state_files import load_tensor_file, tensor_state
@@ -43,7 +45,8 @@ class CLIPBundle(NamedTuple):
 
 
 def stretch_positional_embedding(table: Tensor, keep: int = 20, factor: int = 4) -> Tensor:
-    """Long-CLIP's positional stretch (SPEC §1.2), (L, width) -> (keep + factor·(L−keep), width).
+    """Long-CLIP's positional stretch (``docs/methods/himo-clip.md#long-text``), (L, width) ->
+    (keep + factor·(L−keep), width).
 
     Rows ``0..keep-1`` are copied; for ``i`` in ``0..L-keep-2`` and ``j`` in ``0..factor-1``,
     ``new[keep + factor·i + j] = ((factor−j)·p[keep+i] + j·p[keep+i+1]) / factor``; the last
@@ -105,7 +108,8 @@ def _add_positional_residual(tower: nn.Module, keep: int) -> None:
 
 
 def add_positional_residual(model: nn.Module, keep: int = 20) -> None:
-    """Long-CLIP's frozen-base + trainable-residual split of the text table as it is (SPEC §1.2).
+    """Long-CLIP's frozen-base + trainable-residual split of the text table as it is
+    (``docs/methods/himo-clip.md#long-text``).
 
     For a model already at its final context length (e.g. built at 248 to receive a Long-CLIP
     checkpoint); ``extend_context(mode="residual")`` stretches a 77-token model first.
@@ -119,7 +123,8 @@ def extend_context(
     """Give a 77-token open_clip model Long-CLIP's 248-token text positions, in place.
 
     ``mode="stretch"``: stretched table, trainable as a whole. ``mode="residual"``:
-    Long-CLIP's frozen stretched table + trainable residual copy (SPEC §1.2).
+    Long-CLIP's frozen stretched table + trainable residual copy
+    (``docs/methods/himo-clip.md#long-text``).
     """
     if mode not in ("stretch", "residual"):
         raise ValueError(f"long_text mode must be 'stretch' or 'residual'; got {mode!r}")
@@ -213,7 +218,6 @@ def _check_hub_model(name: str, pretrained: object, cache_dir: str | Path | None
     open_clip itself only warns when the weights are missing and returns a randomly
     initialised model; here that is an error naming the repository and the files expected.
     """
-    from open_clip.pretrained import download_pretrained_from_hf
 
     repo = name.removeprefix(HF_HUB_PREFIX)
     if not repo or pretrained is not None:
@@ -247,13 +251,13 @@ def _is_local_path(pretrained: str) -> bool:
 
 
 def check_activation(name: str, tag: str) -> None:
-    """Refuse weights trained with another activation than the architecture's (SPEC §1.2).
+    """Refuse weights trained with another activation than the architecture's
+    (``docs/methods/himo-clip.md#quickgelu``).
 
     OpenAI's CLIP weights were trained with QuickGELU; open_clip 3.x loads them into a GELU
     model with only a warning, which silently degrades the model. Here that mismatch is an
     error naming the architecture to use (``ViT-B-16-quickgelu`` for ``ViT-B-16`` + openai).
     """
-    from open_clip.pretrained import get_pretrained_cfg
 
     wants = bool(get_pretrained_cfg(name, tag).get("quick_gelu", False))
     if not wants and name.endswith("-quickgelu"):  # the tag is listed under the base name
@@ -275,7 +279,8 @@ def _load_local(
     keep: int,
 ) -> None:
     """Load a local file or state dict into ``model``, giving it 248 positions first when the
-    weights have them and after loading when only the model asks for them (SPEC §1.2)."""
+    weights have them and after loading when only the model asks for them
+    (``docs/methods/himo-clip.md#quickgelu``)."""
     given = isinstance(pretrained, dict)
     source = "the given state dict" if given else pretrained
     state = pretrained if given else load_checkpoint_state(pretrained)
@@ -310,7 +315,7 @@ def create_model(
         pretrained: ``None`` (random init; for ``hf-hub:`` the repository's weights), an
             open_clip tag (``"openai"``; needs the hub), a local checkpoint path
             (``weights_only=True``), or an open_clip state dict.
-        context_length: 77, or 248 for Long-CLIP text (SPEC §1.2).
+        context_length: 77, or 248 for Long-CLIP text (``docs/methods/himo-clip.md#long-text``).
         long_text: at 248 tokens, ``"residual"`` (Long-CLIP: frozen stretched base +
             trainable residual, default) or ``"stretch"`` (stretched table, all trainable).
         keep: positions kept unchanged by the stretch (Long-CLIP: 20).
@@ -358,7 +363,8 @@ def encode_text(model: nn.Module, tokens: Tensor) -> Tensor:
 
 
 def similarity(image_features: Tensor, text_features: Tensor) -> Tensor:
-    """Cosine similarity (n_images, n_texts) of L2-normalised features (inference: SPEC §1.1)."""
+    """Cosine similarity (n_images, n_texts) of L2-normalised features (inference:
+    ``docs/methods/himo-clip.md#inference``)."""
     return image_features @ text_features.T
 
 

@@ -1,4 +1,5 @@
-"""MERU-style hyperbolic CLIP over open_clip encoders, SPEC §2.2.
+"""MERU-style hyperbolic CLIP over open_clip encoders
+(``docs/methods/argent.md#meru``).
 
 ``encode_*(normalize=False)`` (open_clip's features, including its linear projection)
 → ``× exp(α)`` → ``exp_map0`` (float32) on the hyperboloid of learnable curvature ``-c``.
@@ -23,7 +24,8 @@ __all__ = ["HyperbolicCLIP", "hyperbolic_logits", "no_weight_decay"]
 
 
 def hyperbolic_logits(a: Tensor, b: Tensor, curv: float | Tensor, logit_scale: Tensor) -> Tensor:
-    """``-d_L(a_i, b_j) · exp(logit_scale)``, (B1, B2); MERU's logits (SPEC §2.2)."""
+    """``-d_L(a_i, b_j) · exp(logit_scale)``, (B1, B2); MERU's logits
+    (``docs/methods/argent.md#meru``)."""
     return -pairwise_dist(a, b, curv) * logit_scale.exp()
 
 

@@ -1,4 +1,5 @@
-"""Load released Long-CLIP checkpoints into paperlib's Euclidean model (SPEC §1.2).
+"""Load released Long-CLIP checkpoints into paperlib's Euclidean model
+(``docs/methods/himo-clip.md#long-text``).
 
 Long-CLIP's released files (``longclip-B.pt``, ``longclip-L.pt``) are ``torch.save`` of the
 model's ``state_dict()``: a bare ``{name: tensor}`` mapping with OpenAI CLIP's key names plus
@@ -97,7 +98,8 @@ def _check_layout(state: dict[str, Tensor], path: Path | str) -> None:
 
 
 def read_longclip_state(path: str | Path) -> dict[str, Tensor]:
-    """Read a Long-CLIP checkpoint (SPEC §1.2) as a float32 state dict, ``weights_only=True``.
+    """Read a Long-CLIP checkpoint (``docs/methods/himo-clip.md#long-text``) as a float32 state
+    dict, ``weights_only=True``.
 
     Takes the released form (a bare state dict) or one nested under ``state_dict`` / ``model``,
     with ``module.`` (DDP) or ``clip.`` prefixes removed. Raises FileNotFoundError for a missing
@@ -127,7 +129,8 @@ def _width(state: dict[str, Tensor], key: str, path: Path | str) -> int:
 
 
 def infer_longclip_config(state: dict[str, Tensor], path: str | Path = "state dict") -> dict:
-    """The open_clip model config of a Long-CLIP state dict, from its shapes (SPEC §1.2).
+    """The open_clip model config of a Long-CLIP state dict, from its shapes
+    (``docs/methods/himo-clip.md#long-text``).
 
     The same rules as the official ``build_model``: vision width and patch from
     ``visual.conv1.weight``, image size = patch · sqrt(rows of ``visual.positional_embedding``
@@ -170,8 +173,9 @@ def build_longclip_model(config: dict) -> nn.Module:
     """An open_clip ``CLIP`` for ``config`` (from :func:`infer_longclip_config`), random weights.
 
     Built at 248 text positions with QuickGELU, then given Long-CLIP's frozen-base +
-    trainable-residual positional scheme (SPEC §1.2): positions < 20 read the frozen
-    ``positional_embedding``, positions >= 20 the trainable ``positional_embedding_res``.
+    trainable-residual positional scheme (``docs/methods/himo-clip.md#long-text``): positions
+    < 20 read the frozen ``positional_embedding``, positions >= 20 the trainable
+    ``positional_embedding_res``.
     """
     model = CLIP(
         embed_dim=config["embed_dim"],
@@ -184,7 +188,8 @@ def build_longclip_model(config: dict) -> nn.Module:
 
 
 def load_longclip_checkpoint(path: str | Path, *, device: str | torch.device = "cpu") -> CLIPBundle:
-    """Load a released Long-CLIP checkpoint into an open_clip ``CLIP`` (SPEC §1.2).
+    """Load a released Long-CLIP checkpoint into an open_clip ``CLIP``
+    (``docs/methods/himo-clip.md#long-text``).
 
     The file is read with ``weights_only=True`` (see :func:`read_longclip_state` for the forms
     accepted and the errors), its architecture inferred from the tensor shapes, and its tensors

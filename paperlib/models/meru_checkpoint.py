@@ -1,4 +1,5 @@
-"""MERU / HyCoCLIP architectures and released checkpoints on open_clip + timm, SPEC §2.2–2.3.
+"""MERU / HyCoCLIP architectures and released checkpoints on open_clip + timm
+(``docs/methods/argent.md#meru``, ``docs/methods/argent.md#hycoclip``).
 
 The official models (facebookresearch/meru, PalAvik/hycoclip) are a timm ViT (``[cls]`` token
 pooling, LayerNorm eps 1e-5, fixed 2-D sin-cos positions) and a CLIP-style causal text
@@ -142,7 +143,7 @@ _TRUNK_KWARGS = {
 
 
 def meru_alpha_init(embed_dim: int) -> float:
-    """MERU's α initialisation ``log(embed_dim^-½)`` (SPEC §2.2)."""
+    """MERU's α initialisation ``log(embed_dim^-½)`` (``docs/methods/argent.md#meru``)."""
     return math.log(embed_dim**-0.5)
 
 
@@ -150,7 +151,8 @@ def meru_alpha_init(embed_dim: int) -> float:
 
 
 def sincos_position_embedding(grid: int, width: int) -> Tensor:
-    """Fixed 2-D sin-cos table (grid², width) of MoCo-v3 as MERU uses it (SPEC §2.3).
+    """Fixed 2-D sin-cos table (grid², width) of MoCo-v3 as MERU uses it
+    (``docs/methods/argent.md#hycoclip``).
 
     Patch (row r, column c) gets ``[sin(rω), cos(rω), sin(cω), cos(cω)]`` with
     ``ω_k = 10000^(-k/(width/4))``; the official code labels the row half "w".
@@ -248,7 +250,8 @@ def build_meru_clip(
     vocab_size: int = 49408,
     image_size: int = 224,
 ) -> CLIP:
-    """Random-weight MERU/HyCoCLIP encoders as an open_clip ``CLIP`` (SPEC §2.3).
+    """Random-weight MERU/HyCoCLIP encoders as an open_clip ``CLIP``
+    (``docs/methods/argent.md#hycoclip``).
 
     ``vision``: ``"S"``/``"B"``/``"L"`` (:data:`HYCOCLIP_ARCHITECTURES`) or a timm ViT name
     (``vit_small_mocov3_patch16_224`` included). Wrap with :func:`build_meru_model` or
@@ -276,7 +279,8 @@ def build_meru_clip(
 def build_meru_model(
     vision: str, *, curv_init: float = 1.0, embed_dim: int = 512, **kwargs
 ) -> HyperbolicCLIP:
-    """:func:`build_meru_clip` in a :class:`HyperbolicCLIP` with MERU's α rule (SPEC §2.2)."""
+    """:func:`build_meru_clip` in a :class:`HyperbolicCLIP` with MERU's α rule
+    (``docs/methods/argent.md#meru``)."""
     clip = build_meru_clip(vision, embed_dim=embed_dim, **kwargs)
     return HyperbolicCLIP(clip, curv_init=curv_init, alpha_init=meru_alpha_init(embed_dim))
 
@@ -288,7 +292,8 @@ HYCOCLIP_MODEL_NAMES = {f"hycoclip-vit-{size.lower()}": size for size in HYCOCLI
 def create_meru_encoders(name: str, state: dict[str, Tensor] | None = None) -> CLIPBundle:
     """The encoders of training config ``model.name`` (:data:`HYCOCLIP_MODEL_NAMES`) with random
     weights or a paperlib ``state`` of the same towers; HyCoCLIP's evaluation transform (ImageNet
-    normalisation) and the CLIP BPE tokenizer at 77 tokens (SPEC §2.3)."""
+    normalisation) and the CLIP BPE tokenizer at 77 tokens
+    (``docs/methods/argent.md#hycoclip``)."""
     if name not in HYCOCLIP_MODEL_NAMES:
         raise ValueError(f"unknown model {name!r}: expected one of {sorted(HYCOCLIP_MODEL_NAMES)}")
     clip = build_meru_clip(HYCOCLIP_MODEL_NAMES[name])
@@ -516,7 +521,7 @@ def load_meru_checkpoint(
     text_heads: int | None = None,
 ) -> CLIPBundle:
     """A released MERU / HyCoCLIP (or MERU ``CLIPBaseline``) checkpoint → (model, preprocess,
-    tokenizer), SPEC §2.2–2.3.
+    tokenizer), ``docs/methods/argent.md#meru``, ``docs/methods/argent.md#hycoclip``.
 
     The file is read with ``weights_only=True`` and loaded strictly; the architecture comes
     from the tensor shapes (:func:`infer_architecture`; ``*_heads`` override the head counts).

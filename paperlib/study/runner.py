@@ -7,13 +7,13 @@ start from released CLIP weights, and trains on a world of its own base (world s
 order. So seed variance comes from the fine-tunes, and each verdict shows whether it hinges on
 one base.
 
-- **HiMo** (the HiMo-CLIP method page): fine-tunes on long captions (248 tokens, Long-CLIP
+- **HiMo** (``docs/methods/himo-clip.md#molo``): fine-tunes on long captions (248 tokens, Long-CLIP
   residual positions), all with MoLo's settings (logit scale reset to ln 100 and decayed, label
   smoothing 0.1, lr, steps): ``MoLo`` (τ = 0.9, λ = 1), ``InfoNCE (λ=0)`` (MoLo with λ = 0:
   the component term is the only difference) and ``Long-CLIP`` (Long-CLIP's loss: long
   InfoNCE + short captions ↔ PCA-reduced image features, ``loss.pcm_dim`` components); on the
   sweep seeds MoLo's batch-size and HiDe-scope ablations (:data:`HIMO_SWEEP`).
-- **ARGENT** (the ARGENT method page): hyperbolic fine-tunes on short captions with one box
+- **ARGENT** (``docs/methods/argent.md#argent-objective``): hyperbolic fine-tunes on short captions with one box
   crop and its phrase per sample (GRIT-like), the same optimiser for all: ``HyCoCLIP`` and
   ``ARGENT`` (headline, every seed); on the sweep seeds ``MERU``, ARGENT's ablations (no
   weights, weights on all pairs, no regularizer, Ent instead of AdaEnt), the model-size arm
@@ -205,7 +205,7 @@ def _evaluation_only(config: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
-# MoLo's fine-tuning settings, shared by every HiMo variant (the HiMo-CLIP method page)
+# MoLo's fine-tuning settings, shared by every HiMo variant (docs/methods/himo-clip.md#reference-code)
 HIMO_FINETUNE = {
     "model": {"context_length": 248, "long_text": "residual", "logit_scale_init": LOGIT_SCALE_MAX},
     "loss": {"label_smoothing": 0.1, "scope": "global"},

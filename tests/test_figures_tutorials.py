@@ -1,0 +1,76 @@
+"""The tutorials' plot helpers draw what they are given (values read back from the artists)."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from paperlib import figures  # noqa: E402
+from paperlib.analysis.hyperbolic import LEVEL_NAMES, DiscView  # noqa: E402
+from paperlib.data.world import World  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+def test_sample_strip_and_similarity_heatmap():
+    samples = [World(seed=0, image_size=32).sample(i) for i in range(3)]
+    fig = figures.sample_strip(samples, title_width=1000)
+    assert [ax.get_title() for ax in fig.axes] == [s.short_caption for s in samples]
+    sim = torch.tensor([[0.1, 0.2], [0.3, 0.4]])
+    fig = figures.similarity_heatmap(sim, "t")
+    np.testing.assert_allclose(fig.axes[0].images[0].get_array(), sim.numpy())
+
+
+def test_spectrum_panels_star_the_kept_m():
+    r = np.array([0.5, 0.3, 0.15, 0.05])
+    fig = figures.spectrum_panels({"a": r}, {"a": 2}, 0.8, {"a": "C0"})
+    stars = [line for line in fig.axes[1].lines if line.get_marker() == "*"]
+    assert [(float(s.get_xdata()[0]), float(s.get_ydata()[0])) for s in stars] == [(2.0, 0.8)]
+    np.testing.assert_allclose(fig.axes[0].lines[0].get_ydata(), r)
+
+
+def test_paired_bars_and_eta_heatmaps():
+    fig, ax = plt.subplots()
+    figures.paired_bars(ax, ["x", "y"], {"kept": [0.5, 0.1], "mixed": [0.2, 0.3]}, [0.01, 0.02])
+    heights = [round(p.get_height(), 6) for p in ax.patches]
+    assert heights == [0.5, 0.1, 0.2, 0.3]
+    assert ax.patches[2].get_facecolor()[:3] == (0.0, 0.0, 0.0)  # "mixed" in black
+    eta = {"m": np.array([[0.1, 0.9], [0.4, 0.2]])}
+    fig = figures.eta_heatmaps(eta, ["f1", "f2"])
+    assert [t.get_text() for t in fig.axes[0].texts] == ["0.10", "0.90", "0.40", "0.20"]
+
+
+def test_batch_size_panels_plot_means_and_spreads():
+    sweep = {"sizes": np.array([4, 8]), "m": np.array([[1, 3], [2, 2]]),
+             "angle": np.array([[40.0, 20.0], [10.0, 10.0]]), "m_ref": np.array(2)}  # fmt: skip
+    fig = figures.batch_size_panels({"a": sweep}, 0.9, {"a": "C0"})
+    np.testing.assert_allclose(fig.axes[0].lines[0].get_ydata(), [2.0, 2.0])
+    np.testing.assert_allclose(fig.axes[1].lines[0].get_ydata(), [30.0, 10.0])
+
+
+def test_disc_grid_norms_and_crop_weights():
+    level = torch.tensor([0, 1, 2, 3, 4])
+    points = torch.tensor([[0.0, 0.1], [0.1, 0.0], [0.2, 0.1], [0.0, 0.3], [0.5, 0.5]])
+    view = DiscView(points, torch.zeros(2), 0.1, 0.05)
+    fig = figures.disc_grid({"M": {"HoroPCA": view, "UMAP": view}}, {"M": level})
+    assert [ax.get_title() for ax in fig.axes[:2]] == [
+        "M — HoroPCA\ndistortion 0.100",
+        "M — UMAP\ndistortion 0.100 (0.050 rescaled)",
+    ]
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend == [*LEVEL_NAMES, "origin O of the model"]  # general → specific, then O
+    groups = {"M": {"a": torch.tensor([0.2, 0.4]), "b": torch.tensor([1.0, 1.2])}}
+    fig = figures.norm_boxplots(groups, {"M": 0.63}, "title")
+    assert 0.63 in [line.get_ydata()[0] for line in fig.axes[0].lines]
+    weights = {"M": {"object crop": (torch.tensor([1.0, 2.0]), torch.tensor([0.6, 0.8]))}}
+    fig = figures.crop_weight_ecdfs(weights)
+    assert [len(ax.lines) for ax in fig.axes] == [1, 1]
