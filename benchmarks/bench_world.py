@@ -2,18 +2,22 @@
 
 Goal: >= 2,000 samples/s. Measures ``World.sample`` (image, crops, description, segments,
 chain, phrases, noise, COLA query, ground truth) and ``WorldDataset`` items (plus tensors and
-the resized box crop), single process, ``torch.set_num_threads(1)``; best of 3 repeats.
+the resized box crop), single process, ``torch.set_num_threads(1)``; best of 3 repeats. Then, at
+the study's 32 px, the same training items drawn (``WorldDataset``) beside served from the
+rendered-once cache (``CachedWorldDataset``), and the ratio of the two measured in this run.
 Run: ``.venv/bin/python benchmarks/bench_world.py [--samples 3000] [--items 2000]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
 
 import torch
 
 from paperlib.data.world import World, WorldDataset
+from paperlib.data.world_cache import CachedWorldDataset
 
 GOAL = 2000.0
 
@@ -47,6 +51,21 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"WorldDataset item (+ tensors, box resize), 64 px, 1 core: {item_rate:,.0f} samples/s "
         f"({item_rate / GOAL:.2f}x the goal)"
+    )
+    size = 3 * args.items
+    drawn = WorldDataset(seed=1, size=size, image_size=32)
+    with tempfile.TemporaryDirectory() as cache:
+        start = time.perf_counter()
+        cached = CachedWorldDataset(cache, seed=1, size=size, image_size=32)
+        render = size / (time.perf_counter() - start)
+        drawn_rate, cached_rate = (
+            rate(drawn.__getitem__, args.items),
+            rate(cached.__getitem__, args.items),
+        )
+    print(
+        f"training items at 32 px, 1 core: drawn {drawn_rate:,.0f}/s, from the cache "
+        f"{cached_rate:,.0f}/s ({cached_rate / drawn_rate:.1f}x); rendering the cache once "
+        f"{render:,.0f} items/s"
     )
 
 

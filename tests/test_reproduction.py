@@ -1,7 +1,7 @@
 """The reproduction check still bites: a smoke run re-trained with a real regression (a MoLo
 weight of 0.5 instead of 1, HiDe's τ of 0.5 instead of 0.9, the norm regularizer's sign
-flipped) fails ``paperlib.study.compare``, naming that run's metrics, while the same run
-re-trained unchanged passes."""
+flipped in the loss code) fails ``paperlib.study.compare``, naming that run's metrics, while the
+same run re-trained unchanged passes."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from paperlib.losses import entailment
 from paperlib.study import compare, decide, runner
 from paperlib.study.reader import REPO_ROOT, results_root_at, slug
 
@@ -32,12 +33,10 @@ def rerun(tmp_path: Path, monkeypatch, variant: str, change: dict[str, dict]) ->
     for section, values in change.items():
         config[section].update(values)
     shutil.rmtree(reproduced / "smoke" / run.study / slug(variant) / "seed0")
-    with results_root_at(reproduced):
+    with results_root_at(reproduced), runner.study_settings():
         runner.execute(runner.Run(**{**run.__dict__, "config": config}), "smoke")
         decide.decide("smoke")
-    return compare.compare(
-        COMMITTED / "smoke", reproduced / "smoke", tmp_path / "report", "smoke"
-    )
+    return compare.compare(COMMITTED / "smoke", reproduced / "smoke", tmp_path / "report", "smoke")
 
 
 @pytest.mark.slow
@@ -45,17 +44,27 @@ def test_an_unchanged_rerun_reproduces(tmp_path, monkeypatch):
     assert rerun(tmp_path, monkeypatch, "MoLo", {})
 
 
+def _flip_regularizer(monkeypatch) -> None:
+    """The bug a sign slip in the regularizer's code would be: ‖x‖² − log‖x‖ negated."""
+    original = entailment.norm_regularizer
+    monkeypatch.setattr(entailment, "norm_regularizer", lambda *f: -original(*f))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "variant, change",
+    "variant, change, patch",
     [
-        ("MoLo", {"loss": {"lam": 0.5}}),
-        ("MoLo", {"loss": {"tau": 0.5}}),
-        ("ARGENT", {"loss": {"gamma2": -0.1}}),
+        ("MoLo", {"loss": {"lam": 0.5}}, None),
+        ("MoLo", {"loss": {"tau": 0.5}}, None),
+        ("ARGENT", {}, _flip_regularizer),
     ],
     ids=["molo-lambda-0.5", "hide-tau-0.5", "regularizer-sign"],
 )
-def test_a_regression_fails_the_comparison_and_names_its_run(tmp_path, monkeypatch, variant, change):
+def test_a_regression_fails_the_comparison_and_names_its_run(
+    tmp_path, monkeypatch, variant, change, patch
+):
+    if patch is not None:
+        patch(monkeypatch)
     assert not rerun(tmp_path, monkeypatch, variant, change)
     report = json.loads((tmp_path / "report.json").read_text())
     failed = {r["file"].rsplit("/", 1)[0] for r in report["rows"] if not r["within"]}

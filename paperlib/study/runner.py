@@ -49,6 +49,7 @@ Long-CLIP keeps ``pcm_dim`` = 8 of 64 dimensions (the paper: 32 of 768).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import shutil
@@ -539,14 +540,27 @@ def box_embeddings(checkpoint: Path, size: int, seed: int) -> dict[str, Any]:
     }
 
 
-def _execute_in_worker(job: tuple[Run, str, int]) -> dict[str, Any]:
-    """Worker: a fixed thread count and torch's deterministic algorithms (results do not depend
-    on how many workers run), then :func:`execute`; returns the record and the wall seconds."""
-    run, scale_name, threads = job
+@contextlib.contextmanager
+def study_settings(threads: int = 1):
+    """What every study run executes under: a fixed number of torch threads and torch's
+    deterministic algorithms (restored afterwards)."""
+    before = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
     torch.set_num_threads(threads)
     torch.use_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before[0])
+        torch.use_deterministic_algorithms(before[1])
+
+
+def _execute_in_worker(job: tuple[Run, str, int]) -> dict[str, Any]:
+    """Worker: :func:`execute` under :func:`study_settings` (results do not depend on how many
+    workers run); returns the record and the run's wall seconds."""
+    run, scale_name, threads = job
     start = time.perf_counter()
-    record = execute(run, scale_name)
+    with study_settings(threads):
+        record = execute(run, scale_name)
     return {"record": record, "seconds": time.perf_counter() - start}
 
 
