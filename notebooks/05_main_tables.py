@@ -25,8 +25,9 @@
 # **The study** runs both papers' comparisons on the generated hierarchical world with an
 # 8.5M-parameter CLIP at 32 px. Every fine-tune starts from one of two pre-trained *bases* (CLIPs
 # of the world trained once to their plateau, `results/bases/`), as the papers start from
-# released CLIP weights; a comparison's two runs differ in exactly the thing under test, and each
-# headline comparison runs on 8 seeds (4 per base). Every run logs a held-out validation curve and
+# released CLIP weights; a comparison's two runs differ in exactly the thing under test, and the
+# full study runs each headline comparison on 8 seeds over both bases (the numbers at this scale
+# are printed below). Every trained run logs a held-out validation curve and, in the full study,
 # counts only once it has stopped improving (its last fifth gains less than one standard error).
 #
 # **The verdicts.** The paired effect over seeds and shared test items gets a standard error from
@@ -43,6 +44,8 @@
 scale = "auto"  # "full" when its results exist, else "smoke" (1 seed)
 
 # %%
+import json
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -64,6 +67,7 @@ from paperlib.study.reader import (
     item_value,
     load_claims,
     load_curves,
+    results_dir,
     valid_seeds,
 )
 from paperlib.tables.summary import claim_line, claims_table
@@ -82,6 +86,13 @@ for c in CLAIMS:
     assert fresh[c["claim"]]["verdict"] == c["verdict"], (c["claim"], c["verdict"])
     assert np.allclose(fresh[c["claim"]]["interval"] or [0, 0], c["interval"] or [0, 0]), c["claim"]
 assert {c["verdict"] for c in CLAIMS} <= set(VERDICTS)
+STUDY = json.loads((results_dir(scale) / "study.json").read_text())
+print(
+    f"{scale} study: bases {STUDY['bases']}, headline seeds {STUDY['seeds']}, sweep seeds "
+    f"{STUDY['sweep_seeds']}, {STUDY['runs']} runs"
+)
+if scale == "full":  # the design the text above states
+    assert len(STUDY["seeds"]) >= 8 and len(STUDY["bases"]) == 2, STUDY
 PAPERS = list(dict.fromkeys(c["paper"] for c in CLAIMS))
 for paper in PAPERS:
     tested = [c for c in CLAIMS if c["paper"] == paper and c.get("family_size")]

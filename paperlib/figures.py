@@ -295,6 +295,18 @@ def claims_forest(claims: list[dict], title: str = "") -> plt.Figure:
     return fig
 
 
+def seeds_and_mean(ax: plt.Axes, curves: list[dict], key: str, color, label: str) -> None:
+    """Each curve's ``points[key]`` against its steps (thin) and, over the curves logged at the
+    same steps as the first, their mean (thick, labelled)."""
+    steps = [p["step"] for p in curves[0]["points"]]
+    for curve in curves:
+        xs, ys = [p["step"] for p in curve["points"]], [p[key] for p in curve["points"]]
+        ax.plot(xs, ys, color=color, lw=0.6, alpha=0.5)
+    same = [c for c in curves if [p["step"] for p in c["points"]] == steps]
+    mean = np.mean([[p[key] for p in c["points"]] for c in same], axis=0)
+    ax.plot(steps, mean, color=color, lw=2, label=label)
+
+
 def validation_curves(
     curves: list[dict],
     colors: dict[str, str] | None = None,
@@ -314,19 +326,9 @@ def validation_curves(
         for curve in shown:
             by_variant.setdefault(curve.get("variant") or curve.get("model"), []).append(curve)
         for variant, group in by_variant.items():
-            color = (colors or {}).get(variant)
-            steps = [p["step"] for p in group[0]["points"]]
-            for curve in group:
-                ax.plot(
-                    [p["step"] for p in curve["points"]],
-                    [p["value"] for p in curve["points"]],
-                    color=color,
-                    lw=0.6,
-                    alpha=0.5,
-                )
-            same = [c for c in group if [p["step"] for p in c["points"]] == steps]
-            mean = np.mean([[p["value"] for p in c["points"]] for c in same], axis=0)
-            ax.plot(steps, mean, color=color, lw=2, label=f"{variant} ({len(group)})")
+            seeds_and_mean(
+                ax, group, "value", (colors or {}).get(variant), f"{variant} ({len(group)})"
+            )
         last = max(p["step"] for c in shown for p in c["points"])
         ax.axvspan(0.8 * last, last, color="0.92", zorder=0)
         if targets and metric in targets:
@@ -353,19 +355,7 @@ def aperture_over_training(curves: list[dict], colors: dict[str, str] | None = N
         for curve in (c for c in curves if c["features"] == name):
             by_variant.setdefault(curve["variant"], []).append(curve)
         for variant, group in by_variant.items():
-            color = (colors or {}).get(variant)
-            steps = [p["step"] for p in group[0]["points"]]
-            for curve in group:
-                ax.plot(
-                    [p["step"] for p in curve["points"]],
-                    [p["frac_inside_radius"] for p in curve["points"]],
-                    color=color,
-                    lw=0.6,
-                    alpha=0.5,
-                )
-            same = [c for c in group if [p["step"] for p in c["points"]] == steps]
-            mean = np.mean([[p["frac_inside_radius"] for p in c["points"]] for c in same], axis=0)
-            ax.plot(steps, mean, color=color, lw=2, label=variant)
+            seeds_and_mean(ax, group, "frac_inside_radius", (colors or {}).get(variant), variant)
         ax.set_ylim(-0.02, 1.02)
         ax.set_xlabel("training step")
         ax.set_ylabel("fraction inside 2K/√c")

@@ -21,7 +21,9 @@ def test_tiny_run_measures_every_method(capsys):
         assert row["samples/s"] > 0 and row["eval img/s"] > 0
         assert math.isnan(row["peak GiB"]) and math.isnan(row["MFU %"])  # no CUDA device
     hide = {r["method"]: r["HiDe %"] for r in rows}
-    assert hide["himo"] > 0 and math.isnan(hide["clip"]) and math.isnan(hide["argent"])
+    # HiDe's share is a difference of two timings: measured (finite) for MoLo only; its size is
+    # for a GPU run to report, not for a test on a shared CPU to assert
+    assert math.isfinite(hide["himo"]) and math.isnan(hide["clip"]) and math.isnan(hide["argent"])
     printed = capsys.readouterr().out
     assert "| himo | ViT-B/16 (tiny) |" in printed and "| — |" in printed
 

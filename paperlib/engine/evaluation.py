@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from PIL import Image
 from torch import Tensor
 
 from paperlib.atomic import atomic_write_text
@@ -237,9 +238,13 @@ def world_short_captions(seed: int, size: int) -> list[str]:
 
 
 def _file_state(path: Any) -> str:
-    """A file's resolved path, size and modification time ('missing' for none)."""
+    """A file's resolved path, size and modification time ('missing' for none); an image held
+    in memory (a dataset that decodes its own files, e.g. torchvision's) by its pixels."""
     if path is None:
         return "none"
+    if isinstance(path, Image.Image):
+        pixels = hashlib.sha1(path.tobytes()).hexdigest()
+        return f"image:{path.mode}:{path.size}:{pixels}"
     try:
         stat = Path(path).stat()
     except OSError:
