@@ -27,9 +27,7 @@ import hashlib
 import json
 import shutil
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +37,7 @@ from paperlib.atomic import atomic_write, atomic_write_text
 from paperlib.engine.checkpoint import load_checkpoint
 from paperlib.environment import environment
 from paperlib.study.reader import REPO_ROOT, portable_config, repo_relative, runs_root
+from paperlib.study.workers import worker_pool
 from paperlib.tables.plateau import plateau_check
 from paperlib.train import read_log, read_validation, train_run, trained_to_end
 
@@ -191,7 +190,7 @@ def pretrain(scale: str = "full", workers: int = 2, out: Path | None = None) -> 
         for base in BASES
     ]
     start = time.perf_counter()
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+    with worker_pool(workers) as pool:
         walls = {r["name"]: r["wall_seconds"] for r in pool.map(_train_base, jobs)}
     out.mkdir(parents=True, exist_ok=True)
     entries = []

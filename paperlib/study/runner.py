@@ -55,9 +55,8 @@ import json
 import shutil
 import sys
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +89,7 @@ from paperlib.study.reader import (
     slug,
 )
 from paperlib.study.scales import SCALES, Scale
+from paperlib.study.workers import worker_pool
 from paperlib.tables.claims import APERTURE, UNTRAINED
 from paperlib.train import read_log, train_distributed, train_run, trained_to_end
 
@@ -104,6 +104,10 @@ HIMO_BENCHMARKS = (
 ARGENT_BENCHMARKS = ("world-zeroshot", "world-long", "world-short", "world-hierarchy")
 FINETUNE_WORLD = 100  # fine-tunes of base b train on world seed 100 + b (the bases: seed b)
 VAL_POINTS = 5  # validation records over a schedule (plus step 0): every fifth
+
+
+class RunsFailedError(RuntimeError):
+    """Some of the study's runs failed; the message names each with its error."""
 
 
 @dataclass(frozen=True)
@@ -578,7 +582,8 @@ def execute_all(
     stages: dict[str, float] = {}
     if not pending:
         return stages
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+    failed: list[str] = []
+    with worker_pool(workers) as pool:
         futures: dict[Future, Run] = {
             pool.submit(_execute_in_worker, (r, scale_name, threads)): r for r in pending
         }
@@ -586,8 +591,16 @@ def execute_all(
         while remaining:
             finished_now, remaining = wait(remaining, return_when=FIRST_COMPLETED)
             for future in finished_now:
-                run, result = futures[future], future.result()
-                done_count += 1
+                run, done_count = futures[future], done_count + 1
+                try:
+                    result = future.result()
+                except Exception as error:  # noqa: BLE001 - one run's failure stops no other run
+                    failed.append(f"{run.name}: {type(error).__name__}: {error}")
+                    print(
+                        f"[study {scale_name}] {done_count}/{len(pending)} {run.name} FAILED: {error}",
+                        flush=True,
+                    )
+                    continue
                 stage = run.stage or run.study
                 stages[stage] = stages.get(stage, 0.0) + result["seconds"]
                 print(
@@ -595,6 +608,11 @@ def execute_all(
                     f"{result['seconds']:.0f} s",
                     flush=True,
                 )
+    if failed:
+        raise RunsFailedError(
+            f"{len(failed)} run(s) failed (the others are finished and kept; run the study "
+            "again to retry them):\n" + "\n".join(failed)
+        )
     return stages
 
 
@@ -690,7 +708,7 @@ def main(argv: list[str] | None = None) -> int:
             decide(args.scale, args.partial)
             return 0
         run_study(args.scale, tuple(args.studies), args.workers, args.threads, args.partial)
-    except (MissingRunsError, ValueError, FileNotFoundError) as error:
+    except (MissingRunsError, RunsFailedError, ValueError, FileNotFoundError) as error:
         print(f"study: {error}", file=sys.stderr)
         return 2
     return 0

@@ -1,0 +1,61 @@
+"""A study worker stops when the process that started it dies (no orphan keeps training)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+PARENT = textwrap.dedent(
+    """
+    import os, sys, time
+    from paperlib.study.workers import worker_pool
+
+    def work(path):
+        with open(path, "w") as handle:
+            handle.write(str(os.getpid()))
+        time.sleep(120)
+
+    if __name__ == "__main__":
+        with worker_pool(1) as pool:
+            pool.submit(work, sys.argv[1])
+            time.sleep(120)
+    """
+)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as handle:  # a zombie has exited
+        return handle.read().split(") ")[1][0] != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
+def test_a_worker_stops_when_its_parent_is_killed(tmp_path):
+    script, marker = tmp_path / "parent.py", tmp_path / "worker.pid"
+    script.write_text(PARENT)
+    parent = subprocess.Popen([sys.executable, str(script), str(marker)])
+    try:
+        for _ in range(300):
+            if marker.is_file() and marker.read_text():
+                break
+            time.sleep(0.1)
+        worker = int(marker.read_text())
+        assert _alive(worker)
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        for _ in range(100):
+            if not _alive(worker):
+                break
+            time.sleep(0.1)
+        assert not _alive(worker), "the worker outlived its killed parent"
+    finally:
+        parent.kill()
