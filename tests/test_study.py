@@ -359,3 +359,29 @@ def test_a_half_written_items_file_is_a_named_error(tmp_path, monkeypatch):
     items.write_bytes(items.read_bytes()[:100])
     with pytest.raises(ValueError, match=r"seed0/items.npz: unreadable per-item values"):
         decide.report("smoke", partial=True)
+
+
+def test_the_schedule_check_compares_a_run_with_its_twice_longer_self(tmp_path, monkeypatch):
+    _toy_study(tmp_path, monkeypatch, seeds=2)
+    items = {k: np.zeros(500) for k in ITEMS}
+    _fake_run(tmp_path, "argent", "ARGENT" + claims.LONGER, 0, items, [1.0] * 20,
+              curve=[(0, 0.1), (160, 0.52), (200, 0.56)])  # fmt: skip
+    checks = decide.report("smoke", partial=True)["schedule_checks"]
+    (check,) = checks
+    assert check["variant"] == "ARGENT" and check["steps"] == [100, 200]
+    assert check["values"] == [0.5, 0.56] and check["gain"] == pytest.approx(0.06)
+    assert check["standard_error"] == pytest.approx(math.sqrt(0.56 * 0.44 / 500))
+    assert not check["within_noise"]  # 0.06 > 0.022: the longer schedule helped
+    plan = runner.plan("full")
+    longer = [r for r in plan if r.variant.endswith(claims.LONGER)]
+    assert {r.variant.removesuffix(claims.LONGER) for r in longer} == set(runner.HEADLINE)
+    for run in longer:
+        own = next(
+            r
+            for r in plan
+            if (r.variant, r.seed) == (run.variant.removesuffix(claims.LONGER), run.seed)
+        )
+        assert run.config["train"]["steps"] == 2 * own.config["train"]["steps"]
+        assert _differences(run.config, json.loads(json.dumps(own.config))) <= {
+            "train.steps", "train.ckpt_every", "train.val_every", "train.diag_every"
+        }  # fmt: skip

@@ -21,6 +21,7 @@ unless ``partial=True``: then it is decided on what exists and marked ``partial`
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ import numpy as np
 from paperlib.atomic import atomic_write_text
 from paperlib.study.reader import PRETRAIN, read_items, results_dir, slug
 from paperlib.study.scales import SCALES, Scale
-from paperlib.tables.claims import CLAIMS, UNTRAINED, Claim
+from paperlib.tables.claims import CLAIMS, LONGER, UNTRAINED, Claim
 from paperlib.tables.inference import ALPHA, Estimate, crossed_estimate, holm, holm_levels
 from paperlib.tables.plateau import plateau_check
 from paperlib.tables.verdicts import (
@@ -305,6 +306,42 @@ def _estimate(record: dict) -> Estimate:
     )
 
 
+def _final_validation(scale_name: str, study: str, variant: str, seed: int) -> dict | None:
+    """The last validation record of a run's log (None when the run has none)."""
+    log = results_dir(scale_name) / study / slug(variant) / f"seed{seed}" / "log.jsonl"
+    records = (
+        [r for r in log_records(log) if isinstance(r.get("val"), dict)] if log.is_file() else []
+    )
+    return records[-1] if records else None
+
+
+def schedule_checks(scale_name: str, runs: list[dict]) -> list[dict]:
+    """Per headline variant with a schedule check (``runner.longer``): its final validation
+    values at its own and at twice its steps (same seed, same base), the gain, and whether the
+    gain is below one standard error (the longer schedule did not help beyond noise)."""
+    out = []
+    for run in runs:
+        if not run["variant"].endswith(LONGER):
+            continue
+        variant = run["variant"].removesuffix(LONGER)
+        own = _final_validation(scale_name, run["study"], variant, run["seed"])
+        longer = _final_validation(scale_name, run["study"], run["variant"], run["seed"])
+        if own is None or longer is None:
+            continue
+        for metric, value in longer["val"].items():
+            se = max(math.sqrt(value * (1 - value) / longer["val_size"]), 1 / longer["val_size"])
+            gain = value - own["val"][metric]
+            out.append(
+                {
+                    "study": run["study"], "variant": variant, "seed": run["seed"],
+                    "metric": metric, "steps": [own["step"], longer["step"]],
+                    "values": [own["val"][metric], value], "gain": gain,
+                    "standard_error": se, "within_noise": gain < se,
+                }
+            )  # fmt: skip
+    return out
+
+
 def check_targets(scale_name: str, runs: list[dict]) -> list[dict]:
     """Each learning target with the median over its valid runs."""
     out = []
@@ -358,6 +395,7 @@ def report(scale_name: str, partial: bool = False) -> dict[str, Any]:
         "partial": bool(missing),
         "claims": claims,
         "targets": check_targets(scale_name, runs),
+        "schedule_checks": schedule_checks(scale_name, runs),
         "excluded_runs": [
             f"{r['study']}/{slug(r['variant'])}/seed{r['seed']}: {why}"
             for r in runs

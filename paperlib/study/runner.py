@@ -90,7 +90,7 @@ from paperlib.study.reader import (
 )
 from paperlib.study.scales import SCALES, Scale
 from paperlib.study.workers import worker_pool
-from paperlib.tables.claims import APERTURE, UNTRAINED
+from paperlib.tables.claims import APERTURE, LONGER, UNTRAINED
 from paperlib.train import read_log, train_distributed, train_run, trained_to_end
 
 HIMO_BENCHMARKS = (
@@ -344,8 +344,25 @@ def argent_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
     return runs
 
 
+HEADLINE = ("MoLo", "InfoNCE (λ=0)", "Long-CLIP", "HyCoCLIP", "ARGENT")
+
+
+def longer(run: Run) -> Run:
+    """The schedule check of a run: the same run at twice its steps (every reporting period
+    scaled with it), in its own folder, variant ``<variant>`` + :data:`LONGER`."""
+    config = json.loads(json.dumps(run.config))
+    steps = 2 * config["train"]["steps"]
+    every = max(LOG_EVERY, steps // VAL_POINTS)
+    config["train"].update(steps=steps, ckpt_every=every, val_every=every, diag_every=every)
+    variant = run.variant + LONGER
+    output = Path(config["train"]["output_dir"])
+    config["train"]["output_dir"] = str(output.parent.parent / slug(variant) / output.name)
+    return Run(run.study, variant, run.seed, config, run.benchmarks, run.nproc, "schedule check")
+
+
 def plan(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) -> list[Run]:
-    """Every run of the study at ``scale_name``: references first, then each seed's runs."""
+    """Every run of the study at ``scale_name``: references first, then each seed's runs, then
+    (where the scale asks for it) the schedule check of the first seed's headline runs."""
     if scale_name not in SCALES:
         raise ValueError(f"unknown study scale {scale_name!r}; expected one of {list(SCALES)}")
     scale, root = SCALES[scale_name], study_root(scale_name)
@@ -355,6 +372,9 @@ def plan(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) -> list
             runs += himo_runs(scale, seed, root)
         if "argent" in studies:
             runs += argent_runs(scale, seed, root)
+    if scale.schedule_check:
+        first = scale.seeds[0]
+        runs += [longer(r) for r in runs if r.variant in HEADLINE and r.seed == first]
     return runs
 
 

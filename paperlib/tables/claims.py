@@ -152,6 +152,7 @@ EUCLIDEAN_CLIP = "pretrain (short captions)"  # the study's bases, evaluated as 
 SMALLER = ", smaller model"  # the suffix of the model-size arm's variants
 APERTURE = ", κ = 0.1"  # the suffix of the aperture arm's variants
 UNTRAINED = "untrained"  # a model evaluated at its random initialisation
+LONGER = ", 2× steps"  # the suffix of the schedule check's runs (seed 0, twice the steps)
 
 # learning guards: thresholds a learned model reaches and an untrained one does not
 # (claims.json states the untrained reference's own value beside each)
