@@ -20,14 +20,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from paperlib.atomic import DiskFullError, atomic_write_text
 from paperlib.engine import distributed
 from paperlib.engine.config import Config, ConfigError, load_config, read_file
 from paperlib.engine.loop import NonFiniteLossError, TrainResult, dry_run, log_lines, train
 from paperlib.engine.run_folder import claim_run_folder
 from paperlib.engine.validation import validation_records
+from paperlib.processes import stop_with_parent
 from paperlib.untrusted import brief, error_text
 
+# set by train_distributed when its caller runs with torch's deterministic algorithms
+DETERMINISTIC = "PAPERLIB_DETERMINISTIC"
 # the folder holding the paperlib package (what torchrun's processes import it from)
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
@@ -126,7 +131,11 @@ def train_distributed(config: dict[str, Any], nproc: int, name: str) -> None:
         str(config_file),
     ]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(PACKAGE_ROOT)}
-    proc = subprocess.run(command, env=env, capture_output=True, text=True)
+    if torch.are_deterministic_algorithms_enabled():  # the caller's setting, on every rank
+        env[DETERMINISTIC] = "1"
+    proc = subprocess.run(
+        command, env=env, capture_output=True, text=True, preexec_fn=stop_with_parent
+    )
     if proc.returncode != 0 or not trained_to_end(output):
         raise RuntimeError(
             f"{name}: torchrun on {nproc} processes failed (exit {proc.returncode})"
@@ -148,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
         help="validate, build and take one step in memory; write nothing",
     )
     args = parser.parse_intermixed_args(argv)
+    if os.environ.get(DETERMINISTIC) == "1":
+        torch.use_deterministic_algorithms(True)
     try:
         config = config_from(args.config, args.overrides)
     except ConfigError as err:

@@ -50,7 +50,11 @@ def _variation(committed, spread: dict[str, float]):
 @pytest.fixture(autouse=True)
 def _claims_are_decided(monkeypatch):
     """The toy results have no run records to re-decide; that check has its own test."""
-    monkeypatch.setattr(compare, "check_committed_claims", lambda committed, scale: None)
+    monkeypatch.setattr(
+        compare,
+        "check_decided",
+        lambda folder, scale, what: compare._read_json(folder / "claims.json", what),
+    )
 
 
 BASE = {

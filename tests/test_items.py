@@ -126,7 +126,9 @@ def test_information_free_features_sit_at_the_declared_chance_levels():
     for claim in CLAIMS:
         if claim.metric.chance is None:
             continue
-        chance = np.mean([claim.chance_for(len(v)) for v in pooled[claim.item]])
+        chance = np.mean(
+            [claim.chance_for(len(v), [str(i) for i in range(len(v))]) for v in pooled[claim.item]]
+        )
         values = np.concatenate(pooled[claim.item])
         standard_error = values.std() / np.sqrt(values.size)
         assert abs(values.mean() - chance) < 4 * standard_error + 1e-4, (claim.id, values.mean())

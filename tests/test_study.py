@@ -342,15 +342,24 @@ def test_compare_refuses_a_claims_file_its_results_do_not_decide(tmp_path, monke
     from paperlib.study import compare
 
     _toy_study(tmp_path, monkeypatch, seeds=4)
+    monkeypatch.setattr(compare, "CLAIMS", decide.CLAIMS)  # the toy's declared claims
     decide.decide("smoke", partial=True)
     committed = tmp_path / "results" / "smoke"
-    compare.check_committed_claims(committed, "smoke")  # as decided: accepted
+    compare.check_decided(committed, "smoke", "committed")  # as decided: accepted
     claims_file = committed / "claims.json"
-    tampered = json.loads(claims_file.read_text())
+    good = claims_file.read_text()
+    tampered = json.loads(good)
     tampered["claims"][0]["effect"] = 123.0
     claims_file.write_text(json.dumps(tampered))
     with pytest.raises(compare.CompareInputError, match="records effect 123.0"):
-        compare.check_committed_claims(committed, "smoke")
+        compare.check_decided(committed, "smoke", "committed")
+    claims_file.write_text(json.dumps({**tampered, "claims": []}))  # every claim removed
+    with pytest.raises(compare.CompareInputError, match="lists claims"):
+        compare.check_decided(committed, "smoke", "committed")
+    claims_file.write_text(good)
+    (committed / "argent" / "argent" / "seed1" / "run.done").write_text("{half")
+    with pytest.raises(compare.CompareInputError, match="cannot be decided.*run.done"):
+        compare.check_decided(committed, "smoke", "committed")
 
 
 def test_a_half_written_items_file_is_a_named_error(tmp_path, monkeypatch):
@@ -370,8 +379,8 @@ def test_the_schedule_check_compares_a_run_with_its_twice_longer_self(tmp_path, 
     (check,) = checks
     assert check["variant"] == "ARGENT" and check["steps"] == [100, 200]
     assert check["values"] == [0.5, 0.56] and check["gain"] == pytest.approx(0.06)
-    assert check["standard_error"] == pytest.approx(math.sqrt(0.56 * 0.44 / 500))
-    assert not check["within_noise"]  # 0.06 > 0.022: the longer schedule helped
+    assert check["standard_error"] == pytest.approx(math.sqrt(0.56 * 0.44 / 1000))  # test set
+    assert not check["within_noise"]  # 0.06 > 0.016: the longer schedule helped
     plan = runner.plan("full")
     longer = [r for r in plan if r.variant.endswith(claims.LONGER)]
     assert {r.variant.removesuffix(claims.LONGER) for r in longer} == set(runner.HEADLINE)

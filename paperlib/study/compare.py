@@ -12,9 +12,9 @@ and never less than :data:`FLOOR` (one test item for rates).
 
 Kinds (:func:`metric_kind`): ``fraction`` (recalls, accuracies, COLA, hierarchical P/R: rates
 over n test items), ``percentage`` (HiMo@2/3) and ``continuous`` (correlations, AUC, AP, SSI,
-d_corr). Before comparing, the committed ``claims.json`` is checked against what the committed
-results files decide, and ``variation.json`` against the committed results it was measured
-on. The report (printed, and written as ``<report>.md`` / ``.json``) gives per metric the
+d_corr). Before comparing, each side's ``claims.json`` is checked against what its results
+files decide (every declared claim, the same effects and verdicts), and ``variation.json``
+against the committed results it was measured on. The report (printed, and written as ``<report>.md`` / ``.json``) gives per metric the
 committed and reproduced values, the difference, the tolerance and where it came from, and the
 environment differences between the committed run and this one. Exit status 1 when anything
 is out of tolerance or a verdict or sign changed; 2 on unreadable inputs.
@@ -35,6 +35,7 @@ from paperlib.environment import environment_differences
 from paperlib.study.decide import report
 from paperlib.study.reader import REPO_ROOT, results_root_at
 from paperlib.study.variation import fingerprint, metric_values, spreads
+from paperlib.tables.claims import CLAIMS
 
 MARGIN = 3.0
 FLOOR = {
@@ -200,26 +201,38 @@ def claim_changes(committed: dict, reproduced: dict) -> list[dict[str, Any]]:
     return out
 
 
-def check_committed_claims(committed: Path, scale: str) -> None:
-    """The committed ``claims.json`` must be what its results files decide (effects and
-    verdicts), or the comparison would check numbers nobody computed."""
-    recorded = _read_json(committed / "claims.json", "the committed claims")
-    with results_root_at(committed.parent):
-        decided = report(scale, partial=True)
+def check_decided(folder: Path, scale: str, what: str) -> dict[str, Any]:
+    """``folder``'s ``claims.json``, checked to be what its results files decide: the same
+    claims as ``tables.claims`` declares, the same effects and verdicts; else the comparison
+    would check numbers nobody computed. Returns the file's content."""
+    recorded = _read_json(folder / "claims.json", what)
+    try:
+        with results_root_at(folder.parent):
+            decided = report(scale, partial=True)
+    except (ValueError, FileNotFoundError) as error:
+        raise CompareInputError(
+            f"{folder}: its results files cannot be decided ({error})"
+        ) from None
     again = {c["claim"]: c for c in decided["claims"]}
-    for claim in recorded.get("claims", []):
-        fresh = again.get(claim.get("claim"))
-        same = fresh is not None and fresh["verdict"] == claim.get("verdict")
+    listed = [c.get("claim") for c in recorded.get("claims", []) if isinstance(c, dict)]
+    if sorted(listed) != sorted(c.id for c in CLAIMS):
+        raise CompareInputError(
+            f"{folder / 'claims.json'}: lists claims {sorted(set(listed) ^ {c.id for c in CLAIMS})[:5]} "
+            "that the declared claims do not (or the other way round); re-decide it"
+        )
+    for claim in recorded["claims"]:
+        fresh = again[claim["claim"]]
+        same = fresh["verdict"] == claim.get("verdict")
         if same and claim.get("effect") is not None:
             same = fresh["effect"] is not None and abs(fresh["effect"] - claim["effect"]) <= 1e-9
-        if not same:
+        if not same or (claim.get("effect") is None) != (fresh["effect"] is None):
             raise CompareInputError(
-                f"{committed / 'claims.json'}: claim {claim.get('claim')!r} records effect "
+                f"{folder / 'claims.json'}: claim {claim['claim']!r} records effect "
                 f"{claim.get('effect')} ({claim.get('verdict')}), but its results files decide "
-                f"{None if fresh is None else fresh['effect']} "
-                f"({None if fresh is None else fresh['verdict']}); re-decide with "
+                f"{fresh['effect']} ({fresh['verdict']}); re-decide with "
                 f"`python -m paperlib.study --scale {scale} --decide-only`"
             )
+    return recorded
 
 
 def read_variation(committed: Path) -> dict[str, Any]:
@@ -280,11 +293,10 @@ def compare(committed: Path, reproduced: Path, report: Path, scale: str = "smoke
     """Compare, print the summary and failures, write ``report``.md/.json; True when all holds."""
     if not reproduced.is_dir():
         raise CompareInputError(f"{reproduced}: no reproduced results")
-    check_committed_claims(committed, scale)
+    mine = check_decided(committed, scale, "the committed claims")
+    theirs = check_decided(reproduced, scale, "the re-run's claims")
     variation = read_variation(committed)
     rows = compare_runs(committed, reproduced, variation)
-    mine = _read_json(committed / "claims.json", "the committed claims")
-    theirs = _read_json(reproduced / "claims.json", "the re-run's claims")
     changes, env = claim_changes(mine, theirs), environments(committed, reproduced)
     text = markdown(rows, changes, env)
     report.parent.mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,8 @@ records of ``engine.validation``; aperture diagnostics of ``metrics.diagnostics`
      "aperture": [{"study", "variant", "seed", "features", "radius", "points": [{"step",
                    "frac_inside_radius", "norm_mean"}]}]}
 
-``plateau`` is ``tables.plateau.plateau_check`` of that curve (the criterion the claims apply).
+``plateau`` is ``tables.plateau.plateau_check`` of that curve against the test set's standard
+error (the criterion the claims apply).
 """
 
 from __future__ import annotations
@@ -25,39 +26,33 @@ from paperlib.atomic import atomic_write_text
 from paperlib.engine.validation import validation_records
 from paperlib.study.pretrain import bases_dir
 from paperlib.study.reader import results_dir, slug
-from paperlib.tables.plateau import plateau_check
+from paperlib.study.scales import SCALES
+from paperlib.tables.plateau import curves_of, run_plateaus
 from paperlib.train import log_records
 
 APERTURE_FEATURES = ("text", "box_text")  # the parents whose aperture MERU needs
 
 
-def validation_curves(records: list[dict[str, Any]]) -> dict[str, list[tuple[int, float]]]:
-    """``{metric: [(step, value), ...]}`` of a log's validation records."""
-    curves: dict[str, list[tuple[int, float]]] = {}
-    for record in validation_records(records):
-        for metric, value in record["val"].items():
-            curves.setdefault(metric, []).append((record["step"], float(value)))
-    return curves
-
-
-def _curve_entries(records: list[dict[str, Any]], **labels: Any) -> list[dict[str, Any]]:
+def _curve_entries(records: list[dict[str, Any]], n_items: int, **labels: Any) -> list[dict]:
+    """One entry per validation curve of a log, with its plateau check over ``n_items``."""
     val = validation_records(records)
     if not val:
         return []
-    n = val[-1]["val_size"]
-    out = []
-    for metric, points in validation_curves(records).items():
-        check = plateau_check(points, n, metric) if len(points) > 1 else None
-        out.append(
-            {
-                **labels,
-                "metric": metric,
-                "val_size": n,
-                "points": [{"step": s, "value": v} for s, v in points],
-                "plateau": None if check is None else {**asdict(check), "reached": check.reached},
-            }
-        )
-    return out
+    plateaus = run_plateaus(records, n_items)
+    return [
+        {
+            **labels,
+            "metric": metric,
+            "val_size": val[-1]["val_size"],
+            "points": [{"step": s, "value": v} for s, v in points],
+            "plateau": (
+                {**asdict(plateaus[metric]), "reached": plateaus[metric].reached}
+                if metric in plateaus
+                else None
+            ),
+        }
+        for metric, points in curves_of(records).items()
+    ]
 
 
 def aperture_curves(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -88,7 +83,7 @@ def aperture_curves(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def write_curves(scale_name: str, runs: list) -> dict[str, Any]:
     """Collect every run's curves from its results folder and the bases' from
     ``results/bases/``; write ``results/<scale>/curves.json`` and return it."""
-    root = results_dir(scale_name)
+    root, n_items = results_dir(scale_name), SCALES[scale_name].eval_size
     validation, aperture = [], []
     for run in runs:
         log = root / run.study / slug(run.variant) / f"seed{run.seed}" / "log.jsonl"
@@ -96,7 +91,7 @@ def write_curves(scale_name: str, runs: list) -> dict[str, Any]:
             continue
         records = log_records(log)
         labels = {"study": run.study, "variant": run.variant, "seed": run.seed}
-        validation += _curve_entries(records, **labels)
+        validation += _curve_entries(records, n_items, **labels)
         aperture += [{**labels, **curve} for curve in aperture_curves(records)]
     bases = []
     summary = bases_dir() / "bases.json"
@@ -104,7 +99,9 @@ def write_curves(scale_name: str, runs: list) -> dict[str, Any]:
         for entry in json.loads(summary.read_text())["bases"]:
             name = f"{entry['model']}-base{entry['base']}"
             records = log_records(bases_dir() / f"{name}.log.jsonl")
-            bases += _curve_entries(records, model=entry["model"], base=entry["base"])
+            bases += _curve_entries(
+                records, entry["val_size"], model=entry["model"], base=entry["base"]
+            )
     curves = {"validation": validation, "bases": bases, "aperture": aperture}
     atomic_write_text(root / "curves.json", json.dumps(curves, indent=1) + "\n")
     return curves

@@ -21,7 +21,6 @@ unless ``partial=True``: then it is decided on what exists and marked ``partial`
 from __future__ import annotations
 
 import json
-import math
 import statistics
 from pathlib import Path
 from typing import Any
@@ -29,12 +28,31 @@ from typing import Any
 import numpy as np
 
 from paperlib.atomic import atomic_write_text
-from paperlib.study.reader import PRETRAIN, read_items, results_dir, slug
+from paperlib.engine.evaluation import world_short_captions
+from paperlib.engine.validation import validation_records
+from paperlib.study.pretrain import bases_dir
+from paperlib.study.reader import EVAL_SEED, PRETRAIN, read_items, results_dir, slug
 from paperlib.study.scales import SCALES, Scale
-from paperlib.tables.claims import CLAIMS, LONGER, UNTRAINED, Claim
-from paperlib.tables.inference import ALPHA, Estimate, crossed_estimate, holm, holm_levels
-from paperlib.tables.plateau import plateau_check
+from paperlib.tables.claims import (
+    CLAIMS,
+    HEADLINE_FINETUNES,
+    LONGER,
+    SAME_TEXT,
+    UNTRAINED,
+    Claim,
+)
+from paperlib.tables.inference import (
+    ALPHA,
+    Estimate,
+    crossed_estimate,
+    holm,
+    holm_levels,
+    summary,
+)
+from paperlib.tables.plateau import rate_standard_error, run_plateaus
+from paperlib.tables.summary import claim_name, effect_text
 from paperlib.tables.verdicts import (
+    MIN_SEEDS,
     bases_agree,
     collapse_reason,
     directional_verdict,
@@ -42,24 +60,32 @@ from paperlib.tables.verdicts import (
 )
 from paperlib.train import log_records
 
-HIMO_VARIANTS = ("MoLo", "InfoNCE (λ=0)", "Long-CLIP")
-HYPERBOLIC_HEADLINE = ("HyCoCLIP", "ARGENT")
-# learning targets (medians over runs): (study, variant, per-item metric, target)
-TARGETS = (
-    ("himo", PRETRAIN, "world-zeroshot/L1_correct", 0.8),
-    ("himo", PRETRAIN, "world-zeroshot/L3_correct", 0.3),
-    ("himo", PRETRAIN, "world-short/i2t_hit1", 0.85),
-    *(("himo", v, "world-long/i2t_hit1", 0.5) for v in HIMO_VARIANTS),
-    *(
-        ("argent", v, item, target)
-        for v in HYPERBOLIC_HEADLINE
-        for item, target in (
-            ("world-short/i2t_hit1", 0.85),
-            ("world-zeroshot/L1_correct", 0.8),
-            ("world-zeroshot/L3_correct", 0.3),
-        )
-    ),
-)
+
+def _targets() -> tuple[tuple[str, str, str, float], ...]:
+    """Learning targets (medians over runs): (study, variant, per-item metric, target). The
+    bases; long-caption retrieval of every HiMo fine-tune variant the claims compare; short
+    retrieval and zero-shot accuracy of the headline hyperbolic fine-tunes."""
+    himo = dict.fromkeys(
+        v for c in CLAIMS if c.study == "himo" for v in (c.variant, c.baseline) if v != PRETRAIN
+    )
+    return (
+        ("himo", PRETRAIN, "world-zeroshot/L1_correct", 0.8),
+        ("himo", PRETRAIN, "world-zeroshot/L3_correct", 0.3),
+        ("himo", PRETRAIN, "world-short/i2t_hit1", 0.85),
+        *(("himo", v, "world-long/i2t_hit1", 0.5) for v in himo),
+        *(
+            ("argent", v, item, target)
+            for v in HEADLINE_FINETUNES["argent"]
+            for item, target in (
+                ("world-short/i2t_hit1", 0.85),
+                ("world-zeroshot/L1_correct", 0.8),
+                ("world-zeroshot/L3_correct", 0.3),
+            )
+        ),
+    )
+
+
+TARGETS = _targets()
 # the contrastive term of each method's log, the one a collapse leaves at ln B
 LOSS_TERM = {
     "clip": "contrastive",
@@ -82,22 +108,11 @@ def run_collapse(info: dict[str, Any], log: list[dict[str, Any]]) -> str | None:
     return collapse_reason(losses, info["config"]["train"]["batch_size"], info["feature_std"])
 
 
-def run_plateau(records: list[dict[str, Any]]) -> str | None:
-    """Why a trained run's validation curves had not flattened (``tables.plateau``), or None
-    (also for a run without a curve: the references)."""
-    points: dict[str, list[tuple[int, float]]] = {}
-    size = None
-    for record in records:
-        if isinstance(record.get("val"), dict):
-            size = record["val_size"]
-            for metric, value in record["val"].items():
-                points.setdefault(metric, []).append((record["step"], float(value)))
-    reasons = [
-        plateau_check(curve, size, metric).reason()
-        for metric, curve in points.items()
-        if len(curve) > 1
-    ]
-    found = [r for r in reasons if r]
+def run_plateau(records: list[dict[str, Any]], n_items: int) -> str | None:
+    """Why a trained run's validation curves had not flattened (``tables.plateau``, judged
+    against the standard error over ``n_items`` test items), or None (also for a run without a
+    curve: the references)."""
+    found = [p.reason() for p in run_plateaus(records, n_items).values() if not p.reached]
     return "; ".join(found) if found else None
 
 
@@ -115,7 +130,7 @@ def _read_run(done: Path, scale: Scale) -> dict[str, Any]:
     records = log_records(log) if log.is_file() else []
     steps = [r for r in records if "loss" in r]
     info["collapsed"] = run_collapse(info, steps)
-    info["unconverged"] = run_plateau(records)
+    info["unconverged"] = run_plateau(records, scale.eval_size)
     info["base"] = scale.base_of(info["seed"]) if info["variant"] != PRETRAIN else info["seed"]
     return info
 
@@ -147,15 +162,6 @@ def _side(scale_name: str, study: str, variant: str, item: str, seeds: list[int]
     return np.stack([read_items(scale_name, study, variant, s)[item] for s in seeds])
 
 
-def _summary(values: np.ndarray) -> dict[str, Any]:
-    estimate = crossed_estimate(values)
-    return {
-        "mean": estimate.mean,
-        "interval": list(estimate.interval()),
-        "per_seed": list(estimate.seed_values),
-    }
-
-
 def _reference(scale_name: str, study: str, item: str) -> float | None:
     """The untrained model's mean of ``item`` (None when that reference did not run)."""
     try:
@@ -170,7 +176,7 @@ def _guard(scale_name: str, claim: Claim, seeds: list[int]) -> dict[str, Any] | 
     if guard is None:
         return None
     sides = {
-        name: _summary(_side(scale_name, claim.study, variant, guard.item, seeds))
+        name: summary(_side(scale_name, claim.study, variant, guard.item, seeds))
         for name, variant in (("variant", claim.variant), ("baseline", claim.baseline))
     }
     failed = [
@@ -179,11 +185,13 @@ def _guard(scale_name: str, claim: Claim, seeds: list[int]) -> dict[str, Any] | 
         for name, side in sides.items()
         if side["interval"][0] <= guard.threshold
     ]
+    untrained = _reference(scale_name, claim.study, guard.item)
     return {
         "item": guard.item,
         "threshold": guard.threshold,
         "why": guard.why,
-        "untrained": _reference(scale_name, claim.study, guard.item),
+        "untrained": untrained,
+        "untrained_below": None if untrained is None else untrained < guard.threshold,
         **sides,
         "failed": "; ".join(failed) or None,
     }
@@ -230,7 +238,7 @@ def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) 
     if not (np.isfinite(va).all() and np.isfinite(vb).all()):
         return {**record, "effect": None, "untestable": f"non-finite values of {claim.item}"}
     effect = crossed_estimate(va - vb)
-    sides = {"variant_value": _summary(va), "baseline_value": _summary(vb)}
+    sides = {"variant_value": summary(va), "baseline_value": summary(vb)}
     bases = sorted(
         {r["base"] for r in runs if r["variant"] == claim.variant and r["seed"] in seeds}
     )
@@ -238,7 +246,7 @@ def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) 
         b: float(np.mean([effect.seed_values[i] for i, s in enumerate(seeds) if scale.base_of(s) == b]))
         for b in bases
     }  # fmt: skip
-    chance = claim.chance_for(va.shape[1])
+    chance = claim.chance_for(va.shape[1], world_short_captions(EVAL_SEED, va.shape[1]) if claim.metric.chance == SAME_TEXT else None)  # fmt: skip
     record.update(
         chance=chance,
         effect=effect.mean,
@@ -254,15 +262,15 @@ def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) 
     guard = _guard(scale_name, claim, seeds)
     if guard is not None:
         record["guard"] = guard
-    if claim.metric.item.endswith("/ssi"):
-        record["reference"] = {
-            "text-blind": 0.0,
-            "untrained": _reference(scale_name, claim.study, claim.item),
-        }
+    if claim.metric.item.endswith(
+        "/ssi"
+    ):  # a text-blind model's scores never move: 0 by definition
+        record["reference"] = {"text-blind": 0.0, "untrained": _reference(scale_name, claim.study, claim.item)}  # fmt: skip
     m = claim.metric
     reason = untestable_reason(
         tuple(sides["variant_value"]["interval"]), tuple(sides["baseline_value"]["interval"]),
-        sides["baseline_value"]["mean"], chance, m.ceiling, m.better, m.smallest,
+        sides["baseline_value"]["mean"], chance if m.guard is None else None, m.ceiling,
+        m.better, m.smallest,
     )  # fmt: skip
     if guard is not None and guard["failed"]:
         reason = f"a model did not learn ({guard['item']}: {guard['failed']})"
@@ -273,7 +281,7 @@ def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) 
 
 def adjust_family(records: list[dict], alpha: float = ALPHA) -> list[dict]:
     """Holm over one paper's testable claims (at least 2 seeds), then every claim's verdict."""
-    tested = [r for r in records if "untestable" not in r and len(r["seeds"]) >= 2]
+    tested = [r for r in records if "untestable" not in r and len(r["seeds"]) >= MIN_SEEDS]
     p_adjusted = holm([r["p_raw"] for r in tested])
     levels = holm_levels([r["p_raw"] for r in tested], alpha)
     for record, p_adj, level in zip(tested, p_adjusted, levels):
@@ -288,15 +296,23 @@ def _verdict(record: dict, alpha: float) -> dict[str, Any]:
     """The verdict, reason and adjusted interval of one decided claim."""
     if "untestable" in record:
         return {"verdict": "untestable", "reason": record["untestable"], "interval": None}
+    seeds, raw = len(record["seeds"]), record["interval_raw"]
     if "alpha_adjusted" not in record:  # one seed: not tested, the raw interval shown
-        verdict, reason = directional_verdict(record["interval_raw"], record["better"], record["smallest"], len(record["seeds"]))  # fmt: skip
-        return {"verdict": verdict, "reason": reason, "interval": record["interval_raw"]}
-    adjusted = _estimate(record).interval(record["alpha_adjusted"])
-    verdict, reason = directional_verdict(adjusted, record["better"], record["smallest"], len(record["seeds"]))  # fmt: skip
+        verdict, reason = directional_verdict(raw, raw, record["better"], record["smallest"], seeds)
+        return {"verdict": verdict, "reason": reason, "interval": None}
+    estimate = _estimate(record)
+    adjusted = estimate.interval(record["alpha_adjusted"])
+    simultaneous = estimate.interval(alpha / record["family_size"])
+    verdict, reason = directional_verdict(adjusted, simultaneous, record["better"], record["smallest"], seeds)  # fmt: skip
     per_base = {int(k): v for k, v in record["per_base"].items()}
     if not bases_agree(per_base, verdict, record["better"]):
         verdict, reason = "inconclusive", f"the bases disagree on the sign ({record['per_base']})"
-    return {"verdict": verdict, "reason": reason, "interval": list(adjusted)}
+    return {
+        "verdict": verdict,
+        "reason": reason,
+        "interval": list(adjusted),
+        "interval_simultaneous": list(simultaneous),
+    }
 
 
 def _estimate(record: dict) -> Estimate:
@@ -309,17 +325,16 @@ def _estimate(record: dict) -> Estimate:
 def _final_validation(scale_name: str, study: str, variant: str, seed: int) -> dict | None:
     """The last validation record of a run's log (None when the run has none)."""
     log = results_dir(scale_name) / study / slug(variant) / f"seed{seed}" / "log.jsonl"
-    records = (
-        [r for r in log_records(log) if isinstance(r.get("val"), dict)] if log.is_file() else []
-    )
+    records = validation_records(log_records(log)) if log.is_file() else []
     return records[-1] if records else None
 
 
 def schedule_checks(scale_name: str, runs: list[dict]) -> list[dict]:
     """Per headline variant with a schedule check (``runner.longer``): its final validation
     values at its own and at twice its steps (same seed, same base), the gain, and whether the
-    gain is below one standard error (the longer schedule did not help beyond noise)."""
-    out = []
+    gain is below one test-set standard error (the longer schedule did not help beyond noise;
+    else the claims on that variant are flagged, ``schedule_flags``)."""
+    out, n = [], SCALES[scale_name].eval_size
     for run in runs:
         if not run["variant"].endswith(LONGER):
             continue
@@ -329,7 +344,7 @@ def schedule_checks(scale_name: str, runs: list[dict]) -> list[dict]:
         if own is None or longer is None:
             continue
         for metric, value in longer["val"].items():
-            se = max(math.sqrt(value * (1 - value) / longer["val_size"]), 1 / longer["val_size"])
+            se = rate_standard_error(value, n)
             gain = value - own["val"][metric]
             out.append(
                 {
@@ -340,6 +355,29 @@ def schedule_checks(scale_name: str, runs: list[dict]) -> list[dict]:
                 }
             )  # fmt: skip
     return out
+
+
+def schedule_flags(checks: list[dict], claim: dict) -> list[str]:
+    """The schedule checks of a claim's two variants that a longer schedule still improved
+    beyond one standard error (the claim's verdict stands, flagged with them)."""
+    return [
+        f"{c['variant']} {c['metric']}: {c['values'][0]:.3f} → {c['values'][1]:.3f} at "
+        f"{c['steps'][1]} steps (+{c['gain']:.3f} ≥ SE {c['standard_error']:.3f})"
+        for c in checks
+        if not c["within_noise"] and c["study"] == claim["study"]
+        and c["variant"] in (claim["variant"], claim["baseline"])
+    ]  # fmt: skip
+
+
+def base_plateaus() -> list[dict]:
+    """Each pre-trained base's plateau checks (``results/bases/bases.json``), [] without it."""
+    path = bases_dir() / "bases.json"
+    if not path.is_file():
+        return []
+    return [
+        {"model": b["model"], "base": b["base"], **{m: p["reached"] for m, p in b["plateau"].items()}}
+        for b in json.loads(path.read_text())["bases"]
+    ]  # fmt: skip
 
 
 def check_targets(scale_name: str, runs: list[dict]) -> list[dict]:
@@ -387,15 +425,18 @@ def report(scale_name: str, partial: bool = False) -> dict[str, Any]:
         claims += adjust_family([r for r in decided if r["paper"] == paper])
     order = {c.id: i for i, c in enumerate(CLAIMS)}
     claims.sort(key=lambda r: order[r["claim"]])
+    checks = schedule_checks(scale_name, runs)
     for record in claims:
         record["partial"] = bool(record["missing_runs"])
+        record["schedule_flags"] = schedule_flags(checks, record)
     return {
         "scale": scale_name,
         "alpha": ALPHA,
         "partial": bool(missing),
         "claims": claims,
         "targets": check_targets(scale_name, runs),
-        "schedule_checks": schedule_checks(scale_name, runs),
+        "schedule_checks": checks,
+        "base_plateaus": base_plateaus(),
         "excluded_runs": [
             f"{r['study']}/{slug(r['variant'])}/seed{r['seed']}: {why}"
             for r in runs
@@ -416,27 +457,19 @@ def decide(scale_name: str, partial: bool = False) -> dict[str, Any]:
     return decided
 
 
-def _effect_text(c: dict[str, Any]) -> str:
-    if c.get("effect") is None:
-        return "–"
-    interval = c.get("interval") or c.get("interval_raw")
-    return f"{c['effect']:+.3g} [{interval[0]:+.3g}, {interval[1]:+.3g}]"
-
-
 def summary_table(decided: dict[str, Any]) -> str:
     """Markdown tables of the decided claims and the learning targets (the README's summary of
-    ``claims.json``)."""
+    ``claims.json``; an untested claim shows its raw interval, marked "raw")."""
     lines = [
         "| claim | paper | verdict | effect [adjusted interval] | paper's effect | smallest "
         "effect | valid / total seeds |",
         "|---|---|---|---|---|---|---|",
     ]
     for c in decided["claims"]:
-        runs = f"{c['variant']} vs {c['baseline']}" if not c.get("baseline_item") else f"{c['variant']}, without vs with ambiguous captions"  # fmt: skip
         paper = "–" if c["paper_effect"] is None else f"{c['paper_effect']:+.3g}"
         lines.append(
-            f"| {c['statement']} ({runs}; {c['label']}) | {c['paper']} | {c['verdict']} | "
-            f"{_effect_text(c)} | {paper} | ±{c['smallest']:g} | "
+            f"| {c['statement']} ({claim_name(c)}) | {c['paper']} | {c['verdict']} | "
+            f"{effect_text(c)} | {paper} | ±{c['smallest']:g} | "
             f"{len(c['seeds'])} / {c['runs_total']} |"
         )
     lines += ["", "| learning target | runs | median | target | met |", "|---|---|---|---|---|"]

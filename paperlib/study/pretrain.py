@@ -34,12 +34,12 @@ from typing import Any
 import torch
 
 from paperlib.atomic import atomic_write, atomic_write_text
-from paperlib.engine.checkpoint import load_checkpoint
+from paperlib.engine.methods import read_init_checkpoint
 from paperlib.environment import environment
 from paperlib.study.reader import REPO_ROOT, portable_config, repo_relative, runs_root
 from paperlib.study.workers import worker_pool
-from paperlib.tables.plateau import plateau_check
-from paperlib.train import read_log, read_validation, train_run, trained_to_end
+from paperlib.tables.plateau import curves_of, run_plateaus
+from paperlib.train import log_records, read_log, train_run, trained_to_end
 
 MODEL = "paper-tiny-rn"  # a 32 px ResNet image tower, 2-layer text transformer (8.5M)
 MODEL_SMALLER = "paper-micro-rn"  # the same at half the width (2.9M): the model-size arm
@@ -137,12 +137,8 @@ def base_config(model: str, base: int, recipe: Recipe, runs: Path) -> dict[str, 
 def export_weights(checkpoint: Path, target: Path) -> str:
     """Write the checkpoint's open_clip state (floating tensors in float16) to ``target``;
     returns its SHA-256."""
-    state = load_checkpoint(checkpoint)["model"]
-    clip = {
-        key.removeprefix("clip."): (value.half() if value.is_floating_point() else value)
-        for key, value in state.items()
-        if key.startswith("clip.")
-    }
+    clip_state, _ = read_init_checkpoint(str(checkpoint))
+    clip = {k: (v.half() if v.is_floating_point() else v) for k, v in clip_state.items()}
     atomic_write(target, lambda handle: torch.save(clip, handle))
     return hashlib.sha256(target.read_bytes()).hexdigest()
 
@@ -162,11 +158,10 @@ def _train_base(job: tuple[dict[str, Any], str]) -> dict[str, Any]:
 def base_record(config: dict[str, Any], model: str, base: int, weights: Path) -> dict[str, Any]:
     """``bases.json``'s entry for one trained base (curve, plateau checks, cost)."""
     output = Path(config["train"]["output_dir"])
-    log = read_log(output)
-    records = read_validation(output)
-    n = config["train"]["val_size"]
-    curves = {m: [(r["step"], r["val"][m]) for r in records] for m in VAL_METRICS}
-    plateaus = {m: plateau_check(curves[m], n, m) for m in PLATEAU_METRICS}
+    log, records = read_log(output), log_records(output / "log.jsonl")
+    n = config["train"]["val_size"]  # the bases' validation set is as large as the test set
+    curves = curves_of(records)
+    plateaus = {m: p for m, p in run_plateaus(records, n).items() if m in PLATEAU_METRICS}
     return {
         "model": model,
         "base": base,
@@ -181,9 +176,11 @@ def base_record(config: dict[str, Any], model: str, base: int, weights: Path) ->
 
 def pretrain(scale: str = "full", workers: int = 2, out: Path | None = None) -> Path:
     """Train every base of :data:`BASES` × (``MODEL``, ``MODEL_SMALLER``) at ``scale``, export
-    them into ``out`` (default ``results/bases/``) and write ``bases.json``; returns ``out``."""
-    recipe, out = RECIPES[scale], out or bases_dir()
-    runs = runs_root() / f"pretrain-{scale}"
+    them into ``out`` and write ``bases.json``; returns ``out``. ``out`` defaults to the
+    committed ``results/bases/`` for the full recipe only (another scale's bases go to
+    ``runs/pretrain-<scale>/bases/``, never over the committed ones)."""
+    recipe, runs = RECIPES[scale], runs_root() / f"pretrain-{scale}"
+    out = out or (bases_dir() if scale == "full" else runs / "bases")
     jobs = [
         (base_config(model, base, recipe, runs), f"{model}-base{base}")
         for model in (MODEL, MODEL_SMALLER)

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from paperlib.tables.claims import APERTURE, EUCLIDEAN_CLIP, SMALLER
-from paperlib.tables.inference import crossed_estimate
+from paperlib.tables.inference import summary
 from paperlib.train import read_log
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
@@ -219,13 +219,7 @@ def item_value(scale_name: str, study: str, variant: str, item: str) -> dict[str
     if not seeds:
         return None
     per_seed = np.stack([read_items(scale_name, study, variant, s)[item] for s in seeds])
-    estimate = crossed_estimate(per_seed)
-    return {
-        "mean": estimate.mean,
-        "interval": list(estimate.interval()),
-        "per_seed": list(estimate.seed_values),
-        "seeds": seeds,
-    }
+    return {**summary(per_seed), "seeds": seeds}
 
 
 def load_curves(scale_name: str) -> dict[str, list[dict[str, Any]]]:

@@ -27,6 +27,8 @@ The two compared runs differ in exactly one thing (see ``paperlib.study.runner``
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from paperlib.tables import published_table
@@ -48,7 +50,8 @@ class Metric:
     item: str
     label: str
     better: str  # "higher" | "lower"
-    chance: float | str | None  # "1/N": one over the number of test items (1:1 R@1)
+    # "1/N": one over the number of test items (1:1 R@1); SAME_TEXT: duplicates count as hits
+    chance: float | str | None
     ceiling: float  # the best possible value
     smallest: float  # the smallest effect of interest, in the metric's units
     smallest_reason: str
@@ -121,9 +124,10 @@ class Claim:
         """The per-item metric of the baseline side."""
         return self.baseline_item or self.metric.item
 
-    def chance_for(self, n_items: int) -> float | None:
-        """The chance level on a test set of ``n_items`` items."""
-        return chance_level(self.metric.chance, n_items)
+    def chance_for(self, n_items: int, texts: Sequence[str] | None = None) -> float | None:
+        """The chance level on a test set of ``n_items`` items (with their ``texts`` for a
+        :data:`SAME_TEXT` level)."""
+        return chance_level(self.metric.chance, n_items, texts)
 
     def as_dict(self) -> dict:
         """The claim as JSON-ready data (metric fields flattened, the paper's effect read)."""
@@ -136,11 +140,23 @@ class Claim:
         return out
 
 
-def chance_level(chance: float | str | None, n_items: int) -> float | None:
-    """A declared chance level on a test set of ``n_items`` items ("1/N" → 1 / n_items)."""
-    return 1.0 / n_items if chance == "1/N" else chance
+def chance_level(
+    chance: float | str | None, n_items: int, texts: Sequence[str] | None = None
+) -> float | None:
+    """A declared chance level on a test set of ``n_items`` items: "1/N" → 1 / n_items;
+    :data:`SAME_TEXT` → the mean share of items whose text equals an item's own (a retrieval
+    that counts an identical caption as a hit, as ``world-short`` does), from ``texts``."""
+    if chance == "1/N":
+        return 1.0 / n_items
+    if chance == SAME_TEXT:
+        if texts is None or len(texts) != n_items:
+            raise ValueError(f"the {SAME_TEXT} chance level needs the {n_items} test texts")
+        counts = Counter(texts)
+        return sum(counts[t] for t in texts) / n_items**2
+    return chance
 
 
+SAME_TEXT = "1/N, duplicates as hits"  # short world captions repeat: an identical one is a hit
 MONO, LONG, SHORT, ZS, HIER = (
     "world-monotonicity",
     "world-long",
@@ -153,6 +169,11 @@ SMALLER = ", smaller model"  # the suffix of the model-size arm's variants
 APERTURE = ", κ = 0.1"  # the suffix of the aperture arm's variants
 UNTRAINED = "untrained"  # a model evaluated at its random initialisation
 LONGER = ", 2× steps"  # the suffix of the schedule check's runs (seed 0, twice the steps)
+# the headline fine-tunes of each study: every seed runs them (and the schedule check)
+HEADLINE_FINETUNES = {
+    "himo": ("MoLo", "InfoNCE (λ=0)", "Long-CLIP"),
+    "argent": ("HyCoCLIP", "ARGENT"),
+}
 
 # learning guards: thresholds a learned model reaches and an untrained one does not
 # (claims.json states the untrained reference's own value beside each)
@@ -169,8 +190,12 @@ _POINT += "Long-CLIP on Flickr30k I2T +1.1; ARGENT-B over HyCoCLIP-B on COCO T2I
 METRICS = {
     "long-i2t": Metric(f"{LONG}/i2t_hit1", "long I2T R@1", "higher", "1/N", 1.0, 0.01, _POINT),
     "long-t2i": Metric(f"{LONG}/t2i_hit1", "long T2I R@1", "higher", "1/N", 1.0, 0.01, _POINT),
-    "short-i2t": Metric(f"{SHORT}/i2t_hit1", "short I2T R@1", "higher", "1/N", 1.0, 0.01, _POINT),
-    "short-t2i": Metric(f"{SHORT}/t2i_hit1", "short T2I R@1", "higher", "1/N", 1.0, 0.01, _POINT),
+    "short-i2t": Metric(
+        f"{SHORT}/i2t_hit1", "short I2T R@1", "higher", SAME_TEXT, 1.0, 0.01, _POINT
+    ),
+    "short-t2i": Metric(
+        f"{SHORT}/t2i_hit1", "short T2I R@1", "higher", SAME_TEXT, 1.0, 0.01, _POINT
+    ),
     "himo2": Metric(
         f"{MONO}/himo2",
         "HiMo@2 (%)",

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import optimize, stats
@@ -138,6 +139,17 @@ def crossed_estimate(values: np.ndarray) -> Estimate:
     seed_term = ms.seed / (S * N)
     item_term = max(0.0, ms.item - ms.resid) / (S * N)
     return Estimate(float(y.mean()), seed_values, seed_term, item_term)
+
+
+def summary(values: np.ndarray) -> dict[str, Any]:
+    """A (seeds, items) table's mean, 95 % interval and per-seed means (``claims.json``'s form of
+    a variant's own value)."""
+    estimate = crossed_estimate(values)
+    return {
+        "mean": estimate.mean,
+        "interval": list(estimate.interval()),
+        "per_seed": list(estimate.seed_values),
+    }
 
 
 def holm(p_values: list[float]) -> list[float]:

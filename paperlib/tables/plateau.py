@@ -2,13 +2,16 @@
 
 A comparison counts only once both models have learned what their schedule can teach them.
 The criterion (:func:`plateau_check`): over the last fifth of the schedule the validation
-metric gains less than one standard error of that metric on the validation set,
+metric gains less than one standard error of that metric on the test set,
 
     v(T) − v(0.8 T) < SE = max(sqrt(v(T) (1 − v(T)) / n), 1 / n)
 
-(``v``: a rate over ``n`` validation items at the logged steps, ``T`` the last step; the
-point at 0.8 T is the logged step nearest it). A run that fails is flagged and left out of the
-claims, as a collapsed one is. The curve is ``engine.validation``'s, logged during training.
+(``v``: a rate at the logged validation steps, ``T`` the last step, the point at 0.8 T the
+logged step nearest it; ``n`` the test set's size, :func:`rate_standard_error`). A run that
+fails is flagged and left out of the claims, as a collapsed one is. The curve is
+``engine.validation``'s, logged during training. A cosine schedule flattens its own end, so the
+study also runs a schedule check (twice the steps, ``study.runner.longer``) whose gain is judged
+by the same standard error.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from paperlib.engine.validation import validation_records
 
 TAIL = 0.2  # the last fifth of the schedule
 
@@ -45,15 +50,38 @@ class Plateau:
 
 
 def plateau_check(points: Sequence[tuple[int, float]], n_items: int, metric: str) -> Plateau:
-    """:class:`Plateau` of one validation curve ``[(step, value), ...]`` (a rate in [0, 1]) over
-    ``n_items`` validation items; needs the points at and before the last fifth."""
-    if n_items < 1:
-        raise ValueError(f"n_items must be positive; got {n_items}")
+    """:class:`Plateau` of one validation curve ``[(step, value), ...]`` (a rate in [0, 1]),
+    its gain judged against the standard error over ``n_items`` test items."""
     points = sorted(points)
     if len(points) < 2:
         raise ValueError(f"{metric}: a plateau needs at least 2 validation points; got {points}")
     last_step, last = points[-1]
     mark = (1 - TAIL) * last_step
     start = min(points[:-1], key=lambda p: (abs(p[0] - mark), -p[0]))
-    se = max(math.sqrt(max(last * (1 - last), 0.0) / n_items), 1.0 / n_items)  # ≥ one item
+    se = rate_standard_error(last, n_items)
     return Plateau(metric, start, (last_step, last), last - start[1], se)
+
+
+def rate_standard_error(value: float, n_items: int) -> float:
+    """The standard error of a rate ``value`` over ``n_items`` items, at least one item."""
+    if n_items < 1:
+        raise ValueError(f"n_items must be positive; got {n_items}")
+    return max(math.sqrt(max(value * (1 - value), 0.0) / n_items), 1.0 / n_items)
+
+
+def curves_of(records: Sequence[dict]) -> dict[str, list[tuple[int, float]]]:
+    """``{metric: [(step, value), ...]}`` of a training log's validation records."""
+    curves: dict[str, list[tuple[int, float]]] = {}
+    for record in validation_records(records):
+        for metric, value in record["val"].items():
+            curves.setdefault(metric, []).append((record["step"], float(value)))
+    return curves
+
+
+def run_plateaus(records: Sequence[dict], n_items: int) -> dict[str, Plateau]:
+    """:func:`plateau_check` of every validation curve of a log with at least two points."""
+    return {
+        metric: plateau_check(points, n_items, metric)
+        for metric, points in curves_of(records).items()
+        if len(points) > 1
+    }

@@ -70,11 +70,15 @@ def _signed(x: float | None, digits: int = 3) -> str:
 
 def effect_text(claim: dict) -> str:
     """A decided claim's effect and its adjusted interval (``claims.json``), e.g.
-    ``+0.012 [+0.004, +0.02]``; ``–`` without a valid seed pair."""
+    ``+0.012 [+0.004, +0.02]``; an untested claim's raw interval is marked ``raw``; ``–``
+    without a valid seed pair."""
     if claim.get("effect") is None:
         return "–"
-    low, high = claim.get("interval") or claim["interval_raw"]
-    return f"{_signed(claim['effect'])} [{_signed(low)}, {_signed(high)}]"
+    if claim.get("interval"):
+        low, high = claim["interval"]
+        return f"{_signed(claim['effect'])} [{_signed(low)}, {_signed(high)}]"
+    low, high = claim["interval_raw"]
+    return f"{_signed(claim['effect'])} [{_signed(low)}, {_signed(high)}] raw"
 
 
 def claim_name(claim: dict) -> str:

@@ -7,13 +7,15 @@ same paper (Holm, ``tables.inference.holm_levels``) and decides one of :data:`VE
 
 1. ``untestable`` (:func:`untestable_reason`): a model did not learn (its guard metric's
    interval does not clear the guard's threshold), a side's interval contains the metric's
-   chance level, the baseline has no headroom (less than the smallest effect of interest
-   between it and the metric's best value, or between it and chance), or both sides reach
-   the best value. Untestable claims are left out of the multiplicity correction.
+   chance level (for a metric without a learning guard; where a guard shows both models
+   learned, a value at chance is a finding, e.g. Long-CLIP's scores ignoring caption length),
+   the baseline has no headroom (less than the smallest effect of interest between it and the
+   metric's best value, or between it and chance), or both sides reach the best value.
+   Untestable claims are left out of the multiplicity correction.
 2. ``inconclusive`` with fewer than :data:`MIN_SEEDS` valid seeds (the seed variance is
    unknown).
-3. ``negligible`` (:func:`directional_verdict`): the adjusted interval lies inside
-   ``± smallest`` (the claim's smallest effect of interest, in the metric's units);
+3. ``negligible`` (:func:`directional_verdict`): the simultaneous (Bonferroni, α/m) interval
+   lies inside ``± smallest`` (the claim's smallest effect of interest, in the metric's units);
 4. ``reproduces`` / ``contradicts``: the adjusted interval lies on the paper's / the other
    side of zero, and the seeds of every pre-trained base agree on the sign of the effect
    (:func:`bases_agree`; with one base this holds trivially);
@@ -93,15 +95,21 @@ def signed(interval: tuple[float, float], better: str) -> tuple[float, float]:
 
 
 def directional_verdict(
-    adjusted: tuple[float, float], better: str, smallest: float, seeds: int
+    adjusted: tuple[float, float],
+    equivalence: tuple[float, float],
+    better: str,
+    smallest: float,
+    seeds: int,
 ) -> tuple[str, str]:
     """Steps 2-5 of the module docstring (bases aside): verdict and reason, from the
-    multiplicity-adjusted interval of variant − baseline."""
+    multiplicity-adjusted interval of variant − baseline (Holm's, for a direction) and its
+    simultaneous one (Bonferroni's, for ``negligible``: an equivalence that holds for every claim
+    of the family at once, whatever the claim's own p-value)."""
     if seeds < MIN_SEEDS:
         return "inconclusive", f"fewer than {MIN_SEEDS} valid seeds: the seed variance is unknown"
+    if -smallest < equivalence[0] and equivalence[1] < smallest:
+        return "negligible", f"the simultaneous interval lies inside ±{smallest:g}"
     low, high = signed(adjusted, better)
-    if -smallest < low and high < smallest:
-        return "negligible", f"the adjusted interval lies inside ±{smallest:g}"
     if low > 0:
         return "reproduces", "the adjusted interval lies on the paper's side of zero"
     if high < 0:

@@ -1,0 +1,28 @@
+"""Child processes that stop with their parent: the kernel sends SIGTERM when the parent dies.
+
+A killed study or pre-training must not leave workers (or the ``torchrun`` of a distributed
+run) training into folders that a new invocation writes as well. On Linux a child asks the
+kernel for SIGTERM at its parent's death (``prctl(PR_SET_PDEATHSIG)``); the training loop
+answers SIGTERM by saving ``last.pt`` after the current step, so the next invocation resumes.
+Elsewhere this is a no-op.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import signal
+import sys
+
+PR_SET_PDEATHSIG = 1
+
+
+def stop_with_parent(parent: int | None = None) -> None:
+    """In a child: SIGTERM to this process when its parent exits (Linux), and at once when
+    ``parent`` (the pid it was started by) is already gone. Usable as ``preexec_fn``."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if parent is not None and os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGTERM)
