@@ -60,9 +60,7 @@ def test_validation_equals_the_evaluation_of_the_same_samples(tmp_path, method):
 def test_validation_does_not_change_the_training(tmp_path):
     plain = read_log(train_run(_config(tmp_path / "a")).output_dir)
     validated = read_log(train_run(_config(tmp_path / "b", val_every=4)).output_dir)
-    assert [r["loss"] for r in plain] == [r["loss"] for r in validated]
-    module, *_ = load_trained(tmp_path / "b")
-    assert module.training is False  # load_trained's eval mode; the loop restores train mode
+    assert [r["loss"] for r in plain] == [r["loss"] for r in validated]  # BatchNorm included
 
 
 def test_validate_restores_the_training_mode_and_refuses_unknown_metrics(tmp_path):

@@ -33,3 +33,16 @@ def test_a_larger_cache_serves_a_prefix_and_is_built_once(tmp_path):
     other = cached_world(tmp_path, seed=1, size=12, image_size=32, twins=True)
     assert other != big  # twins are another world
     assert not list(tmp_path.glob(".*partial*"))
+
+
+def test_a_changed_world_is_rendered_anew_and_abandoned_renderings_go(tmp_path, monkeypatch):
+    from paperlib.data import world_cache
+
+    first = cached_world(tmp_path, seed=2, size=8, image_size=32, twins=False)
+    monkeypatch.setattr(world_cache, "world_fingerprint", lambda *a, **k: "changedworld")
+    second = cached_world(tmp_path, seed=2, size=8, image_size=32, twins=False)
+    assert second != first and second.name.endswith("changedworld-n8")
+    abandoned = tmp_path / ".world-x.partial-999999999"  # no such process
+    abandoned.mkdir()
+    cached_world(tmp_path, seed=2, size=8, image_size=32, twins=False)
+    assert not abandoned.exists()

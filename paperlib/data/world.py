@@ -51,6 +51,7 @@ Reference scorers for the COLA pairs (random, bag of words, attribute binding) l
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -789,3 +790,17 @@ class WorldDataset(Dataset):
         item["box_image"] = self.transform(item["box_image"])
         item["labels"] = torch.tensor(item["labels"], dtype=torch.long)
         return item
+
+
+def world_fingerprint(seed: int, image_size: int, twins: bool = False, items: int = 4) -> str:
+    """A short hash of what the world draws for ``seed`` (the first ``items`` training items:
+    pixels, crops and texts): caches of rendered worlds and of their embeddings carry it, so a
+    change to how the world draws or writes a scene makes them stale rather than silently used."""
+    dataset = WorldDataset(seed, items, image_size, twins=twins)
+    digest = hashlib.sha1()
+    for index in range(items):
+        item = dataset.raw_item(index)
+        digest.update(item["image"].tobytes() + item["box_image"].tobytes())
+        texts = {k: v for k, v in item.items() if isinstance(v, (str, list, int))}
+        digest.update(repr(sorted(texts.items())).encode())
+    return digest.hexdigest()[:10]

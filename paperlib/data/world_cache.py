@@ -9,7 +9,9 @@ serves the same items as :class:`~paperlib.data.world.WorldDataset` from memory-
 the transform sees the identical PIL images, so a run trains on exactly the tensors it would
 have drawn (``tests/test_world_cache.py``). A cache holds the first ``size`` items of its world;
 a run asking for fewer items reads a prefix. The folder appears atomically (rendered under a
-temporary name, then renamed), and concurrent builders of the same key wait on a lock.
+temporary name, then renamed; a rendering abandoned by a crash is removed), and concurrent
+builders wait on one lock per cache folder. The folder's name carries a fingerprint of what
+the world draws, so a change to the world's code renders it anew.
 """
 
 from __future__ import annotations
@@ -28,14 +30,21 @@ from PIL import Image
 from torch.utils.data import Dataset
 
 from paperlib.data.sample import pil_to_tensor
-from paperlib.data.world import WorldDataset
+from paperlib.data.world import WorldDataset, world_fingerprint
 
 FORMAT = 2  # bump when the cached fields or the world's texts change
 TEXT_FIELDS = ("caption", "short_caption", "box_phrase")
 
 
 def _stem(seed: int, image_size: int, twins: bool) -> str:
-    return f"world-v{FORMAT}-seed{seed}-px{image_size}" + ("-twins" if twins else "")
+    """The world's name in a cache folder: what it is drawn from, and what it draws
+    (:func:`~paperlib.data.world.world_fingerprint`), so a changed world is rendered anew."""
+    fingerprint = world_fingerprint(seed, image_size, twins)
+    return (
+        f"world-v{FORMAT}-seed{seed}-px{image_size}"
+        + ("-twins" if twins else "")
+        + f"-{fingerprint}"
+    )
 
 
 def cache_key(seed: int, size: int, image_size: int, twins: bool) -> str:
@@ -66,6 +75,7 @@ def cached_world(cache_dir: str | Path, seed: int, size: int, image_size: int, t
     root.mkdir(parents=True, exist_ok=True)
     with open(root / ".lock", "a+") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one builder at a time; released on close or death
+        _remove_abandoned(root)
         found = _existing(root, seed, size, image_size, twins)
         if found is not None:
             return found
@@ -76,6 +86,14 @@ def cached_world(cache_dir: str | Path, seed: int, size: int, image_size: int, t
         _render(partial, WorldDataset(seed, size, image_size, twins=twins))
         os.replace(partial, folder)
         return folder
+
+
+def _remove_abandoned(root: Path) -> None:
+    """Delete partial renderings whose builder process is gone (a crash mid-render)."""
+    for partial in root.glob(".*.partial-*"):
+        pid = partial.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(partial, ignore_errors=True)
 
 
 def _existing(root: Path, seed: int, size: int, image_size: int, twins: bool) -> Path | None:

@@ -258,20 +258,22 @@ class TrainingDataset:
     """One training dataset: ``build(data, transform, image_size)`` -> a torch
     (iterable) dataset of training items (dicts, see :class:`Collate`); ``root``: it reads the
     folder ``data.root``; ``boxes``: its items carry a box crop and phrase (HyCoCLIP's and
-    ARGENT's batches); ``generated``: it is made in memory, ``data.size`` samples."""
+    ARGENT's batches); ``generated``: it is made in memory, ``data.size`` samples;
+    ``validation``: a held-out validation set of its kind exists (``engine.validation``)."""
 
     name: str
     build: Callable[..., Dataset | IterableDataset]
     root: bool = False
     boxes: bool = False
     generated: bool = False
+    validation: bool = False
 
 
 # one dataset per entry: name, builder, whether it reads data.root, has boxes, is generated
 DATASET_REGISTRY: dict[str, TrainingDataset] = {
     d.name: d
     for d in (
-        TrainingDataset("world", _world, boxes=True, generated=True),
+        TrainingDataset("world", _world, boxes=True, generated=True, validation=True),
         TrainingDataset("synthetic", _synthetic, boxes=True, generated=True),
         TrainingDataset("sharegpt4v", _sharegpt4v, root=True),
         TrainingDataset("webdataset", _webdataset, root=True, boxes=True),

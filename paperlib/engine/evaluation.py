@@ -36,6 +36,7 @@ from paperlib.data.world import (
     draw_scene,
     scene_chain,
     scene_short_caption,
+    world_fingerprint,
     zeroshot_prompts,
 )
 from paperlib.engine.benchmarks import (
@@ -506,7 +507,7 @@ def _generated_and_hierarcaps(
     datasets: list[tuple[str, dict[str, Any]]] = []
     world_needed = [b for b in benchmarks if b in WORLD_BENCHMARKS]
     if world_needed:
-        spec = f"world-{world_seed}-{world_size}-{size}"
+        spec = f"world-{world_seed}-{world_size}-{size}-{world_fingerprint(world_seed, size)}"
         emb = cached(
             cache / f"{spec}.pt", lambda: world_embeddings(embed, world_size, world_seed, size)
         )

@@ -49,7 +49,7 @@ from tqdm.auto import tqdm
 from paperlib.atomic import atomic_write, atomic_write_text
 from paperlib.engine import checkpoint, distributed
 from paperlib.engine.config import Config, ConfigError, load_config, save_config, to_dict
-from paperlib.engine.data import build_dataset, build_loader
+from paperlib.engine.data import DATASET_REGISTRY, build_dataset, build_loader
 from paperlib.engine.methods import LossResult, build_module, input_size
 from paperlib.engine.run_folder import claim_run_folder, orphaned_temporaries
 from paperlib.engine.validation import build_validation_set, validate
@@ -564,7 +564,7 @@ def _prepare(config: Config, info: distributed.DistInfo) -> _Prepared:
         config, dataset, tokenizer, rank=info.rank, world_size=info.world_size, start_step=start
     )
     validation = None
-    if info.is_main and t.val_every > 0 and config.data.dataset == "world":
+    if info.is_main and t.val_every > 0 and DATASET_REGISTRY[config.data.dataset].validation:
         validation = build_validation_set(
             t.val_size, input_size(module), preprocess, tokenizer, t.val_metrics
         )

@@ -90,7 +90,7 @@ from paperlib.study.reader import (
 )
 from paperlib.study.scales import SCALES, Scale
 from paperlib.study.workers import worker_pool
-from paperlib.tables.claims import APERTURE, LONGER, UNTRAINED
+from paperlib.tables.claims import APERTURE, HEADLINE_FINETUNES, LONGER, UNTRAINED
 from paperlib.train import read_log, train_distributed, train_run, trained_to_end
 
 HIMO_BENCHMARKS = (
@@ -344,7 +344,7 @@ def argent_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
     return runs
 
 
-HEADLINE = ("MoLo", "InfoNCE (λ=0)", "Long-CLIP", "HyCoCLIP", "ARGENT")
+HEADLINE = tuple(v for variants in HEADLINE_FINETUNES.values() for v in variants)
 
 
 def longer(run: Run) -> Run:
@@ -578,6 +578,13 @@ def study_settings(threads: int = 1):
         torch.use_deterministic_algorithms(before[1])
 
 
+def run_environment(threads: int) -> dict[str, Any]:
+    """The environment a study run executes in (``paperlib.environment`` under
+    :func:`study_settings`)."""
+    with study_settings(threads):
+        return environment()
+
+
 def _execute_in_worker(job: tuple[Run, str, int]) -> dict[str, Any]:
     """Worker: :func:`execute` under :func:`study_settings` (results do not depend on how many
     workers run); returns the record and the run's wall seconds."""
@@ -669,7 +676,7 @@ def run_study(
         "threads_per_run": threads,
         "seconds_this_invocation": round(elapsed),
         "stage_seconds_this_invocation": {k: round(v) for k, v in stages.items()},
-        "environment": environment(),
+        "environment": run_environment(threads),
     }
     atomic_write_text(results_dir(scale_name) / "study.json", json.dumps(summary, indent=1) + "\n")
     return results_dir(scale_name)
@@ -718,12 +725,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    if args.summary:
-        print(summary_table(load_claims(args.scale)))
-        return 0
-    if args.refresh_items:
-        print(f"[study {args.scale}] per-item values of {refresh_items(args.scale)} runs rewritten")
     try:
+        if args.summary:
+            print(summary_table(load_claims(args.scale)))
+            return 0
+        if args.refresh_items:
+            count = refresh_items(args.scale)
+            print(f"[study {args.scale}] per-item values of {count} runs rewritten")
         if args.decide_only or args.refresh_items:
             decide(args.scale, args.partial)
             return 0
