@@ -71,7 +71,14 @@ from paperlib.analysis.hyperbolic import (
     per_pair,
     stack_seeds,
 )
-from paperlib.figures import aperture_over_training, claim_range, interval_bars, save, use_style
+from paperlib.figures import (
+    aperture_over_training,
+    claim_range,
+    interval_bars,
+    mean_and_band,
+    save,
+    use_style,
+)
 from paperlib.geometry.lorentz import aperture_radius, exterior_angle, half_aperture, paired_dist
 from paperlib.losses.entailment import (
     ARGENTConfig,
@@ -451,22 +458,7 @@ summary, drift = {}, {}
 for variant in variants:
     for ax, (key, ylabel, _, (lo, hi)) in zip(axes, panels):
         s = stack_seeds(list(logs[variant].values()), key)
-        ax.plot(
-            s.steps,
-            s.mean,
-            marker="o",
-            ms=3,
-            label=f"{variant} ({s.n_seeds} seed(s))",
-            **styles[variant],
-        )
-        if s.n_seeds > 1:
-            ax.fill_between(
-                s.steps,
-                np.clip(s.mean - s.std, lo, hi),
-                np.clip(s.mean + s.std, lo, hi),
-                color=styles[variant]["color"],
-                alpha=0.15,
-            )
+        mean_and_band(ax, s, variant, (lo, hi), **styles[variant])
         summary.setdefault(variant, {})[ylabel] = f"{s.mean[-1]:.3f} ± {s.std[-1]:.3f}"
     # caption norm relative to the seed's common first-logged value, mean over the variant's seeds
     s = stack_seeds(list(logs[variant].values()), NORM)
@@ -531,22 +523,7 @@ for variant in variants:
         continue  # no boxes in this method
     for ax, (key, _) in zip(axes, box_panels):
         s = stack_seeds(list(logs[variant].values()), key)
-        ax.plot(
-            s.steps,
-            s.mean,
-            marker="o",
-            ms=3,
-            label=f"{variant} ({s.n_seeds} seed(s))",
-            **styles[variant],
-        )
-        if s.n_seeds > 1:
-            ax.fill_between(
-                s.steps,
-                np.clip(s.mean - s.std, 0, None),
-                s.mean + s.std,
-                color=styles[variant]["color"],
-                alpha=0.15,
-            )
+        mean_and_band(ax, s, variant, (0, None), **styles[variant])
 for ax, (_, label) in zip(axes, box_panels):
     ax.plot(
         radius.steps, radius.mean, color="k", ls=":", label=r"radius $2K/\sqrt{c}$ (ARGENT's c)"

@@ -307,6 +307,35 @@ def seeds_and_mean(ax: plt.Axes, curves: list[dict], key: str, color, label: str
     ax.plot(steps, mean, color=color, lw=2, label=label)
 
 
+def mean_and_band(
+    ax: plt.Axes,
+    summary,
+    label: str,
+    bounds: tuple[float | None, float | None] = (None, None),
+    **style: Any,
+) -> None:
+    """A :class:`~paperlib.analysis.hyperbolic.SeedSummary`'s mean over seeds (labelled with
+    the seed count) and, for more than one seed, a ± one-standard-deviation band clipped to
+    ``bounds`` (the quantity's range)."""
+    ax.plot(
+        summary.steps,
+        summary.mean,
+        marker="o",
+        ms=3,
+        label=f"{label} ({summary.n_seeds} seed(s))",
+        **style,
+    )
+    if summary.n_seeds > 1:
+        low, high = bounds
+        ax.fill_between(
+            summary.steps,
+            np.clip(summary.mean - summary.std, low, high),
+            np.clip(summary.mean + summary.std, low, high),
+            color=style.get("color"),
+            alpha=0.15,
+        )
+
+
 def validation_curves(
     curves: list[dict],
     colors: dict[str, str] | None = None,

@@ -11,6 +11,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from paperlib import figures  # noqa: E402
+from paperlib.analysis import hyperbolic  # noqa: E402
 from paperlib.analysis.hyperbolic import LEVEL_NAMES, DiscView  # noqa: E402
 from paperlib.data.world import World  # noqa: E402
 
@@ -74,3 +75,24 @@ def test_disc_grid_norms_and_crop_weights():
     weights = {"M": {"object crop": (torch.tensor([1.0, 2.0]), torch.tensor([0.6, 0.8]))}}
     fig = figures.crop_weight_ecdfs(weights)
     assert [len(ax.lines) for ax in fig.axes] == [1, 1]
+
+
+def test_mean_and_band_plots_the_seed_mean_and_a_clipped_band():
+    logs = [
+        [{"step": 1, "m": 0.1}, {"step": 2, "m": 0.9}],
+        [{"step": 1, "m": 0.3}, {"step": 2, "m": 0.5}],
+    ]
+    summary = hyperbolic.stack_seeds(logs, "m")
+    fig, ax = plt.subplots()
+    figures.mean_and_band(ax, summary, "MERU", (0.0, 0.8), color="C1")
+    (line,) = ax.get_lines()
+    np.testing.assert_allclose(line.get_ydata(), [0.2, 0.7])
+    assert line.get_label() == "MERU (2 seed(s))"
+    band = ax.collections[0].get_paths()[0].vertices[:, 1]
+    std = np.std([[0.1, 0.9], [0.3, 0.5]], axis=0, ddof=1)
+    assert band.max() == pytest.approx(0.8)  # 0.7 + 0.28 clipped to the upper bound
+    assert band.min() == pytest.approx(0.2 - std[0])
+    one = hyperbolic.stack_seeds(logs[:1], "m")
+    fig, ax = plt.subplots()
+    figures.mean_and_band(ax, one, "MERU", color="C1")
+    assert not ax.collections  # one seed: no spread to draw

@@ -19,26 +19,29 @@ from paperlib.tables.verdicts import (
 
 
 @pytest.mark.parametrize(
-    "adjusted, better, expected",
+    "adjusted, equivalence, better, expected",
     [
-        ((0.02, 0.08), "higher", "reproduces"),
-        ((-0.08, -0.02), "higher", "contradicts"),
-        ((-0.004, 0.006), "higher", "negligible"),  # inside ±0.01
-        ((0.002, 0.008), "higher", "negligible"),  # detectable, but smaller than the smallest
-        ((0.005, 0.02), "higher", "reproduces"),  # one side of zero, not inside ±0.01
-        ((-0.02, 0.03), "higher", "inconclusive"),
-        ((-3.0, -1.5), "lower", "reproduces"),  # lower is better (SSI)
-        ((1.5, 3.0), "lower", "contradicts"),
+        ((0.02, 0.08), (0.01, 0.09), "higher", "reproduces"),
+        ((-0.08, -0.02), (-0.09, -0.01), "higher", "contradicts"),
+        ((-0.004, 0.006), (-0.006, 0.008), "higher", "negligible"),  # inside ±0.01
+        ((0.002, 0.008), (0.001, 0.009), "higher", "negligible"),  # detectable, yet too small
+        # Holm's interval is inside ±0.01 but the simultaneous one is not: no equivalence claim
+        ((0.002, 0.008), (-0.001, 0.012), "higher", "reproduces"),
+        ((-0.004, 0.006), (-0.008, 0.011), "higher", "inconclusive"),
+        ((0.005, 0.02), (0.003, 0.022), "higher", "reproduces"),  # not inside ±0.01
+        ((-0.02, 0.03), (-0.03, 0.04), "higher", "inconclusive"),
+        ((-3.0, -1.5), (-3.2, -1.3), "lower", "reproduces"),  # lower is better (SSI)
+        ((1.5, 3.0), (1.3, 3.2), "lower", "contradicts"),
     ],
 )
-def test_verdicts_from_the_adjusted_interval(adjusted, better, expected):
+def test_verdicts_from_the_adjusted_interval(adjusted, equivalence, better, expected):
     smallest = 1.0 if better == "lower" else 0.01
-    assert directional_verdict(adjusted, better, smallest, seeds=8)[0] == expected
+    assert directional_verdict(adjusted, equivalence, better, smallest, seeds=8)[0] == expected
     assert expected in VERDICTS
 
 
 def test_one_seed_gives_no_directional_verdict():
-    verdict, reason = directional_verdict((0.02, 0.08), "higher", 0.01, seeds=1)
+    verdict, reason = directional_verdict((0.02, 0.08), (0.01, 0.09), "higher", 0.01, seeds=1)
     assert verdict == "inconclusive" and "seed variance" in reason
 
 

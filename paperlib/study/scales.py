@@ -51,8 +51,8 @@ SCALES = {
     ),
     "full": Scale(
         bases=(0, 1),
-        seeds=tuple(range(8)),
-        sweep_seeds=(0, 1, 2),
+        seeds=(0, 1, 2, 3),
+        sweep_seeds=(0, 1),
         finetune_steps=400,
         finetune_batch=64,
         finetune_lr=5e-4,
