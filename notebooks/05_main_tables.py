@@ -229,10 +229,10 @@ print(f"{sum(reached)} of {len(reached)} validation curves flat over their last 
 
 # %% [markdown]
 # **Would a longer schedule still have helped?** The plateau criterion reads a run's own curve,
-# and a cosine schedule flattens its end by design; so seed 0 of every headline fine-tune also
-# runs at twice its steps (the schedule check, full study only). Below: each final validation
-# value at the study's and at twice its steps, and whether the gain stays below one standard
-# error.
+# and a cosine schedule flattens its end by design; so, where the scale asks for it
+# (`Scale.schedule_check`), seed 0 of every headline fine-tune also runs at twice its steps.
+# Below: each final validation value at the study's and at twice its steps, and whether the
+# gain stays below one standard error.
 
 # %%
 checks = pd.DataFrame(CLAIMS_FILE["schedule_checks"])

@@ -3,6 +3,7 @@ the thing under test), and claims decided from results files (collapsed runs lef
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import shutil
@@ -383,6 +384,8 @@ def test_the_schedule_check_compares_a_run_with_its_twice_longer_self(tmp_path, 
     assert check["values"] == [0.5, 0.56] and check["gain"] == pytest.approx(0.06)
     assert check["standard_error"] == pytest.approx(math.sqrt(0.56 * 0.44 / 1000))  # test set
     assert not check["within_noise"]  # 0.06 > 0.016: the longer schedule helped
+    full = dataclasses.replace(runner.SCALES["full"], schedule_check=True)
+    monkeypatch.setitem(runner.SCALES, "full", full)
     plan = runner.plan("full")
     longer = [r for r in plan if r.variant.endswith(claims.LONGER)]
     assert {r.variant.removesuffix(claims.LONGER) for r in longer} == set(runner.HEADLINE)

@@ -62,6 +62,6 @@ SCALES = {
         train_size=30_000,
         eval_size=1000,
         val_size=500,
-        schedule_check=True,
+        schedule_check=False,
     ),
 }
