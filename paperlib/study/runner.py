@@ -361,17 +361,24 @@ def longer(run: Run) -> Run:
 
 
 def plan(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) -> list[Run]:
-    """Every run of the study at ``scale_name``: references first, then each seed's runs, then
-    (where the scale asks for it) the schedule check of the first seed's headline runs."""
+    """Every run of the study at ``scale_name``: references first, then every seed's headline
+    fine-tunes, then the sweep seeds' other runs, then (where the scale asks for it) the schedule
+    check of the first seed's headline runs. The headline comparisons come first so that a study
+    stopped early (and decided with ``--partial``) still has all of them."""
     if scale_name not in SCALES:
         raise ValueError(f"unknown study scale {scale_name!r}; expected one of {list(SCALES)}")
     scale, root = SCALES[scale_name], study_root(scale_name)
-    runs = [r for r in reference_runs(scale, root) if r.study in studies or r.variant == PRETRAIN]
+    references = [
+        r for r in reference_runs(scale, root) if r.study in studies or r.variant == PRETRAIN
+    ]
+    finetunes = []
     for seed in scale.seeds:
         if "himo" in studies:
-            runs += himo_runs(scale, seed, root)
+            finetunes += himo_runs(scale, seed, root)
         if "argent" in studies:
-            runs += argent_runs(scale, seed, root)
+            finetunes += argent_runs(scale, seed, root)
+    headline = [r for r in finetunes if r.variant in HEADLINE]
+    runs = references + headline + [r for r in finetunes if r.variant not in HEADLINE]
     if scale.schedule_check:
         first = scale.seeds[0]
         runs += [longer(r) for r in runs if r.variant in HEADLINE and r.seed == first]
