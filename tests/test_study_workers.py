@@ -59,3 +59,56 @@ def test_a_worker_stops_when_its_parent_is_killed(tmp_path):
         assert not _alive(worker), "the worker outlived its killed parent"
     finally:
         parent.kill()
+
+
+QUEUED = textwrap.dedent(
+    """
+    import os, signal, sys, time
+    from paperlib.study.workers import worker_pool
+
+    def first(path):  # answers SIGTERM as the training loop does: finish, then return
+        stop = []
+        signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+        with open(path, "w") as handle:
+            handle.write(str(os.getpid()))
+        while not stop:
+            time.sleep(0.05)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    def second(path):
+        with open(path + ".second", "w") as handle:
+            handle.write("started")
+        time.sleep(120)
+
+    if __name__ == "__main__":
+        with worker_pool(1) as pool:
+            pool.submit(first, sys.argv[1])
+            pool.submit(second, sys.argv[1])
+            time.sleep(120)
+    """
+)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
+def test_a_worker_takes_no_queued_task_once_its_parent_is_gone(tmp_path):
+    """The training loop answers SIGTERM by finishing its step and returning: the worker must
+    then exit, not start the next run its queue holds."""
+    script, marker = tmp_path / "parent.py", tmp_path / "worker.pid"
+    script.write_text(QUEUED)
+    parent = subprocess.Popen([sys.executable, str(script), str(marker)])
+    try:
+        for _ in range(300):
+            if marker.is_file() and marker.read_text():
+                break
+            time.sleep(0.1)
+        worker = int(marker.read_text())
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        for _ in range(100):
+            if not _alive(worker):
+                break
+            time.sleep(0.1)
+        assert not _alive(worker), "the worker outlived its killed parent"
+        assert not (tmp_path / "worker.pid.second").exists(), "a queued task started"
+    finally:
+        parent.kill()

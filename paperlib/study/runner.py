@@ -347,6 +347,19 @@ def argent_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
 HEADLINE = tuple(v for variants in HEADLINE_FINETUNES.values() for v in variants)
 
 
+def sweep_priority(run: Run) -> tuple[int, int]:
+    """The order of the sweep seeds' runs: the aperture arm (the claim the paper places at
+    κ = 0.1), then ARGENT's other sweeps (MERU, the ablations), the model-size arm, and MoLo's
+    ablations; within each group every sweep seed, so a study stopped early leaves whole groups."""
+    if run.variant.endswith(APERTURE):
+        group = 0
+    elif run.variant.endswith(SMALLER):
+        group = 2
+    else:
+        group = 1 if run.study == "argent" else 3
+    return group, run.seed
+
+
 def longer(run: Run) -> Run:
     """The schedule check of a run: the same run at twice its steps (every reporting period
     scaled with it), in its own folder, variant ``<variant>`` + :data:`LONGER`."""
@@ -362,9 +375,9 @@ def longer(run: Run) -> Run:
 
 def plan(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) -> list[Run]:
     """Every run of the study at ``scale_name``: references first, then every seed's headline
-    fine-tunes, then the sweep seeds' other runs, then (where the scale asks for it) the schedule
-    check of the first seed's headline runs. The headline comparisons come first so that a study
-    stopped early (and decided with ``--partial``) still has all of them."""
+    fine-tunes, then the sweep seeds' other runs (:func:`sweep_priority`), then (where the scale
+    asks for it) the schedule check of the first seed's headline runs. The headline comparisons
+    come first so that a study stopped early (and decided with ``--partial``) still has them."""
     if scale_name not in SCALES:
         raise ValueError(f"unknown study scale {scale_name!r}; expected one of {list(SCALES)}")
     scale, root = SCALES[scale_name], study_root(scale_name)
@@ -378,7 +391,8 @@ def plan(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) -> list
         if "argent" in studies:
             finetunes += argent_runs(scale, seed, root)
     headline = [r for r in finetunes if r.variant in HEADLINE]
-    runs = references + headline + [r for r in finetunes if r.variant not in HEADLINE]
+    sweeps = sorted((r for r in finetunes if r.variant not in HEADLINE), key=sweep_priority)
+    runs = references + headline + sweeps
     if scale.schedule_check:
         first = scale.seeds[0]
         runs += [longer(r) for r in runs if r.variant in HEADLINE and r.seed == first]
