@@ -73,9 +73,11 @@ def test_compared_runs_differ_only_in_the_thing_under_test(scale):
     # the method and its own loss section (each method's loss dataclass has its own fields):
     # every field the two losses share, and every other section, is the same
     shared = set(molo["loss"]) & set(long_clip["loss"])
-    assert "method" in _differences(molo, long_clip) <= {"method"} | {
-        f"loss.{key}" for key in set(molo["loss"]) ^ set(long_clip["loss"])
-    }
+    assert (
+        "method"
+        in _differences(molo, long_clip)
+        <= {"method"} | {f"loss.{key}" for key in set(molo["loss"]) ^ set(long_clip["loss"])}
+    )
     assert {"short_weight", "pcm_dim"} <= set(long_clip["loss"]) - shared
     assert {"tau", "lam"} <= set(molo["loss"]) - shared
     for variant in (
@@ -262,6 +264,14 @@ def test_missing_runs_are_an_error_naming_them_unless_partial(tmp_path, monkeypa
     zs = next(c for c in partial["claims"] if c["claim"] == "argent-zs-l3-vs-hycoclip")
     assert zs["partial"] and "argent/argent/seed3" in zs["missing_runs"] and 3 not in zs["seeds"]
     assert partial["partial"]
+    for seed in range(8):  # no run of the variant at all: "not run", not "no valid seed"
+        shutil.rmtree(tmp_path / "results" / "smoke" / "argent" / "argent" / f"seed{seed}", True)
+    zs = next(
+        c
+        for c in decide.report("smoke", partial=True)["claims"]
+        if c["claim"] == "argent-zs-l3-vs-hycoclip"
+    )
+    assert zs["verdict"] == "untestable" and zs["reason"].startswith("not run: 8 planned run")
 
 
 def test_a_broken_run_record_is_a_named_error(tmp_path, monkeypatch):

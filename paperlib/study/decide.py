@@ -232,7 +232,10 @@ def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) 
         "missing_runs": missing,
     }
     if not seeds:
-        return {**record, "effect": None, "untestable": "no seed where both runs are valid"}
+        why = "no seed where both runs are valid"
+        if missing:  # a partial study: say that the runs were never made, not that they failed
+            why = f"not run: {len(missing)} planned run(s) missing (a partial study)"
+        return {**record, "effect": None, "untestable": why}
     va = _side(scale_name, claim.study, claim.variant, claim.item, seeds)
     vb = _side(scale_name, claim.study, claim.baseline, claim.baseline_metric, seeds)
     if not (np.isfinite(va).all() and np.isfinite(vb).all()):
@@ -467,8 +470,9 @@ def summary_table(decided: dict[str, Any]) -> str:
     ]
     for c in decided["claims"]:
         paper = "–" if c["paper_effect"] is None else f"{c['paper_effect']:+.3g}"
+        verdict = c["verdict"] + (" (not run)" if c.get("reason", "").startswith("not run") else "")
         lines.append(
-            f"| {c['statement']} ({claim_name(c)}) | {c['paper']} | {c['verdict']} | "
+            f"| {c['statement']} ({claim_name(c)}) | {c['paper']} | {verdict} | "
             f"{effect_text(c)} | {paper} | ±{c['smallest']:g} | "
             f"{len(c['seeds'])} / {c['runs_total']} |"
         )
