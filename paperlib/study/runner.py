@@ -675,32 +675,64 @@ def run_study(
     runs = plan(scale_name, studies)
     total = time.perf_counter()
     stages = execute_all(runs, scale_name, workers, threads)
+    summarise(scale_name, runs, partial or set(studies) != {"himo", "argent"}, stages, threads)
+    record = json.loads((results_dir(scale_name) / "study.json").read_text())
+    record.update(
+        workers=workers,
+        threads_per_run=threads,
+        seconds_this_invocation=round(time.perf_counter() - total),
+    )
+    atomic_write_text(results_dir(scale_name) / "study.json", json.dumps(record, indent=1) + "\n")
+    return results_dir(scale_name)
+
+
+def summarise(
+    scale_name: str,
+    runs: list[Run],
+    partial: bool,
+    stages: dict[str, float] | None = None,
+    threads: int = 1,
+) -> dict[str, Any]:
+    """``curves.json``, ``claims.json`` and ``study.json`` from the finished runs (after a study,
+    or for ``--decide-only``); returns the decided claims. ``study.json`` records the design,
+    the runs planned and finished, and each stage's seconds summed over its finished runs'
+    ``run.done`` (training plus evaluation, whichever invocation made them)."""
     start = time.perf_counter()
     write_curves(scale_name, runs)
-    stages["curves"] = time.perf_counter() - start
-    report = decide(scale_name, partial or set(studies) != {"himo", "argent"})
-    elapsed = time.perf_counter() - total
+    stages = {**(stages or {}), "curves": time.perf_counter() - start}
+    report = decide(scale_name, partial)
     verdicts = [c["verdict"] for c in report["claims"]]
     print(
-        f"[study {scale_name}] all {len(runs)} runs in {elapsed:.0f} s; claims: "
+        f"[study {scale_name}] claims: "
         + ", ".join(f"{v} {verdicts.count(v)}" for v in sorted(set(verdicts))),
         flush=True,
     )
+    done = {r.name: run_target(r, scale_name) / "run.done" for r in runs}
+    finished_seconds: dict[str, float] = {}
+    for run in runs:
+        if done[run.name].is_file():
+            record = json.loads(done[run.name].read_text())
+            stage = run.stage or run.study
+            finished_seconds[stage] = (
+                finished_seconds.get(stage, 0.0)
+                + record.get("train_seconds", 0.0)
+                + record.get("eval_seconds", 0.0)
+            )
     scale = SCALES[scale_name]
     summary = {
         "scale": scale_name,
         "runs": len(runs),
+        "runs_finished": sum(path.is_file() for path in done.values()),
+        "partial": report["partial"],
         "bases": list(scale.bases),
         "seeds": list(scale.seeds),
         "sweep_seeds": list(scale.sweep_seeds),
-        "workers": workers,
-        "threads_per_run": threads,
-        "seconds_this_invocation": round(elapsed),
+        "stage_seconds_of_finished_runs": {k: round(v) for k, v in finished_seconds.items()},
         "stage_seconds_this_invocation": {k: round(v) for k, v in stages.items()},
         "environment": run_environment(threads),
     }
     atomic_write_text(results_dir(scale_name) / "study.json", json.dumps(summary, indent=1) + "\n")
-    return results_dir(scale_name)
+    return report
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -731,7 +763,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--decide-only",
         action="store_true",
-        help="re-decide the claims from the finished runs' results files",
+        help="re-write curves.json, claims.json and study.json from the finished runs' "
+        "results files (train nothing)",
     )
     parser.add_argument(
         "--summary",
@@ -754,7 +787,7 @@ def main(argv: list[str] | None = None) -> int:
             count = refresh_items(args.scale)
             print(f"[study {args.scale}] per-item values of {count} runs rewritten")
         if args.decide_only or args.refresh_items:
-            decide(args.scale, args.partial)
+            summarise(args.scale, plan(args.scale), args.partial)
             return 0
         run_study(args.scale, tuple(args.studies), args.workers, args.threads, args.partial)
     except (MissingRunsError, RunsFailedError, ValueError, FileNotFoundError) as error:
