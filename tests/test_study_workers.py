@@ -38,10 +38,11 @@ def _alive(pid: int) -> bool:
         return handle.read().split(") ")[1][0] != "Z"
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
-def test_a_worker_stops_when_its_parent_is_killed(tmp_path):
+def _kill_parent_of_worker(tmp_path, source: str) -> int:
+    """Start ``source`` as the parent, wait for its worker to write its pid, SIGKILL the parent
+    and wait (up to 10 s) for the worker to exit; returns the worker's pid."""
     script, marker = tmp_path / "parent.py", tmp_path / "worker.pid"
-    script.write_text(PARENT)
+    script.write_text(source)
     parent = subprocess.Popen([sys.executable, str(script), str(marker)])
     try:
         for _ in range(300):
@@ -56,9 +57,15 @@ def test_a_worker_stops_when_its_parent_is_killed(tmp_path):
             if not _alive(worker):
                 break
             time.sleep(0.1)
-        assert not _alive(worker), "the worker outlived its killed parent"
+        return worker
     finally:
         parent.kill()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
+def test_a_worker_stops_when_its_parent_is_killed(tmp_path):
+    worker = _kill_parent_of_worker(tmp_path, PARENT)
+    assert not _alive(worker), "the worker outlived its killed parent"
 
 
 QUEUED = textwrap.dedent(
@@ -93,22 +100,6 @@ QUEUED = textwrap.dedent(
 def test_a_worker_takes_no_queued_task_once_its_parent_is_gone(tmp_path):
     """The training loop answers SIGTERM by finishing its step and returning: the worker must
     then exit, not start the next run its queue holds."""
-    script, marker = tmp_path / "parent.py", tmp_path / "worker.pid"
-    script.write_text(QUEUED)
-    parent = subprocess.Popen([sys.executable, str(script), str(marker)])
-    try:
-        for _ in range(300):
-            if marker.is_file() and marker.read_text():
-                break
-            time.sleep(0.1)
-        worker = int(marker.read_text())
-        parent.send_signal(signal.SIGKILL)
-        parent.wait()
-        for _ in range(100):
-            if not _alive(worker):
-                break
-            time.sleep(0.1)
-        assert not _alive(worker), "the worker outlived its killed parent"
-        assert not (tmp_path / "worker.pid.second").exists(), "a queued task started"
-    finally:
-        parent.kill()
+    worker = _kill_parent_of_worker(tmp_path, QUEUED)
+    assert not _alive(worker), "the worker outlived its killed parent"
+    assert not (tmp_path / "worker.pid.second").exists(), "a queued task started"
