@@ -32,12 +32,14 @@ config = {
 overrides = []
 
 # %%
+import os
+
 from paperlib.figures import plot_log
 from paperlib.notebooks import REPO_ROOT
 from paperlib.train import read_log, run_in
 
 result = run_in(REPO_ROOT, config, overrides)
-print(result.status, "at step", result.step, "->", result.checkpoint)
+print(result.status, "at step", result.step, "->", os.path.relpath(result.checkpoint, REPO_ROOT))
 
 # %% [markdown]
 # ## Loss curve
