@@ -177,3 +177,14 @@ def test_a_stale_or_missing_variation_and_malformed_results_are_named(tmp_path):
 def test_the_command_line_exits_2_naming_a_bad_input(tmp_path, capsys):
     code = compare.main(["--reproduced", str(tmp_path / "none"), "--committed", str(tmp_path)])
     assert code == 2 and "no reproduced results" in capsys.readouterr().err
+
+
+def test_a_missing_study_record_is_reported_not_taken_for_the_same_environment(tmp_path):
+    committed, reproduced = tmp_path / "committed", tmp_path / "reproduced"
+    committed.mkdir()
+    reproduced.mkdir()
+    (committed / "study.json").write_text(json.dumps({"environment": {"python": "3.11.9"}}))
+    env = compare.environments(committed, reproduced)
+    assert env == [("environment", "recorded", "not recorded (study.json missing)")]
+    (reproduced / "study.json").write_text(json.dumps({"environment": {"python": "3.12.1"}}))
+    assert ("python", "3.11.9", "3.12.1") in compare.environments(committed, reproduced)

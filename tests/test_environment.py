@@ -55,6 +55,7 @@ def test_environment_yml_defers_to_pyproject():
     extras = re.findall(r"\[(.*?)\]", editable[0])[0].split(",")
     assert set(extras) <= set(_pyproject()["project"]["optional-dependencies"])
     assert any("constraints.txt" in p for p in pip), "environment.yml must use constraints.txt"
+    assert any("requirements.lock" in p for p in pip), "environment.yml must install the lock"
     # anything listed in both places must agree: conda packages and pip lines versus pyproject
     deps = {
         Requirement(d).name.lower(): Requirement(d) for d in _pyproject()["project"]["dependencies"]

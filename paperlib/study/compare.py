@@ -248,15 +248,20 @@ def read_variation(committed: Path) -> dict[str, Any]:
 
 
 def environments(committed: Path, reproduced: Path) -> list[tuple[str, Any, Any]]:
-    """Differences between the committed study's environment and the re-run's."""
+    """Differences between the committed study's environment and the re-run's; a side whose
+    ``study.json`` is missing shows as "not recorded" rather than as no difference."""
     mine = committed / "study.json"
     theirs = reproduced / "study.json"
     if not (mine.is_file() and theirs.is_file()):
-        return []
+        return [("environment", _recorded(mine), _recorded(theirs))]
     return environment_differences(
         _read_json(mine, "the study record").get("environment", {}),
         _read_json(theirs, "the study record").get("environment", {}),
     )
+
+
+def _recorded(path: Path) -> str:
+    return "recorded" if path.is_file() else f"not recorded ({path.name} missing)"
 
 
 def markdown(rows, changes, env) -> str:
