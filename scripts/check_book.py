@@ -11,9 +11,10 @@ every page in headless Chromium.
   environment, the temporary folder, a ``site-packages`` folder).
 - **Pages.** A page fails on: a load error or HTTP error, a console error or uncaught
   exception, a request that failed, an image that did not decode (``naturalWidth == 0``), a
-  link to a file or anchor the site lacks, or maths left as TeX (``$$``, ``\\(``, ``\\[`` in
-  the visible text, or a math element MathJax did not typeset). One screenshot per page goes
-  to ``build/book-screenshots/``.
+  link to a file or anchor the site lacks, maths left as TeX (``$$``, ``\\(``, ``\\[`` in
+  the visible text, or a math element MathJax did not typeset), or a results table (a pandas
+  table in a cell's output) wider than the page's text column or taller than two screens.
+  One screenshot per page goes to ``build/book-screenshots/``.
 
     python scripts/check_book.py                     # build/book
     python scripts/check_book.py --site DIR --screenshots DIR
@@ -73,8 +74,15 @@ PAGE_PROBE = """async () => {
     ids: [...document.querySelectorAll("[id]")].map(el => el.id)
       .concat([...document.querySelectorAll("a[name]")].map(a => a.name)),
     text: text.join(" "), untypeset,
+    tables: [...document.querySelectorAll("table.dataframe")].map(table => {
+      const box = table.getBoundingClientRect();
+      const column = table.closest("article, main") || document.body;
+      return {width: box.width, height: box.height, room: column.clientWidth,
+              head: table.innerText.slice(0, 60)};
+    }),
   };
 }"""
+TABLE_SCREENS = 2  # a results table may be at most this many viewport heights tall
 
 
 # --------------------------------------------------------------------------- citations
@@ -318,13 +326,25 @@ def visit(page, url: str, shot: Path) -> tuple[dict, list[str]]:
 
 
 def page_problems(seen: dict) -> list[str]:
-    """Undecoded images and maths left as TeX on one page."""
+    """Undecoded images, maths left as TeX, and a results table (a pandas table in a cell's
+    output) wider than the page's text column or taller than :data:`TABLE_SCREENS` screens."""
     problems = [
         f"image did not load (naturalWidth 0): {img['src']}"
         for img in seen["images"]
         if img["width"] == 0
     ]
     problems += [f"maths not typeset: {text!r}" for text in seen["untypeset"]]
+    for table in seen.get("tables", []):
+        if table["width"] > table["room"] + 1:
+            problems.append(
+                f"table wider than the page ({table['width']:.0f} px > "
+                f"{table['room']:.0f} px): {table['head']!r}"
+            )
+        if table["height"] > TABLE_SCREENS * VIEWPORT["height"]:
+            problems.append(
+                f"table taller than {TABLE_SCREENS} screens ({table['height']:.0f} px): "
+                f"{table['head']!r}"
+            )
     problems += [
         f"raw TeX in the visible text: ...{seen['text'][max(m.start() - 30, 0) : m.end() + 30]!r}..."
         for m in RAW_TEX.finditer(seen["text"])

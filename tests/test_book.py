@@ -267,6 +267,22 @@ def test_check_fails_on_untypeset_maths(tiny_site, chromium, tmp_path):
 
 
 @pytest.mark.slow
+def test_check_fails_on_a_results_table_wider_than_the_page_or_taller_than_two_screens(
+    tiny_site, chromium, tmp_path
+):
+    def table(rows: int, cell: str) -> str:
+        body = "".join(f"<tr><td>{cell}</td></tr>" for _ in range(rows))
+        return f'<table class="dataframe"><tbody>{body}</tbody></table>'
+
+    fitting = table(10, "a short cell") + "<h1>"
+    assert failures_with(tiny_site, tmp_path / "fits", chromium, "<h1>", fitting) == []
+    wide = table(1, "w" * 400) + table(120, "tall") + "<h1>"  # no break in 400 letters
+    failures = failures_with(tiny_site, tmp_path / "too-big", chromium, "<h1>", wide)
+    assert any("tiny.html: table wider than the page" in f for f in failures), failures
+    assert any("tiny.html: table taller than 2 screens" in f for f in failures), failures
+
+
+@pytest.mark.slow
 def test_check_fails_on_a_warning_in_an_output(tiny_site, chromium, tmp_path):
     output = '<div class="cell_output"><pre>UserWarning: something</pre></div><h1>'
     failures = failures_with(tiny_site, tmp_path, chromium, "<h1>", output)

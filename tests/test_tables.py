@@ -3,6 +3,7 @@ and docs/methods/argent.md, #himo-published and #argent-published), parsed indep
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,25 @@ def test_unknown_table_names_the_file():
     with pytest.raises(KeyError, match="published.json"):
         published_table("nope")
     assert all("source" in v for k, v in published().items() if not k.startswith("_"))
+
+
+def test_each_paper_effect_names_the_one_table_and_the_rows_it_is_read_from():
+    from paperlib.tables.claims import CLAIMS
+
+    tables = published()
+    for claim in CLAIMS:
+        effect = claim.paper_effect
+        if effect is None:
+            continue
+        row = effect.row()
+        where = tables[effect.table]["where"]
+        assert row.startswith(f"{where}: "), (claim.id, row)
+        numbered = re.search(r"Table \d", where)
+        assert numbered is None or numbered.group() in tables[effect.table]["source"], where
+        for select in (effect.variant, effect.baseline or {}):
+            assert " ".join(select.values()) in row, (claim.id, select, row)
+    by_id = {c.id: c.paper_effect.row() for c in CLAIMS if c.paper_effect is not None}
+    assert by_id["argent-pep-vs-hycoclip"] == "ARGENT Table 2: ARGENT S − HyCoCLIP S"
+    assert by_id["argent-pep-vs-ent"].startswith("ARGENT Table 3: ")
+    assert by_id["himo-h2-vs-longclip"].startswith("HiMo Table 2: ")
+    assert by_id["himo-long-i2t-vs-longclip"].startswith("HiMo Table 1: ")

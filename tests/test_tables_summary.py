@@ -58,7 +58,61 @@ def test_the_claims_table_names_each_claim_with_both_effects():
         and row["this study [adjusted interval]"] == "+0.0123 [+0.004, +0.0206]"
     )
     assert row["smallest"] == "±0.005" and row["seeds"] == "3/3"
+    assert row["paper's table"] == "–"  # no table recorded
+    placed = {
+        **claim,
+        "paper_effect_table": "ARGENT Table 2",
+        "paper_effect_row": "ARGENT Table 2: ARGENT S − HyCoCLIP S",
+    }
+    assert claims_table([placed]).iloc[0]["paper's table"] == "ARGENT Table 2"
+    assert "paper +0.025 (ARGENT Table 2: ARGENT S − HyCoCLIP S)" in claim_line(placed)
     assert table.iloc[1]["this study [adjusted interval]"] == "–"
     assert "effect +0.0123 [+0.004, +0.0206]" in claim_line(claim)
     cleaning = {**claim, "baseline_item": "x", "variant": "InfoNCE", "baseline": "InfoNCE"}
     assert claim_name(cleaning) == "PEP AUC: InfoNCE, vs all captions"
+
+
+def test_claims_details_folds_every_claim_line_escaped():
+    from html.parser import HTMLParser
+
+    from paperlib.tables.summary import claims_details
+
+    claims = [
+        {
+            "label": "R@1", "variant": "A<b>", "baseline": "B", "statement": "A & B differ",
+            "verdict": "inconclusive", "effect": None, "reason": "no seeds",
+            "invalid_runs": ["A<b>/seed2: collapsed"],
+        },
+        {
+            "label": "AUC", "variant": "C", "baseline": "D", "statement": "C beats D",
+            "verdict": "reproduces", "effect": 0.02, "interval": [0.01, 0.03],
+            "interval_raw": [0.012, 0.028], "paper_effect": 0.025, "smallest": 0.005,
+            "seeds": [0, 1], "runs_total": 2, "reason": "above zero", "invalid_runs": [],
+        },
+    ]  # fmt: skip
+    block = claims_details(claims, "Every claim")
+
+    class Text(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.tags, self.items, self.summary = [], [], ""
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append(tag)
+            if tag == "li":
+                self.items.append("")
+
+        def handle_data(self, data):
+            if "summary" in self.tags and "ul" not in self.tags:
+                self.summary += data
+            elif self.items:
+                self.items[-1] += data
+
+    parsed = Text()
+    parsed.feed(block)
+    assert block.startswith("<details>") and block.endswith("</details>")
+    assert parsed.summary == "Every claim" and len(parsed.items) == 2
+    assert parsed.items[0].startswith(claim_line(claims[0]))  # "<b>" shown, not a tag
+    assert "left out: A<b>/seed2: collapsed" in parsed.items[0].replace("\xa0", "")
+    assert parsed.items[1] == claim_line(claims[1])
+    assert "b" not in parsed.tags

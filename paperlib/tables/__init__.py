@@ -11,7 +11,8 @@ PUBLISHED_FILE = Path(__file__).resolve().parent / "published.json"
 
 @lru_cache(maxsize=1)
 def published() -> dict:
-    """All published tables; each entry has ``source``, ``unit`` and ``rows``."""
+    """All published tables; each entry has ``source``, ``where`` (the paper and table, short),
+    ``unit`` and ``rows``."""
     return json.loads(PUBLISHED_FILE.read_text())
 
 
@@ -22,3 +23,9 @@ def published_table(name: str) -> tuple[list[dict], str]:
         known = ", ".join(k for k in tables if not k.startswith("_"))
         raise KeyError(f"no published table {name!r} in {PUBLISHED_FILE}; known: {known}")
     return tables[name]["rows"], tables[name]["source"]
+
+
+def published_where(name: str) -> str:
+    """The short name of one published table's place in its paper, e.g. ``"ARGENT Table 3"``."""
+    published_table(name)  # the named error for an unknown table
+    return published()[name]["where"]

@@ -31,7 +31,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from paperlib.tables import published_table
+from paperlib.tables import published_table, published_where
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,15 @@ class PaperEffect:
         a = _lookup(rows, self.variant, self.path)
         b = 0.0 if self.baseline is None else _lookup(rows, self.baseline, self.path)
         return round((a - b) * self.scale, 6)
+
+    def row(self) -> str:
+        """Where the effect is read, short: the paper's table and its rows, e.g.
+        ``ARGENT Table 2: ARGENT S − HyCoCLIP S``."""
+        variant = " ".join(self.variant.values())
+        rows = (
+            variant if self.baseline is None else f"{variant} − {' '.join(self.baseline.values())}"
+        )
+        return f"{published_where(self.table)}: {rows}"
 
     def describe(self) -> str:
         rows, source = published_table(self.table)
@@ -137,6 +146,8 @@ class Claim:
         effect = self.paper_effect
         out["paper_effect"] = None if effect is None else effect.value()
         out["paper_effect_source"] = None if effect is None else effect.describe()
+        out["paper_effect_table"] = None if effect is None else published_where(effect.table)
+        out["paper_effect_row"] = None if effect is None else effect.row()
         return out
 
 

@@ -7,6 +7,7 @@ A *metric* is addressed as ``(dataset, metric name)``; a column spec adds a labe
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from statistics import mean, stdev
 
@@ -91,13 +92,15 @@ def claim_name(claim: dict) -> str:
 
 def claims_table(claims: list[dict]) -> pd.DataFrame:
     """The compact table of decided claims: short name, the paper's effect (in the study's
-    units), this study's effect with its adjusted interval, the smallest effect of interest,
-    the verdict and valid / total seeds."""
+    units) and the table it is read from (its rows are in :func:`claim_line`), this study's
+    effect with its adjusted interval, the smallest effect of interest, the verdict and
+    valid / total seeds."""
     return pd.DataFrame(
         [
             {
                 "claim": claim_name(c),
                 "paper": _signed(c.get("paper_effect")),
+                "paper's table": c.get("paper_effect_table") or "–",
                 "this study [adjusted interval]": effect_text(c),
                 "smallest": f"±{c['smallest']:g}",
                 "verdict": c["verdict"],
@@ -108,13 +111,30 @@ def claims_table(claims: list[dict]) -> pd.DataFrame:
     ).set_index("claim")
 
 
+def _where(claim: dict) -> str:
+    return f" ({claim['paper_effect_row']})" if claim.get("paper_effect_row") else ""
+
+
 def claim_line(claim: dict) -> str:
     """One line per decided claim: verdict, statement, effect, interval, seeds, and why."""
     head = f"[{claim['verdict']}] {claim['statement']} ({claim_name(claim)})"
     if claim.get("effect") is None:
         return f"{head}: {claim['reason']}"
     return (
-        f"{head}: effect {effect_text(claim)}, paper {_signed(claim.get('paper_effect'))}, "
+        f"{head}: effect {effect_text(claim)}, paper {_signed(claim.get('paper_effect'))}"
+        f"{_where(claim)}, "
         f"smallest ±{claim['smallest']:g}, {len(claim['seeds'])}/{claim['runs_total']} seeds; "
         f"{claim['reason']}"
     )
+
+
+def claims_details(claims: list[dict], summary: str) -> str:
+    """Every claim in full as one collapsed HTML block (``<details>``): one item per claim,
+    :func:`claim_line` followed by the runs it left out, each escaped."""
+    items = []
+    for claim in claims:
+        left_out = "".join(
+            f"<br>&nbsp;&nbsp;left out: {html.escape(run)}" for run in claim.get("invalid_runs", [])
+        )
+        items.append(f"<li>{html.escape(claim_line(claim))}{left_out}</li>")
+    return f"<details><summary>{html.escape(summary)}</summary><ul>{''.join(items)}</ul></details>"
