@@ -36,7 +36,6 @@ dim = 16
 seed = 0
 
 # %%
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
@@ -51,7 +50,17 @@ from paperlib.derivations import (
     per_image_segment_scores,
     score_derivative,
 )
-from paperlib.figures import chance_line, claim_range, interval_bars, save, use_style
+from paperlib.figures import (
+    assert_values_match_claims,
+    counterexample_panels,
+    full_vs_component_histogram,
+    k_segment_case,
+    metric_panels,
+    rho_histogram,
+    save,
+    segment_score_panels,
+    use_style,
+)
 from paperlib.metrics.monotonicity import himo_at_k, monotonicity_correlations
 from paperlib.study.reader import (
     HIMO_COLORS,
@@ -160,21 +169,7 @@ margin = np.array(
 )
 s1 = cumulative_scores(v, core[None])[0]
 crossing = heights[np.argmax(after < s1)]
-
-fig, (ax_s, ax_m) = plt.subplots(1, 2, figsize=(10, 3.6))
-ax_s.plot(heights, after, color="tab:red", label="$s_2$ (core + increment)")
-ax_s.axhline(s1, color="black", ls="--", lw=1, label="$s_1$ (core alone)")
-ax_s.axvline(crossing, color="gray", lw=0.8)
-ax_s.set_xlabel("orthogonal content $h$ of the increment (vector units)")
-ax_s.set_ylabel("cosine score with the image")
-ax_s.set_title("a relevant increment that lowers the score")
-ax_s.legend()
-ax_m.plot(heights, margin, color="tab:purple")
-ax_m.axhline(0, color="black", lw=0.8)
-ax_m.axvline(crossing, color="gray", lw=0.8)
-ax_m.set_xlabel("orthogonal content $h$ of the increment (vector units)")
-ax_m.set_ylabel("margin $a_2/a_1 - n_2/n_1$")
-ax_m.set_title("the margin changes sign where the score falls")
+fig = counterexample_panels(heights, after, margin, s1, crossing)
 save(fig, "monotonicity_counterexample")
 print(f"s_1 = {s1:.3f}; the score falls below it once h > {crossing:.2f}")
 # what the text above states: relevant (v·δ > 0), yet the score falls for large h, exactly
@@ -231,17 +226,15 @@ for variant, label in MODELS.items():
         "median cos(v,u) − cos(v,u')": np.median(diffs[label]),
         "full > component (%)": 100 * np.mean(diffs[label] > 0),
     }
-fig, ax = plt.subplots(figsize=(6, 3.6))
-bins = np.linspace(min(d.min() for d in diffs.values()), max(d.max() for d in diffs.values()), 40)
-for label, diff in diffs.items():
-    ax.hist(diff, bins=bins, histtype="step", lw=1.8, color=COLORS[label], label=label)
-ax.axvline(0, color="black", lw=0.8)
-ax.set_xlabel("cos(v, u) − cos(v, u')   (full caption minus HiDe component)")
-ax.set_ylabel("number of image–caption pairs")
-ax.set_title(f"does the full caption beat its HiDe component? (seed 0, {scale} study)")
-ax.legend()
+title = f"does the full caption beat its HiDe component? (seed 0, {scale} study)"
+fig = full_vs_component_histogram(diffs, COLORS, title)
 save(fig, "monotonicity_full_vs_component")
+pd.DataFrame(rows).T.astype({"m": int})
 
+# %% [markdown]
+# Per model, the share of pairs right of zero in the histogram:
+
+# %%
 share_right = {label: r["full > component (%)"] for label, r in rows.items()}
 left = [label for label, share in share_right.items() if share < 50]
 for label, share in share_right.items():
@@ -260,7 +253,6 @@ print(
     f"({'MoLo moves the mass right' if shift > 0 else 'MoLo does not move the mass right'}; "
     "seed 0, one run each: an observation, not a tested claim)"
 )
-pd.DataFrame(rows).T.astype({"m": int})
 
 # %% [markdown]
 # Pairs right of zero follow the paper's reading ("full text > component"); pairs left of zero
@@ -288,34 +280,16 @@ for variant, label in MODELS.items():
     emb = load_embeddings(scale, "himo", variant)
     scores[label] = per_image_segment_scores(emb)
     unrelated[label] = per_image_segment_scores({**emb, "image": emb["image"].roll(1, dims=0)})
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
-rises = {}
-for ax, relative in zip(axes, (False, True)):
-    for label, per_image in scores.items():
-        curve = mean_by_segment_index(per_image, relative=relative, min_count=10)
-        ax.plot(curve["k"], curve["mean"], "o-", ms=3, color=COLORS[label], label=label)
-        ax.fill_between(
-            curve["k"],
-            curve["mean"] - curve["sem"],
-            curve["mean"] + curve["sem"],
-            color=COLORS[label],
-            alpha=0.2,
-        )
-        if relative:
-            rises[label] = (int(curve["k"][-1]), float(curve["mean"][-1]), float(curve["sem"][-1]))
-        else:
-            chance = mean_by_segment_index(unrelated[label], min_count=10)
-            ax.plot(chance["k"], chance["mean"], ":", color=COLORS[label], lw=1)
-    ax.set_xlabel("prefix length k (sentences)")
-axes[0].plot([], [], ":", color="0.3", label="chance: another image's prefixes")
-axes[0].legend(fontsize=8)
-axes[0].set_ylabel("mean cosine score $s_k$")
-axes[0].set_title(f"image–prefix score vs prefix length (seed 0, {scale})")
-chance_line(axes[1], 0.0, label="no change")
-axes[1].legend(fontsize=8)
-axes[1].set_ylabel("mean $s_k - s_1$ (cosine units)")
-axes[1].set_title(f"rise over the first sentence (seed 0, {scale})")
+# mean s_k (and s_k − s_1) per prefix length over the images, at lengths reached by 10 or more
+absolute = {label: mean_by_segment_index(s, min_count=10) for label, s in scores.items()}
+relative = {label: mean_by_segment_index(s, True, min_count=10) for label, s in scores.items()}
+chance_curves = {label: mean_by_segment_index(s, min_count=10) for label, s in unrelated.items()}
+fig = segment_score_panels(absolute, relative, chance_curves, COLORS, f"seed 0, {scale}")
 _ = save(fig, "himo_segment_curves")
+rises = {
+    label: (int(c["k"][-1]), float(c["mean"][-1]), float(c["sem"][-1]))
+    for label, c in relative.items()
+}
 for label, (k, rise, sem) in rises.items():
     trend = (
         "no change beyond 2 standard errors"
@@ -344,22 +318,9 @@ for label, (k, rise, sem) in rises.items():
 # %%
 rhos = {label: monotonicity_correlations(per_image) for label, per_image in scores.items()}
 himo_k_chance = CHANCE["world-monotonicity/himoK"]
-fig, ax = plt.subplots(figsize=(8.5, 3.6))
-bins = np.linspace(-1, 1, 21)
-for label, rho in rhos.items():
-    ax.hist(
-        rho,
-        bins=bins,
-        histtype="step",
-        lw=1.8,
-        color=COLORS[label],
-        label=f"{label} (HiMo@K = {himo_at_k(scores[label]):+.2f})",
-    )
-chance_line(ax, himo_k_chance, label=f"chance (ρ = {himo_k_chance:g})", vertical=True)
-ax.set_xlabel("per-image Pearson ρ(k, $s_k$)")
-ax.set_ylabel("number of images")
-ax.set_title(f"distribution of per-image monotonicity (seed 0, {scale} study)")
-ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
+himo_k = {label: himo_at_k(per_image) for label, per_image in scores.items()}
+title = f"distribution of per-image monotonicity (seed 0, {scale} study)"
+fig = rho_histogram(rhos, himo_k, himo_k_chance, COLORS, title)
 save(fig, "himo_rho_distribution")
 for label, rho in rhos.items():
     print(
@@ -388,38 +349,20 @@ for label, rho in rhos.items():
 # %%
 mono = [c for c in CLAIMS_FILE["claims"] if c["item"].startswith("world-monotonicity/")]
 assert mono, f"claims.json ({scale}) has no monotonicity claim"
-panels = list({c["item"]: c for c in mono}.values())  # one panel per metric, first claim's spec
 variants = [v for v in MODELS if valid_seeds(scale, "himo", v)]
-values = {(v, c["item"]): item_value(scale, "himo", v, c["item"]) for v in variants for c in panels}
-
+items = dict.fromkeys(c["item"] for c in mono)  # one panel per metric
+values = {item: {MODELS[v]: item_value(scale, "himo", v, item) for v in variants} for item in items}
 # the values drawn here are the claims' own wherever the claim used the same seeds
-for c in mono:
-    for side, variant in (("variant_value", c["variant"]), ("baseline_value", c["baseline"])):
-        mine = values.get((variant, c["item"]))
-        if side in c and mine is not None and mine["seeds"] == c["seeds"]:
-            assert np.isclose(mine["mean"], c[side]["mean"]), (c["claim"], variant)
-            assert np.allclose(mine["interval"], c[side]["interval"]), (c["claim"], variant)
+assert_values_match_claims(mono, values, label_of=MODELS, intervals=True)
 
-fig, axes = plt.subplots(1, len(panels), figsize=(3.3 * len(panels), 3.8), squeeze=False)
-for ax, c in zip(axes[0], panels):
-    interval_bars(
-        ax,
-        [MODELS[v] for v in variants],
-        [values[(v, c["item"])] for v in variants],
-        claim_range(c),
-        c["chance"],
-        colors=[COLORS[MODELS[v]] for v in variants],
-        ylabel=c["label"],
-        title=c["label"] + ("" if c["chance"] is not None else "\n(no chance level)"),
-    )
-    ax.tick_params(axis="x", labelsize=8)
-n_seeds = sorted({len(values[(v, c["item"])]["seeds"]) for v in variants for c in panels})
-fig.suptitle(
+panels = [(c, values[c["item"]]) for c in {c["item"]: c for c in mono}.values()]
+n_seeds = sorted({len(v["seeds"]) for per_model in values.values() for v in per_model.values()})
+title = (
     f"monotonicity on the held-out world ({scale} study; seeds per model: "
     f"{'/'.join(map(str, n_seeds))}; bars: mean, error bars: 95 % interval, "
     "dots: seeds, dashed: chance)"
 )
-fig.tight_layout()
+fig = metric_panels(panels, COLORS, ncols=len(panels), title=title)
 save(fig, "himo_monotonicity_metrics")
 
 for c in mono:
@@ -489,15 +432,17 @@ summary_k10 = pd.DataFrame(
 ).T
 worst_row = int(np.argmax(falls["MoLo"]["largest_fall"]))
 worst_image = int(falls["MoLo"]["image"][worst_row])
-fig, ax = plt.subplots(figsize=(6.5, 3.6))
-for label, f in falls.items():
-    row = int(np.flatnonzero(f["image"] == worst_image)[0])
-    ax.plot(range(1, 11), f["curves"][row], "o-", ms=3, color=COLORS[label], label=label)
-ax.set_xlabel("segment k of 10")
-ax.set_ylabel("cosine score $s_k$")
-ax.set_title(f"held-out image {worst_image}: MoLo's largest fall at K = 10 (seed 0, {scale})")
-ax.legend(fontsize=8)
-save(fig, "himo_k10_failure_case")
+case = {
+    label: f["curves"][np.flatnonzero(f["image"] == worst_image)[0]] for label, f in falls.items()
+}
+title = f"held-out image {worst_image}: MoLo's largest fall at K = 10 (seed 0, {scale})"
+fig = k_segment_case(case, COLORS, title)
+_ = save(fig, "himo_k10_failure_case")
+
+# %% [markdown]
+# Per model, over its held-out captions with at least 10 sentences:
+
+# %%
 for label, row in summary_k10.iterrows():
     print(
         f"{label:14s} {100 * row['share with ≥ 1 fall']:.0f}% of {int(row['images (≥ 10 sentences)'])}"
@@ -534,7 +479,7 @@ summary_k10
 for verdict_name in VERDICTS:
     named = [c["statement"] for c in mono if c["verdict"] == verdict_name]
     print(f"{verdict_name:12s} {len(named)}: " + ("; ".join(named) or "—"))
-pre = values.get((PRETRAIN, "world-monotonicity/himoK"))
+pre = values.get("world-monotonicity/himoK", {}).get(MODELS[PRETRAIN])
 if pre is not None:
     low, high = pre["interval"]
     where = (

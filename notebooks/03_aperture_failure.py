@@ -66,18 +66,28 @@ import torch
 from paperlib.analysis.hyperbolic import (
     aperture_profile,
     child_at_angle,
-    log_series,
+    common_start,
+    drift_direction,
+    drift_from_start,
     loss_along_ray,
     per_pair,
     stack_seeds,
 )
 from paperlib.figures import (
+    APERTURE_PANELS,
+    adaent_panels,
+    aperture_gradient_panels,
     aperture_over_training,
+    aperture_training_panels,
+    assert_values_match_claims,
+    box_norm_panels,
     claim_range,
+    half_aperture_curves,
     interval_bars,
-    mean_and_band,
+    ray_panels,
     save,
     use_style,
+    variant_styles,
 )
 from paperlib.geometry.lorentz import aperture_radius, exterior_angle, half_aperture, paired_dist
 from paperlib.losses.entailment import (
@@ -132,21 +142,9 @@ print(pd.Series(radii, name="2K/√c").rename_axis("c").to_frame().T.round(4).to
 if 0.1 in radii and min_radius == 0.1:
     assert round(radii[0.1], 2) == 0.63  # the value the text quotes
 
-fig, ax = plt.subplots(figsize=(6.4, 3.8))
 norms = torch.linspace(1e-3, 1.5, 3000, dtype=torch.float64)
-for c in curvatures:
-    aperture, _ = aperture_profile(norms, c, min_radius, asin_margin=0.0)
-    inside = norms < radii[c]
-    line = ax.plot(norms[~inside], aperture[~inside], label=f"c = {c:g}")[0]
-    ax.plot(norms[inside], aperture[inside], ls=":", color=line.get_color())
-    ax.axvline(radii[c], color=line.get_color(), lw=0.8, ls="--")
-ax.set_xlabel(r"parent norm $\|x\|$ (space part, Lorentz coordinates)")
-ax.set_ylabel(r"half aperture $\omega$ (rad)")
-ax.set_title(r"$\omega(x)=\arcsin(2K/(\sqrt{c}\|x\|))$, K = 0.1; dotted: clamped at $\pi/2$")
-ax.set_yticks(
-    [0, np.pi / 8, np.pi / 4, 3 * np.pi / 8, np.pi / 2], ["0", "π/8", "π/4", "3π/8", "π/2"]
-)
-ax.legend(title=r"dashed: $2K/\sqrt{c}$")
+apertures = {c: aperture_profile(norms, c, min_radius, asin_margin=0.0)[0] for c in curvatures}
+fig = half_aperture_curves(norms, apertures, radii, min_radius)
 save(fig, "aperture_half_aperture")
 plt.show()
 
@@ -181,24 +179,17 @@ implementations = [  # (label, dtype, asin_margin)
 ]
 inside_grad = aperture_profile(torch.linspace(0.01, 0.99 * r0, 50), curv, min_radius)[1]
 print(f"c = {curv:g}, r0 = {r0:.4f}; largest |dω/d‖x‖| just outside the boundary:")
-
-fig, (ax_w, ax_g) = plt.subplots(1, 2, figsize=(11, 3.8))
-peaks = {}
-for (label, dtype, margin), style in zip(implementations, ["-", "--", ":"]):
+profiles, peaks = {}, {}  # label -> (ω near the boundary, gap, dω/d‖x‖ at the gap); largest |grad|
+for label, dtype, margin in implementations:
     parent_norms = (r0 + gap).to(dtype)
     _, grad = aperture_profile(parent_norms, curv, min_radius, margin)
-    actual_gap = parent_norms.double() - r0  # float32 cannot resolve the smallest gaps
     aperture, _ = aperture_profile(zoom.to(dtype), curv, min_radius, margin)
+    # the gap actually computed with: float32 cannot resolve the smallest gaps
+    profiles[label] = (aperture, parent_norms.double() - r0, grad)
     peaks[label] = float(grad.abs().max())
     print(f"  {label:30s} {peaks[label]:.3g}")
-    if dtype == torch.float64:  # log-log slope of the exact gradient over the smallest gaps
-        small = gap < 1e-6
-        slope = np.polyfit(np.log(gap[small].numpy()), np.log(grad.abs()[small].numpy()), 1)[0]
-    ax_w.plot(zoom, aperture.double(), ls=style, label=label)
-    shown = (actual_gap > 0) & (grad != 0)  # a log axis cannot show the zero gradients
-    line = ax_g.loglog(actual_gap[shown], grad.double().abs()[shown], ls=style, label=label)[0]
-    peak = int(grad.abs().argmax())
-    ax_g.plot(actual_gap[peak], grad.double().abs()[peak], "o", color=line.get_color())
+exact, small = profiles["exact (float64)"][2].abs(), gap < 1e-6  # slope over the smallest gaps
+slope = np.polyfit(np.log(gap[small].numpy()), np.log(exact[small].numpy()), 1)[0]
 print(f"inside the radius, max |dω/d‖x‖| = {inside_grad.abs().max():.3g}")
 print(f"log-log slope of the exact gradient for gaps below 1e-6: {slope:+.3f}")
 # what the text states: zero gradient inside, the −½ power law, ours far below MERU's peak
@@ -206,16 +197,7 @@ assert float(inside_grad.abs().max()) == 0.0
 assert abs(slope + 0.5) < 0.01
 meru_peak, ours_peak = peaks["MERU's clamp 1e-8 (float32)"], peaks["ours, clamp 1e-4 (float32)"]
 assert ours_peak < meru_peak / 10, (ours_peak, meru_peak)
-ax_w.axvspan(zoom[0], r0, color="0.9", zorder=0, label="undefined aperture")
-ax_w.set_xlabel(r"parent norm $\|x\|$")
-ax_w.set_ylabel(r"half aperture $\omega$ (rad)")
-ax_w.set_title(f"near the boundary (c = {curv:g}, $2K/\\sqrt{{c}}$ = {r0:.2f})")
-ax_w.legend(fontsize=8)
-ax_g.set_xlabel(r"distance outside the boundary $\|x\| - 2K/\sqrt{c}$")
-ax_g.set_ylabel(r"$|\partial\omega/\partial\|x\||$ (rad per unit norm)")
-ax_g.set_title("gradient magnitude (autograd); dot: its largest value")
-ax_g.legend(fontsize=8)
-fig.tight_layout()
+fig = aperture_gradient_panels(zoom, profiles, r0, curv)
 save(fig, "aperture_gradient")
 plt.show()
 
@@ -272,31 +254,19 @@ assert bool((d_ada > 0).all())
 total = d_ada + d_reg
 assert bool((total[:-1] * total[1:] < 0).any()), "γ1·AdaEnt + γ2·Reg has no stationary norm"
 
-fig, (ax_a, ax_d) = plt.subplots(1, 2, figsize=(11, 3.8))
-ax_a.plot(parent_norms, angle, label=r"exterior angle $\varphi(x, y)$")
-ax_a.plot(parent_norms, aperture, label=r"half aperture $\omega(x)$")
-ax_a.set_xlabel(r"parent norm $\|x\|$ (parent on a ray, child fixed)")
-ax_a.set_ylabel("angle (rad)")
-ax_a.set_title("the angle shrinks and the cone widens as the parent moves in")
-ax_d.plot(parent_norms, d_meru, label=rf"MERU: ${g_ent:g}\cdot\mathcal{{L}}_{{Ent}}$")
-ax_d.plot(parent_norms, d_ada, label=rf"${g1:g}\cdot\mathcal{{L}}_{{AdaEnt}}$ (β = {beta:g})")
-ax_d.plot(
-    parent_norms,
-    d_ada + d_reg,
-    label=rf"${g1:g}\cdot\mathcal{{L}}_{{AdaEnt}} + {g2:g}\cdot"
-    r"\mathcal{L}_{Reg}$",
-)
-ax_d.axhline(0, color="k", lw=0.8)
-ax_d.axvline(float(stationary), color="C2", ls=":", label="ARGENT's stationary norm")
-ax_d.set_ylim(-3, 3)  # clipped: MERU's spike at the boundary goes far higher
-ax_d.set_xlabel(r"parent norm $\|x\|$")
-ax_d.set_ylabel(r"$\partial\ell/\partial\|x\|$  (> 0: descent moves the parent in)")
-ax_d.set_title("derivative of the entailment-side loss along the ray")
-for ax in (ax_a, ax_d):
-    ax.axvspan(0, r0, color="0.9", zorder=0)
-ax_a.legend(fontsize=8)
-ax_d.legend(fontsize=8, loc="lower right")
-fig.tight_layout()
+# %% [markdown]
+# Left: the exterior angle and the half aperture along the ray. Right: the derivative of each
+# entailment-side loss, clipped to ±3 (MERU's spike at the boundary goes far higher), with the
+# stationary norm of ARGENT's sum; shaded: inside the radius.
+
+# %%
+slopes = {
+    rf"MERU: ${g_ent:g}\cdot\mathcal{{L}}_{{Ent}}$": d_meru,
+    rf"${g1:g}\cdot\mathcal{{L}}_{{AdaEnt}}$ (β = {beta:g})": d_ada,
+    rf"${g1:g}\cdot\mathcal{{L}}_{{AdaEnt}} + {g2:g}\cdot\mathcal{{L}}_{{Reg}}$": d_ada + d_reg,
+}
+angles_on_ray = {r"exterior angle $\varphi(x, y)$": angle, r"half aperture $\omega(x)$": aperture}
+fig = ray_panels(parent_norms, angles_on_ray, slopes, float(stationary), r0)
 save(fig, "aperture_ray")
 plt.show()
 
@@ -325,44 +295,21 @@ plt.show()
 
 # %%
 angles = torch.linspace(0, np.pi - 1e-3, 300, dtype=torch.float64)
-fig, (ax_l, ax_h) = plt.subplots(1, 2, figsize=(11, 3.8))
-for b, style in [(beta, "-"), (0.5, "--")]:
-    parent, child_pts = child_at_angle(0.5, angles, 0.3, curv)
-    loss = per_pair(functools.partial(adaent_loss, curv=curv, beta=b), parent, child_pts)
-    ax_l.plot(angles, loss, color="C2", ls=style, label=f"AdaEnt Huber, β = {b:g} (any ‖x‖)")
-for parent_norm, color in [(0.5 * r0, "C3"), (1.5 * r0, "C1"), (3 * r0, "C4")]:
-    parent, child_pts = child_at_angle(parent_norm, angles, 0.3, curv)
-    loss = per_pair(functools.partial(entailment_loss, curv=curv), parent, child_pts)
-    where = "inside" if parent_norm < r0 else "outside"
-    ax_l.plot(angles, loss, color=color, label=f"MERU hinge, ‖x‖ = {parent_norm:.2f} ({where})")
+pairs = {n: child_at_angle(n, angles, 0.3, curv) for n in (0.5, 0.5 * r0, 1.5 * r0, 3 * r0)}
+ada_loss = {b: functools.partial(adaent_loss, curv=curv, beta=b) for b in (beta, 0.5)}
+hinge_loss = functools.partial(entailment_loss, curv=curv)
+adaent = {b: per_pair(loss, *pairs[0.5]) for b, loss in ada_loss.items()}  # a parent at 0.5
+hinge = {n: per_pair(hinge_loss, *pairs[n]) for n in (0.5 * r0, 1.5 * r0, 3 * r0)}
 # what the text states: AdaEnt's penalty does not depend on the parent norm and is positive for
 # every angle above zero; MERU's hinge for a parent inside the radius is zero below π/2
-ada_near = per_pair(
-    functools.partial(adaent_loss, curv=curv, beta=beta), *child_at_angle(0.5, angles, 0.3, curv)
-)
-ada_far = per_pair(
-    functools.partial(adaent_loss, curv=curv, beta=beta), *child_at_angle(3 * r0, angles, 0.3, curv)
-)
+ada_near, ada_far = adaent[beta], per_pair(ada_loss[beta], *pairs[3 * r0])
 assert torch.allclose(ada_near, ada_far, atol=1e-6) and bool((ada_near[angles > 0] > 0).all())
-inside_hinge = per_pair(
-    functools.partial(entailment_loss, curv=curv), *child_at_angle(0.5 * r0, angles, 0.3, curv)
-)
-assert bool((inside_hinge[angles < 0.99 * np.pi / 2] == 0).all())  # π/2 up to the 1e-4 clamp
-ax_l.set_xlabel(r"exterior angle $\varphi$ (rad)")
-ax_l.set_ylabel("per-pair loss (unweighted)")
-ax_l.set_title("penalty vs angle")
-ax_l.legend(fontsize=8)
+assert bool((hinge[0.5 * r0][angles < 0.99 * np.pi / 2] == 0).all())  # π/2 up to the 1e-4 clamp
 
 distances = torch.linspace(0, 5, 200, dtype=torch.float64)
 parent, child_pts = child_at_angle(0.5, 0.0, distances, curv)
 h = adaent_weight(parent, child_pts, curv, intra=True)
-ax_h.plot(paired_dist(parent, child_pts, curv), h, label=r"intra-modality: $h = 1 - e^{-d_L}$")
-ax_h.axhline(1.0, color="C1", ls="--", label="inter-modality: h = 1")
-ax_h.set_xlabel(rf"Lorentz distance $d_L$(parent, child), c = {curv:g}")
-ax_h.set_ylabel("AdaEnt pair weight h")
-ax_h.set_title("ARGENT's pair weight")
-ax_h.legend(fontsize=8)
-fig.tight_layout()
+fig = adaent_panels(angles, adaent, hinge, r0, paired_dist(parent, child_pts, curv), h, curv)
 save(fig, "aperture_adaent")
 plt.show()
 
@@ -410,14 +357,7 @@ def has_runs(variant: str) -> bool:
 variants = [
     v for v in ARGENT_COLORS if has_runs(v) and not v.endswith(SMALLER) and not v.endswith(APERTURE)
 ]  # the learned curvature's runs (the aperture arm, at a fixed one, follows in 5b)
-styles = {
-    v: dict(
-        color=ARGENT_COLORS[v],
-        lw=2.2 if v == "ARGENT" else 1.4,
-        ls="--" if v.startswith("ARGENT,") else "-",
-    )
-    for v in variants
-}
+styles = variant_styles(variants, ARGENT_COLORS)  # ARGENT thick, its ablations dashed
 logs = {v: seed_logs(scale, STUDY, v) for v in variants}
 NORM, FRAC = "diag/text/norm_mean", "diag/text->image/frac_parent_inside_radius"
 
@@ -428,83 +368,55 @@ for s in seeds:
         run_info(scale, STUDY, v, s)["config"]["model"]["init"] for v in variants if s in logs[v]
     }
     assert len(inits) == 1, f"seed {s}: the variants start from different checkpoints {inits}"
-first = {(v, s): log_series(log, NORM) for v in variants for s, log in logs[v].items()}
-first_steps = {int(steps[0]) for steps, _ in first.values()}
-assert len(first_steps) == 1, (
-    f"the runs log their first diagnostic at different steps {first_steps}"
-)
-first_step = first_steps.pop()
-start = {s: np.array([vals[0] for (v, t), (_, vals) in first.items() if t == s]) for s in seeds}
-reference = {s: float(start[s].mean()) for s in seeds}
-spread = max(float(start[s].max() - start[s].min()) for s in seeds)
+# per seed, the mean over its variants at the first logged step (one step for every run, else
+# an error), and the largest range over the variants of a seed there
+start = common_start(logs, NORM)
 print(
     f"every variant of a seed starts from one checkpoint (seeds {seeds}); first diagnostic at "
-    f"step {first_step}, where the variants' mean caption norms already differ by up to "
-    f"{spread:.4f} within a seed"
+    f"step {start.step}, where the variants' mean caption norms already differ by up to "
+    f"{start.spread:.4f} within a seed"
 )
 
-panels = [
-    (NORM, "mean caption norm ‖x‖", "caption (parent) norms", (0.0, np.inf)),
-    (FRAC, "fraction of captions inside 2K/√c", "captions with an undefined aperture", (0.0, 1.0)),
-    (
-        "diag/text->image/aperture_mean",
-        "mean half aperture ω (rad)",
-        "half aperture of captions",
-        (0.0, np.pi / 2),
-    ),
-]
-fig, axes = plt.subplots(1, len(panels) + 1, figsize=(19, 4))
-summary, drift = {}, {}
-for variant in variants:
-    for ax, (key, ylabel, _, (lo, hi)) in zip(axes, panels):
-        s = stack_seeds(list(logs[variant].values()), key)
-        mean_and_band(ax, s, variant, (lo, hi), **styles[variant])
-        summary.setdefault(variant, {})[ylabel] = f"{s.mean[-1]:.3f} ± {s.std[-1]:.3f}"
-    # caption norm relative to the seed's common first-logged value, mean over the variant's seeds
-    s = stack_seeds(list(logs[variant].values()), NORM)
-    rel = s.values - np.array([reference[t] for t in logs[variant]])[:, None]
-    axes[-1].plot(s.steps, rel.mean(0), marker="o", ms=3, **styles[variant])
-    drift[variant] = (int(s.steps[-1]), float(rel.mean(0)[-1]), float(s.mean[-1]))
-    summary[variant]["caption norm − common start"] = f"{rel.mean(0)[-1]:+.3f}"
+# %% [markdown]
+# The figure: caption norms (with the radius $2K/\sqrt c$ of ARGENT's learned curvature,
+# dotted), the fraction of captions inside the radius, their half aperture, and, right, each
+# variant's caption norm minus its seed's common value, averaged over its seeds, with the spread
+# at the first logged step shaded.
+
+# %%
+keys = (NORM, FRAC, "diag/text->image/aperture_mean")  # the panels, in APERTURE_PANELS' order
+stacked = {v: [stack_seeds(list(logs[v].values()), key) for key in keys] for v in variants}
+drifts = {v: drift_from_start(logs[v], NORM, start) for v in variants}
 radius = stack_seeds(list(logs["ARGENT"].values()), "diag/aperture_radius")
-axes[0].plot(
-    radius.steps, radius.mean, color="k", ls=":", label=r"radius $2K/\sqrt{c}$ (ARGENT's c)"
-)
-for ax, (_, ylabel, title, _) in zip(axes, panels):
-    ax.set_xlabel("training step")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-axes[1].set_ylim(-0.05, 1.05)
-axes[2].axhline(np.pi / 2, color="k", ls=":", lw=0.8)
-axes[-1].axhline(0, color="k", lw=0.8)
-axes[-1].axhspan(-spread, spread, color="0.9", zorder=0, label="spread at the first logged step")
-axes[-1].set_xlabel("training step")
-axes[-1].set_ylabel(f"‖x‖ − common value at step {first_step}")
-axes[-1].set_title("caption norm relative to the common start")
-axes[-1].legend(fontsize=8, loc="lower left")
-fig.suptitle(f"aperture diagnostics over training ({scale} study; means over each variant's seeds)")
-fig.tight_layout()
-fig.legend(
-    *axes[0].get_legend_handles_labels(),
-    loc="upper center",
-    ncol=4,
-    bbox_to_anchor=(0.5, 0.0),
-    fontsize=9,
-)
+title = f"aperture diagnostics over training ({scale} study; means over each variant's seeds)"
+fig = aperture_training_panels(stacked, radius, drifts, start, styles, title)
 save(fig, "aperture_training")
 plt.show()
 
-for variant, (step, moved, norm) in drift.items():
-    if step == first_step:
-        where = "only one diagnostic was logged, so no drift can be measured"
-    elif abs(moved) <= spread:
-        where = "within the variants' spread at the first logged step: no drift told apart"
-    else:
-        where = "moved inward (toward the origin)" if moved < 0 else "moved outward"
+# %% [markdown]
+# Each variant's drift from the common start, read against the spread at the first logged step,
+# and the values at the last logged step:
+
+# %%
+where = {  # drift_direction's reading of a drift
+    "unmeasured": "only one diagnostic was logged, so no drift can be measured",
+    "within spread": "within the variants' spread at the first logged step: no drift told apart",
+    "inward": "moved inward (toward the origin)",
+    "outward": "moved outward",
+}
+for variant, drift in drifts.items():
     print(
-        f"{variant:28s} caption norm {norm:.3f} at step {step}, {moved:+.4f} from the common "
-        f"start: {where}"
+        f"{variant:28s} caption norm {drift.final:.3f} at step {drift.last_step}, "
+        f"{drift.moved:+.4f} from the common start: {where[drift_direction(drift, start)]}"
     )
+summary = {
+    v: {
+        label: f"{s.mean[-1]:.3f} ± {s.std[-1]:.3f}"
+        for (label, *_), s in zip(APERTURE_PANELS, stacked[v])
+    }
+    | {"caption norm − common start": f"{drifts[v].moved:+.3f}"}
+    for v in variants
+}
 pd.DataFrame(summary).T.rename_axis(f"last logged step ({scale})")
 
 # %% [markdown]
@@ -513,32 +425,10 @@ pd.DataFrame(summary).T.rename_axis(f"last logged step ({scale})")
 # boxes):
 
 # %%
-box_panels = [
-    ("diag/box_text/norm_mean", "mean box-phrase norm"),
-    ("diag/box_image/norm_mean", "mean box-crop norm"),
-]
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
-for variant in variants:
-    if not any(box_panels[0][0] in r for log in logs[variant].values() for r in log):
-        continue  # no boxes in this method
-    for ax, (key, _) in zip(axes, box_panels):
-        s = stack_seeds(list(logs[variant].values()), key)
-        mean_and_band(ax, s, variant, (0, None), **styles[variant])
-for ax, (_, label) in zip(axes, box_panels):
-    ax.plot(
-        radius.steps, radius.mean, color="k", ls=":", label=r"radius $2K/\sqrt{c}$ (ARGENT's c)"
-    )
-    ax.set_xlabel("training step")
-    ax.set_ylabel(f"{label} ‖x‖")
-    ax.set_title(f"{label.removeprefix('mean ')} ({scale} study)")
-fig.tight_layout()
-fig.legend(
-    *axes[0].get_legend_handles_labels(),
-    loc="upper center",
-    ncol=3,
-    bbox_to_anchor=(0.5, 0.0),
-    fontsize=9,
-)
+box_keys = ("diag/box_text/norm_mean", "diag/box_image/norm_mean")  # phrases, crops
+boxed = [v for v in variants if any(box_keys[0] in r for log in logs[v].values() for r in log)]
+boxes = {v: [stack_seeds(list(logs[v].values()), key) for key in box_keys] for v in boxed}
+fig = box_norm_panels(boxes, radius, styles, f"{scale} study")  # box phrases, box crops
 save(fig, "aperture_training_boxes")
 plt.show()
 
@@ -589,14 +479,7 @@ assert len(aperture_claims) == 3, [c["claim"] for c in aperture_claims]
 shown = [v for v in ARGENT_COLORS if has_runs(v) and not v.endswith(SMALLER)]
 item = aperture_claims[0]["item"]
 held_out = {v: item_value(scale, STUDY, v, item) for v in shown}
-for claim in aperture_claims:  # the bars are the claims' own values
-    for side, variant in (
-        ("variant_value", claim["variant"]),
-        ("baseline_value", claim["baseline"]),
-    ):
-        mine = held_out.get(variant)
-        if side in claim and mine is not None and mine["seeds"] == claim["seeds"]:
-            assert np.isclose(mine["mean"], claim[side]["mean"]), variant
+assert_values_match_claims(aperture_claims, {item: held_out})  # the bars are the claims' values
 fig, ax = plt.subplots(figsize=(8, 3.8))
 interval_bars(
     ax,
@@ -617,7 +500,7 @@ for claim in aperture_claims:
 # %% [markdown]
 # ## What shows at this scale
 #
-# The cell below states the outcome from the verdicts above and the logs, so it stays true when
+# The cells below state the outcome from the verdicts above and the logs, so they stay true when
 # the study is re-run at another scale or with more seeds.
 
 # %%
@@ -634,6 +517,8 @@ for claim in aperture_claims:
     print(
         f"{claim['variant']} vs {claim['baseline']}: {claim['verdict']} — {reading[claim['verdict']]}"
     )
+
+# %%
 inside = {v: float(stack_seeds(list(logs[v].values()), FRAC).mean[-1]) for v in variants}
 print(
     "learned curvature, training batches, last logged step, fraction of caption parents inside "
@@ -644,13 +529,13 @@ if all(f == 0 for f in inside.values()):
         "at the learned curvature no run has a caption parent inside the radius at its last "
         "logged step: there the collapse the paper describes does not occur"
     )
-inward = [v for v, (step, moved, _) in drift.items() if step > first_step and moved < -spread]
+inward = [v for v, drift in drifts.items() if drift_direction(drift, start) == "inward"]
 print(
     "variants whose caption norms drifted inward beyond the spread at the common start: "
     + (", ".join(inward) or "none")
 )
-if "ARGENT" in drift and "ARGENT, no regularizer" in drift:
-    gap_norm = drift["ARGENT, no regularizer"][2] - drift["ARGENT"][2]
+if "ARGENT" in drifts and "ARGENT, no regularizer" in drifts:
+    gap_norm = drifts["ARGENT, no regularizer"].final - drifts["ARGENT"].final
     print(
         f"without the regularizer, caption norms end {gap_norm:+.4f} from ARGENT's "
         f"({'lower' if gap_norm < 0 else 'not lower'}; mean over the seeds each ran, no "

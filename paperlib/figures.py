@@ -6,9 +6,10 @@ interrupted run never leaves a half-written figure behind.
 
 from __future__ import annotations
 
+import itertools
 import os
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,14 @@ from torch import Tensor
 matplotlib.use(os.environ.get("MPLBACKEND", "Agg"))
 import matplotlib.pyplot as plt  # noqa: E402
 
-from paperlib.analysis.hyperbolic import LEVEL_NAMES, DiscView, inset_bounds  # noqa: E402
+from paperlib.analysis.hyperbolic import (  # noqa: E402
+    LEVEL_NAMES,
+    CommonStart,
+    DiscView,
+    Drift,
+    SeedSummary,
+    inset_bounds,
+)
 from paperlib.atomic import atomic_write  # noqa: E402
 from paperlib.tables.summary import claim_name, mean_std  # noqa: E402
 
@@ -253,6 +261,46 @@ def metric_panels(
     return fig
 
 
+def assert_values_match_claims(
+    claims: Iterable[Mapping[str, Any]],
+    values: Mapping[str, Mapping[str, Mapping[str, Any] | None]],
+    label_of: Mapping[str, str] | None = None,
+    intervals: bool = False,
+) -> int:
+    """Check that a figure shows the claims' own numbers. ``values`` is what the figure drew,
+    ``{item: {label: value}}`` with a value as ``reader.item_value`` returns it (``mean``,
+    ``interval``, ``seeds``) or None; ``label_of`` maps a claim's variant names to those labels
+    (a name it lacks is its own label). For each side of each claim — its ``variant_value`` (the
+    variant on ``item``) and ``baseline_value`` (the baseline on ``baseline_item``, else on
+    ``item``) — that the figure drew from the claim's seeds, the drawn mean must equal the
+    claim's (``np.isclose``), and with ``intervals`` its 95 % interval too. AssertionError naming
+    the claim and the variant otherwise; returns the number of values compared."""
+    label_of = label_of or {}
+    compared = 0
+    for claim in claims:
+        sides = (
+            ("variant_value", claim["variant"], claim["item"]),
+            ("baseline_value", claim["baseline"], claim.get("baseline_item") or claim["item"]),
+        )
+        for side, variant, item in sides:
+            mine = values.get(item, {}).get(label_of.get(variant, variant))
+            if side not in claim or mine is None or list(mine["seeds"]) != list(claim["seeds"]):
+                continue
+            theirs = claim[side]
+            if not np.isclose(mine["mean"], theirs["mean"]):
+                raise AssertionError(
+                    f"{claim['claim']}: the figure's mean for {variant} is {mine['mean']!r}, "
+                    f"the claim's {side} {theirs['mean']!r}"
+                )
+            if intervals and not np.allclose(mine["interval"], theirs["interval"]):
+                raise AssertionError(
+                    f"{claim['claim']}: the figure's interval for {variant} is "
+                    f"{list(mine['interval'])}, the claim's {side} {list(theirs['interval'])}"
+                )
+            compared += 1
+    return compared
+
+
 def claims_forest(claims: list[dict], title: str = "") -> plt.Figure:
     """Forest plot of ``claims.json`` claims, one panel per :func:`claim_unit` (effects in
     different units share no axis). Each row: the effect (variant − baseline, sign flipped where
@@ -391,6 +439,335 @@ def aperture_over_training(curves: list[dict], colors: dict[str, str] | None = N
         ax.set_title(f"parents: {name}")
         ax.legend(fontsize=7)
     fig.tight_layout()
+    return fig
+
+
+# ------------------------------------------------------------------ tutorial 02: monotonicity
+
+
+def counterexample_panels(
+    heights: np.ndarray, after: np.ndarray, margin: np.ndarray, before: float, crossing: float
+) -> plt.Figure:
+    """Left: the score ``after`` adding an increment with orthogonal content ``heights``, against
+    the score ``before`` (dashed); right: the monotonicity margin, zero marked. A grey line at
+    ``crossing``, where the score falls below ``before``, in both."""
+    fig, (ax_s, ax_m) = plt.subplots(1, 2, figsize=(10, 3.6))
+    ax_s.plot(heights, after, color="tab:red", label="$s_2$ (core + increment)")
+    ax_s.axhline(before, color="black", ls="--", lw=1, label="$s_1$ (core alone)")
+    ax_s.set(
+        ylabel="cosine score with the image", title="a relevant increment that lowers the score"
+    )
+    ax_s.legend()
+    ax_m.plot(heights, margin, color="tab:purple")
+    ax_m.axhline(0, color="black", lw=0.8)
+    ax_m.set(ylabel="margin $a_2/a_1 - n_2/n_1$")
+    ax_m.set_title("the margin changes sign where the score falls")
+    for ax in (ax_s, ax_m):
+        ax.axvline(crossing, color="gray", lw=0.8)
+        ax.set_xlabel("orthogonal content $h$ of the increment (vector units)")
+    return fig
+
+
+def _step_histograms(
+    ax: plt.Axes, samples: Mapping[str, np.ndarray], colors: Mapping[str, str], bins, labels=None
+) -> None:
+    """One outlined histogram per sample on shared ``bins``, labelled ``labels[name]`` or its
+    name."""
+    for name, sample in samples.items():
+        label = (labels or {}).get(name, name)
+        ax.hist(sample, bins=bins, histtype="step", lw=1.8, color=colors[name], label=label)
+
+
+def full_vs_component_histogram(
+    diffs: Mapping[str, np.ndarray], colors: Mapping[str, str], title: str
+) -> plt.Figure:
+    """Per model, the histogram (40 bins over the pooled range) of cos(v, u) − cos(v, u'), the
+    full caption's score minus its HiDe component's; zero marked."""
+    low = min(d.min() for d in diffs.values())
+    high = max(d.max() for d in diffs.values())
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    _step_histograms(ax, diffs, colors, np.linspace(low, high, 40))
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_xlabel("cos(v, u) − cos(v, u')   (full caption minus HiDe component)")
+    ax.set(ylabel="number of image–caption pairs", title=title)
+    ax.legend()
+    return fig
+
+
+def segment_score_panels(
+    absolute: Mapping[str, dict],
+    relative: Mapping[str, dict],
+    chance: Mapping[str, dict],
+    colors: Mapping[str, str],
+    tag: str,
+) -> plt.Figure:
+    """Left: each model's mean score per prefix length (``derivations.mean_by_segment_index``
+    curves, ± one standard error shaded) and, dotted, its chance curve (another image's
+    prefixes); right: the mean rise over the first sentence, ``relative``, zero marked.
+    ``tag`` ends both titles, e.g. ``"seed 0, full"``."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    for ax, curves in zip(axes, (absolute, relative)):
+        for label, curve in curves.items():
+            ax.plot(curve["k"], curve["mean"], "o-", ms=3, color=colors[label], label=label)
+            low, high = curve["mean"] - curve["sem"], curve["mean"] + curve["sem"]
+            ax.fill_between(curve["k"], low, high, color=colors[label], alpha=0.2)
+        ax.set_xlabel("prefix length k (sentences)")
+    for label, curve in chance.items():
+        axes[0].plot(curve["k"], curve["mean"], ":", color=colors[label], lw=1)
+    axes[0].plot([], [], ":", color="0.3", label="chance: another image's prefixes")
+    axes[0].set(ylabel="mean cosine score $s_k$")
+    axes[0].set_title(f"image–prefix score vs prefix length ({tag})")
+    chance_line(axes[1], 0.0, label="no change")
+    axes[1].set(ylabel="mean $s_k - s_1$ (cosine units)")
+    axes[1].set_title(f"rise over the first sentence ({tag})")
+    for ax in axes:
+        ax.legend(fontsize=8)
+    return fig
+
+
+def rho_histogram(
+    rhos: Mapping[str, np.ndarray],
+    himo_k: Mapping[str, float],
+    chance: float,
+    colors: Mapping[str, str],
+    title: str,
+) -> plt.Figure:
+    """Per model, the histogram of its per-image Pearson ρ(k, s_k) on 20 bins over [−1, 1],
+    labelled with its HiMo@K (their mean), and HiMo@K's ``chance`` level dashed."""
+    fig, ax = plt.subplots(figsize=(8.5, 3.6))
+    labels = {name: f"{name} (HiMo@K = {himo_k[name]:+.2f})" for name in rhos}
+    _step_histograms(ax, rhos, colors, np.linspace(-1, 1, 21), labels)
+    chance_line(ax, chance, label=f"chance (ρ = {chance:g})", vertical=True)
+    ax.set(xlabel="per-image Pearson ρ(k, $s_k$)", ylabel="number of images", title=title)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return fig
+
+
+def k_segment_case(
+    curves: Mapping[str, np.ndarray], colors: Mapping[str, str], title: str
+) -> plt.Figure:
+    """Each model's score over the K cumulative segments of one caption (``curves[model]``,
+    (K,), e.g. a row of ``derivations.k_segment_falls``'s ``curves``)."""
+    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    for label, curve in curves.items():
+        ax.plot(range(1, len(curve) + 1), curve, "o-", ms=3, color=colors[label], label=label)
+    k = len(next(iter(curves.values())))
+    ax.set(xlabel=f"segment k of {k}", ylabel="cosine score $s_k$", title=title)
+    ax.legend(fontsize=8)
+    return fig
+
+
+# ------------------------------------------------------------------ tutorial 03: aperture failure
+
+RADIUS_LABEL = r"radius $2K/\sqrt{c}$ (ARGENT's c)"
+#: the panels of :func:`aperture_training_panels`: (y label, title, the quantity's range)
+APERTURE_PANELS = (
+    ("mean caption norm ‖x‖", "caption (parent) norms", (0.0, np.inf)),
+    ("fraction of captions inside 2K/√c", "captions with an undefined aperture", (0.0, 1.0)),
+    ("mean half aperture ω (rad)", "half aperture of captions", (0.0, np.pi / 2)),
+)
+#: the panels of :func:`box_norm_panels`
+BOX_PANELS = ("mean box-phrase norm", "mean box-crop norm")
+
+
+def half_aperture_curves(
+    norms, apertures: Mapping[float, Any], radii: Mapping[float, float], min_radius: float
+) -> plt.Figure:
+    """The half aperture against the parent norm, one curve per curvature (``apertures[c]``
+    over ``norms``): solid outside the radius ``radii[c]`` (dashed line), dotted inside it, where
+    the implementation clamps it at π/2."""
+    norms = np.asarray(norms)
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    for c, aperture in apertures.items():
+        aperture, inside = np.asarray(aperture), norms < radii[c]
+        line = ax.plot(norms[~inside], aperture[~inside], label=f"c = {c:g}")[0]
+        ax.plot(norms[inside], aperture[inside], ls=":", color=line.get_color())
+        ax.axvline(radii[c], color=line.get_color(), lw=0.8, ls="--")
+    ax.set_xlabel(r"parent norm $\|x\|$ (space part, Lorentz coordinates)")
+    ax.set_ylabel(r"half aperture $\omega$ (rad)")
+    ax.set_title(
+        rf"$\omega(x)=\arcsin(2K/(\sqrt{{c}}\|x\|))$, K = {min_radius:g}; dotted: clamped at "
+        r"$\pi/2$"
+    )
+    ticks = [0, np.pi / 8, np.pi / 4, 3 * np.pi / 8, np.pi / 2]
+    ax.set_yticks(ticks, ["0", "π/8", "π/4", "3π/8", "π/2"])
+    ax.legend(title=r"dashed: $2K/\sqrt{c}$")
+    return fig
+
+
+def aperture_gradient_panels(
+    zoom, profiles: Mapping[str, tuple[Any, Any, Any]], r0: float, curv: float
+) -> plt.Figure:
+    """Per implementation ``profiles[label] = (aperture over zoom, gap, grad)``: left, its half
+    aperture near the boundary ``r0`` (the undefined region shaded); right, |dω/d‖x‖| against
+    the distance ``gap`` outside the boundary on log–log axes (zero gradients, which a log axis
+    cannot show, left out), a dot at its largest value."""
+    zoom = np.asarray(zoom, dtype=float)
+    fig, (ax_w, ax_g) = plt.subplots(1, 2, figsize=(11, 3.8))
+    for (label, (aperture, gap, grad)), style in zip(
+        profiles.items(), itertools.cycle("- -- :".split())
+    ):
+        ax_w.plot(zoom, np.asarray(aperture, dtype=float), ls=style, label=label)
+        gap, grad = np.asarray(gap, dtype=float), np.abs(np.asarray(grad, dtype=float))
+        shown = (gap > 0) & (grad != 0)
+        line = ax_g.loglog(gap[shown], grad[shown], ls=style, label=label)[0]
+        peak = int(grad.argmax())
+        ax_g.plot(gap[peak], grad[peak], "o", color=line.get_color())
+    ax_w.axvspan(zoom[0], r0, color="0.9", zorder=0, label="undefined aperture")
+    ax_w.set(xlabel=r"parent norm $\|x\|$", ylabel=r"half aperture $\omega$ (rad)")
+    ax_w.set_title(f"near the boundary (c = {curv:g}, $2K/\\sqrt{{c}}$ = {r0:.2f})")
+    ax_g.set_xlabel(r"distance outside the boundary $\|x\| - 2K/\sqrt{c}$")
+    ax_g.set_ylabel(r"$|\partial\omega/\partial\|x\||$ (rad per unit norm)")
+    ax_g.set_title("gradient magnitude (autograd); dot: its largest value")
+    for ax in (ax_w, ax_g):
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def ray_panels(
+    norms, angles: Mapping[str, Any], slopes: Mapping[str, Any], stationary: float, r0: float
+) -> plt.Figure:
+    """A parent moved along a ray, the child fixed: left, the ``angles`` (exterior angle, half
+    aperture) against its norm; right, the derivative along the ray of each entailment-side loss
+    (``slopes``; clipped to ±3, MERU's spike at the boundary goes far higher), zero and the
+    ``stationary`` norm of ARGENT's sum marked. The undefined region (norm < ``r0``) shaded."""
+    fig, (ax_a, ax_d) = plt.subplots(1, 2, figsize=(11, 3.8))
+    for label, values in angles.items():
+        ax_a.plot(norms, values, label=label)
+    for label, values in slopes.items():
+        ax_d.plot(norms, values, label=label)
+    ax_a.set_xlabel(r"parent norm $\|x\|$ (parent on a ray, child fixed)")
+    ax_a.set(
+        ylabel="angle (rad)", title="the angle shrinks and the cone widens as the parent moves in"
+    )
+    ax_d.axhline(0, color="k", lw=0.8)
+    ax_d.axvline(stationary, color="C2", ls=":", label="ARGENT's stationary norm")
+    ax_d.set_ylim(-3, 3)
+    ax_d.set_xlabel(r"parent norm $\|x\|$")
+    ax_d.set_ylabel(r"$\partial\ell/\partial\|x\|$  (> 0: descent moves the parent in)")
+    ax_d.set_title("derivative of the entailment-side loss along the ray")
+    for ax in (ax_a, ax_d):
+        ax.axvspan(0, r0, color="0.9", zorder=0)
+    ax_a.legend(fontsize=8)
+    ax_d.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def adaent_panels(
+    angles,
+    adaent: Mapping[float, Any],
+    hinge: Mapping[float, Any],
+    r0: float,
+    distance,
+    weight,
+    curv: float,
+) -> plt.Figure:
+    """Left: per-pair penalty against the exterior angle — AdaEnt's Huber penalty for each β
+    (``adaent[β]``; green, the first solid, the others dashed) and MERU's hinge for each parent
+    norm (``hinge[norm]``, inside or outside the radius ``r0``); right: ARGENT's intra-modality
+    pair ``weight`` h against the Lorentz ``distance`` and the inter-modality weight 1."""
+    fig, (ax_l, ax_h) = plt.subplots(1, 2, figsize=(11, 3.8))
+    for (beta, loss), style in zip(adaent.items(), itertools.chain(["-"], itertools.repeat("--"))):
+        ax_l.plot(angles, loss, color="C2", ls=style, label=f"AdaEnt Huber, β = {beta:g} (any ‖x‖)")
+    for (norm, loss), color in zip(hinge.items(), itertools.cycle(["C3", "C1", "C4"])):
+        where = "inside" if norm < r0 else "outside"
+        ax_l.plot(angles, loss, color=color, label=f"MERU hinge, ‖x‖ = {norm:.2f} ({where})")
+    ax_l.set(xlabel=r"exterior angle $\varphi$ (rad)", ylabel="per-pair loss (unweighted)")
+    ax_l.set_title("penalty vs angle")
+    ax_h.plot(distance, weight, label=r"intra-modality: $h = 1 - e^{-d_L}$")
+    ax_h.axhline(1.0, color="C1", ls="--", label="inter-modality: h = 1")
+    ax_h.set_xlabel(rf"Lorentz distance $d_L$(parent, child), c = {curv:g}")
+    ax_h.set(ylabel="AdaEnt pair weight h", title="ARGENT's pair weight")
+    for ax in (ax_l, ax_h):
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def variant_styles(
+    variants: Iterable[str], colors: Mapping[str, str], headline: str = "ARGENT"
+) -> dict[str, dict[str, Any]]:
+    """Line styles of a study's variants: each its colour, the ``headline`` variant thick, its
+    ablations (named ``"<headline>, …"``) dashed."""
+    return {
+        v: {
+            "color": colors[v],
+            "lw": 2.2 if v == headline else 1.4,
+            "ls": "--" if v.startswith(f"{headline},") else "-",
+        }
+        for v in variants
+    }
+
+
+def _legend_below(fig: plt.Figure, ax: plt.Axes, ncol: int) -> None:
+    """The legend of ``ax`` under the whole figure (call after ``tight_layout``)."""
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(
+        handles, labels, loc="upper center", ncol=ncol, bbox_to_anchor=(0.5, 0.0), fontsize=9
+    )
+
+
+def aperture_training_panels(
+    stacked: Mapping[str, Sequence[SeedSummary]],
+    radius: SeedSummary,
+    drifts: Mapping[str, Drift],
+    start: CommonStart,
+    styles: Mapping[str, dict[str, Any]],
+    title: str = "",
+) -> plt.Figure:
+    """The aperture diagnostics over training. One panel per entry of :data:`APERTURE_PANELS`:
+    each variant's mean over seeds with its band (:func:`mean_and_band`) from
+    ``stacked[variant]`` (caption norm, fraction inside the radius, half aperture), the mean
+    ``radius`` 2K/√c on the first and π/2 on the last; a fourth panel: each variant's caption norm
+    relative to the common start (``drifts``, ``analysis.hyperbolic.drift_from_start``), the
+    spread at the first logged step shaded."""
+    fig, axes = plt.subplots(1, len(APERTURE_PANELS) + 1, figsize=(19, 4))
+    for variant, summaries in stacked.items():
+        for ax, summary, (_, _, bounds) in zip(axes, summaries, APERTURE_PANELS):
+            mean_and_band(ax, summary, variant, bounds, **styles[variant])
+    for variant, drift in drifts.items():
+        axes[-1].plot(drift.steps, drift.relative, marker="o", ms=3, **styles[variant])
+    axes[0].plot(radius.steps, radius.mean, color="k", ls=":", label=RADIUS_LABEL)
+    for ax, (ylabel, panel_title, _) in zip(axes, APERTURE_PANELS):
+        ax.set(xlabel="training step", ylabel=ylabel, title=panel_title)
+    axes[1].set_ylim(-0.05, 1.05)
+    axes[2].axhline(np.pi / 2, color="k", ls=":", lw=0.8)
+    axes[-1].axhline(0, color="k", lw=0.8)
+    spread = start.spread
+    axes[-1].axhspan(
+        -spread, spread, color="0.9", zorder=0, label="spread at the first logged step"
+    )
+    axes[-1].set(xlabel="training step", ylabel=f"‖x‖ − common value at step {start.step}")
+    axes[-1].set_title("caption norm relative to the common start")
+    axes[-1].legend(fontsize=8, loc="lower left")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    _legend_below(fig, axes[0], ncol=4)
+    return fig
+
+
+def box_norm_panels(
+    stacked: Mapping[str, Sequence[SeedSummary]],
+    radius: SeedSummary,
+    styles: Mapping[str, dict[str, Any]],
+    tag: str,
+) -> plt.Figure:
+    """Mean box-phrase and box-crop norms over training (:data:`BOX_PANELS`): each variant's
+    mean over seeds with its band, from ``stacked[variant]``, and the mean ``radius`` 2K/√c;
+    ``tag`` ends each title, e.g. ``"full study"``."""
+    fig, axes = plt.subplots(1, len(BOX_PANELS), figsize=(11, 3.8))
+    for variant, summaries in stacked.items():
+        for ax, summary in zip(axes, summaries):
+            mean_and_band(ax, summary, variant, (0, None), **styles[variant])
+    for ax, label in zip(axes, BOX_PANELS):
+        ax.plot(radius.steps, radius.mean, color="k", ls=":", label=RADIUS_LABEL)
+        ax.set(xlabel="training step", ylabel=f"{label} ‖x‖")
+        ax.set_title(f"{label.removeprefix('mean ')} ({tag})")
+    fig.tight_layout()
+    _legend_below(fig, axes[0], ncol=3)
     return fig
 
 

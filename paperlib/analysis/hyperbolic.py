@@ -35,14 +35,19 @@ from paperlib.losses.entailment import adaent_weight
 
 __all__ = [
     "BOX_KIND_NAMES",
+    "CommonStart",
     "DiscView",
+    "Drift",
     "LEVEL_NAMES",
     "SeedSummary",
     "aperture_profile",
     "best_scale_distortion",
     "child_at_angle",
+    "common_start",
     "crop_weights",
     "disc_views",
+    "drift_direction",
+    "drift_from_start",
     "hierarchy_points",
     "inset_bounds",
     "log_series",
@@ -190,6 +195,88 @@ def stack_seeds(logs: Sequence[Sequence[Mapping[str, Any]]], key: str) -> SeedSu
     values = np.stack([v[np.isin(s, steps)] for s, v in series])
     std = values.std(0, ddof=1) if len(values) > 1 else np.zeros(len(steps))
     return SeedSummary(np.array(steps), values.mean(0), std, values)
+
+
+@dataclass
+class CommonStart:
+    """Where runs that share an initialisation stand at their first logged diagnostic:
+    ``step`` (the same for every run), ``reference`` ``{seed: mean over that seed's variants}``
+    and ``spread``, the largest range over the variants of one seed (how far apart runs from one
+    checkpoint already are when first logged)."""
+
+    step: int
+    reference: dict[int, float]
+    spread: float
+
+
+def common_start(
+    logs: Mapping[str, Mapping[int, Sequence[Mapping[str, Any]]]], key: str
+) -> CommonStart:
+    """The common start of ``key`` over ``logs`` ``{variant: {seed: records}}``: per seed, the
+    mean of its variants' first logged values, and the largest within-seed range of those
+    values. ValueError when the runs log their first ``key`` at different steps (there is then no
+    common reference)."""
+    series = {
+        (variant, seed): log_series(log, key)
+        for variant, per_seed in logs.items()
+        for seed, log in per_seed.items()
+    }
+    if not series:
+        raise ValueError("common_start needs at least one run")
+    steps = {int(run_steps[0]) for run_steps, _ in series.values()}
+    if len(steps) != 1:
+        raise ValueError(f"the runs log their first diagnostic at different steps {sorted(steps)}")
+    start = {
+        seed: np.array([values[0] for (_, s), (_, values) in series.items() if s == seed])
+        for seed in sorted({s for _, s in series})
+    }
+    return CommonStart(
+        step=steps.pop(),
+        reference={seed: float(values.mean()) for seed, values in start.items()},
+        spread=max(float(values.max() - values.min()) for values in start.values()),
+    )
+
+
+@dataclass
+class Drift:
+    """One variant's ``key`` relative to the common start: ``steps`` (T,) logged by every seed,
+    ``relative`` (T,) the mean over seeds of each seed's value minus its seed's
+    :attr:`CommonStart.reference`, and ``final`` the mean value (not relative) at the last step."""
+
+    steps: np.ndarray
+    relative: np.ndarray
+    final: float
+
+    @property
+    def last_step(self) -> int:
+        return int(self.steps[-1])
+
+    @property
+    def moved(self) -> float:
+        """The relative value at the last step: how far the variant ended from the start."""
+        return float(self.relative[-1])
+
+
+def drift_from_start(
+    logs: Mapping[int, Sequence[Mapping[str, Any]]], key: str, start: CommonStart
+) -> Drift:
+    """:class:`Drift` of ``key`` over one variant's ``logs`` ``{seed: records}`` from
+    ``start`` (:func:`common_start`, which must hold every seed of ``logs``)."""
+    stacked = stack_seeds(list(logs.values()), key)
+    reference = np.array([start.reference[seed] for seed in logs])
+    relative = stacked.values - reference[:, None]
+    return Drift(stacked.steps, relative.mean(0), float(stacked.mean[-1]))
+
+
+def drift_direction(drift: Drift, start: CommonStart) -> str:
+    """How a :class:`Drift` reads against the spread at the common start: ``"unmeasured"``
+    (nothing logged after the first diagnostic), ``"within spread"`` (it ended no farther from
+    the start than the variants' spread there), else ``"inward"`` (lower) or ``"outward"``."""
+    if drift.last_step == start.step:
+        return "unmeasured"
+    if abs(drift.moved) <= start.spread:
+        return "within spread"
+    return "inward" if drift.moved < 0 else "outward"
 
 
 # ------------------------------------------------------------------ embeddings
