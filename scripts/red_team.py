@@ -207,6 +207,16 @@ def image(path: Path, colour=(200, 30, 30), size=(8, 8)) -> Path:
 
 
 _MODEL: dict[str, Path] = {}
+_SCRATCH: list[
+    Path
+] = []  # the replay's shared folder (runs and files made once), removed at the end
+
+
+def scratch(prefix: str) -> Path:
+    """A new folder inside the replay's shared folder, which :func:`run_cases` removes."""
+    if not _SCRATCH:
+        _SCRATCH.append(Path(tempfile.mkdtemp(prefix="red-team-shared-")))
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=_SCRATCH[0]))
 
 
 def trained_run(method: str = "clip") -> Path:
@@ -214,7 +224,7 @@ def trained_run(method: str = "clip") -> Path:
     if method not in _MODEL:
         from paperlib.engine import loop
 
-        out = Path(tempfile.mkdtemp(prefix=f"red-team-{method}-")) / "run"
+        out = scratch(f"{method}-") / "run"
         loop.train(tiny_config(out, method, train={"steps": 1}))
         _MODEL[method] = out
     return _MODEL[method]
@@ -805,7 +815,7 @@ _BOMB: dict[int, Path] = {}
 def bomb_copy(path: Path, side: int = 20000) -> Path:
     """:func:`bomb_png` made once per replay, copied to ``path``."""
     if side not in _BOMB:
-        _BOMB[side] = bomb_png(Path(tempfile.mkdtemp(prefix="red-team-bomb-")) / "bomb.png", side)
+        _BOMB[side] = bomb_png(scratch("bomb-") / "bomb.png", side)
     path.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(_BOMB[side], path)
     return path
@@ -1830,6 +1840,19 @@ def _(tmp):
 
 
 def run_cases(pattern: str | None) -> list[tuple[str, Result]]:
+    """Every case whose name holds ``pattern`` (all with None), each in a new folder; the
+    folders and the replay's shared files are removed afterwards."""
+    try:
+        return _replay(pattern)
+    finally:
+        for folder in _SCRATCH:
+            shutil.rmtree(folder, ignore_errors=True)
+        _SCRATCH.clear()
+        _MODEL.clear()
+        _BOMB.clear()
+
+
+def _replay(pattern: str | None) -> list[tuple[str, Result]]:
     outcomes = []
     for name, fn in CASES:
         if pattern and pattern not in name:
