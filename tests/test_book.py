@@ -274,10 +274,11 @@ def test_check_fails_on_a_results_table_wider_than_the_page_or_taller_than_two_s
         body = "".join(f"<tr><td>{cell}</td></tr>" for _ in range(rows))
         return f'<table class="dataframe"><tbody>{body}</tbody></table>'
 
-    fitting = table(10, "a short cell") + "<h1>"
-    assert failures_with(tiny_site, tmp_path / "fits", chromium, "<h1>", fitting) == []
-    wide = table(1, "w" * 400) + table(120, "tall") + "<h1>"  # no break in 400 letters
-    failures = failures_with(tiny_site, tmp_path / "too-big", chromium, "<h1>", wide)
+    article = '<article class="bd-article">'  # the page's text column
+    fitting = article + table(10, "a short cell")
+    assert failures_with(tiny_site, tmp_path / "fits", chromium, article, fitting) == []
+    wide = article + table(1, "w" * 400) + table(120, "tall")  # no break in 400 letters
+    failures = failures_with(tiny_site, tmp_path / "too-big", chromium, article, wide)
     assert any("tiny.html: table wider than the page" in f for f in failures), failures
     assert any("tiny.html: table taller than 2 screens" in f for f in failures), failures
 
