@@ -6,7 +6,8 @@ kernel for SIGTERM at its parent's death (``prctl(PR_SET_PDEATHSIG)``); the trai
 answers SIGTERM by saving ``last.pt`` after the current step, so the next invocation resumes.
 Elsewhere this is a no-op. A pool worker whose parent is gone must also not take the next
 task its queue still holds (the training loop has answered the one SIGTERM): each task starts
-with :func:`exit_if_orphaned`.
+with :func:`exit_if_orphaned`; and a worker left idle must not wait for tasks forever: it
+waits on its task queue, whose pipes it holds open itself, so :func:`watch_parent` ends it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ import ctypes.util
 import os
 import signal
 import sys
+import threading
+import time
+from collections.abc import Callable
 
 PR_SET_PDEATHSIG = 1
 
@@ -39,5 +43,25 @@ def stop_with_parent(parent: int | None = None) -> None:
 def exit_if_orphaned() -> None:
     """In a pool worker started with ``stop_with_parent(parent)``: exit at once, before a task
     starts, when that parent is gone."""
-    if _parent is not None and os.getppid() != _parent:
+    if orphaned():
         os._exit(ORPHAN_EXIT_CODE)
+
+
+def orphaned() -> bool:
+    """Whether this pool worker's parent (``stop_with_parent(parent)``) is gone."""
+    return _parent is not None and os.getppid() != _parent
+
+
+def watch_parent(busy: Callable[[], bool], every: float = 0.5) -> threading.Thread:
+    """In a pool worker started with ``stop_with_parent(parent)``: a daemon thread that exits
+    the process once that parent is gone and ``busy()`` is false (a running task answers the
+    parent's death itself: the training loop saves on the SIGTERM and returns)."""
+
+    def watch() -> None:
+        while not (orphaned() and not busy()):
+            time.sleep(every)
+        os._exit(ORPHAN_EXIT_CODE)
+
+    thread = threading.Thread(target=watch, name="watch-parent", daemon=True)
+    thread.start()
+    return thread

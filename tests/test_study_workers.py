@@ -103,3 +103,13 @@ def test_a_worker_takes_no_queued_task_once_its_parent_is_gone(tmp_path):
     worker = _kill_parent_of_worker(tmp_path, QUEUED)
     assert not _alive(worker), "the worker outlived its killed parent"
     assert not (tmp_path / "worker.pid.second").exists(), "a queued task started"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
+def test_a_worker_left_idle_by_its_killed_parent_exits(tmp_path):
+    """With nothing queued, a worker whose task returned after its parent's death waits on its
+    task queue, whose pipes stay open in the worker itself: it must still exit."""
+    idle = QUEUED.replace("        pool.submit(second, sys.argv[1])\n", "")
+    assert idle != QUEUED
+    worker = _kill_parent_of_worker(tmp_path, idle)
+    assert not _alive(worker), "the idle worker outlived its killed parent"
