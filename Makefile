@@ -3,7 +3,7 @@
 #                    then a comparison with the committed results (exit 1 beyond tolerance)
 #   make test        ruff + unit tests + nbval over every tutorial notebook (figures to build/)
 #   make pretrain    the study's pre-trained bases into results/bases/ (rewrites them on purpose)
-#   make study       the full CPU-scale study (4 seeds) from the committed bases, then every
+#   make study       the full CPU-scale study (6 seeds) from the committed bases, then every
 #                    notebook: rewrites the committed results/full and figures/ on purpose
 #   make variation   the smoke study under 4 CPU kernel/thread configurations: the measured
 #                    variation the reproduction check's tolerances come from

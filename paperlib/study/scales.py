@@ -51,7 +51,7 @@ SCALES = {
     ),
     "full": Scale(
         bases=(0, 1),
-        seeds=(0, 1, 2, 3),
+        seeds=(0, 1, 2, 3, 4, 5),
         sweep_seeds=(0, 1),
         finetune_steps=400,
         finetune_batch=64,
