@@ -188,3 +188,21 @@ def test_a_missing_study_record_is_reported_not_taken_for_the_same_environment(t
     assert env == [("environment", "recorded", "not recorded (study.json missing)")]
     (reproduced / "study.json").write_text(json.dumps({"environment": {"python": "3.12.1"}}))
     assert ("python", "3.11.9", "3.12.1") in compare.environments(committed, reproduced)
+
+
+def test_a_metric_s_tolerance_covers_its_largest_spread_in_any_run():
+    spread = {
+        "himo/a/seed0/world-monotonicity.json:ssi": 8.5e-5,  # a run that moved little
+        "himo/b/seed0/world-monotonicity.json:ssi": 0.0169,
+        "himo/b/seed0/world-monotonicity.json:himo@K_pearson": 0.002,
+    }
+    pooled = compare.pooled_spreads(spread)
+    quiet = compare.measured_spread(pooled, "himo/a/seed0", "world-monotonicity.json", "ssi")
+    assert quiet == 0.0169  # not the run's own 8.5e-5
+    other = compare.measured_spread(
+        pooled, "himo/b/seed0", "world-monotonicity.json", "himo@K_pearson"
+    )
+    assert other == 0.0169  # its run's largest continuous spread still applies
+    assert compare.measured_spread(pooled, "himo/c/seed0", "world-long.json", "x") is None
+    limit, source = compare.tolerance("continuous", 200, quiet)
+    assert limit == pytest.approx(3 * 0.0169) and "any run" in source

@@ -6,9 +6,10 @@ each judged against a tolerance derived from measured variation, and every verdi
 **The rule.** A re-run reproduces the committed study when every claim's verdict is the same,
 every effect whose committed adjusted interval excludes zero keeps its sign, and every metric
 lies within its tolerance. A metric's tolerance is :data:`MARGIN` times the largest difference
-that any metric of its kind in the same run showed across the CPU configurations of
-``results/<scale>/variation.json`` (``study.variation``: other kernels, other thread counts),
-and never less than :data:`FLOOR` (one test item for rates).
+that any metric of its kind in the same run, or the same metric in any run of the study,
+showed across the CPU configurations of ``results/<scale>/variation.json``
+(``study.variation``: other kernels, other thread counts), and never less than :data:`FLOOR`
+(one test item for rates).
 
 Kinds (:func:`metric_kind`): ``fraction`` (recalls, accuracies, COLA, hierarchical P/R: rates
 over n test items), ``percentage`` (HiMo@2/3) and ``continuous`` (correlations, AUC, AP, SSI,
@@ -118,13 +119,29 @@ def _result_metrics(path: Path) -> dict[str, float]:
 
 
 def pooled_spreads(spread: dict[str, float]) -> dict[tuple[str, str], float]:
-    """Per (run folder, kind): the largest spread of any of its metrics of that kind."""
+    """Per (run folder, kind): the largest spread of any of its metrics of that kind; and per
+    ``("*", file name:metric)``: the largest spread of that metric in any run of the study (a
+    run that moved little on the measured configurations can move as much as the others)."""
     out: dict[tuple[str, str], float] = {}
     for key, value in spread.items():
         file, metric = key.rsplit(":", 1)
-        group = (file.rsplit("/", 1)[0], metric_kind(metric))
-        out[group] = max(out.get(group, 0.0), value)
+        folder, name = file.rsplit("/", 1) if "/" in file else ("", file)
+        for group in ((folder, metric_kind(metric)), ("*", f"{name}:{metric}")):
+            out[group] = max(out.get(group, 0.0), value)
     return out
+
+
+def measured_spread(
+    pooled: dict[tuple[str, str], float], run: str, file: str, metric: str
+) -> float | None:
+    """The spread a metric's tolerance is built on: the larger of its run's largest spread of
+    its kind and its own largest spread over the study's runs (None: nothing measured)."""
+    found = [
+        pooled.get((run, metric_kind(metric))),
+        pooled.get(("*", f"{file}:{metric}")),
+    ]
+    found = [v for v in found if v is not None]
+    return max(found) if found else None
 
 
 def tolerance(kind: str, n: int, pooled: float | None) -> tuple[float, str]:
@@ -134,7 +151,10 @@ def tolerance(kind: str, n: int, pooled: float | None) -> tuple[float, str]:
         return low, f"floor ({FLOOR[kind]}): no measured variation for this run"
     measured = MARGIN * pooled
     if measured >= low:
-        return measured, f"{MARGIN:g} × {pooled:.3g}, the run's largest {kind} spread"
+        return measured, (
+            f"{MARGIN:g} × {pooled:.3g}, the largest {kind} spread of the run or of this metric "
+            "in any run"
+        )
     return low, f"floor ({FLOOR[kind]}) > {MARGIN:g} × measured {pooled:.3g}"
 
 
@@ -158,7 +178,8 @@ def compare_runs(committed: Path, reproduced: Path, variation: dict) -> list[dic
             n = item_count(dataset, metric, items_of[path.parent])
             again = other.get(metric)
             diff = None if again is None else float(again) - float(value)
-            limit, source = tolerance(kind, n, pooled.get((relative.parent.as_posix(), kind)))
+            spread = measured_spread(pooled, relative.parent.as_posix(), relative.name, metric)
+            limit, source = tolerance(kind, n, spread)
             rows.append(
                 {
                     "file": relative.as_posix(),
