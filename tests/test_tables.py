@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from paperlib.tables import published, published_table
+from paperlib.tables.claims import CLAIMS
 
 METHODS = Path(__file__).resolve().parent.parent / "docs" / "methods"
 
@@ -93,8 +94,6 @@ def test_unknown_table_names_the_file():
 
 
 def test_each_paper_effect_names_the_one_table_and_the_rows_it_is_read_from():
-    from paperlib.tables.claims import CLAIMS
-
     tables = published()
     for claim in CLAIMS:
         effect = claim.paper_effect
