@@ -24,7 +24,7 @@ import torch
 
 from paperlib.atomic import DiskFullError, atomic_write_text
 from paperlib.engine import distributed
-from paperlib.engine.config import Config, ConfigError, load_config, read_file
+from paperlib.engine.config import Config, ConfigError, load_config, read_file, to_dict
 from paperlib.engine.loop import NonFiniteLossError, TrainResult, dry_run, log_lines, train
 from paperlib.engine.run_folder import claim_run_folder
 from paperlib.engine.validation import validation_records
@@ -83,6 +83,19 @@ def trained_to_end(output_dir: str | Path) -> bool:
         return False
     status = [r["status"] for r in log_records(log) if "status" in r]
     return bool(status) and status[-1] == "finished"
+
+
+def trained_with_other_config(output_dir: str | Path, config: dict[str, Any]) -> bool:
+    """Whether ``output_dir`` holds a training (its ``config.json``) of a config other than
+    ``config`` once both are resolved: neither resumable nor a result of ``config``."""
+    saved = Path(output_dir) / "config.json"
+    if not saved.is_file():
+        return False
+    try:  # read through today's defaults: a key added since is not a difference
+        recorded = to_dict(load_config(saved))
+    except ConfigError:
+        return True
+    return recorded != to_dict(load_config(config))
 
 
 def log_records(path: Path) -> list[dict[str, Any]]:

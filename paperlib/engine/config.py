@@ -53,9 +53,12 @@ class ModelConfig:
     logit_scale_init: float | None = None  # HiMo, Long-CLIP reset it to ln 100; None keeps it
     curv_init: float = 1.0  # hyperbolic methods (docs/methods/argent.md#meru)
     learn_curv: bool = True
-    # hyperbolic methods: α init = log(embed_dim^-½) (MERU's rule, "embed-dim") or log(512^-½)
-    # whatever the width ("fixed-512": the CPU study's runs, made before the rule was an option)
-    alpha_rule: Literal["embed-dim", "fixed-512"] = "embed-dim"
+    # hyperbolic methods: α init = log(embed_dim^-½) (MERU's rule, "embed-dim"), log(512^-½)
+    # whatever the width ("fixed-512"), or, at step 0, log(alpha_norm / mean‖f‖) of the first
+    # training batch's unnormalised features, per tower ("feature-norm": for a Euclidean base
+    # whose features are far longer than MERU's rule assumes; docs/methods/argent.md)
+    alpha_rule: Literal["embed-dim", "fixed-512", "feature-norm"] = "embed-dim"
+    alpha_norm: float = 1.0
 
 
 @dataclass
@@ -440,6 +443,7 @@ def _validate_model(config: Config) -> None:
             "(docs/methods/argent.md#argent-training)"
         )
     _check_positive(m.curv_init, "model.curv_init")
+    _check_positive(m.alpha_norm, "model.alpha_norm")
     _check_long_text(m)
 
 

@@ -556,10 +556,12 @@ def _prepare(config: Config, info: distributed.DistInfo) -> _Prepared:
     if info.is_main:
         save_config(config, out_dir / "config.json")
         trim_log(out_dir / "log.jsonl", start)
-    model = distributed.wrap_ddp(module, info, t.find_unused_parameters)
     dataset = build_dataset(
         config.data, preprocess, image_size=input_size(module), world_size=info.world_size
     )
+    if start == 0:  # before DDP's wrap, which gives every rank rank 0's values
+        calibrate_alpha(module, config, dataset, tokenizer)
+    model = distributed.wrap_ddp(module, info, t.find_unused_parameters)
     loader = build_loader(
         config, dataset, tokenizer, rank=info.rank, world_size=info.world_size, start_step=start
     )
@@ -571,6 +573,16 @@ def _prepare(config: Config, info: distributed.DistInfo) -> _Prepared:
     if info.is_main:  # the logged total is every rank's: it continues on rank 0 alone
         loader.total = int(logged_value(out_dir / "log.jsonl", start, "skipped_images"))
     return _Prepared(module, model, optimizer, scheduler, loader, start, validation)
+
+
+def calibrate_alpha(module: nn.Module, config: Config, dataset: Any, tokenizer: Any) -> None:
+    """``model.alpha_rule: feature-norm``: set α from the first training batch (rank 0's view
+    of step 0; ``HyperbolicCLIP.calibrate_alpha_``). Other rules leave ``module`` as built."""
+    if not (config.hyperbolic and config.model.alpha_rule == "feature-norm"):
+        return
+    loader = build_loader(config, dataset, tokenizer, rank=0, world_size=1, start_step=0)
+    batch = _to_device(next(iter(loader)), next(module.parameters()).device)
+    module.model.calibrate_alpha_(batch["image"], batch["text"], config.model.alpha_norm)
 
 
 def _validate(run: _Prepared, config: Config, step: int) -> dict[str, Any]:
@@ -687,6 +699,7 @@ def dry_run(config: Config, steps: int = 1) -> list[dict[str, float]]:
     attach_grad_scaler(module, t.precision, device)
     optimizer, scheduler = build_optimizer(module, config)
     dataset = build_dataset(config.data, preprocess, image_size=input_size(module))
+    calibrate_alpha(module, config, dataset, tokenizer)
     loader = build_loader(config, dataset, tokenizer, rank=0, world_size=1, start_step=0)
     amp = autocast_context(t.precision, device)
     out = []

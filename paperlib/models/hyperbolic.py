@@ -36,6 +36,14 @@ def no_weight_decay(name: str, param: Tensor) -> bool:
     return param.ndim < 2 or any(k in name for k in keys)
 
 
+def alpha_for_norm(features: Tensor, norm: float = 1.0) -> float:
+    """The α whose ``e^α`` scales ``features`` (batch, dim) to a mean norm of ``norm``:
+    ``α = log(norm / mean‖f‖)``, clamped ≤ 0 as MERU's α is (``model.alpha_rule:
+    feature-norm``, docs/methods/argent.md#starting-from-a-euclidean-base)."""
+    mean_norm = features.float().norm(dim=-1).mean().item()
+    return min(0.0, math.log(norm / mean_norm))
+
+
 class HyperbolicCLIP(nn.Module):
     """Wrap an open_clip CLIP model; features are Lorentz space components (batch, embed_dim).
 
@@ -81,6 +89,18 @@ class HyperbolicCLIP(nn.Module):
         self.textual_alpha.clamp_(max=0.0)
         self.log_curv.clamp_(*self.log_curv_bounds)
         self.logit_scale.clamp_(max=LOGIT_SCALE_MAX)
+
+    @torch.no_grad()
+    def calibrate_alpha_(self, images: Tensor, tokens: Tensor, norm: float = 1.0) -> None:
+        """Set ``α_visual`` and ``α_text`` to :func:`alpha_for_norm` of this batch's
+        unnormalised features (eval mode, so BatchNorm statistics stay as they are)."""
+        was_training = self.training
+        self.eval()
+        image = self.clip.encode_image(images, normalize=False)
+        text = self.clip.encode_text(tokens, normalize=False)
+        self.train(was_training)
+        self.visual_alpha.fill_(alpha_for_norm(image, norm))
+        self.textual_alpha.fill_(alpha_for_norm(text, norm))
 
     def _lift(self, features: Tensor, alpha: Tensor) -> Tensor:
         return exp_map0(features.float() * alpha.exp(), self.curv)

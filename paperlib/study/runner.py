@@ -91,7 +91,13 @@ from paperlib.study.reader import (
 from paperlib.study.scales import SCALES, Scale
 from paperlib.study.workers import worker_pool
 from paperlib.tables.claims import APERTURE, HEADLINE_FINETUNES, LONGER, UNTRAINED
-from paperlib.train import read_log, train_distributed, train_run, trained_to_end
+from paperlib.train import (
+    read_log,
+    train_distributed,
+    train_run,
+    trained_to_end,
+    trained_with_other_config,
+)
 
 HIMO_BENCHMARKS = (
     "world-long",
@@ -296,7 +302,7 @@ def _argent_sections(scale: Scale, loss: dict[str, Any], model: str) -> dict[str
     """The config sections every hyperbolic fine-tune shares, with ``loss``'s changes."""
     return {
         "data": {"caption": "short_caption"},
-        "model": {"name": model, "alpha_rule": "fixed-512"},
+        "model": {"name": model, "alpha_rule": scale.hyperbolic_alpha_rule},
         "optim": {"lr": scale.hyperbolic_lr, "warmup_steps": 10, "weight_decay": 0.2},
         "loss": dict(loss),
         "train": {"val_metrics": list(ARGENT_METRICS)},
@@ -511,6 +517,8 @@ def execute(run: Run, scale_name: str) -> dict[str, Any]:
     output = Path(config["train"]["output_dir"])
     checkpoint = output / "last.pt"
     start = time.perf_counter()
+    if trained_with_other_config(output, config):
+        set_aside(output)
     if not trained_to_end(output):
         if run.nproc > 1:
             train_distributed(config, run.nproc, run.name)
@@ -541,6 +549,18 @@ def execute(run: Run, scale_name: str) -> dict[str, Any]:
     }
     atomic_write_text(target / "run.done", json.dumps(record, indent=1))
     return record
+
+
+def set_aside(output: Path) -> Path:
+    """Rename a training folder of an older plan's config to ``<name>.stale<k>`` beside it
+    (the first free k), so the run trains afresh and nothing is deleted."""
+    k = 1
+    while (target := output.with_name(f"{output.name}.stale{k}")).exists():
+        k += 1
+    output.rename(target)
+    print(f"[study] {repo_relative(output)}: trained with another config; set aside as "
+          f"{target.name}", flush=True)  # fmt: skip
+    return target
 
 
 def export_embeddings(emb: dict[str, Any], checkpoint: Path, target: Path, run: Run) -> None:
