@@ -9,7 +9,10 @@ import pytest
 import torch
 
 from paperlib.engine.config import load_config
+from paperlib.engine.data import build_dataset, build_loader
 from paperlib.engine.loop import WarmupCosine, autocast_context, dry_run, train
+from paperlib.engine.methods import build_module, input_size
+from paperlib.models.hyperbolic import alpha_for_norm
 from paperlib.train import main as train_main
 from paperlib.train import read_log
 from tests.engine_helpers import shards_config, tiny_config
@@ -178,3 +181,33 @@ def test_init_from_a_training_checkpoint(tmp_path):
     state = module.state_dict()
     for key in ("model.log_curv", "model.visual_alpha", "model.clip.visual.conv1.weight"):
         assert torch.equal(state[key], meru[key])
+
+
+@pytest.mark.parametrize("steps", [0, 2])
+def test_feature_norm_alpha_comes_from_the_first_training_batch(tmp_path, steps):
+    raw = tiny_config(
+        "argent",
+        tmp_path / "run",
+        model={"name": "paper-tiny-rn", "alpha_rule": "feature-norm", "alpha_norm": 0.7},
+        train={"steps": steps},
+    )
+    train(raw)
+    config = load_config(raw)
+    torch.manual_seed(config.train.seed)
+    module, preprocess, tokenizer = build_module(config)  # the same random start
+    dataset = build_dataset(config.data, preprocess, image_size=input_size(module))
+    one_step = load_config(raw, ["train.steps=1"])
+    loader = build_loader(one_step, dataset, tokenizer, rank=0, world_size=1, start_step=0)
+    batch = next(iter(loader))
+    module.eval()
+    with torch.no_grad():
+        image = module.clip.encode_image(batch["image"], normalize=False)
+        text = module.clip.encode_text(batch["text"], normalize=False)
+    scalars = torch.load(tmp_path / "run" / "last.pt", weights_only=True)["model"]
+    alphas = {k.split(".")[-1]: v.item() for k, v in scalars.items() if k.endswith("_alpha")}
+    if steps == 0:  # nothing trained: exactly the calibrated values
+        assert alphas["visual_alpha"] == pytest.approx(alpha_for_norm(image, 0.7), abs=1e-5)
+        assert alphas["textual_alpha"] == pytest.approx(alpha_for_norm(text, 0.7), abs=1e-5)
+    else:  # two steps at lr 1e-3 move α by at most 2e-3
+        assert alphas["visual_alpha"] == pytest.approx(alpha_for_norm(image, 0.7), abs=3e-3)
+    assert alphas["visual_alpha"] != pytest.approx(math.log(512**-0.5), abs=0.1)

@@ -11,7 +11,7 @@ from paperlib.geometry.lorentz import exp_map0, pairwise_dist
 from paperlib.losses.batch import HyperbolicBatch
 from paperlib.losses.entailment import meru_loss
 from paperlib.models.clip import create_model
-from paperlib.models.hyperbolic import HyperbolicCLIP
+from paperlib.models.hyperbolic import HyperbolicCLIP, alpha_for_norm
 
 
 @pytest.fixture(scope="module")
@@ -111,3 +111,34 @@ def test_training_step_gives_finite_gradients_to_every_scalar(bundle):
 def test_rejects_bad_curvature():
     with pytest.raises(ValueError, match="curv_init"):
         HyperbolicCLIP(create_model("paper-tiny").model, curv_init=0.0)
+
+
+def test_alpha_for_norm_scales_the_mean_norm_to_the_target():
+    torch.manual_seed(2)
+    features = torch.randn(32, 16) * 40.0
+    for norm in (0.5, 1.0, 2.0):
+        alpha = alpha_for_norm(features, norm)
+        scaled = features * math.exp(alpha)
+        assert scaled.norm(dim=-1).mean().item() == pytest.approx(norm, rel=1e-5)
+    short = torch.randn(8, 16) * 1e-3  # already shorter: α stays at MERU's bound, 0
+    assert alpha_for_norm(short, 1.0) == 0.0
+
+
+def test_calibrate_alpha_sets_each_tower_from_its_own_features_and_keeps_batchnorm():
+    torch.manual_seed(3)
+    clip, _, tokenizer = create_model("paper-tiny-rn")
+    model = HyperbolicCLIP(clip).train()
+    images, tokens = _batch(tokenizer, n=6)
+    buffers = {k: v.clone() for k, v in model.named_buffers() if "running" in k}
+    model.calibrate_alpha_(images, tokens, norm=0.02)  # below both raw norms
+    assert model.training  # its mode is given back
+    for key, value in model.named_buffers():
+        if key in buffers:
+            torch.testing.assert_close(value, buffers[key])  # eval mode: statistics kept
+    model.eval()
+    with torch.no_grad():
+        image = model.clip.encode_image(images, normalize=False) * model.visual_alpha.exp()
+        text = model.clip.encode_text(tokens, normalize=False) * model.textual_alpha.exp()
+    assert image.norm(dim=-1).mean().item() == pytest.approx(0.02, rel=1e-4)
+    assert text.norm(dim=-1).mean().item() == pytest.approx(0.02, rel=1e-4)
+    assert model.visual_alpha.item() != pytest.approx(model.textual_alpha.item())

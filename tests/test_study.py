@@ -14,6 +14,8 @@ import pytest
 from paperlib.study import decide, reader, runner
 from paperlib.tables import claims
 from paperlib.tables.claims import CLAIMS
+from paperlib.train import trained_with_other_config
+from tests.engine_helpers import tiny_config
 
 
 def test_repo_relative_inside_and_outside(tmp_path, monkeypatch):
@@ -300,8 +302,6 @@ def test_negligible_and_base_disagreement(tmp_path, monkeypatch):
 @pytest.mark.slow
 @pytest.mark.distributed
 def test_train_distributed_runs_two_ranks_and_names_a_failed_run(tmp_path):
-    from tests.engine_helpers import tiny_config
-
     config = tiny_config(
         "himo", tmp_path / "ddp", train={"steps": 2, "batch_size": 8}, data={"twins": True}
     )
@@ -416,3 +416,29 @@ def test_the_schedule_check_compares_a_run_with_its_twice_longer_self(tmp_path, 
         assert _differences(run.config, json.loads(json.dumps(own.config))) <= {
             "train.steps", "train.ckpt_every", "train.val_every", "train.diag_every"
         }  # fmt: skip
+
+
+def test_a_training_of_another_config_is_set_aside_not_reused(tmp_path):
+    output = tmp_path / "run"
+    raw = tiny_config("clip", output)
+    output.mkdir()
+    saved = json.loads(json.dumps(raw))
+    (output / "config.json").write_text(json.dumps(saved))
+    assert not trained_with_other_config(output, raw)
+    del saved["train"]["progress"]  # a key the saved file lacks reads as today's default...
+    (output / "config.json").write_text(json.dumps(saved))
+    assert trained_with_other_config(output, raw)  # ...True, where the plan says False
+    saved["train"]["progress"] = False
+    saved["model"].pop("alpha_norm", None)
+    (output / "config.json").write_text(json.dumps(saved))
+    assert not trained_with_other_config(output, raw)
+    saved["optim"]["lr"] = 0.5
+    (output / "config.json").write_text(json.dumps(saved))
+    assert trained_with_other_config(output, raw)
+    (output / "config.json").write_text(json.dumps({**saved, "nonsense": 1}))
+    assert trained_with_other_config(output, raw)  # unreadable today: not this run's
+    (tmp_path / "run.stale1").mkdir()
+    moved = runner.set_aside(output)
+    assert moved == tmp_path / "run.stale2" and (moved / "config.json").is_file()
+    assert not output.exists()
+    assert not trained_with_other_config(output, raw)  # nothing left to compare

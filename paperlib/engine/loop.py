@@ -37,7 +37,7 @@ import random
 import signal
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -580,7 +580,8 @@ def calibrate_alpha(module: nn.Module, config: Config, dataset: Any, tokenizer: 
     of step 0; ``HyperbolicCLIP.calibrate_alpha_``). Other rules leave ``module`` as built."""
     if not (config.hyperbolic and config.model.alpha_rule == "feature-norm"):
         return
-    loader = build_loader(config, dataset, tokenizer, rank=0, world_size=1, start_step=0)
+    one_step = replace(config, train=replace(config.train, steps=1))  # a 0-step run too
+    loader = build_loader(one_step, dataset, tokenizer, rank=0, world_size=1, start_step=0)
     batch = _to_device(next(iter(loader)), next(module.parameters()).device)
     module.model.calibrate_alpha_(batch["image"], batch["text"], config.model.alpha_norm)
 
