@@ -10,7 +10,8 @@ shards, which have no ``json`` key.
 
 Training streams them with :class:`ShardStream`: HyCoCLIP's reading order (a seeded shuffle of
 the shard list, shards split over ranks and DataLoader workers, a shuffle buffer of 4,000
-records) and a resume that skips the consumed records before they are decoded.
+records) and a resume that neither reads nor decodes the records a run consumed
+(``paperlib.data.shuffle_buffer``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from torch.utils.data import IterableDataset, get_worker_info
 from paperlib.data.images import LoadReport, load_rgb
 from paperlib.data.records import DatasetFormatError, Record
 from paperlib.data.sample import BoxSample, Sample, resolve_image, sample_to_item
+from paperlib.data.shuffle_buffer import ShuffleBuffer, resume_point, shard_record_count
 from paperlib.untrusted import brief
 
 IMAGE_EXTENSIONS = ("png", "jpg", "jpeg", "webp")
@@ -263,10 +265,13 @@ class ShardStream(IterableDataset):
 
     :meth:`place` positions every stream after the batches a run consumed: a worker's
     stream has served whole batches of ``local_batch`` records (DataLoader workers take turns
-    batch by batch, worker 0 first, so the resumed workers' roles turn with the step), so it
-    skips that many raw records before decoding anything; resuming
-    costs reading past those bytes, never decoding them. A record dropped as unreadable
-    shifts a resumed stream by one record, since the count assumes every record decoded.
+    batch by batch, worker 0 first, so the resumed workers' roles turn with the step). From
+    each shard's record count (its tar headers, read once on resume) it drops whole passes
+    unread, rebuilds the current pass's buffer over record positions
+    (:func:`~paperlib.data.shuffle_buffer.resume_point`) and reads only the buffered records and
+    those after the last one read: the cost of a resume does not grow with the step. A record
+    dropped as unreadable shifts a resumed stream by one record, since the count assumes every
+    record decoded.
     """
 
     def __init__(
@@ -305,25 +310,56 @@ class ShardStream(IterableDataset):
         served = max(0, (self.start_batches - worker + workers - 1) // workers)
         return self.rank * workers + worker, streams, served * self.local_batch
 
-    def records(self, stream: int, streams: int) -> Iterator[tuple[int, dict[str, Any]]]:
-        """(pass, raw record) of one stream, endless."""
-        for visit in itertools.count():
+    def records(
+        self, stream: int, streams: int, skip: int = 0
+    ) -> Iterator[tuple[int, dict[str, Any]]]:
+        """(pass, raw record) of one stream, endless, after the first ``skip`` it serves."""
+        first, counts = 0, self._counts() if skip else {}
+        while skip and skip >= (total := self._pass_total(first, stream, streams, counts)):
+            skip, first = skip - total, first + 1  # whole passes: nothing read
+        for visit in itertools.count(first):
             shards = pass_shards(self.urls, self.seed, visit, self.shard_shuffle)[stream::streams]
-            records = raw_records(shards)
-            if self.buffer > 1:
-                rng = random.Random(_stream_seed(self.seed, visit, stream))
-                records = wds.shuffle(self.buffer, initial=self.buffer, rng=rng)(records)
-            empty = True
+            rng = random.Random(_stream_seed(self.seed, visit, stream))
+            records = self._pass_records(shards, rng, skip, counts)
+            skip, empty = 0, True
             for record in records:
                 empty = False
                 yield visit, record
             if empty:
                 raise ValueError(f"data.root: the shards {shards[:3]} hold no record")
 
+    def _counts(self) -> dict[str, int]:
+        """Each shard's record count (its tar headers; needed only to resume)."""
+        return {url: shard_record_count(url) for url in self.urls}
+
+    def _pass_total(self, visit: int, stream: int, streams: int, counts: dict[str, int]) -> int:
+        shards = pass_shards(self.urls, self.seed, visit, self.shard_shuffle)[stream::streams]
+        total = sum(counts[url] for url in shards)
+        if total == 0:
+            raise ValueError(f"data.root: the shards {shards[:3]} hold no record")
+        return total
+
+    def _pass_records(
+        self, shards: list[str], rng: random.Random, skip: int, counts: dict[str, int]
+    ) -> Iterator[dict[str, Any]]:
+        """One pass's records through the buffer, from the ``skip``-th it serves on: the
+        buffer's state rebuilt over positions (``shuffle_buffer.resume_point``), then only
+        the buffered records and those after the last read are fetched."""
+        if not skip:
+            records = raw_records(shards)
+            return ShuffleBuffer(self.buffer, rng).run(records) if self.buffer > 1 else records
+        if self.buffer <= 1:
+            return records_from(shards, counts, skip)
+        total = sum(counts[url] for url in shards)
+        read, buffered = resume_point(total, self.buffer, rng, skip)
+        waiting = records_at(shards, counts, set(buffered))
+        state = [waiting[position] for position in buffered]
+        return ShuffleBuffer(self.buffer, rng, state).run(records_from(shards, counts, read))
+
     def __iter__(self) -> Iterator[Any]:
         stream, streams, skip = self._stream()
         dropped = 0
-        for visit, record in itertools.islice(self.records(stream, streams), skip, None):
+        for visit, record in self.records(stream, streams, skip):
             item = self.decode(record, visit)
             if item is None:
                 dropped += 1
@@ -331,3 +367,34 @@ class ShardStream(IterableDataset):
             if dropped and isinstance(item, dict):
                 item["skipped_images"], dropped = dropped, 0
             yield item
+
+
+def _shard_starts(shards: list[str], counts: dict[str, int]) -> list[int]:
+    """The pass position of each shard's first record."""
+    return list(itertools.accumulate((counts[url] for url in shards), initial=0))[:-1]
+
+
+def records_from(shards: list[str], counts: dict[str, int], start: int) -> Iterator[dict[str, Any]]:
+    """The records of ``shards`` (in order) from pass position ``start`` on: shards wholly
+    before it are not opened; the first one is read past its first records."""
+    for url, first in zip(shards, _shard_starts(shards, counts)):
+        if first + counts[url] <= start:
+            continue
+        yield from itertools.islice(raw_records([url]), max(0, start - first), None)
+
+
+def records_at(
+    shards: list[str], counts: dict[str, int], positions: set[int]
+) -> dict[int, dict[str, Any]]:
+    """The records at these pass positions, reading only the shards that hold them."""
+    found: dict[int, dict[str, Any]] = {}
+    for url, first in zip(shards, _shard_starts(shards, counts)):
+        wanted = {p - first for p in positions if first <= p < first + counts[url]}
+        if not wanted:
+            continue
+        for index, record in enumerate(raw_records([url])):
+            if index in wanted:
+                found[first + index] = record
+            if len(found) == len(positions) or index >= max(wanted):
+                break
+    return found
