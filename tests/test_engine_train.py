@@ -7,6 +7,7 @@ import math
 
 import pytest
 import torch
+from PIL import Image
 
 from paperlib.engine.config import load_config
 from paperlib.engine.data import build_dataset, build_loader
@@ -211,3 +212,33 @@ def test_feature_norm_alpha_comes_from_the_first_training_batch(tmp_path, steps)
     else:  # two steps at lr 1e-3 move α by at most 2e-3
         assert alphas["visual_alpha"] == pytest.approx(alpha_for_norm(image, 0.7), abs=3e-3)
     assert alphas["visual_alpha"] != pytest.approx(math.log(512**-0.5), abs=0.1)
+
+
+def test_a_streamed_batch_that_the_ranks_do_not_divide_is_refused(tmp_path):
+    from paperlib.data.webdataset import ShardStream
+    from paperlib.engine.data import per_rank_batch
+
+    raw = shards_config("hycoclip", tmp_path, samples=12, maxcount=4, steps=1, batch_size=10)
+    config = load_config(raw)
+    stream = ShardStream(sorted(str(p) for p in (tmp_path / "shards").glob("*.tar")), None)
+    with pytest.raises(
+        ValueError, match="train.batch_size=10 must be divisible by the world size 4"
+    ):
+        build_loader(config, stream, lambda texts: texts, rank=0, world_size=4, start_step=0)
+    assert per_rank_batch(12, 4) == 3  # what each rank reads when it divides
+
+
+def test_a_grit_sample_without_a_box_is_refused_by_name():
+    from paperlib.data.webdataset import image_bytes, record_to_sample
+    from paperlib.engine.data import BoxItems
+
+    record = {  # GRIT's layout with numparents.txt = 0
+        "__key__": "grit-42",
+        "child.png": image_bytes(Image.new("RGB", (8, 8))),
+        "child.txt": b"a cat on a mat",
+        "numparents.txt": b"0",
+    }
+    sample = record_to_sample(record)
+    assert sample is not None and sample.boxes == []
+    with pytest.raises(ValueError, match="GRIT sample 'grit-42' has no box"):
+        BoxItems(lambda image: image, seed=0)(sample, visit=0)

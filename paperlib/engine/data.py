@@ -48,6 +48,15 @@ SHAREGPT4V_HELD_OUT = 1000  # the first entries of the JSON: Long-CLIP's validat
 SYNTHETIC_WORDS = ("red", "blue", "small", "large", "circle", "square", "left", "right", "dog")
 
 
+def per_rank_batch(global_batch: int, world_size: int) -> int:
+    """``train.batch_size`` / world size, refused unless it divides (no row is dropped)."""
+    if global_batch % world_size:
+        raise ValueError(
+            f"train.batch_size={global_batch} must be divisible by the world size {world_size}"
+        )
+    return global_batch // world_size
+
+
 class GlobalBatchSampler(Sampler[list[int]]):
     """Yields this rank's index slice of global batches ``start_step, start_step + 1, ...``."""
 
@@ -63,11 +72,7 @@ class GlobalBatchSampler(Sampler[list[int]]):
         num_steps: int | None = None,
         group: int = 1,
     ) -> None:
-        if global_batch % world_size:
-            raise ValueError(
-                f"train.batch_size={global_batch} must be divisible by the world size {world_size}"
-            )
-        if (global_batch // world_size) % group:
+        if per_rank_batch(global_batch, world_size) % group:
             raise ValueError(
                 f"the per-rank batch train.batch_size / world size = {global_batch // world_size} "
                 f"must be divisible by the sample group size {group} (data.twins keeps pairs)"
@@ -389,7 +394,7 @@ def build_loader(
     )
     common = {"collate_fn": collate, "num_workers": config.data.num_workers}
     if isinstance(dataset, ShardStream):
-        local = t.batch_size // world_size
+        local = per_rank_batch(t.batch_size, world_size)
         dataset.place(rank=rank, world_size=world_size, batches=start_step, local_batch=local)
         loader = DataLoader(dataset, batch_size=local, drop_last=True, **common)
         return CountingLoader(loader, steps=max(0, t.steps - start_step))
