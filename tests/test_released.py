@@ -91,6 +91,14 @@ def test_beside_published_marks_protocols_and_averages_the_suite():
     assert by["avg16_acc1"]["ours"] == pytest.approx(sum(range(16)) / 16)  # % of k/100
     assert by["avg16_acc1"]["protocol"] == "differs: eurosat: split: every image"
     assert "| differs: pep.kept" in markdown(list(by.values()))
+    drawn = {"pep": {"kept": 522, "negatives": "shared", "pool": 100, "pool_ids": False}}
+    given = {"pep": {**drawn["pep"], "pool_ids": True}}
+    for protocol, expected in ((drawn, "differs: pep.pool_ids=False (paper: True)"),
+                               (given, "as the paper")):  # fmt: skip
+        result = [{"dataset": "hierarcaps", "metrics": {"pep_auc": 0.9}, "protocol": protocol}]
+        (row,) = [r for r in beside_published(result, (("argent_main", "ARGENT", "S"),))
+                  if r["published_metric"] == "pep_auc"]  # fmt: skip
+        assert row["protocol"] == expected
 
 
 def test_released_model_names_and_errors():

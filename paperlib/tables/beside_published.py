@@ -31,7 +31,9 @@ _MERU_ZEROSHOT = {"image_transform": "crop", "prompt_set": "meru-hycoclip"}
 PAPER_PROTOCOLS: dict[str, dict[str, dict[str, Any]]] = {
     "argent_main": {
         "coco": {"image_transform": "squeeze", "captions": "all"},
-        "hierarcaps": {"pep": {"kept": 522, "negatives": "shared", "pool": 100}},
+        # the paper's pool is a chosen list of 100 low-ambiguity captions (``pool_ids``: a
+        # pool given by id, as --pep-pool reads it); a pool drawn here is another pool
+        "hierarcaps": {"pep": {"kept": 522, "negatives": "shared", "pool": 100, "pool_ids": True}},
         **{name: _MERU_ZEROSHOT for name in ZEROSHOT_SUITE},
     },
     "hycoclip_zeroshot": {"imagenet": _MERU_ZEROSHOT},
