@@ -203,3 +203,14 @@ def test_an_unknown_device_is_named(run, tmp_path, capsys):
     assert evaluate_main(argv) == 2
     err = capsys.readouterr().err
     assert "device (--device)='tpu:7' is not a device" in err and "Traceback" not in err
+
+
+def test_a_hierarcaps_folder_without_its_layout_is_refused_before_the_model_loads(
+    run, tmp_path, monkeypatch
+):
+    empty = tmp_path / "hierarcaps"
+    empty.mkdir()
+    monkeypatch.setattr(ev, "load_model", lambda *a, **k: pytest.fail("the model was loaded"))
+    with pytest.raises(FileNotFoundError, match=r"benchmark 'hierarcaps': root .* lacks"):
+        ev.evaluate(run / "last.pt", output_dir=tmp_path / "out", benchmarks=["hierarcaps"],
+                    hierarcaps_root=empty)  # fmt: skip

@@ -468,6 +468,8 @@ def _checked_request(
         raise ValueError(
             "benchmark 'hierarcaps' needs hierarcaps_root (the folder of hierarcaps_test.csv)"
         )
+    if "hierarcaps" in benchmarks:  # its layout too, before the model loads
+        check_root("hierarcaps", hierarcaps_root)
     return roots, limits, hierarcaps_root, hierarcaps_limit
 
 
