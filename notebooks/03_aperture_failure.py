@@ -104,7 +104,7 @@ from paperlib.study.reader import (
     ARGENT_COLORS,
     SMALLER,
     available_scale,
-    finished_seeds,
+    has_finished_runs,
     item_value,
     load_claims,
     load_curves,
@@ -344,12 +344,7 @@ plt.show()
 STUDY = "argent"
 CLAIMS_FILE = load_claims(scale)
 
-
-def has_runs(variant: str) -> bool:
-    try:
-        return bool(finished_seeds(scale, STUDY, variant))
-    except FileNotFoundError:
-        return False
+has_runs = functools.partial(has_finished_runs, scale, STUDY)  # a partial study lacks some
 
 
 # the model-size arm's runs start from their own, smaller pre-training (notebook 05 compares

@@ -66,11 +66,10 @@ from paperlib.study.reader import (
     HIMO_COLORS,
     HIMO_MODELS,
     available_scale,
-    item_value,
+    claim_panels,
     load_claims,
     load_curves,
     results_dir,
-    valid_seeds,
 )
 from paperlib.tables.summary import claims_details, claims_table
 from paperlib.tables.verdicts import VERDICTS
@@ -159,20 +158,11 @@ HTML(claims_details(CLAIMS, "Every claim in full: statement, numbers and the rul
 
 
 # %%
-def panels(study: str, variants: dict[str, str]) -> list:
-    shown = {v: label for v, label in variants.items() if valid_seeds(scale, study, v)}
-    claimed = {c["item"]: c for c in CLAIMS if c["study"] == study}.values()
-    return [
-        (c, {label: item_value(scale, study, v, c["item"]) for v, label in shown.items()})
-        for c in claimed
-    ]
-
-
-himo_panels = panels("himo", HIMO_MODELS)
+himo_panels = claim_panels(scale, "himo", CLAIMS, HIMO_MODELS)
 fig = metric_panels(himo_panels, HIMO_COLORS, title=f"HiMo-CLIP study ({scale})")
 save(fig, "tables_himo_study")
 plt.show()
-argent_panels = panels("argent", {v: v for v in ARGENT_COLORS})
+argent_panels = claim_panels(scale, "argent", CLAIMS, {v: v for v in ARGENT_COLORS})
 fig = metric_panels(argent_panels, ARGENT_COLORS, ncols=3, title=f"ARGENT study ({scale})")
 save(fig, "tables_argent_study")
 plt.show()

@@ -442,3 +442,16 @@ def test_a_training_of_another_config_is_set_aside_not_reused(tmp_path):
     assert moved == tmp_path / "run.stale2" and (moved / "config.json").is_file()
     assert not output.exists()
     assert not trained_with_other_config(output, raw)  # nothing left to compare
+
+
+def test_claim_panels_show_each_claimed_item_of_the_variants_with_valid_seeds():
+    claims_file = reader.load_claims("smoke")
+    variants = {"MoLo": "MoLo", "InfoNCE (λ=0)": "InfoNCE", "no such variant": "nothing"}
+    panels = reader.claim_panels("smoke", "himo", claims_file["claims"], variants)
+    items = [c["item"] for c in claims_file["claims"] if c["study"] == "himo"]
+    assert [c["item"] for c, _ in panels] == list(dict.fromkeys(items))
+    for claim, values in panels:
+        assert set(values) == {"MoLo", "InfoNCE"}  # a variant without runs is left out
+        assert values["MoLo"] == reader.item_value("smoke", "himo", "MoLo", claim["item"])
+    assert reader.has_finished_runs("smoke", "himo", "MoLo")
+    assert not reader.has_finished_runs("smoke", "himo", "no such variant")

@@ -144,6 +144,12 @@ def finished_seeds(scale_name: str, study: str, variant: str) -> list[int]:
     return seeds
 
 
+def has_finished_runs(scale_name: str, study: str, variant: str) -> bool:
+    """Whether any seed of a study run has finished (a variant a partial study has not run
+    yet is left out of the figures, not an error)."""
+    return any((results_dir(scale_name) / study / slug(variant)).glob("seed*/run.done"))
+
+
 def run_info(scale_name: str, study: str, variant: str, seed: int = 0) -> dict[str, Any]:
     """The run's ``run.done`` record (config, timings, ``collapsed`` reason or None)."""
     return json.loads((run_folder(scale_name, study, variant, seed) / "run.done").read_text())
@@ -220,6 +226,20 @@ def item_value(scale_name: str, study: str, variant: str, item: str) -> dict[str
         return None
     per_seed = np.stack([read_items(scale_name, study, variant, s)[item] for s in seeds])
     return {**summary(per_seed), "seeds": seeds}
+
+
+def claim_panels(
+    scale_name: str, study: str, claims: list[dict[str, Any]], variants: dict[str, str]
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """One (claim, {label: :func:`item_value`}) per claimed item of ``study`` (the first claim
+    of each item), over the ``variants`` ({variant: label}) that have a valid seed: the numbers
+    ``figures.metric_panels`` draws."""
+    shown = {v: label for v, label in variants.items() if valid_seeds(scale_name, study, v)}
+    claimed = {c["item"]: c for c in claims if c["study"] == study}.values()
+    return [
+        (c, {label: item_value(scale_name, study, v, c["item"]) for v, label in shown.items()})
+        for c in claimed
+    ]
 
 
 def load_curves(scale_name: str) -> dict[str, list[dict[str, Any]]]:
