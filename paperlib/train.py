@@ -24,8 +24,15 @@ import torch
 
 from paperlib.atomic import DiskFullError, atomic_write_text
 from paperlib.engine import distributed
-from paperlib.engine.config import Config, ConfigError, load_config, read_file, to_dict
-from paperlib.engine.loop import NonFiniteLossError, TrainResult, dry_run, log_lines, train
+from paperlib.engine.config import Config, ConfigError, load_config, read_file
+from paperlib.engine.loop import (
+    NonFiniteLossError,
+    TrainResult,
+    config_changes,
+    dry_run,
+    log_lines,
+    train,
+)
 from paperlib.engine.run_folder import claim_run_folder
 from paperlib.engine.validation import validation_records
 from paperlib.processes import stop_with_parent
@@ -86,16 +93,16 @@ def trained_to_end(output_dir: str | Path) -> bool:
 
 
 def trained_with_other_config(output_dir: str | Path, config: dict[str, Any]) -> bool:
-    """Whether ``output_dir`` holds a training (its ``config.json``) of a config other than
-    ``config`` once both are resolved: neither resumable nor a result of ``config``."""
+    """Whether ``output_dir`` holds a training (its ``config.json``) that ``config`` could not
+    resume: one key that changes how it trains differs (``engine.loop.config_changes``:
+    reporting periods and the step count may change; a key added since is not compared)."""
     saved = Path(output_dir) / "config.json"
     if not saved.is_file():
         return False
-    try:  # read through today's defaults: a key added since is not a difference
-        recorded = to_dict(load_config(saved))
-    except ConfigError:
+    try:
+        return bool(config_changes(json.loads(saved.read_text()), load_config(config)))
+    except (ConfigError, ValueError):  # unreadable today: not this run's
         return True
-    return recorded != to_dict(load_config(config))
 
 
 def log_records(path: Path) -> list[dict[str, Any]]:

@@ -242,3 +242,15 @@ def test_a_grit_sample_without_a_box_is_refused_by_name():
     assert sample is not None and sample.boxes == []
     with pytest.raises(ValueError, match="GRIT sample 'grit-42' has no box"):
         BoxItems(lambda image: image, seed=0)(sample, visit=0)
+
+
+def test_feature_norm_alpha_refuses_a_hyperbolic_checkpoints_alpha(tmp_path):
+    train(tiny_config("meru", tmp_path / "meru", train={"steps": 1}))
+    init = str(tmp_path / "meru" / "last.pt")
+    config = load_config(tiny_config("argent", tmp_path / "a", model={"init": init}))
+    build_module(config)  # MERU's rule: the checkpoint's α is kept
+    refused = load_config(
+        tiny_config("argent", tmp_path / "b", model={"init": init, "alpha_rule": "feature-norm"})
+    )
+    with pytest.raises(ValueError, match="model.alpha_rule: feature-norm would replace the α"):
+        build_module(refused)

@@ -122,6 +122,9 @@ def test_alpha_for_norm_scales_the_mean_norm_to_the_target():
         assert scaled.norm(dim=-1).mean().item() == pytest.approx(norm, rel=1e-5)
     short = torch.randn(8, 16) * 1e-3  # already shorter: α stays at MERU's bound, 0
     assert alpha_for_norm(short, 1.0) == 0.0
+    for bad in (torch.zeros(4, 16), torch.full((4, 16), float("nan"))):
+        with pytest.raises(ValueError, match="feature-norm.*finite, positive"):
+            alpha_for_norm(bad)
 
 
 def test_calibrate_alpha_sets_each_tower_from_its_own_features_and_keeps_batchnorm():

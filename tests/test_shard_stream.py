@@ -151,3 +151,15 @@ def test_a_resume_reads_no_more_late_than_early(shards, buffer, monkeypatch):
         reads[start] = counter.reads
     assert reads[51] <= reads[3] + 2 * 4  # at most the records of the shards it starts in
     assert reads[51] < 51 * 3  # far fewer than the records served before it
+
+
+def test_counting_a_compressed_shard_is_a_named_error(tmp_path):
+    import gzip
+
+    from paperlib.data.records import DatasetFormatError
+
+    plain = write_records(tmp_path / "plain.tar", [{"__key__": "a", "txt": b"t"}])
+    packed = tmp_path / "packed.tar"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    with pytest.raises(DatasetFormatError, match="packed.tar: cannot count.*uncompressed tar"):
+        shard_record_count(str(packed))

@@ -425,23 +425,34 @@ def test_a_training_of_another_config_is_set_aside_not_reused(tmp_path):
     saved = json.loads(json.dumps(raw))
     (output / "config.json").write_text(json.dumps(saved))
     assert not trained_with_other_config(output, raw)
-    del saved["train"]["progress"]  # a key the saved file lacks reads as today's default...
-    (output / "config.json").write_text(json.dumps(saved))
-    assert trained_with_other_config(output, raw)  # ...True, where the plan says False
-    saved["train"]["progress"] = False
-    saved["model"].pop("alpha_norm", None)
+    saved["train"].update(steps=40, val_size=7)  # a resume may change these
+    saved["model"].pop("alpha_norm", None)  # a key added since is not compared
     (output / "config.json").write_text(json.dumps(saved))
     assert not trained_with_other_config(output, raw)
     saved["optim"]["lr"] = 0.5
     (output / "config.json").write_text(json.dumps(saved))
     assert trained_with_other_config(output, raw)
-    (output / "config.json").write_text(json.dumps({**saved, "nonsense": 1}))
+    (output / "config.json").write_text("{not json")
     assert trained_with_other_config(output, raw)  # unreadable today: not this run's
     (tmp_path / "run.stale1").mkdir()
     moved = runner.set_aside(output)
     assert moved == tmp_path / "run.stale2" and (moved / "config.json").is_file()
     assert not output.exists()
     assert not trained_with_other_config(output, raw)  # nothing left to compare
+
+
+def test_a_training_from_other_initial_weights_is_stale(tmp_path):
+    base = tmp_path / "base.pt"
+    base.write_bytes(b"weights")
+    output = tmp_path / "run"
+    raw = tiny_config("clip", output, model={"init": str(base)})
+    output.mkdir()
+    (output / "config.json").write_text(json.dumps(raw))
+    runner.init_record(output).write_text(runner.init_checksum(raw))
+    assert not runner.stale_training(output, raw)
+    base.write_bytes(b"rebuilt weights")  # the same path, another base
+    assert runner.stale_training(output, raw)
+    assert not runner.stale_training(tmp_path / "never", raw)
 
 
 def test_claim_panels_show_each_claimed_item_of_the_variants_with_valid_seeds():

@@ -20,6 +20,8 @@ from typing import Any, TypeVar
 
 from webdataset.tariterators import group_by_keys
 
+from paperlib.data.records import DatasetFormatError
+
 T = TypeVar("T")
 
 # the member names webdataset's tar reader leaves out (``tar_file_iterator``'s defaults)
@@ -114,5 +116,12 @@ def _header_entries(path: str) -> Iterator[dict[str, Any]]:
 
 def shard_record_count(path: str) -> int:
     """How many records webdataset reads from the tar shard at ``path`` (members grouped by
-    key with its own ``group_by_keys``), from the headers alone."""
-    return sum(1 for _ in group_by_keys(_header_entries(path)))
+    key with its own ``group_by_keys``), from the headers alone. A shard that is not an
+    uncompressed tar (the headers must be read by seeking) is a DatasetFormatError naming it."""
+    try:
+        return sum(1 for _ in group_by_keys(_header_entries(path)))
+    except (tarfile.TarError, OSError) as exn:
+        raise DatasetFormatError(
+            f"{path}: cannot count its records from its tar headers ({type(exn).__name__}: "
+            f"{exn}); resuming a streamed run needs uncompressed tar shards"
+        ) from exn

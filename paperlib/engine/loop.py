@@ -552,6 +552,7 @@ def _prepare(config: Config, info: distributed.DistInfo) -> _Prepared:
     check_accumulation(module, config, info.world_size)
     attach_grad_scaler(module, t.precision, info.device)
     optimizer, scheduler = build_optimizer(module, config)
+    fresh = not (t.resume and checkpoint.latest(out_dir) is not None)
     start = _resume_step(config, info, module, optimizer, scheduler)
     if info.is_main:
         save_config(config, out_dir / "config.json")
@@ -559,7 +560,7 @@ def _prepare(config: Config, info: distributed.DistInfo) -> _Prepared:
     dataset = build_dataset(
         config.data, preprocess, image_size=input_size(module), world_size=info.world_size
     )
-    if start == 0:  # before DDP's wrap, which gives every rank rank 0's values
+    if fresh:  # before DDP's wrap, which gives every rank rank 0's values
         calibrate_alpha(module, config, dataset, tokenizer)
     model = distributed.wrap_ddp(module, info, t.find_unused_parameters)
     loader = build_loader(
@@ -576,8 +577,9 @@ def _prepare(config: Config, info: distributed.DistInfo) -> _Prepared:
 
 
 def calibrate_alpha(module: nn.Module, config: Config, dataset: Any, tokenizer: Any) -> None:
-    """``model.alpha_rule: feature-norm``: set α from the first training batch (rank 0's view
-    of step 0; ``HyperbolicCLIP.calibrate_alpha_``). Other rules leave ``module`` as built."""
+    """``model.alpha_rule: feature-norm``: set α from the first global batch, read as one
+    process would (``HyperbolicCLIP.calibrate_alpha_``). Other rules leave ``module`` as
+    built."""
     if not (config.hyperbolic and config.model.alpha_rule == "feature-norm"):
         return
     one_step = replace(config, train=replace(config.train, steps=1))  # a 0-step run too

@@ -388,6 +388,12 @@ def build_module(config: Config, device: torch.device | str = "cpu"):
             learn_curv=m.learn_curv,
             alpha_init=meru_alpha_init(width),
         )
+        if m.alpha_rule == "feature-norm" and any(k.endswith("_alpha") for k in scalars):
+            raise ValueError(
+                f"model.alpha_rule: feature-norm would replace the α that the hyperbolic "
+                f"checkpoint model.init={m.init!r} holds; use alpha_rule=embed-dim (the "
+                "checkpoint's α is kept)"
+            )
         module = method_spec(config.method).module(model, config.method, config.loss)
         with torch.no_grad():
             for key, value in scalars.items():

@@ -41,6 +41,11 @@ def alpha_for_norm(features: Tensor, norm: float = 1.0) -> float:
     ``α = log(norm / mean‖f‖)``, clamped ≤ 0 as MERU's α is (``model.alpha_rule:
     feature-norm``, docs/methods/argent.md#starting-from-a-euclidean-base)."""
     mean_norm = features.float().norm(dim=-1).mean().item()
+    if not math.isfinite(mean_norm) or mean_norm <= 0:
+        raise ValueError(
+            f"model.alpha_rule=feature-norm: the first batch's features have mean norm "
+            f"{mean_norm}; α needs a finite, positive one"
+        )
     return min(0.0, math.log(norm / mean_norm))
 
 

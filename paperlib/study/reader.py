@@ -231,7 +231,7 @@ def item_value(scale_name: str, study: str, variant: str, item: str) -> dict[str
 def claim_panels(
     scale_name: str, study: str, claims: list[dict[str, Any]], variants: dict[str, str]
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """One (claim, {label: :func:`item_value`}) per claimed item of ``study`` (the first claim
+    """One (claim, {label: :func:`item_value`}) per claimed item of ``study`` (the last claim
     of each item), over the ``variants`` ({variant: label}) that have a valid seed: the numbers
     ``figures.metric_panels`` draws."""
     shown = {v: label for v, label in variants.items() if valid_seeds(scale_name, study, v)}

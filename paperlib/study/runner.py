@@ -517,8 +517,10 @@ def execute(run: Run, scale_name: str) -> dict[str, Any]:
     output = Path(config["train"]["output_dir"])
     checkpoint = output / "last.pt"
     start = time.perf_counter()
-    if trained_with_other_config(output, config):
+    if stale_training(output, config):
         set_aside(output)
+    init_record(output).parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(init_record(output), str(init_checksum(config)))
     if not trained_to_end(output):
         if run.nproc > 1:
             train_distributed(config, run.nproc, run.name)
@@ -549,6 +551,22 @@ def execute(run: Run, scale_name: str) -> dict[str, Any]:
     }
     atomic_write_text(target / "run.done", json.dumps(record, indent=1))
     return record
+
+
+def init_record(output: Path) -> Path:
+    """The file beside a run's training folder that holds its initial weights' checksum
+    (a base rebuilt at the same path is another start)."""
+    return output.with_name(f"{output.name}.init-sha256")
+
+
+def stale_training(output: Path, config: dict[str, Any]) -> bool:
+    """Whether ``output`` holds a training this run cannot continue or reuse: of another
+    config (``train.trained_with_other_config``) or from other initial weights."""
+    if not output.exists():
+        return False
+    recorded = init_record(output)
+    other_start = recorded.is_file() and recorded.read_text() != str(init_checksum(config))
+    return other_start or trained_with_other_config(output, config)
 
 
 def set_aside(output: Path) -> Path:
