@@ -318,7 +318,7 @@ class ShardStream(IterableDataset):
         while skip and skip >= (total := self._pass_total(first, stream, streams, counts)):
             skip, first = skip - total, first + 1  # whole passes: nothing read
         for visit in itertools.count(first):
-            shards = pass_shards(self.urls, self.seed, visit, self.shard_shuffle)[stream::streams]
+            shards = self._stream_shards(visit, stream, streams)
             rng = random.Random(_stream_seed(self.seed, visit, stream))
             records = self._pass_records(shards, rng, skip, counts)
             skip, empty = 0, True
@@ -332,8 +332,12 @@ class ShardStream(IterableDataset):
         """Each shard's record count (its tar headers; needed only to resume)."""
         return {url: shard_record_count(url) for url in self.urls}
 
+    def _stream_shards(self, visit: int, stream: int, streams: int) -> list[str]:
+        """The shards stream ``stream`` of ``streams`` reads in pass ``visit``."""
+        return pass_shards(self.urls, self.seed, visit, self.shard_shuffle)[stream::streams]
+
     def _pass_total(self, visit: int, stream: int, streams: int, counts: dict[str, int]) -> int:
-        shards = pass_shards(self.urls, self.seed, visit, self.shard_shuffle)[stream::streams]
+        shards = self._stream_shards(visit, stream, streams)
         total = sum(counts[url] for url in shards)
         if total == 0:
             raise ValueError(f"data.root: the shards {shards[:3]} hold no record")
