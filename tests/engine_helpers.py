@@ -38,6 +38,47 @@ def final_weights(output_dir: Path) -> dict[str, torch.Tensor]:
     return torch.load(Path(output_dir) / "last.pt", weights_only=True)["model"]
 
 
+def comparable(state: dict[str, torch.Tensor], key: str) -> torch.Tensor:
+    """The tensor ``key`` without attention key biases: their gradient is exactly zero (softmax
+    is shift-invariant), so Adam turns float noise (which MKL may order differently in another
+    process) into lr-sized steps; they carry no information about the run."""
+    value = state[key]
+    if key.endswith("in_proj_bias"):
+        width = value.shape[0] // 3
+        return torch.cat([value[:width], value[2 * width :]])
+    return value
+
+
+def initial_weights(raw: dict[str, Any], output_dir: Path) -> dict[str, torch.Tensor]:
+    """The model state a run of ``raw`` starts from: the same config trained for 0 steps."""
+    from paperlib.engine.loop import train  # deferred: the shard helpers do not need the engine
+
+    train_section = {**raw["train"], "steps": 0, "output_dir": str(output_dir)}
+    train({**raw, "train": train_section})
+    return final_weights(output_dir)
+
+
+def assert_same_updates(
+    start: dict[str, torch.Tensor],
+    expected: dict[str, torch.Tensor],
+    got: dict[str, torch.Tensor],
+    rel: float = 1e-2,
+) -> None:
+    """Each tensor of ``got`` moved from ``start`` as ``expected`` did, to ``rel`` of the size of
+    the expected update: ‖Δgot − Δexpected‖ ≤ rel · ‖Δexpected‖ + 1e-6.
+
+    Element-wise tolerances do not hold across CPU kernel sets: Adam divides each gradient element
+    by its own running scale, so an element whose gradient is float noise steps by up to lr either
+    way. Relative to a whole tensor's update, those elements are small."""
+    assert expected.keys() == got.keys()
+    for key in expected:
+        first = comparable(start, key).double()
+        want = comparable(expected, key).double() - first
+        moved = comparable(got, key).double() - first
+        error, size = float((moved - want).norm()), float(want.norm())
+        assert error <= rel * size + 1e-6, f"{key}: update differs by {error:.3g} of {size:.3g}"
+
+
 def shards_config(
     method: str, root: Path, samples: int, maxcount: int, **train_values: Any
 ) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from paperlib.engine.config import load_config
 from paperlib.engine.data import Collate, build_dataset
 from paperlib.engine.loop import NonFiniteLossError, backward_step, train
 from paperlib.engine.methods import build_module
-from tests.engine_helpers import REPO, final_weights, tiny_config
+from tests.engine_helpers import REPO, comparable, final_weights, tiny_config
 
 
 def test_rng_state_round_trip():
@@ -43,17 +43,6 @@ def test_atomic_save_leaves_old_file_on_failure(tmp_path):
     with pytest.raises(RuntimeError, match="boom"):
         checkpoint.atomic_save({"a": Unpicklable()}, path)
     assert torch.equal(torch.load(path, weights_only=True)["a"], torch.ones(2))
-
-
-def comparable(state, key):
-    """The tensor ``key`` without attention key biases: their gradient is exactly zero (softmax
-    is shift-invariant), so Adam turns float noise (which MKL may order differently in another
-    process) into lr-sized steps; they carry no information about the run."""
-    value = state[key]
-    if key.endswith("in_proj_bias"):
-        width = value.shape[0] // 3
-        return torch.cat([value[:width], value[2 * width :]])
-    return value
 
 
 def _wait_for_step(log, step, proc, timeout=120.0):
