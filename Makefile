@@ -1,7 +1,9 @@
 # The README's commands. Each does its own set-up on a fresh machine.
 #   make reproduce   the CPU-scale reproduction (smoke study, every notebook) into build/reproduce/,
 #                    then a comparison with the committed results (exit 1 beyond tolerance)
-#   make test        ruff + unit tests + nbval over every tutorial notebook (figures to build/)
+#   make test        ruff + the unit tests + nbval over every tutorial notebook (figures to build/),
+#                    on every core; leaves out the tests marked slow or distributed
+#   make test-all    make test with those tests too (what CI runs)
 #   make pretrain    the study's pre-trained bases into results/bases/ (rewrites them on purpose)
 #   make study       the full CPU-scale study (6 seeds) from the committed bases, then every
 #                    notebook: rewrites the committed results/full and figures/ on purpose
@@ -31,8 +33,10 @@ DOCS_STAMP := $(VENV)/.paperlib-docs-installed
 # the venv's JupyterLab settings: jupytext's viewer opens Python text notebooks (jupytext-config)
 LAB_SETTINGS := $(VENV)/etc/jupyter/labconfig/default_setting_overrides.json
 LAB_ARGS ?=
+# pytest on every core: one worker per CPU, each taking the next test when it is free
+XDIST := -n auto --dist worksteal
 
-.PHONY: setup test lint unit unit-all nbval reproduce refresh study pretrain variation lock lab lab-setup book book-check bench clean
+.PHONY: setup test test-all lint unit unit-all nbval reproduce refresh study pretrain variation lock lab lab-setup book book-check bench clean
 
 $(STAMP): pyproject.toml constraints.txt $(LOCK)
 	$(PYTHON) -m venv $(VENV)
@@ -45,11 +49,11 @@ lint: setup
 	$(VENV)/bin/ruff check paperlib tests benchmarks notebooks scripts docs
 	$(VENV)/bin/ruff format --check paperlib tests benchmarks notebooks scripts docs
 
-unit: setup  # the fast loop: leaves out the tests marked slow or distributed (pytest counts them)
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -m "not slow and not distributed" tests
+unit: setup  # leaves out the tests marked slow or distributed (pytest counts them)
+	HF_HUB_OFFLINE=1 $(PY) -m pytest $(XDIST) -m "not slow and not distributed" tests
 
 unit-all: setup
-	HF_HUB_OFFLINE=1 $(PY) -m pytest tests
+	HF_HUB_OFFLINE=1 $(PY) -m pytest $(XDIST) tests
 
 nbval: setup
 	rm -rf $(NB_BUILD)
@@ -57,7 +61,9 @@ nbval: setup
 	PAPERLIB_FIGURES=build/nbval-figures HF_HUB_OFFLINE=1 MPLBACKEND=Agg \
 	  $(PY) -m pytest --nbval-lax -p no:cacheprovider $(NB_BUILD)
 
-test: lint unit-all nbval
+test: lint unit nbval
+
+test-all: lint unit-all nbval
 
 reproduce: setup
 	PAPERLIB_RESULTS=$(REPRO)/results PAPERLIB_RUNS=$(REPRO)/runs HF_HUB_OFFLINE=1 \

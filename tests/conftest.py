@@ -13,7 +13,9 @@ os.environ.setdefault("PAPERLIB_FIGURES", "build/test-figures")  # tests never r
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-torch.set_num_threads(min(2, os.cpu_count() or 1))
+# the cores shared among pytest-xdist's workers (make test runs one per core)
+WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+torch.set_num_threads(max(1, min(2, os.cpu_count() or 1) // WORKERS))
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("PAPERLIB_SHARED_DATA", REPO.parent / "shared" / "data"))

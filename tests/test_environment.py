@@ -72,5 +72,5 @@ def test_environment_yml_defers_to_pyproject():
 def test_readme_commands_and_ci_agree():
     readme = (REPO / "README.md").read_text()
     ci = (REPO / ".ci" / "run").read_text()
-    assert "make test" in readme and "make reproduce" in readme
-    assert "make test" in ci
+    assert "make test" in readme and "make test-all" in readme and "make reproduce" in readme
+    assert "\nmake test-all\n" in ci  # CI runs every test, the slow ones included
