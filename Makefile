@@ -49,7 +49,7 @@ lint: setup
 	$(VENV)/bin/ruff check paperlib tests benchmarks notebooks scripts docs
 	$(VENV)/bin/ruff format --check paperlib tests benchmarks notebooks scripts docs
 
-unit: setup  # leaves out the tests marked slow or distributed (pytest counts them)
+unit: setup  # leaves out the tests marked slow or distributed
 	HF_HUB_OFFLINE=1 $(PY) -m pytest $(XDIST) -m "not slow and not distributed" tests
 
 unit-all: setup
