@@ -4,8 +4,8 @@
 Every hyperbolic fine-tune of the full study loses zero-shot accuracy in its first validation
 period and does not regain it (the study's curves, ``results/full/curves.json``). This probe
 re-trains one committed run (ARGENT, seed 0, by default) with only the learning rate and
-warm-up changed, and validates L1, L3 and short I2T R@1 every ``--val-every`` steps. It writes the validation curves of each
-setting to ``--out`` as JSON; the study itself is not touched.
+warm-up changed, and validates L1, L3 and short I2T R@1 every ``--val-every`` steps. It writes
+the validation curves of each setting to ``--out`` as JSON; the study itself is not touched.
 
     python scripts/hyperbolic_lr_probe.py --setting 1e-4:10 --setting 5e-5:60
 """
@@ -24,6 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from paperlib.engine.loop import train  # noqa: E402
+from paperlib.train import read_validation  # noqa: E402
 
 METRICS = ["short_i2t_r1", "zeroshot_L1", "zeroshot_L3"]
 
@@ -37,9 +38,8 @@ def probe_config(run_done: Path, lr: float, warmup: int, val_every: int, out: Pa
 
 
 def validation_curve(log: Path) -> list[dict]:
-    """The ``{"step", **metrics}`` validation records of a run's log."""
-    records = (json.loads(line) for line in log.read_text().splitlines() if line.strip())
-    return [{"step": r["step"], **r["val"]} for r in records if "val" in r]
+    """The ``{"step", **metrics}`` validation records of the run whose log is ``log``."""
+    return [{"step": r["step"], **r["val"]} for r in read_validation(log.parent)]
 
 
 def main(argv: list[str] | None = None) -> int:

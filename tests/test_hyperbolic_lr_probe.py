@@ -1,5 +1,5 @@
 """The hyperbolic learning-rate probe (``scripts/hyperbolic_lr_probe.py``) changes only what it
-names, and its committed curves are what a run of it writes."""
+names, reads only validation records, and its committed curves span the committed schedule."""
 
 from __future__ import annotations
 
