@@ -19,6 +19,7 @@ from torch import Tensor, nn
 
 from paperlib.geometry.lorentz import exp_map0, pairwise_dist
 from paperlib.models import LOGIT_SCALE_MAX
+from paperlib.models.clip import text_features
 
 __all__ = ["HyperbolicCLIP", "hyperbolic_logits", "no_weight_decay"]
 
@@ -102,7 +103,7 @@ class HyperbolicCLIP(nn.Module):
         was_training = self.training
         self.eval()
         image = self.clip.encode_image(images, normalize=False)
-        text = self.clip.encode_text(tokens, normalize=False)
+        text = text_features(self.clip, tokens)
         self.train(was_training)
         self.visual_alpha.fill_(alpha_for_norm(image, norm))
         self.textual_alpha.fill_(alpha_for_norm(text, norm))
@@ -118,7 +119,7 @@ class HyperbolicCLIP(nn.Module):
     def encode_text(self, tokens: Tensor) -> Tensor:
         """(batch, context) token ids → (batch, embed_dim) space components."""
         self.clamp_parameters_()
-        return self._lift(self.clip.encode_text(tokens, normalize=False), self.textual_alpha)
+        return self._lift(text_features(self.clip, tokens), self.textual_alpha)
 
     def forward(self, images: Tensor, tokens: Tensor) -> dict[str, Tensor]:
         """Features plus the scalars the losses need (``logit_scale`` in log space)."""

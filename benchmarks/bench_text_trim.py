@@ -1,0 +1,79 @@
+"""Training throughput of the study's fine-tunes with the text tower reading only the batch's
+used columns (``paperlib.models.clip.text_features``) against the whole context (open_clip's
+``encode_text``), side by side in one process.
+
+For each method (the full study's seed-0 MoLo at 248 tokens and ARGENT at 77 by default), the
+two paths alternate ``--repeats`` times over the same ``--steps`` steps from the same base;
+samples/s is the median of the run's logged intervals after the first. One thread, as each
+study worker has.
+
+    .venv/bin/python benchmarks/bench_text_trim.py [--steps 40] [--repeats 2]
+        [--variants molo argent]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+from pathlib import Path
+
+import torch
+
+import paperlib.models.clip as clip_module
+from paperlib.study import runner
+from paperlib.study.scales import SCALES
+from paperlib.train import train_run
+
+PLAIN = clip_module.trims_padding
+
+
+def study_config(variant: str, out: Path, steps: int) -> dict:
+    """The full study's seed-0 config of ``variant`` (a slug), cut to ``steps`` steps."""
+    scale = SCALES["full"]
+    root = runner.study_root("full")
+    runs = runner.himo_runs(scale, 0, root) + runner.argent_runs(scale, 0, root)
+    run = next(r for r in runs if runner.slug(r.variant) == variant)
+    config = json.loads(json.dumps(run.config))
+    config["train"].update(steps=steps, output_dir=str(out), val_every=10**9, ckpt_every=10**9)
+    return config
+
+
+def samples_per_second(config: dict) -> float:
+    train_run(config)
+    log = [json.loads(line) for line in Path(config["train"]["output_dir"], "log.jsonl").open()]
+    rates = [row["samples_per_s"] for row in log if "samples_per_s" in row]
+    return statistics.median(rates[1:])
+
+
+def measure(variant: str, steps: int, repeats: int, scratch: Path) -> dict[str, list[float]]:
+    rates: dict[str, list[float]] = {"whole context": [], "used columns": []}
+    for repeat in range(repeats):
+        for label, rule in (("whole context", lambda model: False), ("used columns", PLAIN)):
+            clip_module.trims_padding = rule
+            out = scratch / f"{variant}-{repeat}-{label.replace(' ', '-')}"
+            rates[label].append(samples_per_second(study_config(variant, out, steps)))
+    clip_module.trims_padding = PLAIN
+    return rates
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--variants", nargs="+", default=["molo", "argent"])
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    with tempfile.TemporaryDirectory() as scratch:
+        for variant in args.variants:
+            rates = measure(variant, args.steps, args.repeats, Path(scratch))
+            whole, used = (statistics.median(rates[k]) for k in rates)
+            print(
+                f"{variant}: whole context {whole:.1f} samples/s, used columns {used:.1f} "
+                f"samples/s, ratio {used / whole:.2f} (repeats: {rates})"
+            )
+
+
+if __name__ == "__main__":
+    main()
