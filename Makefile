@@ -5,7 +5,7 @@
 #                    on every core; leaves out the tests marked slow or distributed
 #   make test-all    make test with those tests too (what CI runs)
 #   make pretrain    the study's pre-trained bases into results/bases/ (rewrites them on purpose)
-#   make study       the full CPU-scale study (6 seeds) from the committed bases, then every
+#   make study       the full CPU-scale study (8 seeds) from the committed bases, then every
 #                    notebook: rewrites the committed results/full and figures/ on purpose
 #   make variation   the smoke study under 4 CPU kernel/thread configurations: the measured
 #                    variation the reproduction check's tolerances come from

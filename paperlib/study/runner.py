@@ -37,7 +37,7 @@ last checkpoint. At the end the curves go to ``curves.json`` (``study.curves``) 
 of ``tables.claims`` are decided (``study.decide``) into ``claims.json``.
 
     python -m paperlib.study --scale smoke      # one seed, short schedules (make reproduce)
-    python -m paperlib.study --scale full       # 6 seeds, 2 for sweeps (make study)
+    python -m paperlib.study --scale full       # 8 seeds, 3 for sweeps (make study)
 
 Choices the papers do not make for us (CPU scale): learning rates are raised from the
 papers' 1e-6 (fine-tuning a converged ViT-L) to values that move an 8.5M-parameter model in a

@@ -58,8 +58,8 @@ SCALES = {
     ),
     "full": Scale(
         bases=(0, 1),
-        seeds=(0, 1, 2, 3, 4, 5),
-        sweep_seeds=(0, 1),
+        seeds=(0, 1, 2, 3, 4, 5, 6, 7),
+        sweep_seeds=(0, 1, 2),
         finetune_steps=400,
         finetune_batch=64,
         finetune_lr=5e-4,
