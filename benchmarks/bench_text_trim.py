@@ -8,7 +8,10 @@ samples/s is the median of the run's logged intervals after the first. One threa
 study worker has.
 
     .venv/bin/python benchmarks/bench_text_trim.py [--steps 40] [--repeats 2]
-        [--variants molo argent]
+        [--variants molo argent] [--size 30000]
+
+The training world (``--size`` samples, the study's by default) is rendered into a scratch
+cache; no validation runs.
 """
 
 from __future__ import annotations
@@ -29,14 +32,16 @@ from paperlib.train import train_run
 PLAIN = clip_module.trims_padding
 
 
-def study_config(variant: str, out: Path, steps: int) -> dict:
-    """The full study's seed-0 config of ``variant`` (a slug), cut to ``steps`` steps."""
+def study_config(variant: str, out: Path, steps: int, size: int) -> dict:
+    """The full study's seed-0 config of ``variant`` (a slug), cut to ``steps`` steps on a
+    world of ``size`` samples cached beside ``out``."""
     scale = SCALES["full"]
     root = runner.study_root("full")
     runs = runner.himo_runs(scale, 0, root) + runner.argent_runs(scale, 0, root)
     run = next(r for r in runs if runner.slug(r.variant) == variant)
     config = json.loads(json.dumps(run.config))
-    config["train"].update(steps=steps, output_dir=str(out), val_every=10**9, ckpt_every=10**9)
+    config["train"].update(steps=steps, output_dir=str(out), val_every=0, ckpt_every=10**9)
+    config["data"].update(size=size, cache_dir=str(out.parent / "world-cache"))
     return config
 
 
@@ -47,13 +52,15 @@ def samples_per_second(config: dict) -> float:
     return statistics.median(rates[1:])
 
 
-def measure(variant: str, steps: int, repeats: int, scratch: Path) -> dict[str, list[float]]:
+def measure(
+    variant: str, steps: int, repeats: int, size: int, scratch: Path
+) -> dict[str, list[float]]:
     rates: dict[str, list[float]] = {"whole context": [], "used columns": []}
     for repeat in range(repeats):
         for label, rule in (("whole context", lambda model: False), ("used columns", PLAIN)):
             clip_module.trims_padding = rule
             out = scratch / f"{variant}-{repeat}-{label.replace(' ', '-')}"
-            rates[label].append(samples_per_second(study_config(variant, out, steps)))
+            rates[label].append(samples_per_second(study_config(variant, out, steps, size)))
     clip_module.trims_padding = PLAIN
     return rates
 
@@ -63,11 +70,12 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--variants", nargs="+", default=["molo", "argent"])
+    parser.add_argument("--size", type=int, default=SCALES["full"].train_size)
     args = parser.parse_args()
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as scratch:
         for variant in args.variants:
-            rates = measure(variant, args.steps, args.repeats, Path(scratch))
+            rates = measure(variant, args.steps, args.repeats, args.size, Path(scratch))
             whole, used = (statistics.median(rates[k]) for k in rates)
             print(
                 f"{variant}: whole context {whole:.1f} samples/s, used columns {used:.1f} "

@@ -24,6 +24,7 @@ TINY = {
     "bench_world.py": (["--samples", "30", "--items", "20"], "samples/s"),
     "bench_molo.py": (["--quick", "--repeats", "1"], "HiDe share"),
     "bench_horopca.py": (["--quick", "--n", "30", "--dim", "8"], "speed-up"),
+    "bench_text_trim.py": (["--steps", "12", "--repeats", "1", "--size", "800"], "ratio"),
 }
 
 
