@@ -29,16 +29,14 @@ from paperlib.study import runner
 from paperlib.study.scales import SCALES
 from paperlib.train import train_run
 
-PLAIN = clip_module.trims_padding
+TRIMS = clip_module.trims_padding  # the rule text_features consults; swapped to measure
+PATHS = {"whole context": lambda model: False, "used columns": TRIMS}
 
 
 def study_config(variant: str, out: Path, steps: int, size: int) -> dict:
     """The full study's seed-0 config of ``variant`` (a slug), cut to ``steps`` steps on a
     world of ``size`` samples cached beside ``out``."""
-    scale = SCALES["full"]
-    root = runner.study_root("full")
-    runs = runner.himo_runs(scale, 0, root) + runner.argent_runs(scale, 0, root)
-    run = next(r for r in runs if runner.slug(r.variant) == variant)
+    run = next(r for r in runner.plan("full") if r.seed == 0 and runner.slug(r.variant) == variant)
     config = json.loads(json.dumps(run.config))
     config["train"].update(steps=steps, output_dir=str(out), val_every=0, ckpt_every=10**9)
     config["data"].update(size=size, cache_dir=str(out.parent / "world-cache"))
@@ -55,13 +53,15 @@ def samples_per_second(config: dict) -> float:
 def measure(
     variant: str, steps: int, repeats: int, size: int, scratch: Path
 ) -> dict[str, list[float]]:
-    rates: dict[str, list[float]] = {"whole context": [], "used columns": []}
-    for repeat in range(repeats):
-        for label, rule in (("whole context", lambda model: False), ("used columns", PLAIN)):
-            clip_module.trims_padding = rule
-            out = scratch / f"{variant}-{repeat}-{label.replace(' ', '-')}"
-            rates[label].append(samples_per_second(study_config(variant, out, steps, size)))
-    clip_module.trims_padding = PLAIN
+    rates: dict[str, list[float]] = {label: [] for label in PATHS}
+    try:
+        for repeat in range(repeats):
+            for label, rule in PATHS.items():
+                clip_module.trims_padding = rule
+                out = scratch / f"{variant}-{repeat}-{label.replace(' ', '-')}"
+                rates[label].append(samples_per_second(study_config(variant, out, steps, size)))
+    finally:
+        clip_module.trims_padding = TRIMS
     return rates
 
 
@@ -76,7 +76,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         for variant in args.variants:
             rates = measure(variant, args.steps, args.repeats, args.size, Path(scratch))
-            whole, used = (statistics.median(rates[k]) for k in rates)
+            whole = statistics.median(rates["whole context"])
+            used = statistics.median(rates["used columns"])
             print(
                 f"{variant}: whole context {whole:.1f} samples/s, used columns {used:.1f} "
                 f"samples/s, ratio {used / whole:.2f} (repeats: {rates})"
