@@ -340,11 +340,12 @@ for label, rho in rhos.items():
 # crossed with the shared test items, the estimator the claims use), clipped to the metric's range;
 # dots: seeds; dashed: chance.
 #
-# The verdicts come from `claims.json` (`paperlib.study.decide`): *reproduces* / *contradicts*
-# when the effect's interval, adjusted for the number of HiMo-CLIP claims (Holm), lies on the
-# paper's / the other side of zero, *negligible* when it lies inside ± the claim's smallest effect
-# of interest, *inconclusive* when it contains zero otherwise, *untestable* when either model's
-# interval reaches chance or a model's long-caption retrieval stays below its learning guard (for
+# The verdicts come from `claims.json` (`paperlib.study.decide`,
+# [the rule](../docs/methods/conventions.md#verdicts)): Holm over all 17 HiMo-CLIP claims decides
+# the sign and the equivalence within ± the claim's smallest effect of interest (*negligible*);
+# *reproduces* / *contradicts* need the simultaneous interval beyond that effect on the paper's /
+# the other side; *untestable* when a side's mean lies at chance (HiMo@K's is the untrained
+# model's measured value) or a model's long-caption retrieval stays below its learning guard (for
 # SSI, whose text-blind value is 0, the guard is what makes a low value mean something).
 # %%
 mono = [c for c in CLAIMS_FILE["claims"] if c["item"].startswith("world-monotonicity/")]

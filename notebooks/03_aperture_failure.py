@@ -112,6 +112,7 @@ from paperlib.study.reader import (
     seed_logs,
 )
 from paperlib.tables.summary import claim_line
+from paperlib.tables.verdicts import VERDICTS
 
 use_style()
 torch.manual_seed(0)
@@ -500,14 +501,19 @@ for claim in aperture_claims:
 
 # %%
 reading = {
-    "reproduces": "fewer held-out captions inside the radius than the baseline, beyond the "
-    "adjusted interval: the paper's direction",
-    "contradicts": "more held-out captions inside the radius than the baseline, beyond the "
-    "adjusted interval: against the paper",
+    "reproduces": "fewer held-out captions inside the radius than the baseline, the "
+    "simultaneous interval beyond 1 % of the captions: the paper's direction",
+    "reproduces in sign, smaller than published": "fewer held-out captions inside the radius, "
+    "by less than the paper reports",
+    "contradicts": "more held-out captions inside the radius than the baseline, the "
+    "simultaneous interval beyond 1 % of the captions: against the paper",
     "negligible": "a difference smaller than 1 % of the captions either way",
-    "inconclusive": "the adjusted interval of the difference contains zero",
+    "inconclusive": "neither the sign nor a size beyond 1 % of the captions is established",
+    "underpowered": "too few valid seeds for a seed variance",
+    "depends on the base": "the two pre-trained bases disagree",
     "untestable": "not testable at this scale (reason above)",
 }
+assert set(reading) == set(VERDICTS), set(VERDICTS) ^ set(reading)
 for claim in aperture_claims:
     print(
         f"{claim['variant']} vs {claim['baseline']}: {claim['verdict']} — {reading[claim['verdict']]}"
@@ -539,7 +545,8 @@ if "ARGENT" in drifts and "ARGENT, no regularizer" in drifts:
 
 # %% [markdown]
 # Reading the lines above: the verdicts are the study's tests of the paper's claim (paired seeds,
-# adjusted intervals, chance, headroom and learning guards; `paperlib.tables.verdicts`); the log-based lines are
+# the base as a level, Holm over the family, simultaneous intervals, chance, headroom and
+# learning guards; `paperlib.tables.verdicts`); the log-based lines are
 # observations on training batches without an interval. Where the verdict is *untestable*, the
 # reason printed with it says which rule applied: a model whose retrieval is still at chance (it
 # did not learn enough for the mechanism to show), or both models at the metric's best value (no

@@ -17,8 +17,10 @@
 #
 # For every claim of both papers that the study tests: **the paper's effect** (read from
 # `paperlib/tables/published.json`, in the study's units), **this study's effect** with its
-# interval adjusted for the number of claims of that paper, the **smallest effect of interest**,
-# the **verdict** and the valid / total seeds. Nothing below is typed in: the numbers come from
+# simultaneous interval over the claims of that paper, the **smallest effect of interest**, the
+# **sign** Holm established, the **size** against the paper's, both arms against the **base**
+# they started from, the **regime** (batch, steps, learning rate) it holds at, the family's
+# size, the **verdict** and the valid / total seeds. Nothing below is typed in: the numbers come from
 # `results/<scale>/claims.json`, which `paperlib.study.decide` wrote from the study's results
 # files; this notebook renders them and decides nothing itself.
 #
@@ -30,15 +32,20 @@
 # are printed below). Every trained run logs a held-out validation curve and, in the full study,
 # counts only once it has stopped improving (its last fifth gains less than one standard error).
 #
-# **The verdicts.** The paired effect over seeds and shared test items gets a standard error from
-# the crossed seeds × items model (`paperlib.tables.inference`; its coverage is tested on
-# simulated data). Within each paper, Holm's procedure adjusts for the number of claims tested;
-# the *adjusted interval* excludes zero exactly when Holm rejects "no effect". Then:
-# **reproduces** / **contradicts** when the adjusted interval lies on the paper's / the other
-# side of zero (and both bases agree on the sign), **negligible** when it lies inside ± the
-# claim's smallest effect of interest, **inconclusive** otherwise, and **untestable** when a model
-# did not learn (a learning guard), a side is at chance, or the baseline leaves less than the
-# smallest effect of room.
+# **The verdicts** ([the rule](../docs/methods/conventions.md#verdicts)). The paired effect over
+# seeds and shared test items is estimated with the pre-trained base as a fixed level
+# (`paperlib.tables.inference.based_estimate`: the mean of the per-base means, the pooled
+# within-base seed variance; its coverage is tested on simulated data), and a base × method
+# interaction test asks whether the bases disagree. Each paper's claims form one family declared
+# before any run is read; Holm over the whole family decides the **sign** and, by two one-sided
+# tests against the smallest effect of interest δ, the **equivalence**; the interval shown is
+# simultaneous over the family (Bonferroni), so it shows size whatever the claim's own p. Then
+# **negligible** (equivalent within ±δ), **reproduces** (the paper's sign, the interval beyond
+# +δ), **reproduces in sign, smaller than published** (the paper's sign, the interval below the
+# paper's effect, where the metric is the paper's quantity), **contradicts** (the other sign,
+# the interval beyond −δ), **depends on the base** (a significant interaction and the bases'
+# verdicts differ), **underpowered** (no base with two valid seeds), **untestable** (a model did
+# not learn, a side at chance, no headroom: judged on mean values), else **inconclusive**.
 
 # %% tags=["parameters"]
 scale = "auto"  # "full" when its results exist, else "smoke" (1 seed)
@@ -98,11 +105,12 @@ if scale == "full":  # the design the text above states: 8 seeds over both bases
     assert len(STUDY["seeds"]) == 8 and len(STUDY["bases"]) == 2, STUDY
 PAPERS = list(dict.fromkeys(c["paper"] for c in CLAIMS))
 for paper in PAPERS:
-    tested = [c for c in CLAIMS if c["paper"] == paper and c.get("family_size")]
-    counts = pd.Series([c["verdict"] for c in CLAIMS if c["paper"] == paper]).value_counts()
+    members = [c for c in CLAIMS if c["paper"] == paper]
+    assert {c["family_size"] for c in members} == {len(members)}, paper  # the declared family
+    counts = pd.Series([c["verdict"] for c in members]).value_counts()
     print(
-        f"{paper}: {len(tested)} claims tested (Holm over {len(tested)}); "
-        + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS)
+        f"{paper}: a family of {len(members)} claims (Holm over all {len(members)}); "
+        + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS if counts.get(v, 0))
     )
 
 
@@ -144,11 +152,41 @@ plt.show()
 
 # %% [markdown]
 # Every claim in full, from `claims.json` (folded; click to open): the statement, its effect and
-# adjusted interval, the paper's effect with the table and rows it is read from, the smallest
+# simultaneous interval, the paper's effect with the table and rows it is read from, the smallest
 # effect of interest, valid / total seeds, the reason for the verdict and the runs left out.
 
 # %%
 HTML(claims_details(CLAIMS, "Every claim in full: statement, numbers and the rule that decided it"))
+
+# %% [markdown]
+# ## Both arms against the base
+#
+# A gain of the variant over its baseline can be *less damage*: both fine-tunes may fall below
+# the pre-trained base they started from. Per claim, each arm's change from its base (arm − base,
+# item by item, the base as a level) with its simultaneous interval, and where the two arms
+# stand; a claim on a metric the Euclidean bases do not have (PEP, the aperture) shows none.
+
+# %%
+against = pd.DataFrame(
+    [
+        {
+            "claim": c["claim"],
+            "variant − base": c["against_base"]["variant"]["effect"],
+            "baseline − base": c["against_base"]["baseline"]["effect"],
+            "reading": c["against_base"]["reading"],
+            "verdict": c["verdict"],
+        }
+        for c in CLAIMS
+        if (c.get("against_base") or {}).get("variant") and c["against_base"].get("baseline")
+    ]
+).set_index("claim")
+damage = against[against["reading"].str.contains("less damage")]
+print(
+    f"{len(against)} claims have both arms against the base; in {len(damage)} the variant's "
+    "difference over its baseline is less damage (both arms below the base): "
+    + (", ".join(f"{i} ({r.verdict})" for i, r in damage.iterrows()) or "none")
+)
+against.round(4)
 
 # %% [markdown]
 # ## What the compared models reach

@@ -6,10 +6,14 @@ import numpy as np
 
 from paperlib.tables.summary import (
     Column,
+    base_text,
     claim_line,
     claim_name,
     claims_table,
     format_mean_std,
+    regime_text,
+    sign_text,
+    size_text,
     study_table,
     values,
 )
@@ -55,7 +59,7 @@ def test_the_claims_table_names_each_claim_with_both_effects():
     row = table.loc["PEP AUC: ARGENT vs HyCoCLIP"].iloc[0]
     assert (
         row["paper"] == "+0.025"
-        and row["this study [adjusted interval]"] == "+0.0123 [+0.004, +0.0206]"
+        and row["this study [simultaneous interval]"] == "+0.0123 [+0.004, +0.0206]"
     )
     assert row["smallest"] == "±0.005" and row["seeds"] == "3/3"
     assert row["paper's table"] == "–"  # no table recorded
@@ -66,10 +70,30 @@ def test_the_claims_table_names_each_claim_with_both_effects():
     }
     assert claims_table([placed]).iloc[0]["paper's table"] == "ARGENT Table 2"
     assert "paper +0.025 (ARGENT Table 2: ARGENT S − HyCoCLIP S)" in claim_line(placed)
-    assert table.iloc[1]["this study [adjusted interval]"] == "–"
+    assert table.iloc[1]["this study [simultaneous interval]"] == "–"
     assert "effect +0.0123 [+0.004, +0.0206]" in claim_line(claim)
     cleaning = {**claim, "baseline_item": "x", "variant": "InfoNCE", "baseline": "InfoNCE"}
     assert claim_name(cleaning) == "PEP AUC: InfoNCE, vs all captions"
+
+
+def test_sign_size_base_and_regime_are_read_from_the_decided_claim():
+    claim = {
+        "effect": 0.0123, "interval": [0.004, 0.0206], "paper_effect": 0.025, "paper_units": True,
+        "p_adjusted": 0.01, "better": "higher", "verdict": "reproduces in sign, smaller than published",
+        "regime": {"batch_size": 64, "steps": 400, "lr": 5e-4},
+        "against_base": {"variant": {"effect": -0.08}, "baseline": {"effect": -0.095},
+                         "reading": "both arms fall below the base"},
+    }  # fmt: skip
+    assert sign_text(claim) == "the paper's" and size_text(claim) == "below the paper's"
+    assert sign_text({**claim, "effect": -0.01}) == "the other"
+    assert sign_text({**claim, "p_adjusted": 0.2}) == "not established"
+    assert sign_text({**claim, "verdict": "underpowered"}) == "not established"
+    assert size_text({**claim, "paper_units": False}) == "other units"
+    assert size_text({**claim, "paper_effect": 0.01}) == "contains the paper's"
+    assert size_text({**claim, "paper_effect": 0.001}) == "above the paper's"
+    assert regime_text(claim) == "batch 64 × 400 steps, lr 0.0005"
+    assert base_text(claim) == "-0.08 / -0.095: both arms fall below the base"
+    assert base_text({**claim, "against_base": {"variant": None}}) == "–"
 
 
 def test_claims_details_folds_every_claim_line_escaped():

@@ -1,5 +1,6 @@
-"""The decision rule: testability (chance, ceiling, headroom), the five verdicts from an
-adjusted interval and the smallest effect of interest, base agreement, collapse and plateau."""
+"""The decision rule: testability on mean values (chance, ceiling, headroom), one constructed
+case per verdict label from the family-level tests and the simultaneous interval, collapse and
+the plateau criterion (against each curve's own item count)."""
 
 from __future__ import annotations
 
@@ -7,65 +8,79 @@ import math
 
 import pytest
 
-from paperlib.tables.plateau import plateau_check
+from paperlib.tables.plateau import curve_items, plateau_check, run_plateaus
 from paperlib.tables.verdicts import (
+    CONTRADICTS,
+    INCONCLUSIVE,
+    NEGLIGIBLE,
+    REPRODUCES,
+    SMALLER,
     VERDICTS,
-    bases_agree,
+    Evidence,
     collapse_reason,
-    directional_verdict,
     headroom,
     untestable_reason,
+    verdict,
 )
+
+SIGNIFICANT, NOT = 0.001, 0.5  # Holm-adjusted p-values on either side of α = 0.05
+
+
+def evidence(
+    effect, interval, p_sign=SIGNIFICANT, p_eq=NOT, better="higher", paper=None, units=True
+):
+    return Evidence(effect, interval, p_sign, p_eq, better, 0.01, paper, units)
 
 
 @pytest.mark.parametrize(
-    "adjusted, equivalence, better, expected",
+    "case, expected",
     [
-        ((0.02, 0.08), (0.01, 0.09), "higher", "reproduces"),
-        ((-0.08, -0.02), (-0.09, -0.01), "higher", "contradicts"),
-        ((-0.004, 0.006), (-0.006, 0.008), "higher", "negligible"),  # inside ±0.01
-        ((0.002, 0.008), (0.001, 0.009), "higher", "negligible"),  # detectable, yet too small
-        # Holm's interval is inside ±0.01 but the simultaneous one is not: no equivalence claim
-        ((0.002, 0.008), (-0.001, 0.012), "higher", "reproduces"),
-        ((-0.004, 0.006), (-0.008, 0.011), "higher", "inconclusive"),
-        ((0.005, 0.02), (0.003, 0.022), "higher", "reproduces"),  # not inside ±0.01
-        ((-0.02, 0.03), (-0.03, 0.04), "higher", "inconclusive"),
-        ((-3.0, -1.5), (-3.2, -1.3), "lower", "reproduces"),  # lower is better (SSI)
-        ((1.5, 3.0), (1.3, 3.2), "lower", "contradicts"),
+        (evidence(0.05, (0.02, 0.08)), REPRODUCES),  # the paper's sign, beyond +δ
+        (evidence(0.05, (0.02, 0.08), paper=0.04), REPRODUCES),  # the paper's effect inside
+        (evidence(0.012, (0.004, 0.02), paper=0.05), SMALLER),  # below the published 0.05
+        (evidence(0.05, (0.02, 0.08), paper=0.10), SMALLER),  # beyond δ, still below it
+        # the paper's sign, size not shown beyond δ, and the metric not the paper's quantity
+        (evidence(0.012, (0.004, 0.02), paper=0.05, units=False), INCONCLUSIVE),
+        (evidence(0.012, (0.004, 0.02)), INCONCLUSIVE),  # no published effect to compare
+        (evidence(-0.05, (-0.08, -0.02)), CONTRADICTS),  # the other sign, beyond −δ
+        (evidence(-0.012, (-0.02, -0.004)), INCONCLUSIVE),  # the other sign, size not beyond −δ
+        (evidence(0.001, (-0.004, 0.006), p_sign=NOT, p_eq=0.01), NEGLIGIBLE),
+        # equivalence wins over a detectable sign: the effect is smaller than any of interest
+        (evidence(0.004, (0.002, 0.006), p_eq=0.01, paper=0.05), NEGLIGIBLE),
+        (evidence(0.03, (-0.01, 0.07), p_sign=NOT), INCONCLUSIVE),  # sign not established
+        (evidence(-2.0, (-3.0, -1.5), better="lower", paper=-1.0), REPRODUCES),  # SSI: lower
+        (evidence(2.0, (1.5, 3.0), better="lower"), CONTRADICTS),
+        (evidence(-0.5, (-0.8, -0.2), better="lower", paper=-6.8), SMALLER),
     ],
 )
-def test_verdicts_from_the_adjusted_interval(adjusted, equivalence, better, expected):
-    smallest = 1.0 if better == "lower" else 0.01
-    assert directional_verdict(adjusted, equivalence, better, smallest, seeds=8)[0] == expected
-    assert expected in VERDICTS
+def test_each_verdict_from_a_constructed_case(case, expected):
+    label, reason = verdict(case)
+    assert label == expected and label in VERDICTS and reason
 
 
-def test_one_seed_gives_no_directional_verdict():
-    verdict, reason = directional_verdict((0.02, 0.08), (0.01, 0.09), "higher", 0.01, seeds=1)
-    assert verdict == "inconclusive" and "seed variance" in reason
+def test_the_verdict_refuses_a_claim_without_a_positive_smallest_effect():
+    with pytest.raises(ValueError, match="smallest must be positive"):
+        verdict(Evidence(0.1, (0.0, 0.2), 0.01, 0.5, "higher", 0.0))
+    with pytest.raises(ValueError, match="better must be"):
+        verdict(Evidence(0.1, (0.05, 0.2), 0.01, 0.5, "up", 0.01))
 
 
-def test_chance_ceiling_and_headroom_make_a_claim_untestable():
-    learned, other = (0.40, 0.46), (0.30, 0.36)
-    assert untestable_reason(learned, other, 0.33, 0.001, 1.0, "higher", 0.01) is None
-    at_chance = untestable_reason(learned, (0.0, 0.004), 0.002, 0.001, 1.0, "higher", 0.01)
-    assert "chance" in at_chance
-    ceiling = untestable_reason((0.99, 1.0), (0.995, 1.0), 0.998, 0.001, 1.0, "higher", 0.01)
+def test_testability_is_judged_on_mean_values_not_on_interval_widths():
+    assert untestable_reason(0.52, 0.33, 0.001, 1.0, "higher", 0.01) is None
+    assert "chance" in untestable_reason(0.52, 0.005, 0.001, 1.0, "higher", 0.01)
+    # PEP 0.927 with a wide 2-seed interval reaching 1.07 is testable: only means count
+    assert untestable_reason(0.927, 0.90, 0.5, 1.0, "higher", 0.005) is None
+    ceiling = untestable_reason(0.998, 0.995, 0.001, 1.0, "higher", 0.01)
     assert "best value" in ceiling
-    # COLA of 0.995: an improvement of the smallest effect (2 points) is impossible
-    no_room = untestable_reason((0.97, 0.99), (0.985, 0.99), 0.995, 0.25, 1.0, "higher", 0.02)
-    assert "leaves less than the smallest effect" in no_room
-    # aperture fraction: a baseline with no caption inside the radius leaves nothing to improve
-    zero = untestable_reason((0.0, 0.0), (0.0, 0.0), 0.0, None, 0.0, "lower", 0.01)
-    assert zero is not None
-    with pytest.raises(ValueError, match="better"):
-        untestable_reason(learned, other, 0.33, 0.001, 1.0, "up", 0.01)
+    assert "leaves less" in untestable_reason(0.97, 0.995, 0.25, 1.0, "higher", 0.02)
+    assert "best value (0)" in untestable_reason(0.0, 0.0, None, 0.0, "lower", 0.01)
+    with pytest.raises(ValueError, match="better must be"):
+        untestable_reason(0.5, 0.3, 0.001, 1.0, "up", 0.01)
 
 
-def test_an_interval_wholly_below_chance_is_a_finding_not_untestable():
-    """HiMo@K of Long-CLIP is negative in the paper (−0.55): below chance (0) is testable."""
-    assert untestable_reason((0.3, 0.5), (-0.6, -0.4), -0.5, 0.0, 1.0, "higher", 0.05) is None
-    assert "chance" in untestable_reason((0.3, 0.5), (-0.05, 0.05), 0.0, 0.0, 1.0, "higher", 0.05)
+def test_a_mean_below_chance_is_a_finding_not_untestable():
+    assert untestable_reason(0.4, -0.5, 0.0, 1.0, "higher", 0.05) is None
+    assert "chance" in untestable_reason(0.4, 0.02, 0.0, 1.0, "higher", 0.05)
 
 
 def test_headroom_is_the_smallest_effect_on_both_sides():
@@ -73,13 +88,6 @@ def test_headroom_is_the_smallest_effect_on_both_sides():
     assert not headroom(0.998, 0.5, 1.0, "higher", 0.005)
     assert not headroom(0.503, 0.5, 1.0, "higher", 0.005)  # at chance: no room downwards
     assert headroom(4.0, None, 0.0, "lower", 1.0) and not headroom(0.5, None, 0.0, "lower", 1.0)
-
-
-def test_bases_must_agree_with_a_directional_verdict():
-    assert bases_agree({0: 0.02, 1: 0.01}, "reproduces", "higher")
-    assert not bases_agree({0: 0.02, 1: -0.01}, "reproduces", "higher")
-    assert bases_agree({0: -0.5, 1: -1.0}, "reproduces", "lower")
-    assert bases_agree({0: 0.02, 1: -0.01}, "inconclusive", "higher")  # nothing to agree with
 
 
 def test_collapse_reason():
@@ -103,3 +111,19 @@ def test_plateau_compares_the_last_fifth_gain_with_a_standard_error():
     assert falling.reached  # a fall is not a gain
     with pytest.raises(ValueError, match="at least 2"):
         plateau_check([(0, 0.1)], 500, "x")
+
+
+def test_the_plateau_rule_uses_the_curves_own_item_count():
+    """A gain of 0.02 is beyond one standard error over 1,000 items (0.0158) but within it over
+    the 500 items a study curve is measured on (0.0223); the log's val_size decides."""
+    log = [
+        {"step": s, "val": {"r1": v}, "val_size": 500}
+        for s, v in ((0, 0.1), (400, 0.5), (500, 0.52))
+    ]
+    assert curve_items(log) == 500
+    assert run_plateaus(log)["r1"].reached
+    assert not run_plateaus(log, 1000)["r1"].reached
+    with pytest.raises(ValueError, match="val_size"):
+        curve_items([{k: v for k, v in r.items() if k != "val_size"} for r in log])
+    with pytest.raises(ValueError, match="val_size"):
+        curve_items([log[0], {**log[1], "val_size": 200}])

@@ -12,8 +12,8 @@ records of ``engine.validation``; aperture diagnostics of ``metrics.diagnostics`
      "aperture": [{"study", "variant", "seed", "features", "radius", "points": [{"step",
                    "frac_inside_radius", "norm_mean"}]}]}
 
-``plateau`` is ``tables.plateau.plateau_check`` of that curve against the test set's standard
-error (the criterion the claims apply).
+``plateau`` is ``tables.plateau.plateau_check`` of that curve against the standard error over
+its own ``val_size`` items (the criterion the claims apply).
 """
 
 from __future__ import annotations
@@ -26,19 +26,19 @@ from paperlib.atomic import atomic_write_text
 from paperlib.engine.validation import validation_records
 from paperlib.study.pretrain import bases_dir
 from paperlib.study.reader import results_dir, slug
-from paperlib.study.scales import SCALES
 from paperlib.tables.plateau import curves_of, run_plateaus
 from paperlib.train import log_records
 
 APERTURE_FEATURES = ("text", "box_text")  # the parents whose aperture MERU needs
 
 
-def _curve_entries(records: list[dict[str, Any]], n_items: int, **labels: Any) -> list[dict]:
-    """One entry per validation curve of a log, with its plateau check over ``n_items``."""
+def _curve_entries(records: list[dict[str, Any]], **labels: Any) -> list[dict]:
+    """One entry per validation curve of a log, with its plateau check over the curve's own
+    held-out items."""
     val = validation_records(records)
     if not val:
         return []
-    plateaus = run_plateaus(records, n_items)
+    plateaus = run_plateaus(records)
     return [
         {
             **labels,
@@ -83,7 +83,7 @@ def aperture_curves(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def write_curves(scale_name: str, runs: list) -> dict[str, Any]:
     """Collect every run's curves from its results folder and the bases' from
     ``results/bases/``; write ``results/<scale>/curves.json`` and return it."""
-    root, n_items = results_dir(scale_name), SCALES[scale_name].eval_size
+    root = results_dir(scale_name)
     validation, aperture = [], []
     for run in runs:
         log = root / run.study / slug(run.variant) / f"seed{run.seed}" / "log.jsonl"
@@ -91,7 +91,7 @@ def write_curves(scale_name: str, runs: list) -> dict[str, Any]:
             continue
         records = log_records(log)
         labels = {"study": run.study, "variant": run.variant, "seed": run.seed}
-        validation += _curve_entries(records, n_items, **labels)
+        validation += _curve_entries(records, **labels)
         aperture += [{**labels, **curve} for curve in aperture_curves(records)]
     bases = []
     summary = bases_dir() / "bases.json"
@@ -99,9 +99,7 @@ def write_curves(scale_name: str, runs: list) -> dict[str, Any]:
         for entry in json.loads(summary.read_text())["bases"]:
             name = f"{entry['model']}-base{entry['base']}"
             records = log_records(bases_dir() / f"{name}.log.jsonl")
-            bases += _curve_entries(
-                records, entry["val_size"], model=entry["model"], base=entry["base"]
-            )
+            bases += _curve_entries(records, model=entry["model"], base=entry["base"])
     curves = {"validation": validation, "bases": bases, "aperture": aperture}
     atomic_write_text(root / "curves.json", json.dumps(curves, indent=1) + "\n")
     return curves

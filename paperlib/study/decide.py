@@ -1,18 +1,24 @@
 """Deciding the study's claims and checking its learning targets from the results files.
 
 :func:`decide` reads every finished run's ``run.done``, ``log.jsonl`` and ``items.npz`` and
-writes ``results/<scale>/claims.json``. Per claim (``tables.claims``):
+writes ``results/<scale>/claims.json``. Per claim (``tables.claims``;
+``docs/methods/conventions.md#verdicts``):
 
 1. runs that collapsed (``tables.verdicts.collapse_reason``) or whose validation curve had not
-   flattened (``tables.plateau``) are left out and named (``invalid_runs``);
-2. the paired effect variant − baseline over the seeds where both runs are valid, with its
-   standard error from the crossed seeds × items model (``tables.inference``), its raw 95 %
-   interval and p-value, the mean effect per pre-trained base, and each side's own value;
-3. testability (``tables.verdicts.untestable_reason``): the learning guard (both sides above
-   its threshold; the untrained reference's value is recorded beside it), chance, headroom;
-4. per paper (the family), Holm's adjustment over the testable claims: ``p_adjusted``, the
-   adjusted interval (``interval``; ``interval_raw`` keeps the unadjusted one) and the verdict
-   (``tables.verdicts.directional_verdict`` and ``bases_agree``).
+   flattened (``tables.plateau``, against the curve's own item count) are left out and named
+   (``invalid_runs``; ``seeds_kept`` counts each arm's valid seeds);
+2. the paired effect variant − baseline over the seeds where both runs are valid, the base as a
+   level (``tables.inference.based_estimate``): its raw 95 % and simultaneous (``interval``, at
+   the family's size) intervals, its p-values of "no effect" and of the equivalence within the
+   smallest effect, each base's own effect and the base × method interaction test; each side's
+   own value; both arms against the base (``against_base``); the metric on the untrained model
+   and on each base (``measured``), and the regime (``regime``);
+3. testability on mean values (``tables.verdicts.untestable_reason``): the learning guard,
+   chance, headroom, and the retention guard (each arm keeps at least :data:`RETENTION` of its
+   base's short I2T R@1 and zero-shot L1, else "the base is forgotten");
+4. per declared family (every claim of a paper), Holm over all its claims (p = 1 for one that
+   cannot be tested) for the sign and for the equivalence, then the verdict
+   (``tables.verdicts.verdict``, per base where the interaction is significant).
 
 A claim whose runs are missing (a seed or a variant the scale plans) is an error naming them,
 unless ``partial=True``: then it is decided on what exists and marked ``partial``.
@@ -35,29 +41,36 @@ from paperlib.study.reader import EVAL_SEED, PRETRAIN, read_items, results_dir, 
 from paperlib.study.scales import SCALES, Scale
 from paperlib.tables.claims import (
     CLAIMS,
+    FAMILY_SIZES,
     HEADLINE_FINETUNES,
     LONGER,
     SAME_TEXT,
+    SMALLER,
     UNTRAINED,
     Claim,
 )
 from paperlib.tables.inference import (
     ALPHA,
-    Estimate,
-    crossed_estimate,
+    based_estimate,
+    bonferroni_alpha,
     holm,
-    holm_levels,
+    interaction_test,
+    per_base_estimates,
     summary,
 )
-from paperlib.tables.plateau import rate_standard_error, run_plateaus
-from paperlib.tables.summary import claim_name, effect_text
+from paperlib.tables.plateau import curve_items, rate_standard_error, run_plateaus
+from paperlib.tables.summary import claim_name, effect_text, regime_text, sign_text, size_text
 from paperlib.tables.verdicts import (
-    MIN_SEEDS,
-    bases_agree,
+    BASE_DEPENDENT,
+    INTERACTION_ALPHA,
+    MIN_SEED_DF,
+    UNDERPOWERED,
+    UNTESTABLE,
+    Evidence,
     collapse_reason,
-    directional_verdict,
     untestable_reason,
 )
+from paperlib.tables.verdicts import verdict as decide_verdict
 from paperlib.train import log_records
 
 
@@ -108,11 +121,11 @@ def run_collapse(info: dict[str, Any], log: list[dict[str, Any]]) -> str | None:
     return collapse_reason(losses, info["config"]["train"]["batch_size"], info["feature_std"])
 
 
-def run_plateau(records: list[dict[str, Any]], n_items: int) -> str | None:
+def run_plateau(records: list[dict[str, Any]]) -> str | None:
     """Why a trained run's validation curves had not flattened (``tables.plateau``, judged
-    against the standard error over ``n_items`` test items), or None (also for a run without a
-    curve: the references)."""
-    found = [p.reason() for p in run_plateaus(records, n_items).values() if not p.reached]
+    against the standard error over the curve's own held-out items), or None (also for a run
+    without a curve: the references)."""
+    found = [p.reason() for p in run_plateaus(records).values() if not p.reached]
     return "; ".join(found) if found else None
 
 
@@ -130,7 +143,10 @@ def _read_run(done: Path, scale: Scale) -> dict[str, Any]:
     records = log_records(log) if log.is_file() else []
     steps = [r for r in records if "loss" in r]
     info["collapsed"] = run_collapse(info, steps)
-    info["unconverged"] = run_plateau(records, scale.eval_size)
+    try:
+        info["unconverged"] = run_plateau(records)
+    except ValueError as error:
+        raise ValueError(f"{log}: {error}") from None
     info["base"] = scale.base_of(info["seed"]) if info["variant"] != PRETRAIN else info["seed"]
     return info
 
@@ -170,20 +186,25 @@ def _reference(scale_name: str, study: str, item: str) -> float | None:
         return None
 
 
-def _guard(scale_name: str, claim: Claim, seeds: list[int]) -> dict[str, Any] | None:
-    """The claim's learning guard: its threshold, each side's interval and the untrained value."""
+def _mean(values: np.ndarray) -> float:
+    return float(np.mean(values))
+
+
+def _guard(scale_name: str, claim: Claim, seeds: list[int], alpha: float) -> dict | None:
+    """The claim's learning guard: its threshold, each side's value (judged on its mean, a
+    point value) with its family-level interval, and the untrained model's value."""
     guard = claim.metric.guard
     if guard is None:
         return None
+    bases = [SCALES[scale_name].base_of(s) for s in seeds]
     sides = {
-        name: summary(_side(scale_name, claim.study, variant, guard.item, seeds))
+        name: summary(_side(scale_name, claim.study, variant, guard.item, seeds), bases, alpha)
         for name, variant in (("variant", claim.variant), ("baseline", claim.baseline))
     }
     failed = [
-        f"{name} {side['mean']:.4f} (interval from {side['interval'][0]:.4f}) not above "
-        f"{guard.threshold:g}"
+        f"{name} mean {side['mean']:.4f} not above {guard.threshold:g}"
         for name, side in sides.items()
-        if side["interval"][0] <= guard.threshold
+        if side["mean"] <= guard.threshold
     ]
     untrained = _reference(scale_name, claim.study, guard.item)
     return {
@@ -195,6 +216,139 @@ def _guard(scale_name: str, claim: Claim, seeds: list[int]) -> dict[str, Any] | 
         **sides,
         "failed": "; ".join(failed) or None,
     }
+
+
+def base_variant(variant: str) -> str:
+    """The reference run of the pre-trained base a study variant starts from (the smaller
+    model's bases for its arm); the hyperbolic fine-tunes start from the same Euclidean bases."""
+    return PRETRAIN + (SMALLER if variant.endswith(SMALLER) else "")
+
+
+def _base_items(scale_name: str, variant: str, item: str, bases: list[int]) -> np.ndarray | None:
+    """(seeds, items) values of ``item`` of each seed's base, None where a base lacks it (the
+    Euclidean bases have no hyperbolic metric)."""
+    rows = []
+    for b in bases:
+        try:
+            rows.append(read_items(scale_name, "himo", base_variant(variant), b)[item])
+        except (FileNotFoundError, KeyError):
+            return None
+    return np.stack(rows)
+
+
+def measured_levels(scale_name: str, claim: Claim) -> dict[str, Any]:
+    """The claim's metric on an untrained model and on each pre-trained base, as measured."""
+    scale = SCALES[scale_name]
+    base = {}
+    for b in scale.bases:
+        values = _base_items(scale_name, claim.variant, claim.item, [b])
+        base[str(b)] = None if values is None else _mean(values)
+    return {"untrained": _reference(scale_name, claim.study, claim.item), "base": base}
+
+
+def against_base(scale_name: str, claim: Claim, seeds: list[int], alpha: float) -> dict:
+    """Each arm's change from the base it started from (arm − base, item by item, the base as a
+    level), with its family-level interval; None for an arm whose base lacks the metric."""
+    bases = [SCALES[scale_name].base_of(s) for s in seeds]
+    out: dict[str, Any] = {}
+    for name, variant, item in (
+        ("variant", claim.variant, claim.item),
+        ("baseline", claim.baseline, claim.baseline_metric),
+    ):
+        base = _base_items(scale_name, variant, item, bases)
+        if base is None:
+            out[name] = None
+            continue
+        estimate = based_estimate(
+            _side(scale_name, claim.study, variant, item, seeds) - base, bases
+        )
+        out[name] = {"effect": estimate.mean, "interval": list(estimate.interval(alpha))}
+    out["reading"] = base_reading(out, claim.metric.better)
+    return out
+
+
+def base_reading(arms: dict[str, Any], better: str) -> str | None:
+    """In words, where the two arms stand against the base: both below it (a gain of the
+    variant over the baseline is then less damage), both above, or on either side."""
+    if arms.get("variant") is None or arms.get("baseline") is None:
+        return None
+    sign = 1.0 if better == "higher" else -1.0
+    v, b = (sign * arms[k]["effect"] for k in ("variant", "baseline"))
+    if v < 0 and b < 0:
+        less = " (the variant's difference is less damage)" if v > b else ""
+        return f"both arms fall below the base{less}"
+    if v > 0 and b > 0:
+        return "both arms improve on the base"
+    return (
+        "the variant improves on the base and the baseline does not"
+        if v > b
+        else ("the baseline improves on the base and the variant does not")
+    )
+
+
+def regime(scale_name: str, claim: Claim, seeds: list[int]) -> dict[str, Any] | None:
+    """The training regime the claim holds at: the variant's batch, steps, learning rate and
+    warm-up (from its first valid seed's ``run.done``)."""
+    if not seeds:
+        return None
+    done = (
+        results_dir(scale_name) / claim.study / slug(claim.variant) / f"seed{seeds[0]}" / "run.done"
+    )
+    config = json.loads(done.read_text())["config"]
+    train, optim = config.get("train", {}), config.get("optim", {})
+    return {
+        "batch_size": train.get("batch_size"),
+        "steps": train.get("steps"),
+        "lr": optim.get("lr"),
+        "warmup_steps": optim.get("warmup_steps"),
+        "model": config.get("model", {}).get("name"),
+    }
+
+
+# the retention guard: what a fine-tune must keep of its base (both papers keep short retrieval)
+RETENTION_ITEMS = ("world-short/i2t_hit1", "world-zeroshot/L1_correct")
+RETENTION = 0.8  # the share of the base's value a fine-tune must keep
+
+
+def retention(scale_name: str, study: str, variant: str, seeds: list[int]) -> dict[str, float]:
+    """Per retention item, the arm's mean over ``seeds`` as a share of the mean of the bases
+    those seeds started from (``{}`` for a base reference or where a base lacks the item)."""
+    if variant.startswith(PRETRAIN) or variant == UNTRAINED or not seeds:
+        return {}
+    bases = [SCALES[scale_name].base_of(s) for s in seeds]
+    out = {}
+    for item in RETENTION_ITEMS:
+        base = _base_items(scale_name, variant, item, bases)
+        if base is not None and _mean(base) > 0:
+            out[item] = _mean(_side(scale_name, study, variant, item, seeds)) / _mean(base)
+    return out
+
+
+def forgotten_reason(kept: dict[str, dict[str, float]]) -> str | None:
+    """Why a claim reads "the base is forgotten" (an arm keeps less than :data:`RETENTION` of
+    its base on a retention item), or None; ``kept``: arm name → :func:`retention`."""
+    lost = [
+        f"{arm} keeps {share:.2f} of the base's {item}"
+        for arm, shares in kept.items()
+        for item, share in shares.items()
+        if share < RETENTION
+    ]
+    if not lost:
+        return None
+    return f"the base is forgotten ({'; '.join(lost)}; the guard asks ≥ {RETENTION:g})"
+
+
+def forgotten_runs(scale_name: str, runs: list[dict]) -> list[str]:
+    """Every trained run that keeps less than :data:`RETENTION` of its base on a retention
+    item, named with its shares."""
+    out = []
+    for r in runs:
+        shares = retention(scale_name, r["study"], r["variant"], [r["seed"]])
+        low = {item: share for item, share in shares.items() if share < RETENTION}
+        if low:
+            listed = ", ".join(f"{item} {share:.2f}" for item, share in low.items())
+            out.append(f"{r['study']}/{slug(r['variant'])}/seed{r['seed']}: keeps {listed}")
+    return out
 
 
 def _valid_seeds(claim: Claim, runs: list[dict], scale: Scale) -> tuple[list[int], list, list]:
@@ -219,17 +373,36 @@ def _valid_seeds(claim: Claim, runs: list[dict], scale: Scale) -> tuple[list[int
     return valid, invalid, sorted(set(missing))
 
 
+def seeds_kept(claim: Claim, runs: list[dict], scale: Scale) -> dict[str, int]:
+    """Per arm, how many of the planned seeds have a valid run (and the pairs both keep)."""
+    seeds, _, _ = _valid_seeds(claim, runs, scale)
+    expected = expected_seeds(claim, scale)
+
+    def valid(variant):
+        return sum(
+            1 for r in runs if r["study"] == claim.study and r["variant"] == variant
+            and r["seed"] in expected and not invalid_reason(r, scale.require_plateau)
+        )  # fmt: skip
+
+    return {"variant": valid(claim.variant), "baseline": valid(claim.baseline), "pairs": len(seeds)}
+
+
 def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) -> dict:
-    """One claim's effect, raw interval, testability and per-base effects (the family's
-    adjustment and the verdict come from :func:`adjust_family`)."""
+    """One claim's effect (the base as a level), raw test statistics, testability, per-base
+    effects and interaction test, both arms against the base and the measured chance levels
+    (the family's adjustment and the verdict come from :func:`adjust_family`)."""
     seeds, invalid, missing = _valid_seeds(claim, runs, scale)
+    alpha = bonferroni_alpha(FAMILY_SIZES[claim.family])
     record = {
         "claim": claim.id,
         **{k: v for k, v in claim.as_dict().items() if k != "id"},
         "seeds": seeds,
         "runs_total": len(expected_seeds(claim, scale)),
+        "seeds_kept": seeds_kept(claim, runs, scale),
         "invalid_runs": invalid,
         "missing_runs": missing,
+        "measured": measured_levels(scale_name, claim),
+        "regime": regime(scale_name, claim, seeds),
     }
     if not seeds:
         why = "no seed where both runs are valid"
@@ -240,89 +413,135 @@ def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) 
     vb = _side(scale_name, claim.study, claim.baseline, claim.baseline_metric, seeds)
     if not (np.isfinite(va).all() and np.isfinite(vb).all()):
         return {**record, "effect": None, "untestable": f"non-finite values of {claim.item}"}
-    effect = crossed_estimate(va - vb)
-    sides = {"variant_value": summary(va), "baseline_value": summary(vb)}
-    bases = sorted(
-        {r["base"] for r in runs if r["variant"] == claim.variant and r["seed"] in seeds}
+    bases = [scale.base_of(s) for s in seeds]
+    record.update(_effect_fields(va - vb, bases, claim.metric.smallest, alpha))
+    record.update(variant_value=summary(va, bases, alpha), baseline_value=summary(vb, bases, alpha))
+    record["against_base"] = against_base(scale_name, claim, seeds, alpha)
+    texts = (
+        world_short_captions(EVAL_SEED, va.shape[1]) if claim.metric.chance == SAME_TEXT else None
     )
-    per_base = {
-        b: float(np.mean([effect.seed_values[i] for i, s in enumerate(seeds) if scale.base_of(s) == b]))
-        for b in bases
-    }  # fmt: skip
-    chance = claim.chance_for(va.shape[1], world_short_captions(EVAL_SEED, va.shape[1]) if claim.metric.chance == SAME_TEXT else None)  # fmt: skip
-    record.update(
-        chance=chance,
-        effect=effect.mean,
-        se=effect.se,
-        seed_term=effect.seed_term,
-        item_term=effect.item_term,
-        interval_raw=list(effect.interval()),
-        p_raw=effect.p_value(),
-        per_seed=list(effect.seed_values),
-        per_base={str(k): v for k, v in per_base.items()},
-        **sides,
-    )
-    guard = _guard(scale_name, claim, seeds)
+    chance = claim.chance_for(va.shape[1], texts, record["measured"]["untrained"])
+    record["chance"] = chance
+    guard = _guard(scale_name, claim, seeds, alpha)
     if guard is not None:
         record["guard"] = guard
-    if claim.metric.item.endswith(
-        "/ssi"
-    ):  # a text-blind model's scores never move: 0 by definition
-        record["reference"] = {"text-blind": 0.0, "untrained": _reference(scale_name, claim.study, claim.item)}  # fmt: skip
+    if claim.metric.item.endswith("/ssi"):  # a text-blind model's scores never move: 0
+        record["reference"] = {"text-blind": 0.0, "untrained": record["measured"]["untrained"]}
     m = claim.metric
     reason = untestable_reason(
-        tuple(sides["variant_value"]["interval"]), tuple(sides["baseline_value"]["interval"]),
-        sides["baseline_value"]["mean"], chance if m.guard is None else None, m.ceiling,
-        m.better, m.smallest,
+        record["variant_value"]["mean"], record["baseline_value"]["mean"],
+        chance if m.guard is None else None, m.ceiling, m.better, m.smallest,
     )  # fmt: skip
     if guard is not None and guard["failed"]:
         reason = f"a model did not learn ({guard['item']}: {guard['failed']})"
+    kept = {
+        name: retention(scale_name, claim.study, variant, seeds)
+        for name, variant in (("variant", claim.variant), ("baseline", claim.baseline))
+    }
+    record["retention"] = {**kept, "threshold": RETENTION}
+    reason = forgotten_reason(kept) or reason
     if reason:
         record["untestable"] = reason
     return record
 
 
-def adjust_family(records: list[dict], alpha: float = ALPHA) -> list[dict]:
-    """Holm over one paper's testable claims (at least 2 seeds), then every claim's verdict."""
-    tested = [r for r in records if "untestable" not in r and len(r["seeds"]) >= MIN_SEEDS]
-    p_adjusted = holm([r["p_raw"] for r in tested])
-    levels = holm_levels([r["p_raw"] for r in tested], alpha)
-    for record, p_adj, level in zip(tested, p_adjusted, levels):
-        record.update(p_adjusted=p_adj, alpha_adjusted=level, family_size=len(tested))
-    out = []
-    for record in records:
-        out.append({**record, **_verdict(record, alpha)})
-    return out
-
-
-def _verdict(record: dict, alpha: float) -> dict[str, Any]:
-    """The verdict, reason and adjusted interval of one decided claim."""
-    if "untestable" in record:
-        return {"verdict": "untestable", "reason": record["untestable"], "interval": None}
-    seeds, raw = len(record["seeds"]), record["interval_raw"]
-    if "alpha_adjusted" not in record:  # one seed: not tested, the raw interval shown
-        verdict, reason = directional_verdict(raw, raw, record["better"], record["smallest"], seeds)
-        return {"verdict": verdict, "reason": reason, "interval": None}
-    estimate = _estimate(record)
-    adjusted = estimate.interval(record["alpha_adjusted"])
-    simultaneous = estimate.interval(alpha / record["family_size"])
-    verdict, reason = directional_verdict(adjusted, simultaneous, record["better"], record["smallest"], seeds)  # fmt: skip
-    per_base = {int(k): v for k, v in record["per_base"].items()}
-    if not bases_agree(per_base, verdict, record["better"]):
-        verdict, reason = "inconclusive", f"the bases disagree on the sign ({record['per_base']})"
+def _effect_fields(diff: np.ndarray, bases: list[int], smallest: float, alpha: float) -> dict:
+    """The effect's estimate (base as a level), its raw sign and equivalence p-values, its
+    family-level interval, each base's own effect and the base × method interaction test."""
+    effect = based_estimate(diff, bases)
+    per_base = per_base_estimates(diff, bases)
     return {
-        "verdict": verdict,
-        "reason": reason,
-        "interval": list(adjusted),
-        "interval_simultaneous": list(simultaneous),
+        "effect": effect.mean,
+        "se": effect.se,
+        "seed_term": effect.seed_term,
+        "item_term": effect.item_term,
+        "seed_df": effect.seed_df,
+        "interval_raw": list(effect.interval()),
+        "interval": list(effect.interval(alpha)),
+        "p_raw": effect.p_value(),
+        "p_equivalence_raw": effect.equivalence_p(smallest),
+        "per_seed": list(effect.seed_values),
+        "bases_of_seeds": bases,
+        "per_base": {
+            str(b): {
+                "effect": e.mean,
+                "seeds": e.seeds,
+                "interval": list(e.interval(alpha)),
+                "p_raw": e.p_value(),
+                "p_equivalence_raw": e.equivalence_p(smallest),
+            }
+            for b, e in per_base.items()
+        },  # fmt: skip
+        "interaction": interaction_test(effect.seed_values, bases),
     }
 
 
-def _estimate(record: dict) -> Estimate:
-    """The effect's :class:`~paperlib.tables.inference.Estimate` back from its record."""
-    return Estimate(
-        record["effect"], tuple(record["per_seed"]), record["seed_term"], record["item_term"]
+def testable(record: dict) -> bool:
+    """Whether a decided claim enters its family's tests with its own p-values (else p = 1)."""
+    return "untestable" not in record and record.get("seed_df", 0) >= MIN_SEED_DF
+
+
+def adjust_family(records: list[dict], alpha: float = ALPHA) -> list[dict]:
+    """Holm over one declared family, every claim of it counted (a claim that cannot be tested
+    enters with p = 1), for the sign and for the equivalence; then every claim's verdict."""
+    families = {r["family"] for r in records}
+    if len(families) != 1 or None in families:
+        raise ValueError(f"adjust_family takes the claims of one declared family; got {families}")
+    (family,) = families
+    size = FAMILY_SIZES[family]
+    if len(records) > size:
+        raise ValueError(f"family {family!r} declares {size} claims; {len(records)} given")
+    padding = [1.0] * (size - len(records))  # declared claims not decided here count as p = 1
+    p_sign = holm([r["p_raw"] if testable(r) else 1.0 for r in records] + padding)
+    p_eq = holm([r["p_equivalence_raw"] if testable(r) else 1.0 for r in records] + padding)
+    out = []
+    for record, ps, pe in zip(records, p_sign, p_eq):
+        adjusted = {**record, "p_adjusted": ps, "p_equivalence_adjusted": pe, "family_size": size}
+        out.append({**adjusted, **_verdict(adjusted, alpha)})
+    return out
+
+
+def _evidence(record: dict, alpha: float, **changes: Any) -> Evidence:
+    fields = dict(
+        effect=record["effect"], simultaneous=tuple(record["interval"]),
+        p_sign=record["p_adjusted"], p_equivalence=record["p_equivalence_adjusted"],
+        better=record["better"], smallest=record["smallest"],
+        paper_effect=record.get("paper_effect"), paper_units=bool(record.get("paper_units")),
+        alpha=alpha,
+    )  # fmt: skip
+    return Evidence(**{**fields, **changes})
+
+
+def _verdict(record: dict, alpha: float) -> dict[str, Any]:
+    """The verdict and reason of one adjusted claim (per base where the bases differ)."""
+    if "untestable" in record:
+        return {"verdict": UNTESTABLE, "reason": record["untestable"]}
+    if record["seed_df"] < MIN_SEED_DF:
+        return {
+            "verdict": UNDERPOWERED,
+            "reason": f"no base has two valid seeds ({len(record['seeds'])} valid): the seed "
+            "variance is unknown; in its family with p = 1",
+        }
+    verdict, reason = decide_verdict(_evidence(record, alpha))
+    interaction = record.get("interaction")
+    if not interaction or interaction["p"] >= INTERACTION_ALPHA:
+        return {"verdict": verdict, "reason": reason, "verdict_per_base": None}
+    size = record["family_size"]
+    per_base = {
+        b: decide_verdict(_evidence(
+            record, alpha, effect=e["effect"], simultaneous=tuple(e["interval"]),
+            p_sign=min(1.0, size * e["p_raw"]), p_equivalence=min(1.0, size * e["p_equivalence_raw"]),
+        ))[0]
+        for b, e in record["per_base"].items()
+    }  # fmt: skip
+    test = (
+        f"the base × method interaction is significant (F({interaction['df_between']}, "
+        f"{interaction['df_within']}) = {interaction['F']:.3g}, p = {interaction['p']:.3g})"
     )
+    if len(set(per_base.values())) == 1:
+        return {"verdict": verdict, "reason": f"{reason}; {test}, the bases agree", "verdict_per_base": per_base}  # fmt: skip
+    listed = ", ".join(f"base {b}: {v}" for b, v in per_base.items())
+    return {"verdict": BASE_DEPENDENT, "reason": f"{test}: {listed}", "verdict_per_base": per_base}
 
 
 def _final_validation(scale_name: str, study: str, variant: str, seed: int) -> dict | None:
@@ -337,7 +556,7 @@ def schedule_checks(scale_name: str, runs: list[dict]) -> list[dict]:
     values at its own and at twice its steps (same seed, same base), the gain, and whether the
     gain is below one test-set standard error (the longer schedule did not help beyond noise;
     else the claims on that variant are flagged, ``schedule_flags``)."""
-    out, n = [], SCALES[scale_name].eval_size
+    out = []
     for run in runs:
         if not run["variant"].endswith(LONGER):
             continue
@@ -346,6 +565,7 @@ def schedule_checks(scale_name: str, runs: list[dict]) -> list[dict]:
         longer = _final_validation(scale_name, run["study"], run["variant"], run["seed"])
         if own is None or longer is None:
             continue
+        n = curve_items([longer])
         for metric, value in longer["val"].items():
             se = rate_standard_error(value, n)
             gain = value - own["val"][metric]
@@ -424,8 +644,9 @@ def report(scale_name: str, partial: bool = False) -> dict[str, Any]:
             + "; run the study to finish them, or decide a partial study (--partial)"
         )  # fmt: skip
     claims = []
-    for paper in dict.fromkeys(r["paper"] for r in decided):
-        claims += adjust_family([r for r in decided if r["paper"] == paper])
+    for family in FAMILY_SIZES:
+        members = [r for r in decided if r["family"] == family]
+        claims += adjust_family(members) if members else []
     order = {c.id: i for i, c in enumerate(CLAIMS)}
     claims.sort(key=lambda r: order[r["claim"]])
     checks = schedule_checks(scale_name, runs)
@@ -435,6 +656,8 @@ def report(scale_name: str, partial: bool = False) -> dict[str, Any]:
     return {
         "scale": scale_name,
         "alpha": ALPHA,
+        "families": dict(FAMILY_SIZES),
+        "interval_levels": {f: 1 - bonferroni_alpha(m) for f, m in FAMILY_SIZES.items()},
         "partial": bool(missing),
         "claims": claims,
         "targets": check_targets(scale_name, runs),
@@ -445,6 +668,7 @@ def report(scale_name: str, partial: bool = False) -> dict[str, Any]:
             for r in runs
             if (why := invalid_reason(r, scale.require_plateau))
         ],
+        "forgotten_runs": forgotten_runs(scale_name, runs),
         "unconverged_runs": [
             f"{r['study']}/{slug(r['variant'])}/seed{r['seed']}: {r['unconverged']}"
             for r in runs
@@ -462,18 +686,20 @@ def decide(scale_name: str, partial: bool = False) -> dict[str, Any]:
 
 def summary_table(decided: dict[str, Any]) -> str:
     """Markdown tables of the decided claims and the learning targets (the README's summary of
-    ``claims.json``; an untested claim shows its raw interval, marked "raw")."""
+    ``claims.json``): verdict, effect with its simultaneous interval, the sign Holm established,
+    the size against the paper's, the regime and the family's size."""
     lines = [
-        "| claim | paper | verdict | effect [adjusted interval] | paper's effect | smallest "
-        "effect | valid / total seeds |",
-        "|---|---|---|---|---|---|---|",
+        "| claim | paper | verdict | effect [simultaneous interval] | paper's effect | smallest "
+        "effect | sign | size | regime | family | valid / total seeds |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in decided["claims"]:
         paper = "–" if c["paper_effect"] is None else f"{c['paper_effect']:+.3g}"
         verdict = c["verdict"] + (" (not run)" if c.get("reason", "").startswith("not run") else "")
         lines.append(
             f"| {c['statement']} ({claim_name(c)}) | {c['paper']} | {verdict} | "
-            f"{effect_text(c)} | {paper} | ±{c['smallest']:g} | "
+            f"{effect_text(c)} | {paper} | ±{c['smallest']:g} | {sign_text(c)} | "
+            f"{size_text(c)} | {regime_text(c)} | {c['family_size']} | "
             f"{len(c['seeds'])} / {c['runs_total']} |"
         )
     lines += ["", "| learning target | runs | median | target | met |", "|---|---|---|---|---|"]

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from paperlib.tables import published_table, published_where
 
@@ -56,6 +56,7 @@ class Metric:
     smallest: float  # the smallest effect of interest, in the metric's units
     smallest_reason: str
     guard: Guard | None = None
+    units: str = ""  # what one unit of the metric is (required: validate_claims)
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,9 @@ class PaperEffect:
     variant: dict[str, str]
     baseline: dict[str, str] | None = None
     scale: float = 1.0
+    # whether the study's metric is the quantity the paper reports (then sizes compare; R@1
+    # here against the paper's R@5 do not)
+    same_units: bool = True
 
     def value(self) -> float:
         rows, _ = published_table(self.table)
@@ -123,6 +127,7 @@ class Claim:
     # the baseline side's metric where it is not the variant's: an evaluation claim compares
     # one run's two metrics (ARGENT's Table 1: P/R with and without the ambiguous captions)
     baseline_item: str | None = None
+    family: str = ""  # the multiplicity family (a key of FAMILIES; required)
 
     @property
     def item(self) -> str:
@@ -133,10 +138,18 @@ class Claim:
         """The per-item metric of the baseline side."""
         return self.baseline_item or self.metric.item
 
-    def chance_for(self, n_items: int, texts: Sequence[str] | None = None) -> float | None:
+    @property
+    def paper_units(self) -> bool | None:
+        """Whether the paper's effect is in the metric's units (None: no published effect)."""
+        return None if self.paper_effect is None else self.paper_effect.same_units
+
+    def chance_for(
+        self, n_items: int, texts: Sequence[str] | None = None, measured: float | None = None
+    ) -> float | None:
         """The chance level on a test set of ``n_items`` items (with their ``texts`` for a
-        :data:`SAME_TEXT` level)."""
-        return chance_level(self.metric.chance, n_items, texts)
+        :data:`SAME_TEXT` level; the untrained model's ``measured`` value for a
+        :data:`MEASURED` one)."""
+        return chance_level(self.metric.chance, n_items, texts, measured)
 
     def as_dict(self) -> dict:
         """The claim as JSON-ready data (metric fields flattened, the paper's effect read)."""
@@ -148,15 +161,25 @@ class Claim:
         out["paper_effect_source"] = None if effect is None else effect.describe()
         out["paper_effect_table"] = None if effect is None else published_where(effect.table)
         out["paper_effect_row"] = None if effect is None else effect.row()
+        out["paper_units"] = self.paper_units
+        out["family_size"] = FAMILY_SIZES.get(self.family)
         return out
 
 
 def chance_level(
-    chance: float | str | None, n_items: int, texts: Sequence[str] | None = None
+    chance: float | str | None,
+    n_items: int,
+    texts: Sequence[str] | None = None,
+    measured: float | None = None,
 ) -> float | None:
     """A declared chance level on a test set of ``n_items`` items: "1/N" → 1 / n_items;
     :data:`SAME_TEXT` → the mean share of items whose text equals an item's own (a retrieval
-    that counts an identical caption as a hit, as ``world-short`` does), from ``texts``."""
+    that counts an identical caption as a hit, as ``world-short`` does), from ``texts``;
+    :data:`MEASURED` → the untrained model's ``measured`` value (a metric with no closed form)."""
+    if chance == MEASURED:
+        if measured is None:
+            raise ValueError("a measured chance level needs the untrained model's value")
+        return measured
     if chance == "1/N":
         return 1.0 / n_items
     if chance == SAME_TEXT:
@@ -168,6 +191,7 @@ def chance_level(
 
 
 SAME_TEXT = "1/N, duplicates as hits"  # short world captions repeat: an identical one is a hit
+MEASURED = "an untrained model's value"  # no closed form: measured on the untrained reference
 MONO, LONG, SHORT, ZS, HIER = (
     "world-monotonicity",
     "world-long",
@@ -232,7 +256,7 @@ METRICS = {
         f"{MONO}/himoK",
         "HiMo@K (ρ)",
         "higher",
-        0.0,
+        MEASURED,
         1.0,
         0.05,
         "the smallest gap in HiMo@K from HiMo to the next method (0.88 vs FineLIP 0.83)",
@@ -315,6 +339,26 @@ for _kind in ("precision", "recall"):
         SHORT_LEARNED,
     )  # fmt: skip
 
+_UNITS = {
+    "long-i2t": "share of test images (0-1)",
+    "long-t2i": "share of test captions (0-1)",
+    "short-i2t": "share of test images (0-1)",
+    "short-t2i": "share of test captions (0-1)",
+    "himo2": "percent of test captions",
+    "himo3": "percent of test captions",
+    "himoK": "Pearson correlation (-1 to 1)",
+    "ssi": "percent score change",
+    "cola": "share of test pairs (0-1)",
+    "zs-l1": "share of test images (0-1)",
+    "zs-l3": "share of test images (0-1)",
+    "pep": "AUC (0-1)",
+    "pep-finest": "AUC (0-1)",
+    "aperture": "share of test captions (0-1)",
+    "hier-precision": "precision (0-1)",
+    "hier-recall": "recall (0-1)",
+}
+METRICS = {name: replace(m, units=_UNITS.get(name, "")) for name, m in METRICS.items()}
+
 L14 = {"arch": "L/14"}
 S = {"arch": "S"}
 
@@ -323,9 +367,11 @@ def _himo_table(table: str, path: tuple[str, ...], baseline: str, scale: float =
     return PaperEffect(table, path, {"model": "HiMo", **L14}, {"model": baseline, **L14}, scale)
 
 
-def _argent_main(path: str, baseline: dict, variant: dict | None = None) -> PaperEffect:
+def _argent_main(
+    path: str, baseline: dict, variant: dict | None = None, same_units: bool = True
+) -> PaperEffect:
     variant = variant or {"model": "ARGENT", **S}
-    return PaperEffect("argent_main", (path,), variant, baseline, 0.01)
+    return PaperEffect("argent_main", (path,), variant, baseline, 0.01, same_units)
 
 
 def _ablation(path: str, baseline: str) -> PaperEffect:
@@ -335,7 +381,7 @@ def _ablation(path: str, baseline: str) -> PaperEffect:
 
 def _claim(paper, study, variant, id, statement, metric, baseline, headline, source, effect=None):
     return Claim(id, paper, statement, study, METRICS[metric], variant, baseline, headline,
-                 source, effect)  # fmt: skip
+                 source, effect, family=paper)  # fmt: skip
 
 
 def _himo(*args, **kwargs) -> Claim:
@@ -377,9 +423,9 @@ CLAIMS: tuple[Claim, ...] = (
     _himo("himo-hide-scope-hk", "HiDe's PCA on the global batch beats PCA on each rank's batch (HiMo@K)", "himoK", "MoLo, 2 ranks, HiDe per rank", False, ABLATION, variant="MoLo, 2 ranks, global HiDe"),
     # ARGENT against HyCoCLIP (Table 2, S rows) and its ablations (Table 3)
     _argent("argent-zs-l3-vs-hycoclip", "ARGENT improves fine-grained zero-shot classification", "zs-l3", "HyCoCLIP", True, "Table 2", _argent_main(*IN_S)),
-    _argent("argent-t2i-vs-hycoclip", "ARGENT improves text→image retrieval (R@5 in the paper; R@1 here)", "short-t2i", "HyCoCLIP", True, "Table 2", _argent_main("coco_t2i_r5", HYCO_S)),
+    _argent("argent-t2i-vs-hycoclip", "ARGENT improves text→image retrieval (R@5 in the paper; R@1 here)", "short-t2i", "HyCoCLIP", True, "Table 2", _argent_main("coco_t2i_r5", HYCO_S, same_units=False)),
     _argent("argent-pep-vs-hycoclip", "ARGENT orders entailment better (PEP AUC, positives at every level)", "pep", "HyCoCLIP", True, "Table 2", _argent_main("pep_auc", HYCO_S)),
-    _argent("argent-pep-finest-vs-hycoclip", "ARGENT orders entailment better (PEP AUC, finest-level positives)", "pep-finest", "HyCoCLIP", True, "Table 2", _argent_main("pep_auc", HYCO_S)),
+    _argent("argent-pep-finest-vs-hycoclip", "ARGENT orders entailment better (PEP AUC, finest-level positives)", "pep-finest", "HyCoCLIP", True, "Table 2", _argent_main("pep_auc", HYCO_S, same_units=False)),
     _argent("argent-aperture-vs-hycoclip", "ARGENT leaves no caption inside the undefined-aperture radius (learned curvature)", "aperture", "HyCoCLIP", True, "§3 aperture"),
     _argent("argent-aperture-vs-hycoclip-k01", "ARGENT leaves no caption inside the undefined-aperture radius (κ = 0.1)", "aperture", f"HyCoCLIP{APERTURE}", False, "§3 aperture", variant=f"ARGENT{APERTURE}"),
     _argent("argent-aperture-vs-meru-k01", "ARGENT leaves fewer captions than MERU inside the undefined-aperture radius (κ = 0.1)", "aperture", f"MERU{APERTURE}", False, "§3 aperture", variant=f"ARGENT{APERTURE}"),
@@ -389,10 +435,10 @@ CLAIMS: tuple[Claim, ...] = (
     _argent("argent-zs-vs-noreg", "The norm regularizer improves zero-shot classification", "zs-l3", "ARGENT, no regularizer", False, "Table 3", _ablation("cls_acc1", "ARGENT without norm regularizer")),
     _argent("argent-pep-vs-ent", "AdaEnt beats the original aperture entailment (PEP)", "pep", "ARGENT, Ent", False, "Table 3", _ablation("pep_auc", "original Ent")),
     # Table 2's model sizes: ARGENT's gains at a second, smaller size; the larger model's gains
-    _argent("argent-t2i-vs-hycoclip-smaller", "ARGENT improves text→image retrieval, at the smaller model size", "short-t2i", f"HyCoCLIP{SMALLER}", False, "Table 2 (sizes)", _argent_main("coco_t2i_r5", HYCO_S), variant=f"ARGENT{SMALLER}"),
+    _argent("argent-t2i-vs-hycoclip-smaller", "ARGENT improves text→image retrieval, at the smaller model size", "short-t2i", f"HyCoCLIP{SMALLER}", False, "Table 2 (sizes)", _argent_main("coco_t2i_r5", HYCO_S, same_units=False), variant=f"ARGENT{SMALLER}"),
     _argent("argent-pep-vs-hycoclip-smaller", "ARGENT orders entailment better (PEP AUC), at the smaller model size", "pep", f"HyCoCLIP{SMALLER}", False, "Table 2 (sizes)", _argent_main("pep_auc", HYCO_S), variant=f"ARGENT{SMALLER}"),
     _argent("argent-size-zs-l1", "The larger ARGENT model classifies better zero-shot (Table 2: S → L)", "zs-l1", f"ARGENT{SMALLER}", False, "Table 2 (sizes)", _argent_main("imagenet_acc1", {"model": "ARGENT", **S}, {"model": "ARGENT", "arch": "L"})),
-    _argent("argent-size-t2i", "The larger ARGENT model retrieves images better (Table 2: S → L)", "short-t2i", f"ARGENT{SMALLER}", False, "Table 2 (sizes)", _argent_main("coco_t2i_r5", {"model": "ARGENT", **S}, {"model": "ARGENT", "arch": "L"})),
+    _argent("argent-size-t2i", "The larger ARGENT model retrieves images better (Table 2: S → L)", "short-t2i", f"ARGENT{SMALLER}", False, "Table 2 (sizes)", _argent_main("coco_t2i_r5", {"model": "ARGENT", **S}, {"model": "ARGENT", "arch": "L"}, same_units=False)),
 )
 # fmt: on
 
@@ -417,10 +463,44 @@ def _cleaning(kind: str) -> Claim:
         "Table 1",
         effect,
         baseline_item=f"{HIER}/hier_{kind}",
+        family="ARGENT",
     )
 
 
 CLAIMS = CLAIMS + (_cleaning("precision"), _cleaning("recall"))
+# the multiplicity families, declared with the claims and fixed before any result is read:
+# every claim of a paper counts in its family, whatever its runs later show
+FAMILIES = {
+    "HiMo-CLIP": "every HiMo-CLIP claim the study tests (Tables 1-2, §4 and the ablations)",
+    "ARGENT": "every ARGENT claim the study tests (Tables 1-3 and §3)",
+}
+
+
+class ClaimDeclarationError(ValueError):
+    """A claim declared without what its verdict needs; the message names the claim."""
+
+
+def validate_claims(claims: Sequence[Claim], families: dict[str, str] = FAMILIES) -> None:
+    """Refuse a declaration a verdict cannot be decided from: a claim without a declared
+    family, without a positive smallest effect of interest, on a metric without units or a
+    direction, or an id given twice."""
+    seen = Counter(c.id for c in claims)
+    for claim in claims:
+        m = claim.metric
+        problems = [
+            f"family {claim.family!r} is not one of {sorted(families)}" * (claim.family not in families),
+            f"smallest effect {m.smallest!r} is not a positive number" * (not (isinstance(m.smallest, (int, float)) and m.smallest > 0)),
+            f"metric {m.item!r} declares no units" * (not m.units),
+            f"better {m.better!r} is not 'higher' or 'lower'" * (m.better not in ("higher", "lower")),
+            "its id is declared more than once" * (seen[claim.id] > 1),
+        ]  # fmt: skip
+        found = [p for p in problems if p]
+        if found:
+            raise ClaimDeclarationError(f"claim {claim.id!r}: " + "; ".join(found))
+
+
+validate_claims(CLAIMS)
+FAMILY_SIZES = Counter(c.family for c in CLAIMS)
 
 
 def claims_for(study: str) -> tuple[Claim, ...]:

@@ -22,13 +22,22 @@ reference distribution (:meth:`Estimate.half_width`); ``tests/test_inference.py`
 coverage on data simulated with a known effect.
 
 With one seed the seed variance is unknown; the interval then holds the test-item term alone
-and says so (``Estimate.seeds == 1``): verdicts need at least two seeds.
+and says so (``Estimate.seed_df == 0``): verdicts need a seed variance.
+
+**The pre-trained base as a level** (:func:`based_estimate`). The study's fine-tunes start from
+``B`` pre-trained bases (seed ``s`` from base ``b(s)``), so a seed's mean is
+``μ + β_b + a_s + ē_s``: the bases are fixed levels, not more seeds. The effect is the mean of
+the per-base means, its seed term the pooled *within-base* variance of the seed means times
+``Σ_b 1 / (B² n_b)``, with ``S − B`` degrees of freedom; with one base this is
+:func:`crossed_estimate`. :func:`interaction_test` asks whether the effect differs between
+bases (a one-way ANOVA of the per-seed effects on the base, ``F(B − 1, S − B)``), and
+:func:`per_base_estimates` gives each base's own effect with the pooled within-base variance.
 
 :func:`holm` adjusts the p-values of one family of claims (one paper's) for their number:
 Holm's step-down procedure, which controls the family-wise error rate at α without any
-assumption on how the claims depend on each other. :func:`holm_levels` turns each adjusted
-p-value into the confidence level of an *adjusted interval* that excludes zero exactly when
-Holm rejects the claim's null hypothesis (see its docstring).
+assumption on how the claims depend on each other. It *decides* (a sign; an equivalence, with
+:meth:`Estimate.equivalence_p`); the intervals the tables *show* are simultaneous ones at the
+family's size (:func:`bonferroni_alpha`), whose level does not depend on the claim's own p.
 """
 
 from __future__ import annotations
@@ -88,10 +97,16 @@ class Estimate:
     seed_values: tuple[float, ...]  # the per-seed means
     seed_term: float
     item_term: float
+    df: int | None = None  # the seed term's degrees of freedom (None: seeds − 1)
 
     @property
     def seeds(self) -> int:
         return len(self.seed_values)
+
+    @property
+    def seed_df(self) -> int:
+        """Degrees of freedom of the seed term (0: the seed variance is unknown)."""
+        return self.seeds - 1 if self.df is None else self.df
 
     @property
     def se(self) -> float:
@@ -103,18 +118,19 @@ class Estimate:
         is exact when either term dominates and errs wide in between (a Satterthwaite t on the
         sum under-covers with 2-3 seeds; ``tests/test_inference.py`` shows both)."""
         z = float(stats.norm.isf(alpha / 2))
-        t = float(stats.t.isf(alpha / 2, self.seeds - 1)) if self.seeds > 1 else z
-        return math.sqrt(t * t * self.seed_term + z * z * self.item_term)
+        t = float(stats.t.isf(alpha / 2, self.seed_df)) if self.seed_df >= 1 else z
+        seed_part = t * t * self.seed_term if self.seed_term > 0 else 0.0
+        return math.sqrt(seed_part + z * z * self.item_term)
 
     def interval(self, alpha: float = ALPHA) -> tuple[float, float]:
         """The two-sided ``1 − alpha`` interval."""
         half = self.half_width(alpha)
         return self.mean - half, self.mean + half
 
-    def p_value(self) -> float:
-        """Two-sided p-value of "the mean is 0": the ``alpha`` whose interval just touches 0
-        (the interval's own test, so ``p < alpha`` iff the interval excludes 0)."""
-        target = abs(self.mean)
+    def p_value(self, value: float = 0.0) -> float:
+        """Two-sided p-value of "the mean is ``value``": the ``alpha`` whose interval just
+        touches it (the interval's own test, so ``p < alpha`` iff the interval excludes it)."""
+        target = abs(self.mean - value)
         if self.seed_term + self.item_term == 0.0:
             return 1.0 if target == 0.0 else 0.0
         if target == 0.0:
@@ -123,6 +139,24 @@ class Estimate:
         if gap(math.log(1e-300)) < 0:  # beyond double precision
             return 0.0
         return float(math.exp(optimize.brentq(gap, math.log(1e-300), 0.0, xtol=1e-10)))
+
+    def p_above(self, bound: float) -> float:
+        """One-sided p-value of "the mean is at most ``bound``" (small when the mean lies
+        clearly above it): half the two-sided p on the side the estimate falls."""
+        two_sided = self.p_value(bound)
+        return two_sided / 2 if self.mean > bound else 1.0 - two_sided / 2
+
+    def p_below(self, bound: float) -> float:
+        """One-sided p-value of "the mean is at least ``bound``"."""
+        two_sided = self.p_value(bound)
+        return two_sided / 2 if self.mean < bound else 1.0 - two_sided / 2
+
+    def equivalence_p(self, delta: float) -> float:
+        """Two one-sided tests (TOST) of ``|mean| < delta``: the larger of the p-values of
+        "mean ≤ −delta" and "mean ≥ delta"; small when the effect lies inside ``±delta``."""
+        if not delta > 0:
+            raise ValueError(f"delta must be positive; got {delta}")
+        return max(self.p_above(-delta), self.p_below(delta))
 
 
 def crossed_estimate(values: np.ndarray) -> Estimate:
@@ -141,13 +175,96 @@ def crossed_estimate(values: np.ndarray) -> Estimate:
     return Estimate(float(y.mean()), seed_values, seed_term, item_term)
 
 
-def summary(values: np.ndarray) -> dict[str, Any]:
-    """A (seeds, items) table's mean, 95 % interval and per-seed means (``claims.json``'s form of
-    a variant's own value)."""
-    estimate = crossed_estimate(values)
+def _base_groups(seed_count: int, bases) -> tuple[np.ndarray, list]:
+    labels = np.asarray(list(bases))
+    if labels.shape != (seed_count,):
+        raise ValueError(f"bases must give one base per seed ({seed_count}); got {labels.shape}")
+    return labels, sorted(set(labels.tolist()))
+
+
+def _within_base(seed_values: np.ndarray, labels: np.ndarray, levels: list) -> tuple[float, int]:
+    """The pooled within-base variance of the seed values and its degrees of freedom."""
+    df = len(seed_values) - len(levels)
+    if df < 1:
+        return math.nan, 0
+    groups = [seed_values[labels == b] for b in levels]
+    return sum(float(((g - g.mean()) ** 2).sum()) for g in groups) / df, df
+
+
+def _item_term(y: np.ndarray) -> float:
+    """σ_b² / N of a (seeds, items) table: ``(MS_item − MS_resid) / (S N)``; one seed:
+    ``MS_item / N``."""
+    ms = mean_squares(y)
+    if ms.seeds == 1:
+        return ms.item / ms.items
+    return max(0.0, ms.item - ms.resid) / (ms.seeds * ms.items)
+
+
+def based_estimate(values: np.ndarray, bases) -> Estimate:
+    """:class:`Estimate` of an (S, N) table whose seeds come from fixed pre-trained ``bases``
+    (one label per seed; module docstring): the mean of the per-base means, the pooled
+    within-base seed variance with ``S − B`` degrees of freedom (``seed_df == 0`` when no base
+    has two seeds: the seed variance is unknown) and the crossed model's item term."""
+    y = _table(values)
+    labels, levels = _base_groups(y.shape[0], bases)
+    seed_values = y.mean(axis=1)
+    base_means = [float(seed_values[labels == b].mean()) for b in levels]
+    within, df = _within_base(seed_values, labels, levels)
+    weight = sum(1.0 / int((labels == b).sum()) for b in levels) / len(levels) ** 2
+    seed_term = 0.0 if df == 0 else within * weight
+    mean = float(np.mean(base_means))
+    return Estimate(mean, tuple(float(v) for v in seed_values), seed_term, _item_term(y), df)
+
+
+def per_base_estimates(values: np.ndarray, bases) -> dict:
+    """Each base's own :class:`Estimate`: the mean of its seeds, the *pooled* within-base
+    variance over its seed count (``S − B`` degrees of freedom) and its own item term."""
+    y = _table(values)
+    labels, levels = _base_groups(y.shape[0], bases)
+    seed_values = y.mean(axis=1)
+    within, df = _within_base(seed_values, labels, levels)
+    out = {}
+    for b in levels:
+        rows = y[labels == b]
+        seed_term = 0.0 if df == 0 else within / rows.shape[0]
+        out[b] = Estimate(
+            float(rows.mean()), tuple(float(v) for v in rows.mean(axis=1)), seed_term,
+            _item_term(rows), df,
+        )  # fmt: skip
+    return out
+
+
+def interaction_test(seed_values, bases) -> dict[str, float] | None:
+    """Whether the effect differs between bases: the one-way ANOVA of the per-seed effects on
+    the base (``scipy.stats.f_oneway``), ``{"F", "df_between", "df_within", "p"}``; None with
+    one base, no within-base degree of freedom, or no spread within any base."""
+    values = np.asarray(list(seed_values), dtype=np.float64)
+    labels, levels = _base_groups(len(values), bases)
+    df_within = len(values) - len(levels)
+    if len(levels) < 2 or df_within < 1:
+        return None
+    groups = [values[labels == b] for b in levels]
+    within, _ = _within_base(values, labels, levels)
+    if within == 0.0:  # no spread inside any base (tied discrete values): no reference to test
+        return None
+    f, p = (float(x) for x in stats.f_oneway(*groups))
+    return {"F": f, "df_between": len(levels) - 1, "df_within": df_within, "p": p}
+
+
+def bonferroni_alpha(family_size: int, alpha: float = ALPHA) -> float:
+    """The per-claim level of simultaneous intervals over a family of ``family_size``."""
+    if family_size < 1:
+        raise ValueError(f"family_size must be at least 1; got {family_size}")
+    return alpha / family_size
+
+
+def summary(values: np.ndarray, bases=None, alpha: float = ALPHA) -> dict[str, Any]:
+    """A (seeds, items) table's mean, ``1 − alpha`` interval and per-seed means
+    (``claims.json``'s form of a variant's own value); with ``bases``, :func:`based_estimate`."""
+    estimate = crossed_estimate(values) if bases is None else based_estimate(values, bases)
     return {
         "mean": estimate.mean,
-        "interval": list(estimate.interval()),
+        "interval": list(estimate.interval(alpha)),
         "per_seed": list(estimate.seed_values),
     }
 
@@ -162,17 +279,3 @@ def holm(p_values: list[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * p_values[j]))
         adjusted[j] = running
     return adjusted
-
-
-def holm_levels(p_values: list[float], alpha: float = ALPHA) -> list[float]:
-    """Per claim, the α of its adjusted interval: ``α · p / p̃`` (``p̃``: Holm's adjusted p).
-
-    The raw ``1 − α_j`` interval excludes zero iff ``p < α_j``, i.e. iff ``p̃ < α``: the
-    interval shows Holm's decision. ``α / m ≤ α_j ≤ α`` (``p ≤ p̃ ≤ m p``), so it is never
-    narrower than the raw 95 % interval nor wider than Bonferroni's.
-    """
-    adjusted = holm(p_values)
-    m = len(p_values)
-    return [
-        alpha / m if p_adj == 0.0 else alpha * p / p_adj for p, p_adj in zip(p_values, adjusted)
-    ]

@@ -7,7 +7,8 @@ metric gains less than one standard error of that metric on the test set,
     v(T) − v(0.8 T) < SE = max(sqrt(v(T) (1 − v(T)) / n), 1 / n)
 
 (``v``: a rate at the logged validation steps, ``T`` the last step, the point at 0.8 T the
-logged step nearest it; ``n`` the test set's size, :func:`rate_standard_error`). A run that
+logged step nearest it; ``n`` the number of held-out items the curve itself was measured on,
+its records' ``val_size``, :func:`rate_standard_error`). A run that
 fails is flagged and left out of the claims, as a collapsed one is. The curve is
 ``engine.validation``'s, logged during training. A cosine schedule flattens its own end, so the
 study also runs a schedule check (twice the steps, ``study.runner.longer``) whose gain is judged
@@ -78,10 +79,21 @@ def curves_of(records: Sequence[dict]) -> dict[str, list[tuple[int, float]]]:
     return curves
 
 
-def run_plateaus(records: Sequence[dict], n_items: int) -> dict[str, Plateau]:
-    """:func:`plateau_check` of every validation curve of a log with at least two points."""
-    return {
-        metric: plateau_check(points, n_items, metric)
-        for metric, points in curves_of(records).items()
-        if len(points) > 1
-    }
+def curve_items(records: Sequence[dict]) -> int:
+    """The number of held-out items a log's validation curve was measured on: its records'
+    ``val_size`` (a named error when a record lacks it or the records disagree)."""
+    sizes = {r.get("val_size") for r in validation_records(records)}
+    if None in sizes or len(sizes) != 1 or not all(isinstance(n, int) and n > 0 for n in sizes):
+        raise ValueError(
+            f"validation records must each give one positive integer val_size; got {sorted(map(str, sizes))}"
+        )
+    return sizes.pop()
+
+
+def run_plateaus(records: Sequence[dict], n_items: int | None = None) -> dict[str, Plateau]:
+    """:func:`plateau_check` of every validation curve of a log with at least two points,
+    against the standard error over ``n_items`` (default: the curve's own :func:`curve_items`)."""
+    curves = {m: p for m, p in curves_of(records).items() if len(p) > 1}
+    if curves and n_items is None:
+        n_items = curve_items(records)
+    return {metric: plateau_check(points, n_items, metric) for metric, points in curves.items()}

@@ -70,16 +70,58 @@ def _signed(x: float | None, digits: int = 3) -> str:
 
 
 def effect_text(claim: dict) -> str:
-    """A decided claim's effect and its adjusted interval (``claims.json``), e.g.
-    ``+0.012 [+0.004, +0.02]``; an untested claim's raw interval is marked ``raw``; ``–``
-    without a valid seed pair."""
+    """A decided claim's effect and its simultaneous interval (``claims.json``, at the family's
+    size), e.g. ``+0.012 [+0.004, +0.02]``; ``–`` without a valid seed pair."""
     if claim.get("effect") is None:
         return "–"
-    if claim.get("interval"):
-        low, high = claim["interval"]
-        return f"{_signed(claim['effect'])} [{_signed(low)}, {_signed(high)}]"
-    low, high = claim["interval_raw"]
-    return f"{_signed(claim['effect'])} [{_signed(low)}, {_signed(high)}] raw"
+    low, high = claim.get("interval") or claim["interval_raw"]
+    return f"{_signed(claim['effect'])} [{_signed(low)}, {_signed(high)}]"
+
+
+def sign_text(claim: dict, alpha: float = 0.05) -> str:
+    """Whether Holm established the effect's sign over the family, and on whose side."""
+    if claim.get("effect") is None or claim.get("p_adjusted") is None:
+        return "–"
+    if claim["p_adjusted"] >= alpha or claim["verdict"] in ("untestable", "underpowered"):
+        return "not established"
+    paper_side = (claim["effect"] > 0) == (claim["better"] == "higher")
+    return "the paper's" if paper_side else "the other"
+
+
+def size_text(claim: dict) -> str:
+    """Where the simultaneous interval lies against the paper's effect: below, above or
+    around it; "other units" where the metric is not the paper's quantity."""
+    paper = claim.get("paper_effect")
+    if paper is None or claim.get("effect") is None:
+        return "–"
+    if not claim.get("paper_units"):
+        return "other units"
+    low, high = claim["interval"]
+    if high < paper:
+        return "below the paper's"
+    if low > paper:
+        return "above the paper's"
+    return "contains the paper's"
+
+
+def regime_text(claim: dict) -> str:
+    """The training regime a claim holds at, e.g. ``batch 64 × 400 steps, lr 0.0005``."""
+    r = claim.get("regime")
+    if not r:
+        return "–"
+    return f"batch {r['batch_size']} × {r['steps']} steps, lr {r['lr']:g}"
+
+
+def base_text(claim: dict) -> str:
+    """Both arms against the base they started from, e.g. ``-0.081 / -0.095``, with the
+    reading in words."""
+    arms = claim.get("against_base") or {}
+    if arms.get("variant") is None or arms.get("baseline") is None:
+        return "–"
+    return (
+        f"{_signed(arms['variant']['effect'])} / {_signed(arms['baseline']['effect'])}: "
+        f"{arms['reading']}"
+    )
 
 
 def claim_name(claim: dict) -> str:
@@ -93,16 +135,22 @@ def claim_name(claim: dict) -> str:
 def claims_table(claims: list[dict]) -> pd.DataFrame:
     """The compact table of decided claims: short name, the paper's effect (in the study's
     units) and the table it is read from (its rows are in :func:`claim_line`), this study's
-    effect with its adjusted interval, the smallest effect of interest, the verdict and
-    valid / total seeds."""
+    effect with its simultaneous interval, the smallest effect of interest, the sign Holm
+    established, the size against the paper's, both arms against the base, the regime, the
+    family's size, the verdict and valid / total seeds."""
     return pd.DataFrame(
         [
             {
                 "claim": claim_name(c),
                 "paper": _signed(c.get("paper_effect")),
                 "paper's table": c.get("paper_effect_table") or "–",
-                "this study [adjusted interval]": effect_text(c),
+                "this study [simultaneous interval]": effect_text(c),
                 "smallest": f"±{c['smallest']:g}",
+                "sign": sign_text(c),
+                "size": size_text(c),
+                "variant / baseline − base": base_text(c),
+                "regime": regime_text(c),
+                "family": c.get("family_size") or "–",
                 "verdict": c["verdict"],
                 "seeds": f"{len(c['seeds'])}/{c['runs_total']}",
             }

@@ -1,25 +1,34 @@
-"""The decision rule: from an effect and its multiplicity-adjusted interval to a verdict.
+"""The decision rule: from an effect, its family's tests and its simultaneous interval to a verdict.
 
 A claim says ``variant`` beats ``baseline`` on a per-item metric (``better``: "higher" or
-"lower"). The study estimates the paired effect over seeds and shared test items
-(``tables.inference.crossed_estimate``), adjusts its interval for the number of claims of the
-same paper (Holm, ``tables.inference.holm_levels``) and decides one of :data:`VERDICTS`:
+"lower"). Its *family* is every claim of its paper, declared with the claims
+(``tables.claims.FAMILIES``) before any result is read, so its size never depends on the data.
+The study estimates the paired effect with the pre-trained base as a fixed level
+(``tables.inference.based_estimate``) and decides one of :data:`VERDICTS`
+(:func:`verdict`; ``docs/methods/conventions.md#verdicts``):
 
-1. ``untestable`` (:func:`untestable_reason`): a model did not learn (its guard metric's
-   interval does not clear the guard's threshold), a side's interval contains the metric's
-   chance level (for a metric without a learning guard; where a guard shows both models
-   learned, a value at chance is a finding, e.g. Long-CLIP's scores ignoring caption length),
-   the baseline has no headroom (less than the smallest effect of interest between it and the
-   metric's best value, or between it and chance), or both sides reach the best value.
-   Untestable claims are left out of the multiplicity correction.
-2. ``inconclusive`` with fewer than :data:`MIN_SEEDS` valid seeds (the seed variance is
-   unknown).
-3. ``negligible`` (:func:`directional_verdict`): the simultaneous (Bonferroni, α/m) interval
-   lies inside ``± smallest`` (the claim's smallest effect of interest, in the metric's units);
-4. ``reproduces`` / ``contradicts``: the adjusted interval lies on the paper's / the other
-   side of zero, and the seeds of every pre-trained base agree on the sign of the effect
-   (:func:`bases_agree`; with one base this holds trivially);
-5. else ``inconclusive``.
+1. ``untestable`` (:func:`untestable_reason`, on *point values*): a model did not learn (its
+   guard metric's mean does not clear the guard's threshold), a side's mean lies within the
+   smallest effect of interest δ of the metric's chance level (for a metric without a learning
+   guard), the baseline leaves less than δ to the best value or to chance, or both sides lie
+   within δ of the best value.
+2. ``underpowered``: no base has two valid seeds, so the seed variance is unknown. The claim
+   stays in its family with p = 1.
+3. ``negligible``: the two one-sided tests of ``|effect| < δ``, Holm-adjusted over the family,
+   reject (an equivalence established at the family level).
+4. The sign, decided by Holm over the family (two-sided p of "effect = 0"). With the sign on
+   the paper's side: ``reproduces in sign, smaller than published`` when the metric is in the
+   paper's units and the simultaneous interval lies below the paper's effect; else
+   ``reproduces`` when the simultaneous interval lies beyond +δ. With the sign on the other
+   side: ``contradicts`` when the simultaneous interval lies beyond −δ.
+5. Everything else is ``inconclusive`` (with the sign established but its size not, the reason
+   says so).
+
+The simultaneous interval is Bonferroni's at the family's size: its level does not depend on
+the claim's own p-value, so it shows size while Holm decides. Where the base × method
+interaction is significant (:data:`INTERACTION_ALPHA`) the verdict is given per base, each by
+the same rule from that base's own effect, with its p-values Bonferroni-adjusted at the
+family's size; they are summed up as :data:`BASE_DEPENDENT` when they differ.
 
 A run whose contrastive loss stays within 1 % of ln B over its last fifth, or whose features
 hardly vary (:func:`collapse_reason`), is collapsed; the study leaves it out and says so.
@@ -28,25 +37,37 @@ hardly vary (:func:`collapse_reason`), is collapsed; the study leaves it out and
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-VERDICTS = ("reproduces", "contradicts", "negligible", "inconclusive", "untestable")
+REPRODUCES = "reproduces"
+SMALLER = "reproduces in sign, smaller than published"
+CONTRADICTS = "contradicts"
+NEGLIGIBLE = "negligible"
+INCONCLUSIVE = "inconclusive"
+UNDERPOWERED = "underpowered"
+UNTESTABLE = "untestable"
+BASE_DEPENDENT = "depends on the base"
+VERDICTS = (
+    REPRODUCES, SMALLER, CONTRADICTS, NEGLIGIBLE, INCONCLUSIVE, UNDERPOWERED, UNTESTABLE,
+    BASE_DEPENDENT,
+)  # fmt: skip
 COLLAPSE_LOSS_FRACTION = 0.01  # loss within 1 % of ln B over the last fifth of training
 COLLAPSE_FEATURE_STD = 1e-3  # features whose std over the test set is below this
-MIN_SEEDS = 2  # fewer valid seeds leave the seed variance unknown: no directional verdict
+MIN_SEED_DF = 1  # the seed variance needs a base with two valid seeds
+INTERACTION_ALPHA = 0.05  # the base × method test that splits a verdict by base
 
 
-def at_chance(interval: tuple[float, float], chance: float | None) -> bool:
-    """The interval contains the chance level: nothing tells the model from an information-free
-    one. (An interval wholly below chance is a finding, e.g. scores that fall with caption
-    length, and stays testable.)"""
-    return chance is not None and interval[0] <= chance <= interval[1]
+def _check_better(better: str) -> float:
+    if better not in ("higher", "lower"):
+        raise ValueError(f"better must be 'higher' or 'lower'; got {better!r}")
+    return 1.0 if better == "higher" else -1.0
 
 
-def at_ceiling(interval: tuple[float, float], ceiling: float, better: str) -> bool:
-    """The interval reaches the metric's best value."""
-    return interval[1] >= ceiling if better == "higher" else interval[0] <= ceiling
+def near(value: float, level: float | None, smallest: float) -> bool:
+    """A point value lies within the smallest effect of interest of a level."""
+    return level is not None and abs(value - level) < smallest
 
 
 def headroom(
@@ -55,33 +76,32 @@ def headroom(
     """Whether the baseline's mean leaves room for an effect of ``smallest`` either way: at
     least that much between it and the best value (the paper's side) and, where the metric has
     a chance level, between it and chance (the other side)."""
-    sign = 1.0 if better == "higher" else -1.0
-    room_up = sign * (ceiling - baseline)
+    room_up = _check_better(better) * (ceiling - baseline)
     room_down = math.inf if chance is None else abs(baseline - chance)
     return room_up >= smallest and room_down >= smallest
 
 
 def untestable_reason(
-    variant: tuple[float, float],
-    baseline: tuple[float, float],
-    baseline_mean: float,
+    variant: float,
+    baseline: float,
     chance: float | None,
     ceiling: float,
     better: str,
     smallest: float,
 ) -> str | None:
-    """Why a comparison cannot be tested (see the module docstring), or None; ``variant`` and
-    ``baseline`` are the two sides' 95 % intervals."""
-    if better not in ("higher", "lower"):
-        raise ValueError(f"better must be 'higher' or 'lower'; got {better!r}")
-    for name, side in (("variant", variant), ("baseline", baseline)):
-        if at_chance(side, chance):
-            return f"the {name}'s interval does not clear chance ({chance:.4g})"
-    if at_ceiling(variant, ceiling, better) and at_ceiling(baseline, ceiling, better):
-        return f"both intervals reach the metric's best value ({ceiling:g})"
-    if not headroom(baseline_mean, chance, ceiling, better, smallest):
+    """Why a comparison cannot be tested (step 1 of the module docstring), or None, from the
+    two sides' *mean* values (never from an interval's width)."""
+    _check_better(better)
+    for name, value in (("variant", variant), ("baseline", baseline)):
+        if near(value, chance, smallest):
+            return (
+                f"the {name}'s mean {value:.4g} lies within ±{smallest:g} of chance ({chance:.4g})"
+            )
+    if near(variant, ceiling, smallest) and near(baseline, ceiling, smallest):
+        return f"both means lie within ±{smallest:g} of the metric's best value ({ceiling:g})"
+    if not headroom(baseline, chance, ceiling, better, smallest):
         return (
-            f"the baseline ({baseline_mean:.4g}) leaves less than the smallest effect of "
+            f"the baseline ({baseline:.4g}) leaves less than the smallest effect of "
             f"interest ({smallest:g}) to the best value ({ceiling:g})"
             + ("" if chance is None else f" or to chance ({chance:.4g})")
         )
@@ -91,38 +111,51 @@ def untestable_reason(
 def signed(interval: tuple[float, float], better: str) -> tuple[float, float]:
     """The interval of the effect with the paper's direction positive."""
     low, high = interval
-    return (low, high) if better == "higher" else (-high, -low)
+    return (low, high) if _check_better(better) > 0 else (-high, -low)
 
 
-def directional_verdict(
-    adjusted: tuple[float, float],
-    equivalence: tuple[float, float],
-    better: str,
-    smallest: float,
-    seeds: int,
-) -> tuple[str, str]:
-    """Steps 2-5 of the module docstring (bases aside): verdict and reason, from the
-    multiplicity-adjusted interval of variant − baseline (Holm's, for a direction) and its
-    simultaneous one (Bonferroni's, for ``negligible``: an equivalence that holds for every claim
-    of the family at once, whatever the claim's own p-value)."""
-    if seeds < MIN_SEEDS:
-        return "inconclusive", f"fewer than {MIN_SEEDS} valid seeds: the seed variance is unknown"
-    if -smallest < equivalence[0] and equivalence[1] < smallest:
-        return "negligible", f"the simultaneous interval lies inside ±{smallest:g}"
-    low, high = signed(adjusted, better)
-    if low > 0:
-        return "reproduces", "the adjusted interval lies on the paper's side of zero"
-    if high < 0:
-        return "contradicts", "the adjusted interval lies on the other side of zero"
-    return "inconclusive", "the adjusted interval contains zero"
+@dataclass(frozen=True)
+class Evidence:
+    """What a verdict is decided from (steps 3-5 of the module docstring)."""
+
+    effect: float  # variant − baseline, in the metric's units
+    simultaneous: tuple[float, float]  # the family-level interval of the effect
+    p_sign: float  # Holm-adjusted two-sided p of "effect = 0"
+    p_equivalence: float  # Holm-adjusted TOST p of "|effect| < smallest"
+    better: str
+    smallest: float
+    paper_effect: float | None = None  # the published effect, in the study's units
+    paper_units: bool = False  # whether the metric is the paper's quantity (sizes compare)
+    alpha: float = 0.05
 
 
-def bases_agree(per_base: dict[int, float], verdict: str, better: str) -> bool:
-    """Whether every pre-trained base's mean effect has the sign a directional verdict says."""
-    if verdict not in ("reproduces", "contradicts"):
-        return True
-    sign = (1.0 if better == "higher" else -1.0) * (1.0 if verdict == "reproduces" else -1.0)
-    return all(sign * effect > 0 for effect in per_base.values())
+def verdict(evidence: Evidence) -> tuple[str, str]:
+    """Steps 3-5 of the module docstring: the verdict and its reason."""
+    e = evidence
+    if not e.smallest > 0:
+        raise ValueError(f"smallest must be positive; got {e.smallest}")
+    if e.p_equivalence < e.alpha:
+        return NEGLIGIBLE, (
+            f"equivalent within ±{e.smallest:g} (two one-sided tests, Holm p = "
+            f"{e.p_equivalence:.3g})"
+        )
+    if e.p_sign >= e.alpha:
+        return INCONCLUSIVE, f"the sign is not established (Holm p = {e.p_sign:.3g})"
+    low, high = signed(e.simultaneous, e.better)
+    sign = f"Holm p = {e.p_sign:.3g}"
+    if _check_better(e.better) * e.effect > 0:
+        paper = None if e.paper_effect is None else _check_better(e.better) * e.paper_effect
+        if e.paper_units and paper is not None and paper > 0 and high < paper:
+            return (
+                SMALLER,
+                f"the paper's sign ({sign}), the interval below its {e.paper_effect:+.3g}",
+            )
+        if low > e.smallest:
+            return REPRODUCES, f"the paper's sign ({sign}), the interval beyond +{e.smallest:g}"
+        return INCONCLUSIVE, f"the paper's sign ({sign}), its size not shown beyond +{e.smallest:g}"
+    if high < -e.smallest:
+        return CONTRADICTS, f"the other sign ({sign}), the interval beyond −{e.smallest:g}"
+    return INCONCLUSIVE, f"the other sign ({sign}), its size not shown beyond −{e.smallest:g}"
 
 
 def collapse_reason(losses: list[float], batch_size: int, feature_std: float) -> str | None:
