@@ -19,6 +19,7 @@ from paperlib.study.summary import summarise
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line (``--help``); exit status 2 on missing or failed runs, bad inputs."""
     parser = argparse.ArgumentParser(
         prog="python -m paperlib.study",
         description=design.__doc__,

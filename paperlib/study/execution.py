@@ -115,7 +115,7 @@ def execute(run: Run, scale_name: str) -> dict[str, Any]:
     config = json.loads(json.dumps(run.config))
     output = Path(config["train"]["output_dir"])
     checkpoint = output / "last.pt"
-    start = time.perf_counter()
+    start, made_by = time.perf_counter(), run_provenance()  # the code as the run starts
     if reason := stale_training(output, config):
         set_aside(output, reason)
     init_record(output).parent.mkdir(parents=True, exist_ok=True)
@@ -148,7 +148,7 @@ def execute(run: Run, scale_name: str) -> dict[str, Any]:
         "feature_std": feature_std,
         "collapsed": collapsed,
         "environment": environment(),
-        "provenance": run_provenance(),
+        "provenance": made_by,
     }
     atomic_write_text(target / "run.done", json.dumps(record, indent=1))
     return record
