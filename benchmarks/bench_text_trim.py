@@ -25,7 +25,8 @@ from pathlib import Path
 import torch
 
 import paperlib.models.clip as clip_module
-from paperlib.study import runner
+from paperlib.study import design
+from paperlib.study.reader import slug
 from paperlib.study.scales import SCALES
 from paperlib.train import train_run
 
@@ -36,7 +37,7 @@ PATHS = {"whole context": lambda model: False, "used columns": TRIMS}
 def study_config(variant: str, out: Path, steps: int, size: int) -> dict:
     """The full study's seed-0 config of ``variant`` (a slug), cut to ``steps`` steps on a
     world of ``size`` samples cached beside ``out``."""
-    run = next(r for r in runner.plan("full") if r.seed == 0 and runner.slug(r.variant) == variant)
+    run = next(r for r in design.plan("full") if r.seed == 0 and slug(r.variant) == variant)
     config = json.loads(json.dumps(run.config))
     config["train"].update(steps=steps, output_dir=str(out), val_every=0, ckpt_every=10**9)
     config["data"].update(size=size, cache_dir=str(out.parent / "world-cache"))

@@ -1764,7 +1764,7 @@ def _study_copy(tmp: Path) -> Path:
 
 
 def study_main():
-    from paperlib.study.runner import main
+    from paperlib.study.cli import main
 
     return main
 

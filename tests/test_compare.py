@@ -190,6 +190,23 @@ def test_a_missing_study_record_is_reported_not_taken_for_the_same_environment(t
     assert ("python", "3.11.9", "3.12.1") in compare.environments(committed, reproduced)
 
 
+def test_a_study_recorded_without_provenance_shows_the_code_difference(tmp_path):
+    committed, reproduced = tmp_path / "committed", tmp_path / "reproduced"
+    committed.mkdir()
+    reproduced.mkdir()
+    environment = {"python": "3.11.9"}
+    (committed / "study.json").write_text(json.dumps({"environment": environment}))
+    provenance = {"commit": "c" * 40, "dirty": False, "code_hash": "h" * 64}
+    (reproduced / "study.json").write_text(
+        json.dumps({"environment": environment, "provenance": provenance})
+    )
+    assert compare.environments(committed, reproduced) == [
+        ("provenance.code_hash", None, "h" * 64),
+        ("provenance.commit", None, "c" * 40),
+        ("provenance.dirty", None, False),
+    ]
+
+
 def test_a_metric_s_tolerance_covers_its_largest_spread_in_any_run():
     spread = {
         "himo/a/seed0/world-monotonicity.json:ssi": 8.5e-5,  # a run that moved little

@@ -15,7 +15,7 @@ from paperlib.engine.config import (
     save_config,
     to_dict,
 )
-from paperlib.engine.methods import METHOD_REGISTRY
+from paperlib.engine.registry import METHOD_REGISTRY
 from paperlib.losses.entailment import ARGENTConfig, MERUConfig
 from paperlib.losses.himo import MoLoConfig
 from paperlib.train import main as train_main

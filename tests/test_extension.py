@@ -9,9 +9,10 @@ import pytest
 import torch
 
 from paperlib.engine.config import ConfigError, load_config
-from paperlib.engine.data import DATASET_REGISTRY, SyntheticDataset, TrainingDataset
+from paperlib.engine.data import SyntheticDataset
 from paperlib.engine.loop import train
-from paperlib.engine.methods import METHOD_REGISTRY, EuclideanModule, LossResult, Method
+from paperlib.engine.methods import EuclideanModule, LossResult
+from paperlib.engine.registry import DATASET_REGISTRY, METHOD_REGISTRY, Method, TrainingDataset
 from paperlib.losses.contrastive import infonce_loss
 from paperlib.train import read_log
 from tests.engine_helpers import tiny_config

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from paperlib.losses import entailment
-from paperlib.study import compare, decide, runner
+from paperlib.study import compare, decide, design, execution
 from paperlib.study.reader import REPO_ROOT, results_root_at, slug
 
 COMMITTED = REPO_ROOT / "results"
@@ -28,13 +28,13 @@ def rerun(tmp_path: Path, monkeypatch, variant: str, change: dict[str, dict]) ->
     reproduced = tmp_path / "results"
     shutil.copytree(COMMITTED / "smoke", reproduced / "smoke")
     monkeypatch.setenv("PAPERLIB_RUNS", str(tmp_path / "runs"))
-    run = next(r for r in runner.plan("smoke") if r.variant == variant and r.seed == 0)
+    run = next(r for r in design.plan("smoke") if r.variant == variant and r.seed == 0)
     config = json.loads(json.dumps(run.config))
     for section, values in change.items():
         config[section].update(values)
     shutil.rmtree(reproduced / "smoke" / run.study / slug(variant) / "seed0")
-    with results_root_at(reproduced), runner.study_settings():
-        runner.execute(runner.Run(**{**run.__dict__, "config": config}), "smoke")
+    with results_root_at(reproduced), execution.study_settings():
+        execution.execute(design.Run(**{**run.__dict__, "config": config}), "smoke")
         decide.decide("smoke")
     return compare.compare(COMMITTED / "smoke", reproduced / "smoke", tmp_path / "report", "smoke")
 

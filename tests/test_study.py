@@ -11,11 +11,15 @@ import shutil
 import numpy as np
 import pytest
 
-from paperlib.study import decide, reader, runner
+from paperlib.environment import environment, package_versions
+from paperlib.provenance import RunRecordError, run_provenance
+from paperlib.study import decide, design, execution, reader
 from paperlib.tables import claims
 from paperlib.tables.claims import CLAIMS
 from paperlib.train import trained_with_other_config
 from tests.engine_helpers import tiny_config
+
+COMMITTED_SMOKE = reader.REPO_ROOT / "results" / "smoke"
 
 
 def test_repo_relative_inside_and_outside(tmp_path, monkeypatch):
@@ -28,7 +32,7 @@ def test_repo_relative_inside_and_outside(tmp_path, monkeypatch):
 
 def test_portable_config_rewrites_run_folder_init_and_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(reader, "REPO_ROOT", tmp_path.resolve())
-    plan = runner.plan("smoke", ("himo",))
+    plan = design.plan("smoke", ("himo",))
     finetune = next(r for r in plan if r.variant == "MoLo")
     config = json.loads(json.dumps(finetune.config))
     config["model"]["init"] = str(tmp_path / "results/bases/b.pt")
@@ -59,7 +63,7 @@ def _differences(a: dict, b: dict) -> set[str]:
 
 @pytest.mark.parametrize("scale", ["smoke", "full"])
 def test_compared_runs_differ_only_in_the_thing_under_test(scale):
-    runs = {(r.variant, r.seed): r for r in runner.plan(scale)}
+    runs = {(r.variant, r.seed): r for r in design.plan(scale)}
     from paperlib.engine.config import build_config
 
     def resolved(variant, seed):  # with each method's paper defaults applied
@@ -69,7 +73,7 @@ def test_compared_runs_differ_only_in_the_thing_under_test(scale):
             )
         )
 
-    seed = runner.SCALES[scale].sweep_seeds[0]
+    seed = design.SCALES[scale].sweep_seeds[0]
     assert _differences(resolved("MoLo", seed), resolved("InfoNCE (λ=0)", seed)) == {"loss.lam"}
     molo, long_clip = resolved("MoLo", seed), resolved("Long-CLIP", seed)
     # the method and its own loss section (each method's loss dataclass has its own fields):
@@ -118,14 +122,14 @@ def test_compared_runs_differ_only_in_the_thing_under_test(scale):
     scope = ("MoLo, 2 ranks, global HiDe", "MoLo, 2 ranks, HiDe per rank")
     assert _differences(resolved(scope[0], seed), resolved(scope[1], seed)) == {"loss.scope"}
     assert [runs[(v, seed)].nproc for v in scope] == [2, 2]
-    scale_ = runner.SCALES[scale]
+    scale_ = design.SCALES[scale]
     for run in runs.values():  # every trained run starts from its seed's base of its model
         smaller = run.variant.endswith(reader.SMALLER)
-        model = runner.MODEL_SMALLER if smaller else runner.MODEL
+        model = design.MODEL_SMALLER if smaller else design.MODEL
         assert run.config["model"]["name"] == model
         if run.variant != claims.UNTRAINED:
             base = run.seed if run.variant.startswith(reader.PRETRAIN) else scale_.base_of(run.seed)
-            expected = reader.repo_relative(runner.base_path(model, base))
+            expected = reader.repo_relative(design.base_path(model, base))
             assert reader.portable_config(run.config)["model"]["init"] == expected
     # the model-size arm: the same pair at the smaller size; the model (and its base) differ
     for variant in ("HyCoCLIP", "ARGENT", reader.PRETRAIN):
@@ -143,11 +147,11 @@ def test_compared_runs_differ_only_in_the_thing_under_test(scale):
 
 
 def test_every_claim_compares_variants_the_full_study_runs():
-    plan = runner.plan("full")
+    plan = design.plan("full")
     seeds = {}
     for run in plan:
         seeds.setdefault((run.study, run.variant), set()).add(run.seed)
-    full = runner.SCALES["full"]
+    full = design.SCALES["full"]
     assert len(full.bases) >= 2 and len(full.sweep_seeds) >= len(full.bases)
     # every base's mean effect (the bases-agree check) rests on more than one headline fine-tune
     assert all(sum(full.base_of(s) == b for s in full.seeds) >= 2 for b in full.bases)
@@ -196,7 +200,7 @@ ITEMS = (
 def _toy_study(tmp_path, monkeypatch, seeds=8, collapsed=(), rising=()):
     """ARGENT vs HyCoCLIP on ``seeds`` seeds of a toy scale (2 bases): ARGENT better on L3."""
     monkeypatch.setattr(reader, "REPO_ROOT", tmp_path)
-    toy = runner.SCALES["full"]
+    toy = design.SCALES["full"]
     monkeypatch.setitem(
         decide.SCALES, "smoke", toy.__class__(**{**toy.__dict__, "seeds": tuple(range(seeds))})
     )
@@ -326,7 +330,7 @@ def test_train_distributed_runs_two_ranks_and_names_a_failed_run(tmp_path):
     config = tiny_config(
         "himo", tmp_path / "ddp", train={"steps": 2, "batch_size": 8}, data={"twins": True}
     )
-    runner.train_distributed(config, 2, "himo/probe/seed0")
+    execution.train_distributed(config, 2, "himo/probe/seed0")
     log = [json.loads(x) for x in (tmp_path / "ddp" / "log.jsonl").read_text().splitlines()]
     assert log[-1] == {"step": 2, "status": "finished"}
     assert all(r["cpu_seconds"] > 0 for r in log if "loss" in r)
@@ -334,7 +338,7 @@ def test_train_distributed_runs_two_ranks_and_names_a_failed_run(tmp_path):
         "himo", tmp_path / "broken", train={"steps": 2, "batch_size": 6}, data={"twins": True}
     )  # 3 per rank cannot hold twin pairs
     with pytest.raises(RuntimeError, match=r"himo/broken/seed0: torchrun on 2 processes failed"):
-        runner.train_distributed(broken, 2, "himo/broken/seed0")
+        execution.train_distributed(broken, 2, "himo/broken/seed0")
 
 
 def test_a_finished_run_is_skipped_and_a_changed_config_or_base_runs_again(tmp_path, monkeypatch):
@@ -342,41 +346,124 @@ def test_a_finished_run_is_skipped_and_a_changed_config_or_base_runs_again(tmp_p
     monkeypatch.setenv("PAPERLIB_RUNS", str(tmp_path / "runs"))
     bases = tmp_path / "results" / "bases"
     bases.mkdir(parents=True)
-    monkeypatch.setattr(runner, "base_path", lambda model, base: bases / f"{model}-base{base}.pt")
-    (bases / f"{runner.MODEL}-base0.pt").write_bytes(b"weights")
-    run = next(r for r in runner.plan("smoke") if r.variant == "HyCoCLIP")
-    target = runner.run_target(run, "smoke")
+    monkeypatch.setattr(design, "base_path", lambda model, base: bases / f"{model}-base{base}.pt")
+    (bases / f"{design.MODEL}-base0.pt").write_bytes(b"weights")
+    run = next(r for r in design.plan("smoke") if r.variant == "HyCoCLIP")
+    target = design.run_target(run, "smoke")
     target.mkdir(parents=True)
-    record = {
-        "config": reader.portable_config(run.config),
-        "init_sha256": runner.init_checksum(run.config),
-    }
+    record = _current_record(run)
     (target / "run.done").write_text(json.dumps(record))
-    assert runner.finished(run, "smoke")
-    monkeypatch.setattr(runner, "train_run", lambda config: pytest.fail("trained again"))
-    assert runner.execute(run, "smoke") == record  # skipped: nothing trains
-    (bases / f"{runner.MODEL}-base0.pt").write_bytes(b"other weights")
-    assert not runner.finished(run, "smoke")  # another base: the fine-tune must run again
+    assert execution.finished(run, "smoke")
+    monkeypatch.setattr(execution, "train_run", lambda config: pytest.fail("trained again"))
+    assert execution.execute(run, "smoke") == record  # skipped: nothing trains
+    (bases / f"{design.MODEL}-base0.pt").write_bytes(b"other weights")
+    assert not execution.finished(run, "smoke")  # another base: the fine-tune must run again
     changed = json.loads(json.dumps(run.config))
     changed["optim"]["lr"] = 0.123
     (target / "run.done").write_text(
         json.dumps({**record, "config": reader.portable_config(changed)})
     )
-    assert not runner.finished(run, "smoke")
-    (bases / f"{runner.MODEL}-base0.pt").unlink()
+    assert not execution.finished(run, "smoke")
+    recorded = json.loads((target / "run.done").read_text())
+    assert execution.record_differences(recorded, run) == ["config.optim.lr", "init_sha256"]
+    (bases / f"{design.MODEL}-base0.pt").unlink()
     with pytest.raises(FileNotFoundError, match="make pretrain"):
-        runner.init_checksum(run.config)
+        execution.init_checksum(run.config)
+
+
+def _current_record(run) -> dict:
+    """A ``run.done`` record of ``run`` as this checkout would write it (no timings)."""
+    return {
+        "run": run.name,
+        "config": reader.portable_config(run.config),
+        "init_sha256": execution.init_checksum(run.config),
+        "environment": environment(),
+        "provenance": run_provenance(),
+    }
+
+
+def _planned_run(tmp_path, monkeypatch, variant: str = "HyCoCLIP"):
+    """A smoke run of the plan, its base a small file, folders under ``tmp_path``."""
+    monkeypatch.setattr(reader, "REPO_ROOT", tmp_path.resolve())
+    monkeypatch.setenv("PAPERLIB_RUNS", str(tmp_path / "runs"))
+    bases = tmp_path / "results" / "bases"
+    bases.mkdir(parents=True, exist_ok=True)
+    monkeypatch.setattr(design, "base_path", lambda model, base: bases / f"{model}-base{base}.pt")
+    (bases / f"{design.MODEL}-base0.pt").write_bytes(b"weights")
+    run = next(r for r in design.plan("smoke") if r.variant == variant)
+    execution.run_target(run, "smoke").mkdir(parents=True)
+    return run
+
+
+def test_a_code_or_package_change_runs_a_finished_run_again_and_says_why(
+    tmp_path, monkeypatch, capsys
+):
+    run = _planned_run(tmp_path, monkeypatch)
+    record = _current_record(run)
+    record["environment"].update(platform="elsewhere", torch_cpu_capability="NONE", torch_threads=9)
+    done = execution.run_target(run, "smoke") / "run.done"
+    done.write_text(json.dumps(record))
+    assert execution.finished(run, "smoke")  # platform, kernels and threads are not compared
+    real_hash, real_versions = execution.code_hash(), package_versions()
+    monkeypatch.setattr(execution, "code_hash", lambda: "0" * 64)
+    assert not execution.finished(run, "smoke")
+    assert execution.record_differences(record, run) == ["provenance.code_hash"]
+
+    class Trained(Exception):
+        pass
+
+    def train_run(config):
+        raise Trained
+
+    monkeypatch.setattr(execution, "train_run", train_run)
+    with pytest.raises(Trained):
+        execution.execute(run, "smoke")
+    assert f"{run.name}: run.done differs in provenance.code_hash" in capsys.readouterr().out
+    monkeypatch.setattr(execution, "code_hash", lambda: real_hash)
+    assert execution.finished(run, "smoke")
+    older = {**real_versions, "numpy": "1.0.0"}
+    monkeypatch.setattr(execution, "package_versions", lambda: older)
+    assert not execution.finished(run, "smoke")
+    assert execution.record_differences(record, run) == ["environment.packages.numpy"]
+    monkeypatch.setattr(execution, "package_versions", lambda: real_versions)
+    monkeypatch.setattr(execution.platform, "python_version", lambda: "3.0.0")
+    assert execution.record_differences(record, run) == ["environment.python"]
+
+
+def test_a_record_without_provenance_is_not_finished(tmp_path, monkeypatch):
+    run = _planned_run(tmp_path, monkeypatch)
+    committed = COMMITTED_SMOKE / "argent/hycoclip/seed0/run.done"
+    old = json.loads(committed.read_text())
+    assert "provenance" not in old  # the committed smoke records are of that form
+    record = {**_current_record(run), "environment": old["environment"]}
+    record.pop("provenance")
+    (execution.run_target(run, "smoke") / "run.done").write_text(json.dumps(record))
+    assert not execution.finished(run, "smoke")
+    assert execution.record_differences(record, run) == ["provenance"]
+
+
+def test_an_unreadable_run_record_is_a_named_error(tmp_path, monkeypatch):
+    run = _planned_run(tmp_path, monkeypatch)
+    done = execution.run_target(run, "smoke") / "run.done"
+    done.write_text("{half")
+    with pytest.raises(RunRecordError, match=r"hycoclip/seed0/run.done: not a study run record"):
+        execution.finished(run, "smoke")
+    record = _current_record(run)
+    del record["init_sha256"]
+    done.write_text(json.dumps(record))
+    with pytest.raises(RunRecordError, match=r"run.done: .*missing init_sha256"):
+        execution.execute(run, "smoke")
 
 
 def test_only_a_training_that_finished_counts_as_trained_to_end(tmp_path):
-    assert not runner.trained_to_end(tmp_path)
+    assert not execution.trained_to_end(tmp_path)
     (tmp_path / "last.pt").write_bytes(b"checkpoint")
     records = [{"step": 5, "loss": 1.0}, {"step": 7, "status": "interrupted"}]
     (tmp_path / "log.jsonl").write_text("\n".join(json.dumps(r) for r in records))
-    assert not runner.trained_to_end(tmp_path)  # an interrupted run keeps its last.pt too
+    assert not execution.trained_to_end(tmp_path)  # an interrupted run keeps its last.pt too
     records += [{"step": 10, "loss": 0.5}, {"step": 10, "status": "finished"}]
     (tmp_path / "log.jsonl").write_text("\n".join(json.dumps(r) for r in records))
-    assert runner.trained_to_end(tmp_path)
+    assert execution.trained_to_end(tmp_path)
 
 
 def test_compare_refuses_a_claims_file_its_results_do_not_decide(tmp_path, monkeypatch):
@@ -423,11 +510,11 @@ def test_the_schedule_check_compares_a_run_with_its_twice_longer_self(tmp_path, 
     # the curve's own 500 validation items
     assert check["standard_error"] == pytest.approx(math.sqrt(0.56 * 0.44 / 500))
     assert not check["within_noise"]  # 0.06 > 0.022: the longer schedule helped
-    full = dataclasses.replace(runner.SCALES["full"], schedule_check=True)
-    monkeypatch.setitem(runner.SCALES, "full", full)
-    plan = runner.plan("full")
+    full = dataclasses.replace(design.SCALES["full"], schedule_check=True)
+    monkeypatch.setitem(design.SCALES, "full", full)
+    plan = design.plan("full")
     longer = [r for r in plan if r.variant.endswith(claims.LONGER)]
-    assert {r.variant.removesuffix(claims.LONGER) for r in longer} == set(runner.HEADLINE)
+    assert {r.variant.removesuffix(claims.LONGER) for r in longer} == set(design.HEADLINE)
     for run in longer:
         own = next(
             r
@@ -457,7 +544,7 @@ def test_a_training_of_another_config_is_set_aside_not_reused(tmp_path):
     (output / "config.json").write_text("{not json")
     assert trained_with_other_config(output, raw)  # unreadable today: not this run's
     (tmp_path / "run.stale1").mkdir()
-    moved = runner.set_aside(output)
+    moved = execution.set_aside(output)
     assert moved == tmp_path / "run.stale2" and (moved / "config.json").is_file()
     assert not output.exists()
     assert not trained_with_other_config(output, raw)  # nothing left to compare
@@ -470,11 +557,27 @@ def test_a_training_from_other_initial_weights_is_stale(tmp_path):
     raw = tiny_config("clip", output, model={"init": str(base)})
     output.mkdir()
     (output / "config.json").write_text(json.dumps(raw))
-    runner.init_record(output).write_text(runner.init_checksum(raw))
-    assert not runner.stale_training(output, raw)
+    execution.init_record(output).write_text(execution.init_checksum(raw))
+    assert execution.stale_training(output, raw) == "trained by other code or package versions"
+    execution.code_record(output).write_text(json.dumps(execution.current_code()))
+    assert execution.stale_training(output, raw) is None
     base.write_bytes(b"rebuilt weights")  # the same path, another base
-    assert runner.stale_training(output, raw)
-    assert not runner.stale_training(tmp_path / "never", raw)
+    assert execution.stale_training(output, raw) == "trained from other initial weights"
+    assert execution.stale_training(tmp_path / "never", raw) is None
+
+
+def test_a_training_by_other_code_is_stale(tmp_path, monkeypatch):
+    output = tmp_path / "run"
+    raw = tiny_config("clip", output)
+    output.mkdir()
+    (output / "config.json").write_text(json.dumps(raw))
+    execution.code_record(output).write_text(json.dumps(execution.current_code()))
+    assert execution.stale_training(output, raw) is None
+    monkeypatch.setattr(execution, "code_hash", lambda: "0" * 64)
+    assert execution.stale_training(output, raw) == "trained by other code or package versions"
+    execution.code_record(output).write_text("{half")  # unreadable: not known to be this code
+    monkeypatch.undo()
+    assert execution.stale_training(output, raw) == "trained by other code or package versions"
 
 
 def test_claim_panels_show_each_claimed_item_of_the_variants_with_valid_seeds():

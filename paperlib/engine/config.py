@@ -2,9 +2,9 @@
 
 A config has a ``method`` and five sections (``model``, ``data``, ``loss``, ``optim``,
 ``train``). The ``loss`` section is the method's own config dataclass (its entry of
-``engine.methods.METHOD_REGISTRY``, e.g. :class:`~paperlib.losses.himo.MoLoConfig`, whose
+``engine.registry.METHOD_REGISTRY``, e.g. :class:`~paperlib.losses.himo.MoLoConfig`, whose
 defaults are the paper's); ``data.dataset`` names an entry of
-``engine.data.DATASET_REGISTRY``. Values are merged in this order: dataclass defaults, the
+``engine.registry.DATASET_REGISTRY``. Values are merged in this order: dataclass defaults, the
 method's paper settings of the other sections (:data:`METHOD_DEFAULTS`;
 ``docs/methods/himo-clip.md#himo-training``, ``docs/methods/argent.md#meru``), the file, then
 dotted overrides such as ``optim.lr=1e-5`` (values parsed as YAML). Every problem (unknown
@@ -28,13 +28,10 @@ import open_clip
 
 import paperlib.models.clip  # noqa: F401  (registers paperlib's small model configs)
 from paperlib.atomic import atomic_write_text
-from paperlib.engine.data import DATASET_REGISTRY
-from paperlib.engine.methods import METHOD_REGISTRY
+from paperlib.engine.registry import DATASET_REGISTRY, METHOD_REGISTRY
 from paperlib.models import LOGIT_SCALE_MAX
 from paperlib.models.meru_checkpoint import HYCOCLIP_MODEL_NAMES
 from paperlib.untrusted import YamlError, brief, load_yaml
-
-HYPERBOLIC_METHODS = tuple(n for n, m in METHOD_REGISTRY.items() if m.hyperbolic)
 
 
 class ConfigError(ValueError):
@@ -63,7 +60,7 @@ class ModelConfig:
 
 @dataclass
 class DataConfig:
-    """Training data: ``dataset`` names an entry of ``engine.data.DATASET_REGISTRY`` (``world``:
+    """Training data: ``dataset`` names an entry of ``engine.registry.DATASET_REGISTRY`` (``world``:
     the generated world; ``synthetic``: random tensors, for dry runs; ``sharegpt4v``;
     ``webdataset``: GRIT-layout shards)."""
 

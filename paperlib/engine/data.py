@@ -1,8 +1,9 @@
 """Training batches: datasets by name, a resumable global-batch sampler, tokenising collate.
 
-``DATASET_REGISTRY[name]`` is a :class:`TrainingDataset` (how to build it from the ``data``
-config section, and what it needs and carries); ``data.dataset`` names the entry, and adding
-a training dataset is adding one entry.
+This module registers one :class:`~paperlib.engine.registry.TrainingDataset` per dataset
+into ``engine.registry.DATASET_REGISTRY`` (how to build it from the ``data`` config section,
+and what it needs and carries); ``data.dataset`` names the entry, and adding a training
+dataset is adding one entry.
 
 The sampler makes global batch ``s`` a pure function of ``(seed, s)``: epoch ``e = s //
 steps_per_epoch`` shuffles with ``torch.Generator().manual_seed(seed + e)``, and rank ``r``
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +40,7 @@ from paperlib.data.webdataset import ShardStream, record_to_sample
 from paperlib.data.world import WorldDataset
 from paperlib.data.world_cache import CachedWorldDataset
 from paperlib.engine.methods import method_spec
+from paperlib.engine.registry import DATASET_REGISTRY, TrainingDataset, register
 
 if TYPE_CHECKING:  # annotations only: the config module reads this registry
     from paperlib.engine.config import Config, DataConfig
@@ -258,32 +259,14 @@ def _webdataset(data: DataConfig, transform: Callable, image_size: int):
     )
 
 
-@dataclass(frozen=True)
-class TrainingDataset:
-    """One training dataset: ``build(data, transform, image_size)`` -> a torch
-    (iterable) dataset of training items (dicts, see :class:`Collate`); ``root``: it reads the
-    folder ``data.root``; ``boxes``: its items carry a box crop and phrase (HyCoCLIP's and
-    ARGENT's batches); ``generated``: it is made in memory, ``data.size`` samples;
-    ``validation``: a held-out validation set of its kind exists (``engine.validation``)."""
-
-    name: str
-    build: Callable[..., Dataset | IterableDataset]
-    root: bool = False
-    boxes: bool = False
-    generated: bool = False
-    validation: bool = False
-
-
 # one dataset per entry: name, builder, whether it reads data.root, has boxes, is generated
-DATASET_REGISTRY: dict[str, TrainingDataset] = {
-    d.name: d
-    for d in (
-        TrainingDataset("world", _world, boxes=True, generated=True, validation=True),
-        TrainingDataset("synthetic", _synthetic, boxes=True, generated=True),
-        TrainingDataset("sharegpt4v", _sharegpt4v, root=True),
-        TrainingDataset("webdataset", _webdataset, root=True, boxes=True),
-    )
-}
+register(
+    DATASET_REGISTRY,
+    TrainingDataset("world", _world, boxes=True, generated=True, validation=True),
+    TrainingDataset("synthetic", _synthetic, boxes=True, generated=True),
+    TrainingDataset("sharegpt4v", _sharegpt4v, root=True),
+    TrainingDataset("webdataset", _webdataset, root=True, boxes=True),
+)
 
 
 def build_dataset(

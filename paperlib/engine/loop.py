@@ -49,8 +49,9 @@ from tqdm.auto import tqdm
 from paperlib.atomic import atomic_write, atomic_write_text
 from paperlib.engine import checkpoint, distributed
 from paperlib.engine.config import Config, ConfigError, load_config, save_config, to_dict
-from paperlib.engine.data import DATASET_REGISTRY, build_dataset, build_loader
+from paperlib.engine.data import build_dataset, build_loader
 from paperlib.engine.methods import LossResult, build_module, input_size
+from paperlib.engine.registry import DATASET_REGISTRY
 from paperlib.engine.run_folder import claim_run_folder, orphaned_temporaries
 from paperlib.engine.validation import build_validation_set, validate
 

@@ -1,8 +1,9 @@
 """The training methods: one registry entry each, naming its loss, that loss's config dataclass
 and the training module (batch -> features (``forward``) -> loss terms (``compute_loss``)).
 
-``METHOD_REGISTRY[name]`` is a :class:`Method`; adding a method is adding one entry (the
-README's "Adding a loss, a dataset or a benchmark"). The training config's ``method`` names
+This module registers one :class:`~paperlib.engine.registry.Method` per method into
+``engine.registry.METHOD_REGISTRY``; adding a method is adding one entry (the README's "Adding a
+loss, a dataset or a benchmark"). The training config's ``method`` names
 the entry and its ``loss`` section is built as the entry's config dataclass.
 
 - ``clip``: global InfoNCE (``losses.contrastive.infonce_loss``).
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import Tensor, nn
 
+from paperlib.engine.registry import METHOD_REGISTRY, Method, register
 from paperlib.losses.batch import EuclideanBatch, HyperbolicBatch
 from paperlib.losses.contrastive import InfoNCEConfig, infonce_loss
 from paperlib.losses.entailment import (
@@ -56,7 +58,7 @@ from paperlib.models.meru_checkpoint import (
 )
 from paperlib.state_files import load_tensor_file
 
-if TYPE_CHECKING:  # annotations only: the config module reads this registry
+if TYPE_CHECKING:
     from paperlib.engine.config import Config, ModelConfig
 
 
@@ -282,36 +284,12 @@ def hyperbolic_terms(
     return LossResult(out.total, {name: getattr(out, name) for name in logged})
 
 
-def _never(config: Any) -> bool:
-    return False
-
-
-@dataclass(frozen=True)
-class Method:
-    """One training method: ``loss(batch, config) -> LossResult`` on the module's
-    :meth:`loss_batch` view of the features, the dataclass of its ``loss`` config section
-    (``config``), its training ``module`` (:class:`EuclideanModule` or
-    :class:`HyperbolicModule`), whether its batches carry a box crop and phrase per sample
-    (``boxes``), and whether, for a given loss config, they carry short captions too
-    (``short_text``, Long-CLIP)."""
-
-    name: str
-    loss: Callable[[Any, Any], LossResult]
-    config: type
-    module: type[EuclideanModule] | type[HyperbolicModule]
-    boxes: bool = False
-    short_text: Callable[[Any], bool] = _never
-
-    @property
-    def hyperbolic(self) -> bool:
-        return self.module.geometry == "hyperbolic"
-
-
 _CONTRASTIVE_ENTAILMENT = ("contrastive", "entailment")
 
 # one method per entry: name, loss, loss config dataclass, training module
 # fmt: off
-METHOD_REGISTRY: dict[str, Method] = {m.name: m for m in (
+register(
+    METHOD_REGISTRY,
     Method("clip", infonce_terms, InfoNCEConfig, EuclideanModule),
     Method("longclip", longclip_terms, LongCLIPConfig, EuclideanModule,
            short_text=lambda config: config.short_weight > 0),
@@ -323,8 +301,9 @@ METHOD_REGISTRY: dict[str, Method] = {m.name: m for m in (
     Method("argent", functools.partial(hyperbolic_terms, argent_loss,
                                        (*_CONTRASTIVE_ENTAILMENT, "regularizer")),
            ARGENTConfig, HyperbolicModule, boxes=True),
-)}
+)
 # fmt: on
+HYPERBOLIC_METHODS = tuple(n for n, m in METHOD_REGISTRY.items() if m.hyperbolic)
 
 
 def method_spec(name: str) -> Method:

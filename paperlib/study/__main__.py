@@ -1,7 +1,7 @@
-"""``python -m paperlib.study``: see :mod:`paperlib.study.runner`."""
+"""``python -m paperlib.study``: see :mod:`paperlib.study.cli` and :mod:`paperlib.study.design`."""
 
 import sys
 
-from paperlib.study.runner import main
+from paperlib.study.cli import main
 
 sys.exit(main())

@@ -269,16 +269,21 @@ def read_variation(committed: Path) -> dict[str, Any]:
 
 
 def environments(committed: Path, reproduced: Path) -> list[tuple[str, Any, Any]]:
-    """Differences between the committed study's environment and the re-run's; a side whose
-    ``study.json`` is missing shows as "not recorded" rather than as no difference."""
+    """Differences between the committed study's environment and the re-run's, the code's
+    provenance among them (``provenance.code_hash``, ``provenance.commit``; a study recorded
+    without it shows None); a side whose ``study.json`` is missing shows as "not recorded"
+    rather than as no difference."""
     mine = committed / "study.json"
     theirs = reproduced / "study.json"
     if not (mine.is_file() and theirs.is_file()):
         return [("environment", _recorded(mine), _recorded(theirs))]
-    return environment_differences(
-        _read_json(mine, "the study record").get("environment", {}),
-        _read_json(theirs, "the study record").get("environment", {}),
-    )
+    return environment_differences(_environment(mine), _environment(theirs))
+
+
+def _environment(study: Path) -> dict[str, Any]:
+    """A ``study.json``'s environment with its code provenance under ``provenance``."""
+    record = _read_json(study, "the study record")
+    return {**record.get("environment", {}), "provenance": record.get("provenance") or {}}
 
 
 def _recorded(path: Path) -> str:

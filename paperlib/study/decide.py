@@ -552,7 +552,7 @@ def _final_validation(scale_name: str, study: str, variant: str, seed: int) -> d
 
 
 def schedule_checks(scale_name: str, runs: list[dict]) -> list[dict]:
-    """Per headline variant with a schedule check (``runner.longer``): its final validation
+    """Per headline variant with a schedule check (``study.design.longer``): its final validation
     values at its own and at twice its steps (same seed, same base), the gain, and whether the
     gain is below one test-set standard error (the longer schedule did not help beyond noise;
     else the claims on that variant are flagged, ``schedule_flags``)."""

@@ -6,8 +6,8 @@ captions, 77 tokens, with each scene's counterfactual twin in the same batch (``
 the same scene with its main object's shape replaced by one of another super-category, a hard
 negative that colour and layout cannot solve), trained on its own world (``data.seed`` = the
 base's seed) until its held-out validation curve (``engine.validation``) is flat
-(``tables.plateau``). There are :data:`BASES` independent bases of ``runner.MODEL`` and of the
-model-size arm's ``runner.MODEL_SMALLER``: seed variance comes from the fine-tunes, and the
+(``tables.plateau``). There are :data:`BASES` independent bases of :data:`MODEL` and of the
+model-size arm's :data:`MODEL_SMALLER`: seed variance comes from the fine-tunes, and the
 verdicts show whether they hinge on one base.
 
 ``python -m paperlib.study.pretrain`` (``make pretrain``) trains them, two at a time on one

@@ -1,6 +1,6 @@
 """Reading the CPU-scale study's results: run folders, logs, items, embeddings, claims, and
 the labels and colours the tutorials share. Notebooks and ``paperlib.analysis`` import this
-module only (never the runner)."""
+module only (never the study's execution)."""
 
 from __future__ import annotations
 

@@ -31,8 +31,8 @@ class Scale:
     # whether a run whose validation curve is still rising is left out of the claims (the full
     # study); the smoke study's schedules are too short to flatten, so it only reports it
     require_plateau: bool = True
-    # whether seed 0's headline fine-tunes also run at twice their steps (``runner``'s schedule
-    # check: would a longer schedule still have helped?)
+    # whether seed 0's headline fine-tunes also run at twice their steps (``study.design``'s
+    # schedule check: would a longer schedule still have helped?)
     schedule_check: bool = False
 
     def base_of(self, seed: int) -> int:

@@ -11,7 +11,7 @@ learned model reaches and an untrained one does not). Each claim also names the 
 effect (:class:`PaperEffect`, read from ``tables/published.json``) in the study's units.
 ``headline`` claims run on every study seed; the others (ablations, sweeps) on the sweep seeds.
 
-The two compared runs differ in exactly one thing (see ``paperlib.study.runner``):
+The two compared runs differ in exactly one thing (see ``paperlib.study.design``):
 
 - HiMo: "InfoNCE (λ=0)" is MoLo with λ = 0 (same logit-scale reset, smoothing, decay, lr,
   steps), so the component term is the only difference; "Long-CLIP" is the same fine-tune

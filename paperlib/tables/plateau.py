@@ -11,7 +11,7 @@ logged step nearest it; ``n`` the number of held-out items the curve itself was 
 its records' ``val_size``, :func:`rate_standard_error`). A run that
 fails is flagged and left out of the claims, as a collapsed one is. The curve is
 ``engine.validation``'s, logged during training. A cosine schedule flattens its own end, so the
-study also runs a schedule check (twice the steps, ``study.runner.longer``) whose gain is judged
+study also runs a schedule check (twice the steps, ``study.design.longer``) whose gain is judged
 by the same standard error.
 """
 

@@ -1,0 +1,80 @@
+"""``python -m paperlib.study``: run, resume or re-decide the study (its design:
+:mod:`paperlib.study.design`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import torch
+
+from paperlib.study import design
+from paperlib.study.decide import MissingRunsError, summary_table
+from paperlib.study.design import plan
+from paperlib.study.exports import refresh_items
+from paperlib.study.parallel import RunsFailedError, run_study
+from paperlib.study.reader import load_claims
+from paperlib.study.scales import SCALES
+from paperlib.study.summary import summarise
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line (``--help``); exit status 2 on missing or failed runs, bad inputs."""
+    parser = argparse.ArgumentParser(
+        prog="python -m paperlib.study",
+        description=design.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--scale", choices=sorted(SCALES), default="smoke")
+    parser.add_argument(
+        "--studies", nargs="+", choices=("himo", "argent"), default=["himo", "argent"]
+    )
+    parser.add_argument(
+        "--workers", type=int, default=2, help="runs at once, one thread each (default 2)"
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads of each run (fixed, so results do not depend on the machine's "
+        "core count; default 1)",
+    )
+    parser.add_argument(
+        "--partial",
+        action="store_true",
+        help="decide the claims although planned runs are missing (marked partial)",
+    )
+    parser.add_argument(
+        "--decide-only",
+        action="store_true",
+        help="re-write curves.json, claims.json and study.json from the finished runs' "
+        "results files (train nothing)",
+    )
+    parser.add_argument(
+        "--summary",
+        action="store_true",
+        help="print the decided claims as the README's markdown table",
+    )
+    parser.add_argument(
+        "--refresh-items",
+        action="store_true",
+        help="recompute finished runs' results files and per-item values from "
+        "cached embeddings, then re-decide the claims",
+    )
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    try:
+        if args.summary:
+            print(summary_table(load_claims(args.scale)))
+            return 0
+        if args.refresh_items:
+            count = refresh_items(args.scale)
+            print(f"[study {args.scale}] per-item values of {count} runs rewritten")
+        if args.decide_only or args.refresh_items:
+            summarise(args.scale, plan(args.scale), args.partial)
+            return 0
+        run_study(args.scale, tuple(args.studies), args.workers, args.threads, args.partial)
+    except (MissingRunsError, RunsFailedError, ValueError, FileNotFoundError) as error:
+        print(f"study: {error}", file=sys.stderr)
+        return 2
+    return 0

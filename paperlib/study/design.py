@@ -1,0 +1,374 @@
+"""The CPU-scale study's design: every run it plans, and the config each trains with.
+
+Every fine-tune starts from one of the pre-trained bases of :mod:`paperlib.study.pretrain`
+(``results/bases/``; fine-tune seed ``s`` uses base ``bases[s % len(bases)]``), as both papers
+start from released CLIP weights, and trains on a world of its own base (world seed
+:data:`FINETUNE_WORLD` + base, scenes the base never saw); the fine-tune seed sets the batch
+order. So seed variance comes from the fine-tunes, and each verdict shows whether it hinges on
+one base.
+
+- **HiMo** (``docs/methods/himo-clip.md#molo``): fine-tunes on long captions (248 tokens, Long-CLIP
+  residual positions), all with MoLo's settings (logit scale reset to ln 100 and decayed, label
+  smoothing 0.1, lr, steps): ``MoLo`` (τ = 0.9, λ = 1), ``InfoNCE (λ=0)`` (MoLo with λ = 0:
+  the component term is the only difference) and ``Long-CLIP`` (Long-CLIP's loss: long
+  InfoNCE + short captions ↔ PCA-reduced image features, ``loss.pcm_dim`` components); on the
+  sweep seeds MoLo's batch-size and HiDe-scope ablations (:data:`HIMO_SWEEP`).
+- **ARGENT** (``docs/methods/argent.md#argent-objective``): hyperbolic fine-tunes on short captions with one box
+  crop and its phrase per sample (GRIT-like), the same optimiser for all: ``HyCoCLIP`` and
+  ``ARGENT`` (headline, every seed); on the sweep seeds ``MERU``, ARGENT's ablations (no
+  weights, weights on all pairs, no regularizer, Ent instead of AdaEnt), the model-size arm
+  (the pair again from the smaller model's bases) and the aperture arm (MERU, HyCoCLIP and
+  ARGENT at the paper's fixed curvature κ = 0.1, where ``2K/√κ`` = 0.63 lies among the
+  embeddings' norms).
+- **References**: each base evaluated as it is (variant ``pretrain (short captions)``, seed =
+  base), and an untrained model of each geometry (the level a guard must clear).
+
+Every trained run logs a held-out validation curve (``engine.validation``, world
+``VALIDATION_SEED``) every fifth of its schedule; ``tables.plateau`` checks it stopped
+improving. Every run is then evaluated on the same ``eval_size`` test samples (world seed
+:data:`~paperlib.study.reader.EVAL_SEED`), so variants and seeds are compared item by item.
+Per run, ``results/<scale>/<study>/<variant>/seed<k>/`` receives the CLIP_benchmark JSON files,
+the training log, ``items.npz`` (per-item metric values, ``metrics.items``) and ``run.done``
+(config, timing, environment, provenance, collapse check); seed-0 runs of
+:data:`~paperlib.study.reader.EMBEDDING_VARIANTS` also keep their held-out embeddings
+(``study.exports``). Runs execute two at a time (one thread each, ``--workers``;
+``study.parallel``), live in ``runs/study-<scale>/`` and resume (``study.execution``): a
+finished run (its ``run.done`` records the planned config, its base's checksum, the hash of the
+code that trains and evaluates it and the package versions) is skipped, an unfinished training
+resumes from its last checkpoint. At the end the curves go to ``curves.json``
+(``study.curves``) and the claims of ``tables.claims`` are decided (``study.decide``) into
+``claims.json`` (``study.summary``).
+
+    python -m paperlib.study --scale smoke      # one seed, short schedules (make reproduce)
+    python -m paperlib.study --scale full       # 8 seeds, 3 for sweeps (make study)
+
+Choices the papers do not make for us (CPU scale): learning rates are raised from the
+papers' 1e-6 (fine-tuning a converged ViT-L) to values that move an 8.5M-parameter model in a
+few hundred steps; the hyperbolic runs start from the Euclidean base (its encoders and
+projections; α, curvature and logit scale at MERU's initial values) instead of from scratch;
+Long-CLIP keeps ``pcm_dim`` = 8 of 64 dimensions (the paper: 32 of 768).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from paperlib.models import LOGIT_SCALE_MAX
+from paperlib.study.pretrain import MODEL, MODEL_SMALLER, base_path
+from paperlib.study.reader import PRETRAIN, SMALLER, results_dir, runs_root, slug
+from paperlib.study.scales import SCALES, Scale
+from paperlib.tables.claims import APERTURE, HEADLINE_FINETUNES, LONGER, UNTRAINED
+
+HIMO_BENCHMARKS = (
+    "world-long",
+    "world-short",
+    "world-monotonicity",
+    "world-cola",
+    "world-zeroshot",
+    "world-hierarchy",
+)
+ARGENT_BENCHMARKS = ("world-zeroshot", "world-long", "world-short", "world-hierarchy")
+FINETUNE_WORLD = 100  # fine-tunes of base b train on world seed 100 + b (the bases: seed b)
+VAL_POINTS = 5  # validation records over a schedule (plus step 0): every fifth
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of the study (trained, or a reference evaluated as it starts) and how to
+    evaluate it."""
+
+    study: str  # "himo" | "argent"
+    variant: str  # row label in the tables
+    seed: int
+    config: dict[str, Any]
+    benchmarks: tuple[str, ...]
+    nproc: int = 1  # training processes (> 1: torchrun, gloo on CPU)
+    stage: str = field(default="")  # what study.json times it under (default: the study)
+
+    @property
+    def name(self) -> str:
+        return f"{self.study}/{self.variant}/seed{self.seed}"
+
+
+LOG_EVERY = 5
+
+
+def _config(
+    method: str,
+    seed: int,
+    scale: Scale,
+    steps: int,
+    batch: int,
+    output: Path,
+    architecture: str = MODEL,
+    **sections,
+) -> dict:
+    """A fine-tune's training config from base ``scale.base_of(seed)`` of ``architecture``."""
+    base = scale.base_of(seed)
+    every = max(LOG_EVERY, steps // VAL_POINTS)
+    config = {
+        "method": method,
+        "model": {"name": architecture, "init": str(base_path(architecture, base))},
+        "data": {
+            "dataset": "world",
+            "size": scale.train_size,
+            "image_size": 32,
+            "seed": FINETUNE_WORLD + base,
+            "cache_dir": str(runs_root() / "world-cache"),
+        },
+        "optim": {},
+        "loss": {},
+        "train": {
+            "steps": steps,
+            "batch_size": batch,
+            "seed": seed,
+            "log_every": LOG_EVERY,
+            "diag_every": every,
+            "ckpt_every": every,
+            "val_every": every,
+            "val_size": scale.val_size,
+            "output_dir": str(output),
+            "progress": False,
+            "device": "cpu",
+        },
+    }
+    for section, values in sections.items():
+        config[section].update(values)
+    return config
+
+
+def reference_runs(scale: Scale, root: Path) -> list[Run]:
+    """The bases as they are (seed = base) and an untrained model of each geometry (seed 0):
+    evaluated, not trained (0 steps: the checkpoint is the start)."""
+    runs = []
+    for model, suffix in ((MODEL, ""), (MODEL_SMALLER, SMALLER)):
+        for base in scale.bases:
+            output = root / f"bases/{model}-base{base}"
+            config = _config("clip", base, scale, 0, scale.finetune_batch, output, model)
+            runs.append(
+                Run("himo", PRETRAIN + suffix, base, _evaluation_only(config), HIMO_BENCHMARKS,
+                    stage="references")
+            )  # fmt: skip
+    himo = _config("himo", 0, scale, 0, scale.finetune_batch, root / "untrained/himo",
+                   **_himo_sections(scale, {}))  # fmt: skip
+    argent = _config("argent", 0, scale, 0, scale.hyperbolic_batch, root / "untrained/argent",
+                     **_argent_sections(scale, {}, MODEL))  # fmt: skip
+    for study, config, benchmarks in (
+        ("himo", himo, HIMO_BENCHMARKS),
+        ("argent", argent, ARGENT_BENCHMARKS),
+    ):
+        config["model"]["init"] = "random"
+        runs.append(
+            Run(study, UNTRAINED, 0, _evaluation_only(config), benchmarks, stage="references")
+        )
+    return runs
+
+
+def _evaluation_only(config: dict[str, Any]) -> dict[str, Any]:
+    """A 0-step run: no world to render, no validation (its checkpoint is its start)."""
+    config["data"]["size"] = config["train"]["batch_size"]
+    config["data"].pop("cache_dir")
+    config["train"].update(val_every=0)
+    return config
+
+
+# MoLo's fine-tuning settings, shared by every HiMo variant (docs/methods/himo-clip.md#reference-code)
+HIMO_FINETUNE = {
+    "model": {"context_length": 248, "long_text": "residual", "logit_scale_init": LOGIT_SCALE_MAX},
+    "loss": {"label_smoothing": 0.1, "scope": "global"},
+    "optim": {
+        "warmup_steps": 10,
+        "weight_decay": 0.01,
+        "betas": (0.9, 0.999),
+        "decay_logit_scale": True,
+    },
+}
+HIMO_METRICS = ("long_i2t_r1",)  # the validation curve of a HiMo fine-tune
+
+HIMO_HEADLINE = {
+    "MoLo": ("himo", {"tau": 0.9, "lam": 1.0}),
+    "InfoNCE (λ=0)": ("himo", {"tau": 0.9, "lam": 0.0}),
+}
+# MoLo ablations on the sweep seeds: label -> (loss changes, batch factor, processes). The
+# batch-size ablation keeps the samples seen (steps / factor), as the paper keeps its epochs;
+# the HiDe-scope pair runs both arms on 2 gloo ranks (torchrun), PCA on the global batch or
+# on each rank's half (the reference code's), so the scope is the only difference
+HIMO_SWEEP = {
+    "MoLo, half batch": ({}, 0.5, 1),
+    "MoLo, double batch": ({}, 2.0, 1),
+    "MoLo, 2 ranks, global HiDe": ({"scope": "global"}, 1.0, 2),
+    "MoLo, 2 ranks, HiDe per rank": ({"scope": "local"}, 1.0, 2),
+}
+
+
+def _himo_sections(scale: Scale, loss: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The config sections every HiMo fine-tune shares, with ``loss``'s changes."""
+    return {
+        "model": dict(HIMO_FINETUNE["model"]),
+        "loss": {**HIMO_FINETUNE["loss"], **loss},
+        "optim": {**HIMO_FINETUNE["optim"], "lr": scale.finetune_lr},
+        "train": {"val_metrics": list(HIMO_METRICS)},
+    }
+
+
+def himo_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
+    """MoLo, MoLo with λ = 0 and Long-CLIP from the seed's base; on the sweep seeds also
+    MoLo's batch-size and HiDe-scope ablations (:data:`HIMO_SWEEP`)."""
+    molo = HIMO_HEADLINE["MoLo"][1]
+    variants = {label: (method, loss, 1.0, 1) for label, (method, loss) in HIMO_HEADLINE.items()}
+    variants["Long-CLIP"] = ("longclip", {"pcm_dim": scale.pcm_dim, "short_weight": 0.5}, 1.0, 1)
+    if seed in scale.sweep_seeds:
+        for label, (loss, factor, nproc) in HIMO_SWEEP.items():
+            variants[label] = ("himo", {**molo, **loss}, factor, nproc)
+    runs = []
+    for label, (method, loss, factor, nproc) in variants.items():
+        config = _config(
+            method,
+            seed,
+            scale,
+            round(scale.finetune_steps / factor),
+            round(scale.finetune_batch * factor),
+            root / f"himo/{slug(label)}/seed{seed}",
+            **_himo_sections(scale, loss),
+        )
+        runs.append(Run("himo", label, seed, config, HIMO_BENCHMARKS, nproc=nproc))
+    return runs
+
+
+ARGENT_METRICS = ("short_i2t_r1", "zeroshot_L1")  # the validation curves of a hyperbolic run
+ARGENT_HEADLINE = {"HyCoCLIP": ("hycoclip", {}), "ARGENT": ("argent", {})}
+ARGENT_SWEEP = {
+    "MERU": ("meru", {}),
+    "ARGENT, no weights": ("argent", {"weights": "none"}),
+    "ARGENT, weights on all pairs": ("argent", {"weights": "all"}),
+    "ARGENT, no regularizer": ("argent", {"regularize": False}),
+    "ARGENT, Ent": ("argent", {"entailment": "ent"}),
+}
+# the aperture arm: the paper's fixed curvature, where MERU's half-aperture radius 2K/√κ
+# (0.63 at K = 0.1, κ = 0.1) lies among the embeddings' norms
+APERTURE_CURVATURE = 0.1
+APERTURE_ARM = {
+    f"MERU{APERTURE}": ("meru", {}),
+    f"HyCoCLIP{APERTURE}": ("hycoclip", {}),
+    f"ARGENT{APERTURE}": ("argent", {}),
+}
+
+
+def _argent_sections(scale: Scale, loss: dict[str, Any], model: str) -> dict[str, dict[str, Any]]:
+    """The config sections every hyperbolic fine-tune shares, with ``loss``'s changes."""
+    return {
+        "data": {"caption": "short_caption"},
+        "model": {"name": model, "alpha_rule": scale.hyperbolic_alpha_rule},
+        "optim": {"lr": scale.hyperbolic_lr, "warmup_steps": 10, "weight_decay": 0.2},
+        "loss": dict(loss),
+        "train": {"val_metrics": list(ARGENT_METRICS)},
+    }
+
+
+def _argent_run(
+    label: str, method: str, loss: dict[str, Any], scale: Scale, seed: int, root: Path,
+    model: str = MODEL, curvature: float | None = None,
+) -> Run:  # fmt: skip
+    """One hyperbolic fine-tune of ``model`` from that model's base of the seed (at a fixed
+    ``curvature`` when given, else MERU's learned one from 1)."""
+    sections = _argent_sections(scale, loss, model)
+    if curvature is not None:
+        sections["model"].update(curv_init=curvature, learn_curv=False)
+    config = _config(
+        method,
+        seed,
+        scale,
+        scale.hyperbolic_steps,
+        scale.hyperbolic_batch,
+        root / f"argent/{slug(label)}/seed{seed}",
+        model,
+        **sections,
+    )
+    return Run("argent", label, seed, config, ARGENT_BENCHMARKS)
+
+
+def argent_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
+    """Hyperbolic fine-tunes from the seed's base (ARGENT's tables 2-3); on the sweep seeds also
+    the ablations, the model-size arm and the aperture arm."""
+    variants = dict(ARGENT_HEADLINE)
+    if seed in scale.sweep_seeds:
+        variants.update(ARGENT_SWEEP)
+    runs = [_argent_run(label, m, loss, scale, seed, root) for label, (m, loss) in variants.items()]
+    if seed in scale.sweep_seeds:
+        runs += [
+            _argent_run(label + SMALLER, m, loss, scale, seed, root, MODEL_SMALLER)
+            for label, (m, loss) in ARGENT_HEADLINE.items()
+        ]
+        runs += [
+            _argent_run(label, m, loss, scale, seed, root, curvature=APERTURE_CURVATURE)
+            for label, (m, loss) in APERTURE_ARM.items()
+        ]
+    return runs
+
+
+HEADLINE = tuple(v for variants in HEADLINE_FINETUNES.values() for v in variants)
+
+
+def sweep_priority(run: Run) -> tuple[int, int]:
+    """The order of the sweep seeds' runs: the aperture arm (the claim the paper places at
+    κ = 0.1), then ARGENT's other sweeps (MERU, the ablations), the model-size arm, and MoLo's
+    ablations; within each group every sweep seed, so a study stopped early leaves whole groups."""
+    if run.variant.endswith(APERTURE):
+        group = 0
+    elif run.variant.endswith(SMALLER):
+        group = 2
+    else:
+        group = 1 if run.study == "argent" else 3
+    return group, run.seed
+
+
+def longer(run: Run) -> Run:
+    """The schedule check of a run: the same run at twice its steps (every reporting period
+    scaled with it), in its own folder, variant ``<variant>`` + :data:`LONGER`."""
+    config = json.loads(json.dumps(run.config))
+    steps = 2 * config["train"]["steps"]
+    every = max(LOG_EVERY, steps // VAL_POINTS)
+    config["train"].update(steps=steps, ckpt_every=every, val_every=every, diag_every=every)
+    variant = run.variant + LONGER
+    output = Path(config["train"]["output_dir"])
+    config["train"]["output_dir"] = str(output.parent.parent / slug(variant) / output.name)
+    return Run(run.study, variant, run.seed, config, run.benchmarks, run.nproc, "schedule check")
+
+
+def plan(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) -> list[Run]:
+    """Every run of the study at ``scale_name``: references first, then every seed's headline
+    fine-tunes, then the sweep seeds' other runs (:func:`sweep_priority`), then (where the scale
+    asks for it) the schedule check of the first seed's headline runs. The headline comparisons
+    come first so that a study stopped early (and decided with ``--partial``) still has them."""
+    if scale_name not in SCALES:
+        raise ValueError(f"unknown study scale {scale_name!r}; expected one of {list(SCALES)}")
+    scale, root = SCALES[scale_name], study_root(scale_name)
+    references = [
+        r for r in reference_runs(scale, root) if r.study in studies or r.variant == PRETRAIN
+    ]
+    finetunes = []
+    for seed in scale.seeds:
+        if "himo" in studies:
+            finetunes += himo_runs(scale, seed, root)
+        if "argent" in studies:
+            finetunes += argent_runs(scale, seed, root)
+    headline = [r for r in finetunes if r.variant in HEADLINE]
+    sweeps = sorted((r for r in finetunes if r.variant not in HEADLINE), key=sweep_priority)
+    runs = references + headline + sweeps
+    if scale.schedule_check:
+        first = scale.seeds[0]
+        runs += [longer(r) for r in runs if r.variant in HEADLINE and r.seed == first]
+    return runs
+
+
+def study_root(scale_name: str) -> Path:
+    """The study's training folders and caches: ``runs/study-<scale>/`` (``runs_root``)."""
+    return runs_root() / f"study-{scale_name}"
+
+
+def run_target(run: Run, scale_name: str) -> Path:
+    """The run's results folder, ``results/<scale>/<study>/<variant>/seed<k>/``."""
+    return results_dir(scale_name) / run.study / slug(run.variant) / f"seed{run.seed}"

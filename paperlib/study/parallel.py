@@ -1,0 +1,101 @@
+"""Executing the whole study: every unfinished run on a pool of worker processes, then the
+summary (:func:`run_study`); one run's failure stops no other."""
+
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from pathlib import Path
+from typing import Any
+
+from paperlib.atomic import atomic_write_text
+from paperlib.study.design import Run, plan
+from paperlib.study.execution import execute, finished, study_settings
+from paperlib.study.reader import results_dir
+from paperlib.study.summary import summarise
+from paperlib.study.workers import worker_pool
+
+
+class RunsFailedError(RuntimeError):
+    """Some of the study's runs failed; the message names each with its error."""
+
+
+def _execute_in_worker(job: tuple[Run, str, int]) -> dict[str, Any]:
+    """Worker: :func:`execute` under :func:`study_settings` (results do not depend on how many
+    workers run); returns the record and the run's wall seconds."""
+    run, scale_name, threads = job
+    start = time.perf_counter()
+    with study_settings(threads):
+        record = execute(run, scale_name)
+    return {"record": record, "seconds": time.perf_counter() - start}
+
+
+def execute_all(
+    runs: list[Run], scale_name: str, workers: int, threads: int = 1
+) -> dict[str, float]:
+    """Execute every run, ``workers`` at a time (each in its own process with ``threads``
+    threads); prints progress; returns the wall seconds per stage (summed over its runs)."""
+    pending = [r for r in runs if not finished(r, scale_name)]
+    print(
+        f"[study {scale_name}] {len(runs) - len(pending)} of {len(runs)} runs finished; "
+        f"{len(pending)} to run on {workers} worker(s)",
+        flush=True,
+    )
+    stages: dict[str, float] = {}
+    if not pending:
+        return stages
+    failed: list[str] = []
+    with worker_pool(workers) as pool:
+        futures: dict[Future, Run] = {
+            pool.submit(_execute_in_worker, (r, scale_name, threads)): r for r in pending
+        }
+        done_count, remaining = 0, set(futures)
+        while remaining:
+            finished_now, remaining = wait(remaining, return_when=FIRST_COMPLETED)
+            for future in finished_now:
+                run, done_count = futures[future], done_count + 1
+                try:
+                    result = future.result()
+                except Exception as error:  # noqa: BLE001 - one run's failure stops no other run
+                    failed.append(f"{run.name}: {type(error).__name__}: {error}")
+                    print(
+                        f"[study {scale_name}] {done_count}/{len(pending)} {run.name} FAILED: {error}",
+                        flush=True,
+                    )
+                    continue
+                stage = run.stage or run.study
+                stages[stage] = stages.get(stage, 0.0) + result["seconds"]
+                print(
+                    f"[study {scale_name}] {done_count}/{len(pending)} {run.name} done in "
+                    f"{result['seconds']:.0f} s",
+                    flush=True,
+                )
+    if failed:
+        raise RunsFailedError(
+            f"{len(failed)} run(s) failed (the others are finished and kept; run the study "
+            "again to retry them):\n" + "\n".join(failed)
+        )
+    return stages
+
+
+def run_study(
+    scale_name: str,
+    studies: tuple[str, ...] = ("himo", "argent"),
+    workers: int = 2,
+    threads: int = 1,
+    partial: bool = False,
+) -> Path:
+    """Run (or finish) every run of the study, then its curves and claims; returns the folder."""
+    runs = plan(scale_name, studies)
+    total = time.perf_counter()
+    stages = execute_all(runs, scale_name, workers, threads)
+    summarise(scale_name, runs, partial or set(studies) != {"himo", "argent"}, stages, threads)
+    record = json.loads((results_dir(scale_name) / "study.json").read_text())
+    record.update(
+        workers=workers,
+        threads_per_run=threads,
+        seconds_this_invocation=round(time.perf_counter() - total),
+    )
+    atomic_write_text(results_dir(scale_name) / "study.json", json.dumps(record, indent=1) + "\n")
+    return results_dir(scale_name)

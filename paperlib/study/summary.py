@@ -1,0 +1,66 @@
+"""What a study leaves beside its runs: ``curves.json``, ``claims.json`` and ``study.json``."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from paperlib.atomic import atomic_write_text
+from paperlib.provenance import run_provenance
+from paperlib.study.curves import write_curves
+from paperlib.study.decide import decide
+from paperlib.study.design import Run, run_target
+from paperlib.study.execution import run_environment
+from paperlib.study.reader import results_dir
+from paperlib.study.scales import SCALES
+
+
+def summarise(
+    scale_name: str,
+    runs: list[Run],
+    partial: bool,
+    stages: dict[str, float] | None = None,
+    threads: int = 1,
+) -> dict[str, Any]:
+    """``curves.json``, ``claims.json`` and ``study.json`` from the finished runs (after a study,
+    or for ``--decide-only``); returns the decided claims. ``study.json`` records the design,
+    the runs planned and finished, and each stage's seconds summed over its finished runs'
+    ``run.done`` (training plus evaluation, whichever invocation made them)."""
+    start = time.perf_counter()
+    write_curves(scale_name, runs)
+    stages = {**(stages or {}), "curves": time.perf_counter() - start}
+    report = decide(scale_name, partial)
+    verdicts = [c["verdict"] for c in report["claims"]]
+    print(
+        f"[study {scale_name}] claims: "
+        + ", ".join(f"{v} {verdicts.count(v)}" for v in sorted(set(verdicts))),
+        flush=True,
+    )
+    done = {r.name: run_target(r, scale_name) / "run.done" for r in runs}
+    finished_seconds: dict[str, float] = {}
+    for run in runs:
+        if done[run.name].is_file():
+            record = json.loads(done[run.name].read_text())
+            stage = run.stage or run.study
+            finished_seconds[stage] = (
+                finished_seconds.get(stage, 0.0)
+                + record.get("train_seconds", 0.0)
+                + record.get("eval_seconds", 0.0)
+            )
+    scale = SCALES[scale_name]
+    summary = {
+        "scale": scale_name,
+        "runs": len(runs),
+        "runs_finished": sum(path.is_file() for path in done.values()),
+        "partial": report["partial"],
+        "bases": list(scale.bases),
+        "seeds": list(scale.seeds),
+        "sweep_seeds": list(scale.sweep_seeds),
+        "stage_seconds_of_finished_runs": {k: round(v) for k, v in finished_seconds.items()},
+        "stage_seconds_this_invocation": {k: round(v) for k, v in stages.items()},
+        "environment": run_environment(threads),
+        "provenance": run_provenance(),
+    }
+    atomic_write_text(results_dir(scale_name) / "study.json", json.dumps(summary, indent=1) + "\n")
+    return report
