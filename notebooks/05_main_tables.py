@@ -101,6 +101,19 @@ print(
     + (" (a partial study: the claims on missing runs are untestable, 'not run')"
        if STUDY["partial"] else "")
 )  # fmt: skip
+versions = CLAIMS_FILE["code_versions"]
+print(
+    f"the decided runs were trained by {len(versions)} code version(s): "
+    + "; ".join(
+        f"{v['runs']} run(s) by "
+        + (
+            f"training code {v['code_hash'][:12]}"
+            if v["code_hash"]
+            else "code that recorded no provenance"
+        )
+        for v in versions
+    )
+)
 if scale == "full":  # the design the text above states: 8 seeds over both bases
     assert len(STUDY["seeds"]) == 8 and len(STUDY["bases"]) == 2, STUDY
 PAPERS = list(dict.fromkeys(c["paper"] for c in CLAIMS))

@@ -190,15 +190,15 @@ def _mean(values: np.ndarray) -> float:
     return float(np.mean(values))
 
 
-def _guard(scale_name: str, claim: Claim, seeds: list[int], alpha: float) -> dict | None:
+def _guard(scale_name: str, claim: Claim, seeds: list[int]) -> dict | None:
     """The claim's learning guard: its threshold, each side's value (judged on its mean, a
-    point value) with its family-level interval, and the untrained model's value."""
+    point value) with its 95 % interval, and the untrained model's value."""
     guard = claim.metric.guard
     if guard is None:
         return None
     bases = [SCALES[scale_name].base_of(s) for s in seeds]
     sides = {
-        name: summary(_side(scale_name, claim.study, variant, guard.item, seeds), bases, alpha)
+        name: summary(_side(scale_name, claim.study, variant, guard.item, seeds), bases)
         for name, variant in (("variant", claim.variant), ("baseline", claim.baseline))
     }
     failed = [
@@ -415,14 +415,14 @@ def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) 
         return {**record, "effect": None, "untestable": f"non-finite values of {claim.item}"}
     bases = [scale.base_of(s) for s in seeds]
     record.update(_effect_fields(va - vb, bases, claim.metric.smallest, alpha))
-    record.update(variant_value=summary(va, bases, alpha), baseline_value=summary(vb, bases, alpha))
+    record.update(variant_value=summary(va, bases), baseline_value=summary(vb, bases))
     record["against_base"] = against_base(scale_name, claim, seeds, alpha)
     texts = (
         world_short_captions(EVAL_SEED, va.shape[1]) if claim.metric.chance == SAME_TEXT else None
     )
     chance = claim.chance_for(va.shape[1], texts, record["measured"]["untrained"])
     record["chance"] = chance
-    guard = _guard(scale_name, claim, seeds, alpha)
+    guard = _guard(scale_name, claim, seeds)
     if guard is not None:
         record["guard"] = guard
     if claim.metric.item.endswith("/ssi"):  # a text-blind model's scores never move: 0
@@ -630,6 +630,22 @@ def check_targets(scale_name: str, runs: list[dict]) -> list[dict]:
     return out
 
 
+def run_code_versions(runs: list[dict]) -> list[dict[str, Any]]:
+    """The code versions the decided runs were trained by: each training-code hash (None for a
+    run recorded without provenance) with its commits and how many runs it made, most first."""
+    versions: dict[str | None, dict[str, Any]] = {}
+    for r in runs:
+        provenance = r.get("provenance") or {}
+        entry = versions.setdefault(
+            provenance.get("code_hash"), {"code_hash": provenance.get("code_hash"), "commits": set(), "runs": 0}
+        )  # fmt: skip
+        entry["runs"] += 1
+        if provenance.get("commit"):
+            entry["commits"].add(provenance["commit"])
+    listed = [{**v, "commits": sorted(v["commits"])} for v in versions.values()]
+    return sorted(listed, key=lambda v: -v["runs"])
+
+
 def report(scale_name: str, partial: bool = False) -> dict[str, Any]:
     """Every claim of ``tables.claims`` decided from the results files, with the learning
     targets and the runs left out (nothing is written). Missing runs raise
@@ -657,6 +673,7 @@ def report(scale_name: str, partial: bool = False) -> dict[str, Any]:
         "scale": scale_name,
         "alpha": ALPHA,
         "families": dict(FAMILY_SIZES),
+        "code_versions": run_code_versions(runs),
         "interval_levels": {f: 1 - bonferroni_alpha(m) for f, m in FAMILY_SIZES.items()},
         "partial": bool(missing),
         "claims": claims,

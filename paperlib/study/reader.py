@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from paperlib.study.scales import SCALES
 from paperlib.tables.claims import APERTURE, EUCLIDEAN_CLIP, SMALLER
 from paperlib.tables.inference import summary
 from paperlib.train import read_log
@@ -220,12 +221,14 @@ def valid_seeds(scale_name: str, study: str, variant: str) -> list[int]:
 
 def item_value(scale_name: str, study: str, variant: str, item: str) -> dict[str, Any] | None:
     """Mean of one per-item metric over a variant's valid seeds with its 95 % interval (the
-    claims' estimator, ``tables.inference.crossed_estimate``); None when no seed is valid."""
+    claims' estimator, ``tables.inference.based_estimate``: the pre-trained base as a level);
+    None when no seed is valid."""
     seeds = valid_seeds(scale_name, study, variant)
     if not seeds:
         return None
     per_seed = np.stack([read_items(scale_name, study, variant, s)[item] for s in seeds])
-    return {**summary(per_seed), "seeds": seeds}
+    bases = [SCALES[scale_name].base_of(s) for s in seeds]
+    return {**summary(per_seed, bases), "seeds": seeds}
 
 
 def claim_panels(
