@@ -343,6 +343,50 @@ def claims_forest(claims: list[dict], title: str = "") -> plt.Figure:
     return fig
 
 
+def trend_in_smallest_units(claim: dict, axis: str) -> list[tuple[float, float, float, float]]:
+    """``(factor, effect, low, high)`` of a claim's trend points that have an effect, in units of
+    its smallest effect of interest with the paper's direction positive (``claims.json``'s
+    ``trend``), so claims on different metrics share one axis."""
+    sign = 1.0 if claim["better"] == "higher" else -1.0
+    scale = sign / claim["smallest"]
+    out = []
+    for p in (claim.get("trend") or {}).get(axis, []):
+        if p.get("effect") is None:
+            continue
+        low, high = sorted(scale * v for v in p["interval"])
+        out.append((p["factor"], scale * p["effect"], low, high))
+    return out
+
+
+def claims_trend(claims: list[dict], title: str = "") -> plt.Figure:
+    """Each headline claim's effect against the batch-size and the training-length factor
+    (log₂ axis; 1 = the headline setting), with 95 % intervals, in units of its smallest effect
+    of interest δ (the paper's direction up; the ±δ band shaded)."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    for ax, axis in zip(axes, ("batch", "length")):
+        ax.axhspan(-1, 1, color="0.85", zorder=0, label="±δ")
+        ax.axhline(0, color="0.3", lw=0.8)
+        drawn = 0
+        for claim in claims:
+            points = trend_in_smallest_units(claim, axis)
+            if len(points) < 2:
+                continue
+            x, y, low, high = (np.array(v) for v in zip(*points))
+            jitter = 1 + 0.03 * (drawn % 5 - 2)
+            ax.errorbar(x * jitter, y, yerr=[y - low, high - y], marker="o", ms=3, capsize=2,
+                        lw=1, label=claim_name(claim))  # fmt: skip
+            drawn += 1
+        ax.set_xscale("log", base=2)
+        ax.set(xlabel=f"{axis} factor (1 = headline)", title=f"against {axis}")
+        if not drawn:
+            ax.text(0.5, 0.5, "no trend runs in these results", ha="center", transform=ax.transAxes)
+    axes[0].set_ylabel("effect / δ (paper's direction up)")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=7, bbox_to_anchor=(0.5, -0.25))
+    fig.suptitle(title)
+    return fig
+
+
 def seeds_and_mean(ax: plt.Axes, curves: list[dict], key: str, color, label: str) -> None:
     """Each curve's ``points[key]`` against its steps (thin) and, over the curves logged at the
     same steps as the first, their mean (thick, labelled)."""

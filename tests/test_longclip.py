@@ -160,10 +160,31 @@ def test_short_caption_fallback_is_long_clips_first_sentence():
         {"image": torch.zeros(3, 2, 2), "caption": c, "short_caption": s}
         for c, s in [("A cat. On a mat.", ""), ("Two dogs. Both run.", "Dogs")]
     ]
-    batch = Collate(tokenizer, short_text=True)(items)
+    batch = Collate(tokenizer, short_text=True, short_source="dataset")(items)
     assert set(batch) == {"image", "text", "short_text"}
     assert seen == [["A cat. On a mat.", "Two dogs. Both run."], ["A cat", "Dogs"]]
     assert "short_text" not in Collate(tokenizer)(items)
+
+
+def test_long_clips_short_text_is_the_first_sentence_unless_the_dataset_is_asked_for():
+    """The default (both papers' ShareGPT4V): the first sentence, even where the dataset has a
+    short caption of its own; "dataset" keeps the old choice; anything else is named."""
+    seen = []
+
+    def tokenizer(texts):
+        seen.append(list(texts))
+        return torch.zeros(len(texts), 4, dtype=torch.long)
+
+    items = [
+        {"image": torch.zeros(3, 2, 2), "caption": "Two dogs. Both run.", "short_caption": "Dogs"}
+    ]
+    Collate(tokenizer, short_text=True)(items)
+    assert seen[-1] == ["Two dogs"]
+    assert build_config({"method": "longclip"}).data.short_text == "first-sentence"
+    with pytest.raises(ConfigError, match="data.short_text"):
+        build_config({"method": "longclip", "data": {"short_text": "words"}})
+    with pytest.raises(ValueError, match="data.short_text"):
+        Collate(tokenizer, short_text=True, short_source="words")(items)
 
 
 def test_config_defaults_and_validation(tmp_path):

@@ -70,6 +70,11 @@ class DataConfig:
     image_size: int = 32  # world rendering size
     seed: int = 0
     caption: Literal["caption", "short_caption"] = "caption"
+    # Long-CLIP's short text: "first-sentence" of the long caption (both papers train on
+    # ShareGPT4V, which has no short captions; the reference's loader), or the dataset's own
+    # "short_caption" where it has one ("dataset"; the world's short captions are then training
+    # text, not only a test set; docs/methods/himo-clip.md#long-clip-short-text)
+    short_text: Literal["first-sentence", "dataset"] = "first-sentence"
     num_workers: int = 0
     # world only: every sample shares its batch with its counterfactual twin (another main shape)
     twins: bool = False

@@ -319,16 +319,23 @@ def longclip_short_caption(caption: str) -> str:
     return caption.replace("\n", " ").split(". ")[0]
 
 
-def short_captions(batch: dict[str, Any]) -> list[str]:
-    """Each item's ``short_caption``, or :func:`longclip_short_caption` of its ``caption`` where
-    it has none (ShareGPT4V, shards without one)."""
-    shorts = batch.get("short_caption") or [""] * len(batch["caption"])
-    return [s or longclip_short_caption(c) for s, c in zip(shorts, batch["caption"])]
+def short_captions(batch: dict[str, Any], source: str = "first-sentence") -> list[str]:
+    """Long-CLIP's short text of each item (``data.short_text``): :func:`longclip_short_caption`
+    of its ``caption`` ("first-sentence"), or its own ``short_caption`` where it has one and
+    the first sentence where it has none ("dataset")."""
+    if source not in ("first-sentence", "dataset"):
+        raise ValueError(f"data.short_text must be 'first-sentence' or 'dataset'; got {source!r}")
+    firsts = [longclip_short_caption(c) for c in batch["caption"]]
+    if source == "first-sentence":
+        return firsts
+    shorts = batch.get("short_caption") or [""] * len(firsts)
+    return [s or first for s, first in zip(shorts, firsts)]
 
 
 class Collate:
     """Batch items and tokenise: ``image``, ``text``, (with boxes) ``box_image``, ``box_text``,
-    and (with ``short_text``, Long-CLIP) ``short_text`` from :func:`short_captions`; when
+    and (with ``short_text``, Long-CLIP) ``short_text`` from :func:`short_captions` (of
+    ``short_source``); when
     unreadable images were passed over, their number (``skipped_images``)."""
 
     def __init__(
@@ -337,9 +344,10 @@ class Collate:
         caption: str = "caption",
         boxes: bool = False,
         short_text: bool = False,
+        short_source: str = "first-sentence",
     ) -> None:
         self.tokenizer, self.caption, self.boxes = tokenizer, caption, boxes
-        self.short_text = short_text
+        self.short_text, self.short_source = short_text, short_source
 
     def __call__(self, items: list[dict[str, Any] | None]) -> dict[str, torch.Tensor]:
         passed_over = sum(int(i.pop("skipped_images", 0)) for i in items if i is not None)
@@ -352,7 +360,7 @@ class Collate:
             out["box_image"] = batch["box_image"]
             out["box_text"] = self.tokenizer(batch["box_phrase"])
         if self.short_text:
-            out["short_text"] = self.tokenizer(short_captions(batch))
+            out["short_text"] = self.tokenizer(short_captions(batch, self.short_source))
         return out
 
 
@@ -374,6 +382,7 @@ def build_loader(
         config.data.caption,
         boxes=method.boxes,
         short_text=method.short_text(config.loss),  # Long-CLIP's PCM term
+        short_source=config.data.short_text,
     )
     common = {"collate_fn": collate, "num_workers": config.data.num_workers}
     if isinstance(dataset, ShardStream):

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +37,11 @@ import numpy as np
 from paperlib.atomic import atomic_write_text
 from paperlib.engine.evaluation import world_short_captions
 from paperlib.engine.validation import validation_records
+from paperlib.study.design import HEADLINE, trend_label
 from paperlib.study.pretrain import bases_dir
 from paperlib.study.reader import EVAL_SEED, PRETRAIN, read_items, results_dir, slug
 from paperlib.study.scales import SCALES, Scale
+from paperlib.study.trend import claim_trend, trend_settings
 from paperlib.tables.claims import (
     CLAIMS,
     FAMILY_SIZES,
@@ -387,6 +390,55 @@ def seeds_kept(claim: Claim, runs: list[dict], scale: Scale) -> dict[str, int]:
     return {"variant": valid(claim.variant), "baseline": valid(claim.baseline), "pairs": len(seeds)}
 
 
+def _mean_logged(scale_name: str, study: str, variant: str, seed: int, key: str) -> float | None:
+    """The mean of ``key`` over a run's logged training steps (None where it logs none)."""
+    log = results_dir(scale_name) / study / slug(variant) / f"seed{seed}" / "log.jsonl"
+    values = [r[key] for r in log_records(log) if key in r] if log.is_file() else []
+    return float(np.mean(values)) if values else None
+
+
+def trend_effect(
+    scale_name: str, claim: Claim, runs: list[dict], variant: str, baseline: str
+) -> dict[str, Any]:
+    """The claim's effect with ``variant`` and ``baseline`` in place of its arms, over the
+    sweep seeds where both are valid (the base as a level, 95 % interval), with the variant's
+    batch and steps and each arm's mean HiDe component count where it logs one."""
+    scale = SCALES[scale_name]
+    derived = replace(claim, variant=variant, baseline=baseline, headline=False)
+    seeds, _, missing = _valid_seeds(derived, runs, scale)
+    seeds = [s for s in seeds if s in scale.sweep_seeds]  # every setting on the same seeds
+    if not seeds:
+        return {"effect": None, "seeds": [], "missing_runs": len(missing)}
+    diff = _side(scale_name, claim.study, variant, claim.item, seeds) - _side(
+        scale_name, claim.study, baseline, claim.baseline_metric, seeds
+    )
+    estimate = based_estimate(diff, [scale.base_of(s) for s in seeds])
+    setting = regime(scale_name, derived, seeds) or {}
+    hide = {
+        name: _mean_logged(scale_name, claim.study, arm, seeds[0], "hide_m")
+        for name, arm in (("variant", variant), ("baseline", baseline))
+    }
+    return {
+        "effect": estimate.mean,
+        "interval": list(estimate.interval()),
+        "seeds": seeds,
+        "batch_size": setting.get("batch_size"),
+        "steps": setting.get("steps"),
+        "hide_m": hide,
+    }
+
+
+def headline_trend(scale_name: str, claim: Claim, runs: list[dict]) -> dict[str, Any] | None:
+    """:func:`~paperlib.study.trend.claim_trend` of a claim between two headline arms (None for
+    the sweeps' claims)."""
+    if claim.variant not in HEADLINE or claim.baseline not in HEADLINE:
+        return None
+    return claim_trend(
+        trend_settings(SCALES[scale_name]), trend_label, claim.variant, claim.baseline,
+        lambda v, b: trend_effect(scale_name, claim, runs, v, b), claim.metric.better,
+    )  # fmt: skip
+
+
 def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) -> dict:
     """One claim's effect (the base as a level), raw test statistics, testability, per-base
     effects and interaction test, both arms against the base and the measured chance levels
@@ -403,6 +455,7 @@ def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) 
         "missing_runs": missing,
         "measured": measured_levels(scale_name, claim),
         "regime": regime(scale_name, claim, seeds),
+        "trend": headline_trend(scale_name, claim, runs),
     }
     if not seeds:
         why = "no seed where both runs are valid"
@@ -497,8 +550,21 @@ def adjust_family(records: list[dict], alpha: float = ALPHA) -> list[dict]:
     out = []
     for record, ps, pe in zip(records, p_sign, p_eq):
         adjusted = {**record, "p_adjusted": ps, "p_equivalence_adjusted": pe, "family_size": size}
-        out.append({**adjusted, **_verdict(adjusted, alpha)})
+        decided = {**adjusted, **_verdict(adjusted, alpha)}
+        decided["reason"] += scale_wording(decided)
+        out.append(decided)
     return out
+
+
+def scale_wording(record: dict) -> str:
+    """What a verdict's reason adds about scale: the regime it holds at and, where the trend
+    runs exist, where the effect moves with batch size and training length."""
+    words = f"; holds at {regime_text(record)}" if record.get("regime") else ""
+    trend = record.get("trend") or {}
+    for axis, reading in (trend.get("reading") or {}).items():
+        if not reading.startswith("not measured"):
+            words += f"; with {axis}: {reading}"
+    return words
 
 
 def _evidence(record: dict, alpha: float, **changes: Any) -> Evidence:

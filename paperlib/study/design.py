@@ -325,23 +325,67 @@ def sweep_priority(run: Run) -> tuple[int, int]:
     return group, run.seed
 
 
-def longer(run: Run) -> Run:
-    """The schedule check of a run: the same run at twice its steps (every reporting period
-    scaled with it), in its own folder, variant ``<variant>`` + :data:`LONGER`."""
+def rescaled(run: Run, variant: str, steps: int, batch: int, stage: str) -> Run:
+    """The same run at ``steps`` × ``batch`` (every reporting period scaled with its steps),
+    in its own folder, as ``variant``."""
     config = json.loads(json.dumps(run.config))
-    steps = 2 * config["train"]["steps"]
     every = max(LOG_EVERY, steps // VAL_POINTS)
-    config["train"].update(steps=steps, ckpt_every=every, val_every=every, diag_every=every)
-    variant = run.variant + LONGER
+    config["train"].update(
+        steps=steps, batch_size=batch, ckpt_every=every, val_every=every, diag_every=every
+    )
     output = Path(config["train"]["output_dir"])
     config["train"]["output_dir"] = str(output.parent.parent / slug(variant) / output.name)
-    return Run(run.study, variant, run.seed, config, run.benchmarks, run.nproc, "schedule check")
+    return Run(run.study, variant, run.seed, config, run.benchmarks, run.nproc, stage)
+
+
+def longer(run: Run) -> Run:
+    """The schedule check of a run: the same run at twice its steps, variant ``<variant>`` +
+    :data:`LONGER`."""
+    train = run.config["train"]
+    return rescaled(
+        run, run.variant + LONGER, 2 * train["steps"], train["batch_size"], "schedule check"
+    )
+
+
+# MoLo's batch-size ablation names its two settings; other factors read "4× batch"
+BATCH_WORDS = {0.5: "half batch", 2.0: "double batch"}
+
+
+def trend_label(variant: str, axis: str, factor: float) -> str:
+    """The variant of a headline arm at another batch size (``axis="batch"``; equal samples
+    seen) or training length (``"length"``): e.g. ``MoLo, 4× batch``, ``ARGENT, 0.5× steps``
+    (twice the steps is the schedule check's :data:`LONGER`)."""
+    if axis == "batch":
+        return f"{variant}, {BATCH_WORDS.get(factor, f'{factor:g}× batch')}"
+    if axis == "length":
+        return f"{variant}, {factor:g}× steps"
+    raise ValueError(f"axis must be 'batch' or 'length'; got {axis!r}")
+
+
+def trend_runs(runs: list[Run], scale: Scale) -> list[Run]:
+    """The scale trend of every headline arm on the sweep seeds: each batch factor of
+    ``scale.trend_batch_factors`` at equal samples seen (steps ÷ factor; the learning rate kept,
+    as MoLo's batch ablation keeps it) and each length factor of ``scale.trend_length_factors``
+    at the headline batch."""
+    out = []
+    for run in runs:
+        if run.variant not in HEADLINE or run.seed not in scale.sweep_seeds:
+            continue
+        steps, batch = run.config["train"]["steps"], run.config["train"]["batch_size"]
+        for f in scale.trend_batch_factors:
+            label = trend_label(run.variant, "batch", f)
+            out.append(rescaled(run, label, round(steps / f), round(batch * f), "trend"))
+        for f in scale.trend_length_factors:
+            label = trend_label(run.variant, "length", f)
+            out.append(rescaled(run, label, round(steps * f), batch, "trend"))
+    return out
 
 
 def plan(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) -> list[Run]:
     """Every run of the study at ``scale_name``: references first, then every seed's headline
-    fine-tunes, then the sweep seeds' other runs (:func:`sweep_priority`), then (where the scale
-    asks for it) the schedule check of the first seed's headline runs. The headline comparisons
+    fine-tunes, then the sweep seeds' other runs (:func:`sweep_priority`), then the headline
+    arms' scale trend (:func:`trend_runs`), then (where the scale asks for it) the schedule
+    check of the first seed's headline runs. The headline comparisons
     come first so that a study stopped early (and decided with ``--partial``) still has them."""
     if scale_name not in SCALES:
         raise ValueError(f"unknown study scale {scale_name!r}; expected one of {list(SCALES)}")
@@ -358,10 +402,23 @@ def plan(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) -> list
     headline = [r for r in finetunes if r.variant in HEADLINE]
     sweeps = sorted((r for r in finetunes if r.variant not in HEADLINE), key=sweep_priority)
     runs = references + headline + sweeps
+    runs += trend_runs(headline, scale)
     if scale.schedule_check:
         first = scale.seeds[0]
         runs += [longer(r) for r in runs if r.variant in HEADLINE and r.seed == first]
-    return runs
+    return _unique(runs)
+
+
+def _unique(runs: list[Run]) -> list[Run]:
+    """The runs with each name once (a trend point that is already a sweep, e.g. MoLo's half
+    batch, or the schedule check, is the same run); a name planned twice with two configs is
+    an error naming it."""
+    seen: dict[str, Run] = {}
+    for run in runs:
+        other = seen.setdefault(run.name, run)
+        if json.dumps(other.config, sort_keys=True) != json.dumps(run.config, sort_keys=True):
+            raise ValueError(f"{run.name}: planned twice with different configs")
+    return list(seen.values())
 
 
 def study_root(scale_name: str) -> Path:

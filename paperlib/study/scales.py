@@ -35,6 +35,12 @@ class Scale:
     # schedule check: would a longer schedule still have helped?)
     schedule_check: bool = False
 
+    # the headline arms' scale trend on the sweep seeds (``design.trend_runs``): batch sizes as
+    # factors of the headline batch (equal samples seen) and training lengths as factors of its
+    # steps
+    trend_batch_factors: tuple[float, ...] = ()
+    trend_length_factors: tuple[float, ...] = ()
+
     def base_of(self, seed: int) -> int:
         return self.bases[seed % len(self.bases)]
 
@@ -55,6 +61,8 @@ SCALES = {
         val_size=100,
         require_plateau=False,
         hyperbolic_alpha_rule="fixed-512",
+        trend_batch_factors=(0.5, 2.0, 4.0),
+        trend_length_factors=(0.5, 2.0),
     ),
     "full": Scale(
         bases=(0, 1),
@@ -66,9 +74,13 @@ SCALES = {
         hyperbolic_steps=300,
         hyperbolic_batch=64,
         hyperbolic_lr=1e-4,
-        train_size=30_000,
+        # the fine-tunes' training world: 400 steps at batch 64 pass over it three times, so the
+        # schedule is several epochs (as the papers' are) at the study's CPU cost
+        train_size=8_500,
         eval_size=1000,
         val_size=500,
         schedule_check=False,
+        trend_batch_factors=(0.5, 2.0, 4.0),  # batch 32, 128, 256 beside the headline 64
+        trend_length_factors=(0.5, 2.0),
     ),
 }

@@ -106,10 +106,12 @@ def size_text(claim: dict) -> str:
 
 def regime_text(claim: dict) -> str:
     """The training regime a claim holds at, e.g. ``batch 64 × 400 steps, lr 0.0005``."""
-    r = claim.get("regime")
-    if not r:
-        return "–"
-    return f"batch {r['batch_size']} × {r['steps']} steps, lr {r['lr']:g}"
+    r = claim.get("regime") or {}
+    parts = [
+        f"batch {r['batch_size']} × {r['steps']} steps" if r.get("batch_size") and r.get("steps") else "",
+        f"lr {r['lr']:g}" if isinstance(r.get("lr"), (int, float)) else "",
+    ]  # fmt: skip
+    return ", ".join(p for p in parts if p) or "–"
 
 
 def base_text(claim: dict) -> str:
@@ -186,3 +188,24 @@ def claims_details(claims: list[dict], summary: str) -> str:
         )
         items.append(f"<li>{html.escape(claim_line(claim))}{left_out}</li>")
     return f"<details><summary>{html.escape(summary)}</summary><ul>{''.join(items)}</ul></details>"
+
+
+def trend_table(claims: list[dict]) -> pd.DataFrame:
+    """Claims × trend settings (``batch ×f``, ``length ×f``): each effect with its 95 %
+    interval, ``–`` where the setting's runs are missing; then each axis's reading."""
+    rows = {}
+    for claim in claims:
+        trend = claim.get("trend")
+        if not trend:
+            continue
+        row = {}
+        for axis in ("batch", "length"):
+            for p in trend[axis]:
+                cell = "–"
+                if p.get("effect") is not None:
+                    low, high = p["interval"]
+                    cell = f"{_signed(p['effect'])} [{_signed(low)}, {_signed(high)}]"
+                row[f"{axis} ×{p['factor']:g}"] = cell
+            row[f"{axis}: reading"] = trend["reading"][axis]
+        rows[claim_name(claim)] = row
+    return pd.DataFrame.from_dict(rows, orient="index")

@@ -1,0 +1,119 @@
+"""The scale trend: the trend arms the design plans (equal samples seen, the headline's
+recipe), their names, and the trend of a claim with its reading computed from the points."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from paperlib.study import design
+from paperlib.study.scales import SCALES
+from paperlib.study.trend import claim_trend, trend_reading, trend_settings
+
+
+def test_trend_runs_keep_the_samples_seen_and_change_nothing_else():
+    scale = SCALES["full"]
+    runs = design.himo_runs(scale, 0, design.study_root("full"))
+    molo = next(r for r in runs if r.variant == "MoLo")
+    trend = {r.variant: r for r in design.trend_runs([molo], scale)}
+    assert set(trend) == {
+        "MoLo, half batch", "MoLo, double batch", "MoLo, 4× batch", "MoLo, 0.5× steps",
+        "MoLo, 2× steps",
+    }  # fmt: skip
+    steps, batch = molo.config["train"]["steps"], molo.config["train"]["batch_size"]
+    for variant, factor in (("MoLo, half batch", 0.5), ("MoLo, 4× batch", 4.0)):
+        train = trend[variant].config["train"]
+        assert train["batch_size"] == batch * factor and train["steps"] == steps / factor
+    assert trend["MoLo, 0.5× steps"].config["train"]["steps"] == steps // 2
+    four = trend["MoLo, 4× batch"].config
+    assert four["optim"] == {**molo.config["optim"], "betas": list(molo.config["optim"]["betas"])}
+    assert four["loss"] == molo.config["loss"] and four["data"] == molo.config["data"]
+    assert all(r.stage == "trend" and r.seed == 0 for r in trend.values())
+    # seed 3 is no sweep seed: no trend
+    later = design.himo_runs(scale, 3, design.study_root("full"))
+    assert design.trend_runs(later, scale) == []
+
+
+def test_the_plan_names_each_run_once_and_refuses_two_configs_under_one_name():
+    plan = design.plan("smoke")
+    names = [r.name for r in plan]
+    assert len(names) == len(set(names))
+    assert "himo/MoLo, half batch/seed0" in names  # the sweep and the trend point are one run
+    run = plan[-1]
+    other = dataclasses.replace(run, config={**run.config, "method": "clip"})
+    with pytest.raises(ValueError, match="planned twice with different configs"):
+        design._unique([run, other])
+    with pytest.raises(ValueError, match="axis must be"):
+        design.trend_label("MoLo", "depth", 2.0)
+
+
+def test_a_claims_trend_reads_each_setting_and_says_where_it_moves():
+    effects = {
+        ("MoLo, half batch", "B, half batch"): -0.05,
+        ("MoLo", "B"): -0.03,
+        ("MoLo, double batch", "B, double batch"): 0.0,
+        ("MoLo, 4× batch", "B, 4× batch"): 0.02,
+    }
+    settings = {"batch": (0.5, 1.0, 2.0, 4.0), "length": (1.0,)}
+
+    def effect_at(v, b):
+        found = effects.get((v, b))
+        return (
+            None if found is None else {"effect": found, "interval": [found - 0.01, found + 0.01]}
+        )
+
+    trend = claim_trend(settings, design.trend_label, "MoLo", "B", effect_at, "higher")
+    assert [p["effect"] for p in trend["batch"]] == [-0.05, -0.03, 0.0, 0.02]
+    assert trend["reading"]["batch"].startswith("moves toward the paper's side as the batch grows")
+    assert "-0.05 at 0.5× the batch to +0.02 at 4×" in trend["reading"]["batch"]
+    assert trend["reading"]["length"].startswith("not measured")
+    lower = claim_trend(settings, design.trend_label, "MoLo", "B", effect_at, "lower")
+    assert lower["reading"]["batch"].startswith("moves away from the paper's side")
+    assert claim_trend({"batch": (1.0,), "length": (1.0,)}, design.trend_label, "MoLo", "B",
+                       effect_at, "higher") is None  # fmt: skip
+
+
+def test_trend_reading_of_a_flat_or_missing_trend():
+    flat = [{"factor": 1.0, "effect": 0.01}, {"factor": 2.0, "effect": 0.01}]
+    assert trend_reading(flat, "length", "higher").startswith("does not move with the length")
+    missing = [{"factor": 1.0, "effect": 0.01}, {"factor": 2.0, "effect": None}]
+    assert trend_reading(missing, "length", "higher") == (
+        "not measured: 1 of 2 length settings have an effect"
+    )
+    assert trend_settings(SCALES["full"]) == {
+        "batch": (0.5, 1.0, 2.0, 4.0),
+        "length": (0.5, 1.0, 2.0),
+    }
+
+
+def _claim_with_trend(better="higher"):
+    points = [
+        {"factor": 0.5, "effect": -0.02, "interval": [-0.03, -0.01]},
+        {"factor": 1.0, "effect": 0.01, "interval": [0.0, 0.02]},
+        {"factor": 2.0, "effect": None},
+    ]
+    return {
+        "label": "R@1", "variant": "A", "baseline": "B", "better": better, "smallest": 0.01,
+        "trend": {"batch": points, "length": points[1:2],
+                  "reading": {"batch": "moves toward", "length": "not measured"}},
+    }  # fmt: skip
+
+
+def test_the_trend_in_smallest_effect_units_with_the_papers_direction_up():
+    from paperlib.figures import trend_in_smallest_units
+
+    up = trend_in_smallest_units(_claim_with_trend(), "batch")
+    assert np.allclose(up, [(0.5, -2.0, -3.0, -1.0), (1.0, 1.0, 0.0, 2.0)])
+    down = trend_in_smallest_units(_claim_with_trend("lower"), "batch")
+    assert np.allclose(down, [(0.5, 2.0, 1.0, 3.0), (1.0, -1.0, -2.0, 0.0)])
+
+
+def test_the_trend_table_shows_each_setting_and_the_reading():
+    from paperlib.tables.summary import trend_table
+
+    table = trend_table([_claim_with_trend(), {"label": "x", "variant": "C", "baseline": "D"}])
+    row = table.loc["R@1: A vs B"]
+    assert row["batch ×0.5"] == "-0.02 [-0.03, -0.01]" and row["batch ×2"] == "–"
+    assert row["batch: reading"] == "moves toward" and len(table) == 1
