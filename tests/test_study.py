@@ -16,6 +16,7 @@ from paperlib.provenance import RunRecordError, run_provenance
 from paperlib.study import decide, design, execution, reader
 from paperlib.tables import claims
 from paperlib.tables.claims import CLAIMS
+from paperlib.tables.verdicts import VERDICTS
 from paperlib.train import trained_with_other_config
 from tests.engine_helpers import tiny_config
 
@@ -591,3 +592,41 @@ def test_claim_panels_show_each_claimed_item_of_the_variants_with_valid_seeds():
         assert values["MoLo"] == reader.item_value("smoke", "himo", "MoLo", claim["item"])
     assert reader.has_finished_runs("smoke", "himo", "MoLo")
     assert not reader.has_finished_runs("smoke", "himo", "no such variant")
+
+
+def test_every_verdict_label_comes_from_a_constructed_claim():
+    """One constructed record per label, all through the family's adjustment: the labels the
+    rule can give are exactly :data:`VERDICTS`."""
+    cases = {
+        "reproduces": _decided(0.05, {"0": 0.06, "1": 0.04}),
+        "reproduces in sign, smaller than published": {
+            **_decided(0.02, {"0": 0.02, "1": 0.02}), "paper_effect": 0.2, "paper_units": True,
+        },
+        "contradicts": _decided(-0.05, {"0": -0.05, "1": -0.05}),
+        "negligible": _decided(0.001, {"0": 0.001, "1": 0.001}, p_raw=0.3, p_eq=1e-6),
+        "inconclusive": _decided(0.02, {"0": 0.02, "1": 0.02}, p_raw=0.4),
+        "underpowered": _decided(0.05, {"0": 0.05}, seed_df=0),
+        "untestable": {**_decided(0.05, {"0": 0.05}), "untestable": "a model did not learn"},
+        "depends on the base": _decided(0.05, {"0": 0.09, "1": -0.03}, interaction_p=0.001),
+    }  # fmt: skip
+    out = decide.adjust_family(list(cases.values()))
+    assert [r["verdict"] for r in out] == list(cases)
+    assert set(cases) == set(VERDICTS)
+
+
+def test_a_claim_declared_without_what_its_verdict_needs_is_refused_by_name():
+    good = claims.CLAIMS[0]
+    claims.validate_claims([good])
+    for bad, words in (
+        (dataclasses.replace(good, family=""), "family"),
+        (
+            dataclasses.replace(good, metric=dataclasses.replace(good.metric, smallest=0.0)),
+            "smallest",
+        ),
+        (dataclasses.replace(good, metric=dataclasses.replace(good.metric, units="")), "units"),
+    ):
+        with pytest.raises(claims.ClaimDeclarationError, match=f"claim {good.id!r}: .*{words}"):
+            claims.validate_claims([bad])
+    with pytest.raises(claims.ClaimDeclarationError, match="more than once"):
+        claims.validate_claims([good, good])
+    assert claims.FAMILY_SIZES == {"HiMo-CLIP": 17, "ARGENT": 18}

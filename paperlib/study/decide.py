@@ -62,7 +62,14 @@ from paperlib.tables.inference import (
     summary,
 )
 from paperlib.tables.plateau import curve_items, rate_standard_error, run_plateaus
-from paperlib.tables.summary import claim_name, effect_text, regime_text, sign_text, size_text
+from paperlib.tables.summary import (
+    base_text,
+    claim_name,
+    effect_text,
+    regime_text,
+    sign_text,
+    size_text,
+)
 from paperlib.tables.verdicts import (
     BASE_DEPENDENT,
     INTERACTION_ALPHA,
@@ -770,11 +777,12 @@ def decide(scale_name: str, partial: bool = False) -> dict[str, Any]:
 def summary_table(decided: dict[str, Any]) -> str:
     """Markdown tables of the decided claims and the learning targets (the README's summary of
     ``claims.json``): verdict, effect with its simultaneous interval, the sign Holm established,
-    the size against the paper's, the regime and the family's size."""
+    the size against the paper's, both arms against the base, the regime and the family's
+    size."""
     lines = [
         "| claim | paper | verdict | effect [simultaneous interval] | paper's effect | smallest "
-        "effect | sign | size | regime | family | valid / total seeds |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "effect | sign | size | variant / baseline − base | regime | family | valid / total seeds |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in decided["claims"]:
         paper = "–" if c["paper_effect"] is None else f"{c['paper_effect']:+.3g}"
@@ -782,7 +790,7 @@ def summary_table(decided: dict[str, Any]) -> str:
         lines.append(
             f"| {c['statement']} ({claim_name(c)}) | {c['paper']} | {verdict} | "
             f"{effect_text(c)} | {paper} | ±{c['smallest']:g} | {sign_text(c)} | "
-            f"{size_text(c)} | {regime_text(c)} | {c['family_size']} | "
+            f"{size_text(c)} | {base_text(c)} | {regime_text(c)} | {c['family_size']} | "
             f"{len(c['seeds'])} / {c['runs_total']} |"
         )
     lines += ["", "| learning target | runs | median | target | met |", "|---|---|---|---|---|"]
