@@ -34,6 +34,11 @@ class Scale:
     # whether seed 0's headline fine-tunes also run at twice their steps (``study.design``'s
     # schedule check: would a longer schedule still have helped?)
     schedule_check: bool = False
+    # the recipe stage's grid (``study.recipe``): learning rates × warm-ups (a fraction of each
+    # run's steps), searched per headline arm on the validation split; empty: no search, every
+    # arm trains at ``finetune_lr`` / ``hyperbolic_lr`` with the design's fixed warm-up
+    recipe_lrs: tuple[float, ...] = ()
+    recipe_warmups: tuple[float, ...] = ()
 
     def base_of(self, seed: int) -> int:
         return self.bases[seed % len(self.bases)]
@@ -55,6 +60,8 @@ SCALES = {
         val_size=100,
         require_plateau=False,
         hyperbolic_alpha_rule="fixed-512",
+        recipe_lrs=(5e-4, 1e-4),
+        recipe_warmups=(0.05,),
     ),
     "full": Scale(
         bases=(0, 1),
@@ -70,5 +77,7 @@ SCALES = {
         eval_size=1000,
         val_size=500,
         schedule_check=False,
+        recipe_lrs=(3e-5, 1e-4, 3e-4),
+        recipe_warmups=(0.05, 0.25),
     ),
 }
