@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from paperlib.study import design, execution, parallel, reader, recipe
+from paperlib.study import cli, design, execution, parallel, reader, recipe
 from paperlib.study.scales import SCALES
 from paperlib.tables.claims import HEADLINE_FINETUNES, LONGER
 from tests.recipe_helpers import write_picks
@@ -45,6 +46,7 @@ def test_a_point_is_scored_by_its_last_record_against_step_0():
     kept = recipe.score_point(_log(BASE, {**BASE, "short_i2t_r1": 0.72}), "long_i2t_r1")
     assert kept["retained"] and kept["retention"]["short_i2t_r1"] == pytest.approx(0.8)
     assert recipe.retention(0.0, 0.3) == 1.0  # a base at 0 has nothing to lose
+    assert recipe.retention(0.9, float("nan")) == 0.0  # a diverged run kept nothing
     with pytest.raises(ValueError, match="no step-0 validation record"):
         recipe.score_point(_log(BASE, BASE)[1:], "long_i2t_r1")
     with pytest.raises(ValueError, match=r"lack \['zeroshot_L1'\]"):
@@ -195,3 +197,14 @@ def test_recipe_runs_train_without_evaluation_and_their_picks_plan_the_study(tmp
         assert entry["pick"]["lr"] == 1e-4 and entry["pick"]["retained"], arm
     molo = next(r for r in planned if r.variant == "MoLo")
     assert (molo.config["optim"]["lr"], molo.config["optim"]["warmup_steps"]) == (1e-4, 1)
+
+
+def test_decide_only_reads_finished_results_without_recipe_picks(tmp_path, monkeypatch):
+    committed = reader.REPO_ROOT / "results" / "smoke"
+    shutil.copytree(committed, tmp_path / "smoke")
+    monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path))
+    assert not recipe.recipe_path("smoke").is_file()  # results made before the recipe stage
+    assert cli.main(["--scale", "smoke", "--decide-only"]) == 0
+    study = json.loads((tmp_path / "smoke" / "study.json").read_text())
+    assert study["runs"] == len(design.plan("smoke", searched=False))
+    assert study["runs_finished"] == study["runs"]

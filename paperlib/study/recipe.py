@@ -83,7 +83,10 @@ def point_folder(arm: str, lr: float, warmup: float) -> str:
 
 
 def retention(start: float, last: float) -> float:
-    """The share of ``start`` that ``last`` keeps (1 where the start is 0: nothing to lose)."""
+    """The share of ``start`` that ``last`` keeps (1 where the start is 0: nothing to lose;
+    0 where ``last`` is not a number: a diverged run kept nothing)."""
+    if not math.isfinite(last):
+        return 0.0
     return 1.0 if start <= 0 else last / start
 
 
