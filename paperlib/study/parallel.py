@@ -92,9 +92,9 @@ def run_study(
     grid (its runs, then ``recipe.json``), then the planned runs at the picked recipes, then
     the curves and claims; returns the folder."""
     total = time.perf_counter()
-    searches = recipe_plan(scale_name, studies)
-    stages = execute_all(searches, scale_name, workers, threads)
-    if searches:
+    stages: dict[str, float] = {}
+    if searches := recipe_plan(scale_name, studies):
+        stages = execute_all(searches, scale_name, workers, threads)
         write_recipe(scale_name, studies)
     runs = plan(scale_name, studies)
     for stage, seconds in execute_all(runs, scale_name, workers, threads).items():
