@@ -28,7 +28,9 @@ def rerun(tmp_path: Path, monkeypatch, variant: str, change: dict[str, dict]) ->
     reproduced = tmp_path / "results"
     shutil.copytree(COMMITTED / "smoke", reproduced / "smoke")
     monkeypatch.setenv("PAPERLIB_RUNS", str(tmp_path / "runs"))
-    run = next(r for r in design.plan("smoke") if r.variant == variant and r.seed == 0)
+    searched = (COMMITTED / "smoke" / "recipe.json").is_file()  # the committed runs' recipe
+    plan = design.plan("smoke", searched=searched)
+    run = next(r for r in plan if r.variant == variant and r.seed == 0)
     config = json.loads(json.dumps(run.config))
     for section, values in change.items():
         config[section].update(values)

@@ -19,8 +19,17 @@ from paperlib.tables.claims import CLAIMS
 from paperlib.tables.verdicts import VERDICTS
 from paperlib.train import trained_with_other_config
 from tests.engine_helpers import tiny_config
+from tests.recipe_helpers import write_picks
 
 COMMITTED_SMOKE = reader.REPO_ROOT / "results" / "smoke"
+
+
+@pytest.fixture
+def picks(tmp_path, monkeypatch):
+    """Recipe picks for both scales (the grid's first point for every arm), so they plan."""
+    monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path / "results"))
+    for scale_name in design.SCALES:
+        write_picks(scale_name)
 
 
 def test_repo_relative_inside_and_outside(tmp_path, monkeypatch):
@@ -31,6 +40,7 @@ def test_repo_relative_inside_and_outside(tmp_path, monkeypatch):
     assert reader.repo_relative(outside) == str(outside)
 
 
+@pytest.mark.usefixtures("picks")
 def test_portable_config_rewrites_run_folder_init_and_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(reader, "REPO_ROOT", tmp_path.resolve())
     plan = design.plan("smoke", ("himo",))
@@ -62,6 +72,7 @@ def _differences(a: dict, b: dict) -> set[str]:
     }  # where checkpoints go, not how it trains
 
 
+@pytest.mark.usefixtures("picks")
 @pytest.mark.parametrize("scale", ["smoke", "full"])
 def test_compared_runs_differ_only_in_the_thing_under_test(scale):
     runs = {(r.variant, r.seed): r for r in design.plan(scale)}
@@ -109,10 +120,11 @@ def test_compared_runs_differ_only_in_the_thing_under_test(scale):
     }
     batch = _differences(resolved("MoLo, double batch", seed), resolved("MoLo, half batch", seed))
     reporting = {"train.ckpt_every", "train.val_every", "train.diag_every"}  # every fifth
+    warmup = {"optim.warmup_steps"}  # the same fraction of each schedule (study.recipe)
     assert (
         {"train.batch_size", "train.steps"}
         <= batch
-        <= {"train.batch_size", "train.steps"} | reporting
+        <= {"train.batch_size", "train.steps"} | reporting | warmup
     )
     double, half = (
         runs[("MoLo, double batch", seed)].config,
@@ -147,6 +159,7 @@ def test_compared_runs_differ_only_in_the_thing_under_test(scale):
     assert claims.EUCLIDEAN_CLIP == reader.PRETRAIN and claims.SMALLER == reader.SMALLER
 
 
+@pytest.mark.usefixtures("picks")
 def test_every_claim_compares_variants_the_full_study_runs():
     plan = design.plan("full")
     seeds = {}
@@ -342,6 +355,7 @@ def test_train_distributed_runs_two_ranks_and_names_a_failed_run(tmp_path):
         execution.train_distributed(broken, 2, "himo/broken/seed0")
 
 
+@pytest.mark.usefixtures("picks")
 def test_a_finished_run_is_skipped_and_a_changed_config_or_base_runs_again(tmp_path, monkeypatch):
     monkeypatch.setattr(reader, "REPO_ROOT", tmp_path.resolve())
     monkeypatch.setenv("PAPERLIB_RUNS", str(tmp_path / "runs"))
@@ -396,6 +410,7 @@ def _planned_run(tmp_path, monkeypatch, variant: str = "HyCoCLIP"):
     return run
 
 
+@pytest.mark.usefixtures("picks")
 def test_a_code_or_package_change_runs_a_finished_run_again_and_says_why(
     tmp_path, monkeypatch, capsys
 ):
@@ -431,6 +446,7 @@ def test_a_code_or_package_change_runs_a_finished_run_again_and_says_why(
     assert execution.record_differences(record, run) == ["environment.python"]
 
 
+@pytest.mark.usefixtures("picks")
 def test_a_record_without_provenance_is_not_finished(tmp_path, monkeypatch):
     run = _planned_run(tmp_path, monkeypatch)
     committed = COMMITTED_SMOKE / "argent/hycoclip/seed0/run.done"
@@ -443,6 +459,7 @@ def test_a_record_without_provenance_is_not_finished(tmp_path, monkeypatch):
     assert execution.record_differences(record, run) == ["provenance"]
 
 
+@pytest.mark.usefixtures("picks")
 def test_an_unreadable_run_record_is_a_named_error(tmp_path, monkeypatch):
     run = _planned_run(tmp_path, monkeypatch)
     done = execution.run_target(run, "smoke") / "run.done"
@@ -499,6 +516,7 @@ def test_a_half_written_items_file_is_a_named_error(tmp_path, monkeypatch):
         decide.report("smoke", partial=True)
 
 
+@pytest.mark.usefixtures("picks")
 def test_the_schedule_check_compares_a_run_with_its_twice_longer_self(tmp_path, monkeypatch):
     _toy_study(tmp_path, monkeypatch, seeds=2)
     items = {k: np.zeros(500) for k in ITEMS}

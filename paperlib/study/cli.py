@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
             count = refresh_items(args.scale)
             print(f"[study {args.scale}] per-item values of {count} runs rewritten")
         if args.decide_only or args.refresh_items:
-            summarise(args.scale, plan(args.scale), args.partial)
+            summarise(args.scale, plan(args.scale, searched=False), args.partial)
             return 0
         run_study(args.scale, tuple(args.studies), args.workers, args.threads, args.partial)
     except (MissingRunsError, RunsFailedError, ValueError, FileNotFoundError) as error:

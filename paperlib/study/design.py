@@ -42,21 +42,32 @@ resumes from its last checkpoint. At the end the curves go to ``curves.json``
     python -m paperlib.study --scale smoke      # one seed, short schedules (make reproduce)
     python -m paperlib.study --scale full       # 8 seeds, 3 for sweeps (make study)
 
-Choices the papers do not make for us (CPU scale): learning rates are raised from the
-papers' 1e-6 (fine-tuning a converged ViT-L) to values that move an 8.5M-parameter model in a
-few hundred steps; the hyperbolic runs start from the Euclidean base (its encoders and
-projections; α, curvature and logit scale at MERU's initial values) instead of from scratch;
-Long-CLIP keeps ``pcm_dim`` = 8 of 64 dimensions (the paper: 32 of 768).
+**Recipe stage** (``study.recipe``): the papers' learning rates (1e-6, fine-tuning a converged
+ViT-L) do not carry over to an 8.5M-parameter model and a few hundred steps, so where the scale
+has a grid (``Scale.recipe_lrs`` × ``recipe_warmups``, the warm-up a fraction of the run's
+steps) each headline arm, variant and baseline alike, first trains seed 0 at every grid point
+(``results/<scale>/recipe/<arm>/lr<lr>-wu<warm-up>/``: validated, not evaluated on the test
+set). Its pick is the point that keeps ≥ 0.8 of the base's validation ``short_i2t_r1`` and
+``zeroshot_L1`` with the best last primary metric (``long_i2t_r1`` for HiMo, ``zeroshot_L1``
+for the hyperbolic arms), written to ``results/<scale>/recipe.json``; every run of the arm,
+and of the sweep arms that vary it (``recipe.RECIPE_OF``), then trains with it. Without a grid
+the arms keep the scale's fixed learning rate and the design's 10 warm-up steps.
+
+Choices the papers do not make for us (CPU scale): the hyperbolic runs start from the
+Euclidean base (its encoders and projections; α, curvature and logit scale at MERU's initial
+values) instead of from scratch; Long-CLIP keeps ``pcm_dim`` = 8 of 64 dimensions (the paper:
+32 of 768).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from paperlib.models import LOGIT_SCALE_MAX
+from paperlib.study import recipe
 from paperlib.study.pretrain import MODEL, MODEL_SMALLER, base_path
 from paperlib.study.reader import PRETRAIN, SMALLER, results_dir, runs_root, slug
 from paperlib.study.scales import SCALES, Scale
@@ -87,10 +98,12 @@ class Run:
     benchmarks: tuple[str, ...]
     nproc: int = 1  # training processes (> 1: torchrun, gloo on CPU)
     stage: str = field(default="")  # what study.json times it under (default: the study)
+    evaluate: bool = True  # False: trained and validated only (a recipe search's grid point)
+    folder: str = ""  # results folder under results/<scale>/ (default <study>/<variant>/seed<k>)
 
     @property
     def name(self) -> str:
-        return f"{self.study}/{self.variant}/seed{self.seed}"
+        return self.folder or f"{self.study}/{self.variant}/seed{self.seed}"
 
 
 LOG_EVERY = 5
@@ -186,7 +199,9 @@ HIMO_FINETUNE = {
         "decay_logit_scale": True,
     },
 }
-HIMO_METRICS = ("long_i2t_r1",)  # the validation curve of a HiMo fine-tune
+# the validation curves of a HiMo fine-tune: its primary metric, then what the base knew
+# (the recipe stage's retention check, ``study.recipe``)
+HIMO_METRICS = ("long_i2t_r1", "short_i2t_r1", "zeroshot_L1")
 
 HIMO_HEADLINE = {
     "MoLo": ("himo", {"tau": 0.9, "lam": 1.0}),
@@ -362,6 +377,14 @@ def trend_label(variant: str, axis: str, factor: float) -> str:
     raise ValueError(f"axis must be 'batch' or 'length'; got {axis!r}")
 
 
+def trend_arm(variant: str) -> str:
+    """The headline arm a trend variant (:func:`trend_label`) varies."""
+    for arm in HEADLINE:
+        if variant.startswith(f"{arm}, "):
+            return arm
+    raise ValueError(f"{variant!r} is not a trend variant of a headline arm {list(HEADLINE)}")
+
+
 def trend_runs(runs: list[Run], scale: Scale) -> list[Run]:
     """The scale trend of every headline arm on the sweep seeds: each batch factor of
     ``scale.trend_batch_factors`` at equal samples seen (steps ÷ factor; the learning rate kept,
@@ -381,12 +404,17 @@ def trend_runs(runs: list[Run], scale: Scale) -> list[Run]:
     return out
 
 
-def plan(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) -> list[Run]:
+def plan(
+    scale_name: str, studies: tuple[str, ...] = ("himo", "argent"), searched: bool = True
+) -> list[Run]:
     """Every run of the study at ``scale_name``: references first, then every seed's headline
     fine-tunes, then the sweep seeds' other runs (:func:`sweep_priority`), then the headline
     arms' scale trend (:func:`trend_runs`), then (where the scale asks for it) the schedule
-    check of the first seed's headline runs. The headline comparisons
-    come first so that a study stopped early (and decided with ``--partial``) still has them."""
+    check of the first seed's headline runs. The headline comparisons come first so that a
+    study stopped early (and decided with ``--partial``) still has them. Each fine-tune trains
+    at its arm's picked recipe (``recipe.apply``: a ``recipe.RecipeMissingError`` where the
+    scale has a grid and ``recipe.json`` no pick); ``searched=False`` keeps the scale's fixed
+    ones (the same runs and folders: what reading finished results needs)."""
     if scale_name not in SCALES:
         raise ValueError(f"unknown study scale {scale_name!r}; expected one of {list(SCALES)}")
     scale, root = SCALES[scale_name], study_root(scale_name)
@@ -399,10 +427,18 @@ def plan(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) -> list
             finetunes += himo_runs(scale, seed, root)
         if "argent" in studies:
             finetunes += argent_runs(scale, seed, root)
+    trend = trend_runs([r for r in finetunes if r.variant in HEADLINE], scale)
+    if searched:  # a trend point takes its arm's recipe, its warm-up the same share of its steps
+        finetunes = [
+            replace(r, config=recipe.apply(r.config, r.variant, scale_name)) for r in finetunes
+        ]
+        trend = [
+            replace(r, config=recipe.apply(r.config, trend_arm(r.variant), scale_name))
+            for r in trend
+        ]
     headline = [r for r in finetunes if r.variant in HEADLINE]
     sweeps = sorted((r for r in finetunes if r.variant not in HEADLINE), key=sweep_priority)
-    runs = references + headline + sweeps
-    runs += trend_runs(headline, scale)
+    runs = references + headline + sweeps + trend
     if scale.schedule_check:
         first = scale.seeds[0]
         runs += [longer(r) for r in runs if r.variant in HEADLINE and r.seed == first]
@@ -427,5 +463,34 @@ def study_root(scale_name: str) -> Path:
 
 
 def run_target(run: Run, scale_name: str) -> Path:
-    """The run's results folder, ``results/<scale>/<study>/<variant>/seed<k>/``."""
+    """The run's results folder, ``results/<scale>/<study>/<variant>/seed<k>/`` (a recipe
+    run's: ``results/<scale>/recipe/<arm>/lr<lr>-wu<warm-up>/``)."""
+    if run.folder:
+        return results_dir(scale_name) / run.folder
     return results_dir(scale_name) / run.study / slug(run.variant) / f"seed{run.seed}"
+
+
+def recipe_plan(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) -> list[Run]:
+    """The recipe stage's runs (``study.recipe``): each searched arm of ``studies`` at every
+    point of the scale's grid, seed 0 at the arm's full schedule, trained and validated, not
+    evaluated; none where the scale has no grid."""
+    scale, root = SCALES[scale_name], study_root(scale_name)
+    arms = (himo_runs(scale, 0, root) if "himo" in studies else []) + (
+        argent_runs(scale, 0, root) if "argent" in studies else []
+    )
+    return [
+        _recipe_run(run, lr, warmup, root)
+        for run in arms
+        if run.variant in recipe.SEARCHED_ARMS
+        for lr, warmup in recipe.grid(scale)
+    ]
+
+
+def _recipe_run(run: Run, lr: float, warmup: float, root: Path) -> Run:
+    """``run`` at one grid point, in the recipe stage's folders."""
+    folder = recipe.point_folder(run.variant, lr, warmup)
+    config = json.loads(json.dumps(run.config))
+    steps = config["train"]["steps"]
+    config["optim"].update(lr=lr, warmup_steps=recipe.warmup_steps(warmup, steps))
+    config["train"]["output_dir"] = str(root / folder)
+    return replace(run, config=config, stage="recipe", evaluate=False, folder=folder)

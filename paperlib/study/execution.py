@@ -107,14 +107,14 @@ def _finished_record(run: Run, scale_name: str) -> dict[str, Any] | None:
 
 
 def execute(run: Run, scale_name: str) -> dict[str, Any]:
-    """Train (or resume) and evaluate one run; copy its results and log under ``results/``
-    and return its ``run.done`` record. A finished run (:func:`finished`) is skipped."""
+    """Train (or resume) and evaluate one run (a run with ``evaluate`` False: train only);
+    copy its results and log under ``results/`` and return its ``run.done`` record. A finished
+    run (:func:`finished`) is skipped."""
     if (record := _finished_record(run, scale_name)) is not None:
         return record
     target = run_target(run, scale_name)
     config = json.loads(json.dumps(run.config))
     output = Path(config["train"]["output_dir"])
-    checkpoint = output / "last.pt"
     start, made_by = time.perf_counter(), run_provenance()  # the code as the run starts
     if reason := stale_training(output, config):
         set_aside(output, reason)
@@ -130,12 +130,10 @@ def execute(run: Run, scale_name: str) -> dict[str, Any]:
                 raise RuntimeError(f"{run.name}: training {result.status} at step {result.step}")
     train_seconds = time.perf_counter() - start
     target.mkdir(parents=True, exist_ok=True)
-    emb = evaluate_into(run, scale_name, checkpoint, target)
-    feature_std = write_items(checkpoint, emb, target)
     shutil.copyfile(output / "log.jsonl", target / "log.jsonl")
-    collapsed = run_collapse({"config": config, "feature_std": feature_std}, read_log(output))
-    if run.seed == 0 and run.variant in EMBEDDING_VARIANTS:
-        export_embeddings(emb, checkpoint, target, run)
+    feature_std, collapsed = (
+        _evaluate(run, scale_name, config, target) if run.evaluate else (None, None)
+    )
     record = {
         "run": run.name,
         "variant": run.variant,
@@ -147,11 +145,28 @@ def execute(run: Run, scale_name: str) -> dict[str, Any]:
         "eval_seconds": round(time.perf_counter() - start - train_seconds, 1),
         "feature_std": feature_std,
         "collapsed": collapsed,
+        "evaluated": run.evaluate,
         "environment": environment(),
         "provenance": made_by,
     }
     atomic_write_text(target / "run.done", json.dumps(record, indent=1))
     return record
+
+
+def _evaluate(
+    run: Run, scale_name: str, config: dict[str, Any], target: Path
+) -> tuple[float, str | None]:
+    """Evaluate a trained run on the test world into ``target`` (results files, items, and the
+    embeddings of :data:`EMBEDDING_VARIANTS`' seed 0); returns its feature spread and collapse
+    reason."""
+    output = Path(config["train"]["output_dir"])
+    checkpoint = output / "last.pt"
+    emb = evaluate_into(run, scale_name, checkpoint, target)
+    feature_std = write_items(checkpoint, emb, target)
+    collapsed = run_collapse({"config": config, "feature_std": feature_std}, read_log(output))
+    if run.seed == 0 and run.variant in EMBEDDING_VARIANTS:
+        export_embeddings(emb, checkpoint, target, run)
+    return feature_std, collapsed
 
 
 def init_record(output: Path) -> Path:

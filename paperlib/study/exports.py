@@ -60,7 +60,7 @@ def refresh_items(scale_name: str) -> int:
     """Rewrite every finished run's results files and ``items.npz`` from its cached embeddings
     (after a change of a metric); returns the number of runs refreshed."""
     count = 0
-    for run in plan(scale_name):
+    for run in plan(scale_name, searched=False):  # its folders; the recipe is not needed
         target = run_target(run, scale_name)
         checkpoint = Path(run.config["train"]["output_dir"]) / "last.pt"
         if (target / "run.done").is_file() and checkpoint.is_file():

@@ -1,5 +1,6 @@
-"""Executing the whole study: every unfinished run on a pool of worker processes, then the
-summary (:func:`run_study`); one run's failure stops no other."""
+"""Executing the whole study: the recipe stage's unfinished runs, then every other unfinished
+run, on a pool of worker processes, then the summary (:func:`run_study`); one run's failure
+stops no other."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from paperlib.atomic import atomic_write_text
-from paperlib.study.design import Run, plan
+from paperlib.study.design import Run, plan, recipe_plan
 from paperlib.study.execution import execute, finished, study_settings
 from paperlib.study.reader import results_dir
+from paperlib.study.recipe import write_recipe
 from paperlib.study.summary import summarise
 from paperlib.study.workers import worker_pool
 
@@ -86,10 +88,17 @@ def run_study(
     threads: int = 1,
     partial: bool = False,
 ) -> Path:
-    """Run (or finish) every run of the study, then its curves and claims; returns the folder."""
-    runs = plan(scale_name, studies)
+    """Run (or finish) every run of the study: the recipe stage first where the scale has a
+    grid (its runs, then ``recipe.json``), then the planned runs at the picked recipes, then
+    the curves and claims; returns the folder."""
     total = time.perf_counter()
-    stages = execute_all(runs, scale_name, workers, threads)
+    stages: dict[str, float] = {}
+    if searches := recipe_plan(scale_name, studies):
+        stages = execute_all(searches, scale_name, workers, threads)
+        write_recipe(scale_name, studies)
+    runs = plan(scale_name, studies)
+    for stage, seconds in execute_all(runs, scale_name, workers, threads).items():
+        stages[stage] = stages.get(stage, 0.0) + seconds
     summarise(scale_name, runs, partial or set(studies) != {"himo", "argent"}, stages, threads)
     record = json.loads((results_dir(scale_name) / "study.json").read_text())
     record.update(

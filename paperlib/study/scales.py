@@ -34,6 +34,11 @@ class Scale:
     # whether seed 0's headline fine-tunes also run at twice their steps (``study.design``'s
     # schedule check: would a longer schedule still have helped?)
     schedule_check: bool = False
+    # the recipe stage's grid (``study.recipe``): learning rates × warm-ups (a fraction of each
+    # run's steps), searched per headline arm on the validation split; empty: no search, every
+    # arm trains at ``finetune_lr`` / ``hyperbolic_lr`` with the design's fixed warm-up
+    recipe_lrs: tuple[float, ...] = ()
+    recipe_warmups: tuple[float, ...] = ()
 
     # the headline arms' scale trend on the sweep seeds (``design.trend_runs``): batch sizes as
     # factors of the headline batch (equal samples seen) and training lengths as factors of its
@@ -63,6 +68,8 @@ SCALES = {
         hyperbolic_alpha_rule="fixed-512",
         trend_batch_factors=(0.5, 2.0, 4.0),
         trend_length_factors=(0.5, 2.0),
+        recipe_lrs=(5e-4, 1e-4),
+        recipe_warmups=(0.05,),
     ),
     "full": Scale(
         bases=(0, 1),
@@ -82,5 +89,7 @@ SCALES = {
         schedule_check=False,
         trend_batch_factors=(0.5, 2.0, 4.0),  # batch 32, 128, 256 beside the headline 64
         trend_length_factors=(0.5, 2.0),
+        recipe_lrs=(3e-5, 1e-4, 3e-4),
+        recipe_warmups=(0.05, 0.25),
     ),
 }

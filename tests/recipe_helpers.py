@@ -1,0 +1,26 @@
+"""A ``recipe.json`` written by hand, so that tests can plan a scale that searches its recipe."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from paperlib.study import recipe
+from paperlib.study.scales import SCALES
+
+
+def write_picks(scale_name: str, picks: dict[str, tuple[float, float]] | None = None) -> Path:
+    """``results/<scale>/recipe.json`` picking ``picks[arm]`` = (lr, warm-up fraction) for the
+    arms given, the grid's first point for the others; returns its path."""
+    scale = SCALES[scale_name]
+    first = (scale.recipe_lrs[0], scale.recipe_warmups[0])
+    arms = {}
+    for arm in recipe.SEARCHED_ARMS:
+        lr, warmup = (picks or {}).get(arm, first)
+        chosen = {"lr": lr, "warmup": warmup, "warmup_steps": None, "retained": True}
+        arms[arm] = {"pick": {**chosen, "reason": "written by a test"}}
+    grid = {"lrs": list(scale.recipe_lrs), "warmups": list(scale.recipe_warmups)}
+    path = recipe.recipe_path(scale_name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"scale": scale_name, "grid": grid, "arms": arms}))
+    return path

@@ -1,0 +1,210 @@
+"""The recipe stage: scoring grid points on hand-made validation logs, the arm -> recipe mapping,
+the picks reaching the planned configs, and recipe runs trained but never evaluated."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from paperlib.study import cli, design, execution, parallel, reader, recipe
+from paperlib.study.scales import SCALES
+from paperlib.tables.claims import HEADLINE_FINETUNES, LONGER
+from tests.recipe_helpers import write_picks
+
+
+def _log(start: dict, last: dict, steps: int = 20) -> list[dict]:
+    """A training log: loss records, validation at step 0 and at ``steps``, a middle one."""
+    middle = {k: (start[k] + last[k]) / 2 for k in start}
+    return [
+        {"step": 0, "val": start, "val_size": 100},
+        {"step": 5, "loss": 2.0},
+        {"step": steps // 2, "val": middle, "val_size": 100},
+        {"step": steps, "val": last, "val_size": 100},
+        {"step": steps, "status": "finished"},
+    ]
+
+
+BASE = {"long_i2t_r1": 0.10, "short_i2t_r1": 0.90, "zeroshot_L1": 0.50}
+
+
+def _point(lr, warmup, last, primary="long_i2t_r1"):
+    """A grid point scored from a log that starts at :data:`BASE` and ends at ``last``."""
+    scored = recipe.score_point(_log(BASE, {**BASE, **last}), primary)
+    return {"lr": lr, "warmup": warmup, "warmup_steps": round(20 * warmup), **scored}
+
+
+def test_a_point_is_scored_by_its_last_record_against_step_0():
+    scored = recipe.score_point(_log(BASE, {**BASE, "short_i2t_r1": 0.45}), "long_i2t_r1")
+    assert scored["start"] == BASE and scored["last_step"] == 20
+    assert scored["retention"] == pytest.approx({"short_i2t_r1": 0.5, "zeroshot_L1": 1.0})
+    assert not scored["retained"] and scored["score"] == 0.10
+    kept = recipe.score_point(_log(BASE, {**BASE, "short_i2t_r1": 0.72}), "long_i2t_r1")
+    assert kept["retained"] and kept["retention"]["short_i2t_r1"] == pytest.approx(0.8)
+    assert recipe.retention(0.0, 0.3) == 1.0  # a base at 0 has nothing to lose
+    assert recipe.retention(0.9, float("nan")) == 0.0  # a diverged run kept nothing
+    with pytest.raises(ValueError, match="no step-0 validation record"):
+        recipe.score_point(_log(BASE, BASE)[1:], "long_i2t_r1")
+    with pytest.raises(ValueError, match=r"lack \['zeroshot_L1'\]"):
+        short = {"long_i2t_r1": 0.1, "short_i2t_r1": 0.9}
+        recipe.score_point(_log(short, short), "long_i2t_r1")
+
+
+def test_a_higher_scoring_point_that_forgets_loses_to_a_retained_one():
+    retained = _point(1e-4, 0.05, {"long_i2t_r1": 0.40, "zeroshot_L1": 0.45})
+    forgets = _point(3e-4, 0.05, {"long_i2t_r1": 0.60, "short_i2t_r1": 0.20})
+    weaker = _point(3e-5, 0.25, {"long_i2t_r1": 0.30})
+    chosen = recipe.pick([forgets, retained, weaker], "long_i2t_r1")
+    assert (chosen["lr"], chosen["warmup"], chosen["retained"]) == (1e-4, 0.05, True)
+    assert chosen["warmup_steps"] == 1
+    assert "0.4" in chosen["reason"] and "2 of 3 points" in chosen["reason"]
+
+
+def test_a_tie_goes_to_the_smaller_learning_rate():
+    same = {"long_i2t_r1": 0.40}
+    points = [_point(3e-4, 0.05, same), _point(3e-5, 0.25, same), _point(1e-4, 0.05, same)]
+    assert recipe.pick(points, "long_i2t_r1")["lr"] == 3e-5
+
+
+def test_with_no_point_retained_the_most_retaining_is_picked_and_marked():
+    points = [
+        _point(3e-4, 0.05, {"long_i2t_r1": 0.6, "short_i2t_r1": 0.18}),  # keeps 0.2
+        _point(1e-4, 0.05, {"long_i2t_r1": 0.5, "zeroshot_L1": 0.35}),  # keeps 0.7
+        _point(3e-5, 0.05, {"long_i2t_r1": 0.4, "short_i2t_r1": 0.54}),  # keeps 0.6
+    ]
+    chosen = recipe.pick(points, "long_i2t_r1")
+    assert chosen["lr"] == 1e-4 and chosen["retained"] is False
+    assert chosen["reason"].startswith("no point keeps ≥ 0.8") and "0.7" in chosen["reason"]
+
+
+def _fine_tunes(scale_name: str) -> list[design.Run]:
+    return [r for r in design.plan(scale_name) if r.stage != "references"]
+
+
+@pytest.mark.parametrize("scale_name", ["smoke", "full"])
+def test_every_planned_fine_tune_arm_has_a_recipe(scale_name, tmp_path, monkeypatch):
+    monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path))
+    write_picks(scale_name)
+    headline = {(s, v) for s, variants in HEADLINE_FINETUNES.items() for v in variants}
+    assert {(s, arm) for arm, (s, _) in recipe.SEARCHED_ARMS.items()} == headline
+    assert set(recipe.RECIPE_OF.values()) <= set(recipe.SEARCHED_ARMS)
+    arms = {r.variant.removesuffix(LONGER): r.study for r in _fine_tunes(scale_name)}
+    for arm, study in arms.items():
+        searched = recipe.RECIPE_OF.get(arm, arm)
+        assert recipe.SEARCHED_ARMS[searched][0] == study, arm
+    if scale_name == "full":  # every declared arm is planned: no stale entry
+        assert set(recipe.RECIPE_OF) | set(recipe.SEARCHED_ARMS) == set(arms)
+
+
+def test_the_picks_reach_the_configs_of_an_arm_and_of_the_arms_that_vary_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path))
+    picks = {"MoLo": (3e-4, 0.25), "ARGENT": (3e-5, 0.05), "HyCoCLIP": (1e-4, 0.25)}
+    write_picks("full", picks)
+    runs = {(r.variant, r.seed): r for r in _fine_tunes("full")}
+    expected = {  # arm -> (lr, warm-up steps): the fraction of each arm's own schedule
+        "MoLo": (3e-4, 100),  # 400 steps
+        "MoLo, half batch": (3e-4, 200),  # 800 steps, the same samples seen
+        "MoLo, 2 ranks, HiDe per rank": (3e-4, 100),
+        "ARGENT, no weights": (3e-5, 15),  # 300 steps
+        "ARGENT, smaller model": (3e-5, 15),
+        "MERU, κ = 0.1": (1e-4, 75),
+        "InfoNCE (λ=0)": (3e-5, 20),  # not given: the grid's first point, 0.05 of 400
+    }
+    for arm, (lr, warmup) in expected.items():
+        for seed in (0, 2):
+            optim = runs[(arm, seed)].config["optim"]
+            assert (optim["lr"], optim["warmup_steps"]) == (lr, warmup), (arm, seed)
+    references = [r for r in design.plan("full") if r.stage == "references"]
+    assert all(r.config["optim"].get("lr") in (None, 5e-4, 1e-4) for r in references)
+
+
+def test_plan_without_recipe_picks_is_a_named_error_and_an_empty_grid_needs_none(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path))
+    with pytest.raises(recipe.RecipeMissingError, match=r"smoke/recipe.json: .*recipe stage first"):
+        design.plan("smoke")
+    assert len(design.plan("smoke", searched=False)) > 0  # reading results needs no picks
+    path = write_picks("smoke")
+    saved = json.loads(path.read_text())
+    path.write_text(json.dumps({**saved, "grid": {"lrs": [1.0], "warmups": [0.5]}}))
+    with pytest.raises(recipe.RecipeMissingError, match=r"grid .*the scale's is"):
+        design.plan("smoke")
+    fixed = dataclasses.replace(SCALES["smoke"], recipe_lrs=(), recipe_warmups=())
+    monkeypatch.setitem(SCALES, "smoke", fixed)
+    molo = next(r for r in design.plan("smoke") if r.variant == "MoLo")
+    assert (molo.config["optim"]["lr"], molo.config["optim"]["warmup_steps"]) == (5e-4, 10)
+    assert design.recipe_plan("smoke") == []
+
+
+def _stub_training(config):
+    """Training replaced by its log: at lr 5e-4 the long R@1 rises most but short R@1 falls to
+    half the base's; at 1e-4 it rises less and keeps everything."""
+    output = Path(config["train"]["output_dir"])
+    output.mkdir(parents=True, exist_ok=True)
+    fast = config["optim"]["lr"] == 5e-4
+    last = (
+        {**BASE, "long_i2t_r1": 0.5, "short_i2t_r1": 0.45} if fast else {**BASE, "long_i2t_r1": 0.3}
+    )
+    records = _log(BASE, last, config["train"]["steps"])
+    (output / "log.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    (output / "last.pt").write_bytes(b"checkpoint")
+    return SimpleNamespace(status="finished", step=config["train"]["steps"])
+
+
+def test_recipe_runs_train_without_evaluation_and_their_picks_plan_the_study(tmp_path, monkeypatch):
+    monkeypatch.setattr(reader, "REPO_ROOT", tmp_path.resolve())
+    monkeypatch.setenv("PAPERLIB_RUNS", str(tmp_path / "runs"))
+    bases = tmp_path / "results" / "bases"
+    bases.mkdir(parents=True)
+    monkeypatch.setattr(design, "base_path", lambda model, base: bases / f"{model}-base{base}.pt")
+    (bases / f"{design.MODEL}-base0.pt").write_bytes(b"weights")
+    monkeypatch.setattr(execution, "train_run", _stub_training)
+    monkeypatch.setattr(execution, "evaluate_into", lambda *a: pytest.fail("evaluated"))
+    searches = design.recipe_plan("smoke")
+    assert len(searches) == 5 * 2 and len({r.name for r in searches}) == 10
+    assert all(r.stage == "recipe" and not r.evaluate and r.seed == 0 for r in searches)
+
+    def execute_all(runs, scale_name, workers, threads=1):  # the recipe runs, in this process
+        return {r.stage: float(bool(execution.execute(r, scale_name))) for r in runs
+                if r.stage == "recipe"}  # fmt: skip
+
+    def summarise(scale_name, runs, partial, stages, threads):
+        (reader.results_dir(scale_name) / "study.json").write_text(json.dumps({"stages": stages}))
+        planned.extend(runs)
+
+    planned: list[design.Run] = []
+    monkeypatch.setattr(parallel, "execute_all", execute_all)
+    monkeypatch.setattr(parallel, "summarise", summarise)
+    parallel.run_study("smoke")
+    point = tmp_path / "results" / "smoke" / "recipe" / "molo" / "lr0p0005-wu0p05"
+    done = json.loads((point / "run.done").read_text())
+    assert done["evaluated"] is False and done["feature_std"] is None and done["provenance"]
+    assert not list(point.glob("*.npz")) and (point / "log.jsonl").is_file()
+    assert all(execution.finished(r, "smoke") for r in searches)  # resumed: skipped
+    saved = json.loads((tmp_path / "results" / "smoke" / "recipe.json").read_text())
+    assert saved["grid"] == {"lrs": [5e-4, 1e-4], "warmups": [0.05]}
+    assert set(saved["arms"]) == set(recipe.SEARCHED_ARMS)
+    for arm, entry in saved["arms"].items():
+        fast, slow = entry["points"]
+        assert (fast["lr"], fast["retained"], fast["score"]) == (5e-4, False, 0.5)
+        assert fast["retention"]["short_i2t_r1"] == pytest.approx(0.5)
+        assert slow["retained"] and slow["provenance"]["code_hash"] and slow["warmup_steps"] == 1
+        assert entry["pick"]["lr"] == 1e-4 and entry["pick"]["retained"], arm
+    molo = next(r for r in planned if r.variant == "MoLo")
+    assert (molo.config["optim"]["lr"], molo.config["optim"]["warmup_steps"]) == (1e-4, 1)
+
+
+def test_decide_only_reads_finished_results_without_recipe_picks(tmp_path, monkeypatch):
+    committed = reader.REPO_ROOT / "results" / "smoke"
+    shutil.copytree(committed, tmp_path / "smoke")
+    monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path))
+    assert not recipe.recipe_path("smoke").is_file()  # results made before the recipe stage
+    assert cli.main(["--scale", "smoke", "--decide-only"]) == 0
+    study = json.loads((tmp_path / "smoke" / "study.json").read_text())
+    assert study["runs"] == len(design.plan("smoke", searched=False))
+    assert study["runs_finished"] == study["runs"]
