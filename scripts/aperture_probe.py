@@ -39,7 +39,8 @@ def probe_runs(alpha_norm: float, train: bool, scale_name: str = "full", seed: i
     ``train``), each in a folder of its own named by the setting."""
     from paperlib.study import design
 
-    runs = [r for r in design.plan(scale_name) if r.variant in ARMS and r.seed == seed]
+    planned = design.plan(scale_name, searched=False)  # the scale's fixed recipe
+    runs = [r for r in planned if r.variant in ARMS and r.seed == seed]
     out = []
     for run in runs:
         config = json.loads(json.dumps(run.config))

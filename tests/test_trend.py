@@ -11,6 +11,7 @@ import pytest
 from paperlib.study import design
 from paperlib.study.scales import SCALES
 from paperlib.study.trend import claim_trend, trend_reading, trend_settings
+from tests.recipe_helpers import write_picks
 
 
 def test_trend_runs_keep_the_samples_seen_and_change_nothing_else():
@@ -36,11 +37,14 @@ def test_trend_runs_keep_the_samples_seen_and_change_nothing_else():
     assert design.trend_runs(later, scale) == []
 
 
-def test_the_plan_names_each_run_once_and_refuses_two_configs_under_one_name():
+def test_the_plan_names_each_run_once_and_refuses_two_configs_under_one_name(tmp_path, monkeypatch):
+    monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path))
+    write_picks("smoke")
     plan = design.plan("smoke")
     names = [r.name for r in plan]
     assert len(names) == len(set(names))
-    assert "himo/MoLo, half batch/seed0" in names  # the sweep and the trend point are one run
+    assert "himo/MoLo, double batch/seed0" in names  # the sweep and the trend point are one run
+    assert "himo/InfoNCE (λ=0), double batch/seed0" in names
     run = plan[-1]
     other = dataclasses.replace(run, config={**run.config, "method": "clip"})
     with pytest.raises(ValueError, match="planned twice with different configs"):

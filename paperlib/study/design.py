@@ -427,7 +427,10 @@ def plan(
             finetunes += himo_runs(scale, seed, root)
         if "argent" in studies:
             finetunes += argent_runs(scale, seed, root)
-    trend = trend_runs([r for r in finetunes if r.variant in HEADLINE], scale)
+    unsearched = [r for r in finetunes if r.variant in HEADLINE]
+    trend = trend_runs(unsearched, scale)
+    if scale.schedule_check:
+        trend += [longer(r) for r in unsearched if r.seed == scale.seeds[0]]
     if searched:  # a trend point takes its arm's recipe, its warm-up the same share of its steps
         finetunes = [
             replace(r, config=recipe.apply(r.config, r.variant, scale_name)) for r in finetunes
@@ -438,11 +441,7 @@ def plan(
         ]
     headline = [r for r in finetunes if r.variant in HEADLINE]
     sweeps = sorted((r for r in finetunes if r.variant not in HEADLINE), key=sweep_priority)
-    runs = references + headline + sweeps + trend
-    if scale.schedule_check:
-        first = scale.seeds[0]
-        runs += [longer(r) for r in runs if r.variant in HEADLINE and r.seed == first]
-    return _unique(runs)
+    return _unique(references + headline + sweeps + trend)
 
 
 def _unique(runs: list[Run]) -> list[Run]:

@@ -66,8 +66,9 @@ SCALES = {
         val_size=100,
         require_plateau=False,
         hyperbolic_alpha_rule="fixed-512",
-        trend_batch_factors=(0.5, 2.0, 4.0),
-        trend_length_factors=(0.5, 2.0),
+        # one setting per trend axis: the machinery the full study's trend runs, at smoke cost
+        trend_batch_factors=(2.0,),
+        trend_length_factors=(2.0,),
         recipe_lrs=(5e-4, 1e-4),
         recipe_warmups=(0.05,),
     ),
