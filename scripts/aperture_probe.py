@@ -57,12 +57,17 @@ def probe_runs(alpha_norm: float, train: bool, scale_name: str = "full", seed: i
 
 def probe_record(items: dict, log: list[dict], run_name: str) -> dict:
     """The held-out share inside the radius (mean, per-item count) and the training batches'
-    caption share over training (``text/frac_inside_radius``) of one probe run."""
+    caption share, smallest norm and radius over training (``diag/text/*``) of one probe run."""
     values = np.asarray(items[ITEM], dtype=float)
     batches = [
-        {"step": r["step"], "inside": r["text/frac_inside_radius"]}
+        {
+            "step": r["step"],
+            "inside": r["diag/text/frac_inside_radius"],
+            "norm_min": r["diag/text/norm_min"],
+            "radius": r["diag/aperture_radius"],
+        }
         for r in log
-        if "text/frac_inside_radius" in r
+        if "diag/text/frac_inside_radius" in r
     ]
     return {
         "run": run_name,

@@ -649,3 +649,33 @@ def test_a_claim_declared_without_what_its_verdict_needs_is_refused_by_name():
     with pytest.raises(claims.ClaimDeclarationError, match="more than once"):
         claims.validate_claims([good, good])
     assert claims.FAMILY_SIZES == {"HiMo-CLIP": 17, "ARGENT": 18}
+
+
+def test_an_aperture_claim_without_the_premise_says_so(monkeypatch):
+    """ARGENT's aperture claims need a baseline whose captions fall inside 2K/√c: one below the
+    smallest effect reads "premise not reproduced" with the closest a training caption came."""
+    claim = next(c for c in CLAIMS if c.id == "argent-aperture-vs-hycoclip")
+    monkeypatch.setattr(decide, "closest_to_radius", lambda *args: 0.0591)
+    record = {"variant_value": {"mean": 0.0}, "baseline_value": {"mean": 0.0005}}
+    reason = decide.premise_reason("full", claim, [0, 1], record)
+    assert reason.startswith("premise not reproduced: the baseline leaves 0.05% of the held-out")
+    assert reason.endswith("the closest training caption ends +0.059 from it")
+    reached = {"variant_value": {"mean": 0.01}, "baseline_value": {"mean": 0.7}}
+    assert decide.premise_reason("full", claim, [0, 1], reached) is None
+    other = next(c for c in CLAIMS if c.id == "argent-pep-vs-hycoclip")
+    assert decide.premise_reason("full", other, [0, 1], record) is None
+
+
+def test_the_closest_caption_is_read_from_the_last_diagnostics(tmp_path, monkeypatch):
+    monkeypatch.setattr(decide, "results_dir", lambda scale: tmp_path)
+    claim = next(c for c in CLAIMS if c.id == "argent-aperture-vs-hycoclip")
+    for variant, norm in ((claim.variant, 0.9), (claim.baseline, 0.3)):
+        folder = tmp_path / "argent" / reader.slug(variant) / "seed0"
+        folder.mkdir(parents=True)
+        records = [
+            {"step": 0, "diag/text/norm_min": 0.1, "diag/aperture_radius": 0.2},
+            {"step": 60, "diag/text/norm_min": norm, "diag/aperture_radius": 0.2},
+        ]
+        (folder / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert decide.closest_to_radius("full", claim, [0]) == pytest.approx(0.1)
+    assert decide.closest_to_radius("full", claim, [5]) is None

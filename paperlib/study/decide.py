@@ -361,6 +361,41 @@ def forgotten_runs(scale_name: str, runs: list[dict]) -> list[str]:
     return out
 
 
+def closest_to_radius(scale_name: str, claim: Claim, seeds: list[int]) -> float | None:
+    """The smallest gap, over both arms' valid seeds, between a training batch's shortest
+    caption and MERU's radius ``2K/√c`` at the last logged diagnostics step (negative: inside);
+    None where no log has the diagnostics."""
+    gaps = []
+    for variant in (claim.variant, claim.baseline):
+        for seed in seeds:
+            log = (
+                results_dir(scale_name) / claim.study / slug(variant) / f"seed{seed}" / "log.jsonl"
+            )
+            diags = (
+                [r for r in log_records(log) if "diag/text/norm_min" in r] if log.is_file() else []
+            )
+            if diags:
+                gaps.append(diags[-1]["diag/text/norm_min"] - diags[-1]["diag/aperture_radius"])
+    return min(gaps) if gaps else None
+
+
+def premise_reason(scale_name: str, claim: Claim, seeds: list[int], record: dict) -> str | None:
+    """For an aperture claim whose baseline leaves fewer held-out captions inside the radius
+    than the smallest effect of interest: "premise not reproduced" (ARGENT's claim starts from
+    a baseline whose captions fall inside), with the closest a training caption came to it."""
+    if not claim.item.startswith("aperture/"):
+        return None
+    baseline = record["baseline_value"]["mean"]
+    if baseline >= claim.metric.smallest:
+        return None
+    gap = closest_to_radius(scale_name, claim, seeds)
+    closest = "" if gap is None else f"; the closest training caption ends {gap:+.3f} from it"
+    return (
+        f"premise not reproduced: the baseline leaves {baseline:.2%} of the held-out captions "
+        f"inside 2K/√c (fewer than ±{claim.metric.smallest:g}){closest}"
+    )
+
+
 def _valid_seeds(claim: Claim, runs: list[dict], scale: Scale) -> tuple[list[int], list, list]:
     """(valid seeds, invalid runs named, missing runs named) of a claim's two variants."""
 
@@ -499,7 +534,7 @@ def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) 
         for name, variant in (("variant", claim.variant), ("baseline", claim.baseline))
     }
     record["retention"] = {**kept, "threshold": RETENTION}
-    reason = forgotten_reason(kept) or reason
+    reason = forgotten_reason(kept) or premise_reason(scale_name, claim, seeds, record) or reason
     if reason:
         record["untestable"] = reason
     return record

@@ -265,6 +265,11 @@ ARGENT_SWEEP = {
 # the aperture arm: the paper's fixed curvature, where MERU's half-aperture radius 2K/√κ
 # (0.63 at K = 0.1, κ = 0.1) lies among the embeddings' norms
 APERTURE_CURVATURE = 0.1
+# ... with the embeddings started at mean norm 0.75 (``model.alpha_norm``), just above that
+# radius, as a from-scratch hyperbolic model starts near the origin: there training moves the
+# baselines' captions inside it (``scripts/aperture_probe.py``, results/full/probes/aperture.json;
+# at the other arms' 1.0 no held-out caption ever falls inside)
+APERTURE_ALPHA_NORM = 0.75
 APERTURE_ARM = {
     f"MERU{APERTURE}": ("meru", {}),
     f"HyCoCLIP{APERTURE}": ("hycoclip", {}),
@@ -291,7 +296,9 @@ def _argent_run(
     ``curvature`` when given, else MERU's learned one from 1)."""
     sections = _argent_sections(scale, loss, model)
     if curvature is not None:
-        sections["model"].update(curv_init=curvature, learn_curv=False)
+        sections["model"].update(
+            curv_init=curvature, learn_curv=False, alpha_norm=APERTURE_ALPHA_NORM
+        )
     config = _config(
         method,
         seed,
