@@ -57,6 +57,7 @@ child_angle = 1.2  # its angle (rad) from the parent's ray, seen from the origin
 
 # %%
 import functools
+import json
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -102,6 +103,7 @@ from paperlib.losses.entailment import (
 from paperlib.study.reader import (
     APERTURE,
     ARGENT_COLORS,
+    REPO_ROOT,
     SMALLER,
     available_scale,
     has_finished_runs,
@@ -492,6 +494,33 @@ save(fig, "aperture_held_out")
 plt.show()
 for claim in aperture_claims:
     print(claim_line(claim))
+
+# %% [markdown]
+# **Where the premise holds.** ARGENT's claim starts from baselines whose caption parents fall
+# inside the radius. Where the study's arms leave fewer held-out captions there than the
+# claim's smallest effect, the claim reads *premise not reproduced*. `scripts/aperture_probe.py`
+# looked for a setting that reaches it: the aperture arm's runs (seed 0, κ = 0.1) with their
+# embeddings started at another mean norm (`model.alpha_norm`; the study's other hyperbolic
+# runs start at 1, a from-scratch model near the origin), each evaluated before and after the
+# study's schedule. Its record, `results/full/probes/aperture.json`:
+
+# %%
+probe_file = REPO_ROOT / "results/full/probes/aperture.json"
+probe = json.loads(probe_file.read_text())["runs"] if probe_file.is_file() else []
+for r in probe:
+    print(
+        f"start norm {r['alpha_norm']:g}, {'after training' if r['trained'] else 'before training'}: "
+        f"{r['run'].split('/')[1].split(', alpha')[0]}: {r['held_out_captions_inside']} of "
+        f"{r['held_out_captions']} held-out captions inside"
+    )
+reached = sorted(
+    {r["alpha_norm"] for r in probe if r["trained"] and r["run"].split("/")[1].startswith(("MERU", "HyCoCLIP"))
+     and r["held_out_inside"] >= aperture_claims[0]["smallest"]}
+)  # fmt: skip
+print(
+    "start norms at which a trained baseline keeps at least the smallest effect's share of "
+    "captions inside the radius: " + (", ".join(f"{a:g}" for a in reached) or "none")
+)
 
 # %% [markdown]
 # ## What shows at this scale
