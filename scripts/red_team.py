@@ -370,6 +370,27 @@ def _(tmp):
     return expect_cli(train_main(), [str(path)], str(path))
 
 
+@case("train/config file with method written twice")
+def _(tmp):
+    path = tmp / "c.yaml"
+    path.write_text("method: clip\ntrain: {steps: 2}\nmethod: himo\n")
+    return expect_cli(train_main(), [str(path)], str(path), "method", "twice")
+
+
+@case("train/JSON config file with method written twice")
+def _(tmp):
+    path = write_config(tmp, tiny_config(tmp / "run"))
+    path.write_text(path.read_text()[:-1] + ', "method": "himo"}')
+    return expect_cli(train_main(), [str(path)], str(path), "method", "twice")
+
+
+@case("train/config file with a key written twice inside a section")
+def _(tmp):
+    path = tmp / "c.yaml"
+    path.write_text("method: clip\ntrain:\n  steps: 2\n  steps: 3\n")
+    return expect_cli(train_main(), [str(path)], str(path), "steps", "twice")
+
+
 def alias_bomb(levels: int = 8, width: int = 9) -> str:
     """YAML of a few hundred bytes whose aliases expand to ``width ** (levels + 1)`` strings:
     list k holds ``width`` aliases of list k - 1 (the classic anchor bomb)."""
@@ -460,6 +481,11 @@ OVERRIDES = {  # case: (method, overrides, what the refusal names)
     "override whose value is a YAML error": ("clip", ["optim.lr=[1e-3"], "optim.lr"),
     "override of a value as a section": ("clip", ["optim.lr.x=1"], "optim.lr"),
     "override without a key": ("clip", ["=3"], "=3"),
+    "override value mapping with a key written twice": (
+        "clip",
+        ["optim.betas={a: 1, a: 2}"],
+        "optim.betas",
+    ),
     "train.steps given as a string": ("clip", ["train.steps='10'"], "train.steps"),
     **{
         f"config value out of range: {key}={value}": ("clip", [f"{key}={value}"], key)
@@ -1295,6 +1321,14 @@ for _name, (_content, _names) in {
     "parameters file that is not a mapping": (b"- 1\n- 2\n", ("p.yaml",)),
     "parameters file with a YAML error": (b"steps: [1\n", ("p.yaml",)),
     "parameters file not UTF-8": (b"name: caf\xe9\n", ("p.yaml",)),
+    "parameters file with a key written twice": (
+        b"steps: 1\nname: b\nsteps: 2\n",
+        ("p.yaml", "steps"),
+    ),
+    "parameters file with a repeated key in a nested value": (
+        b"steps: 1\nname: {a: 1, a: 2}\n",
+        ("p.yaml", "'a'"),
+    ),
 }.items():
     case(f"notebooks/{_name}")(lambda tmp, c=_content, n=_names: _params_file(tmp, c, *n))
 
@@ -1303,6 +1337,7 @@ for _name, (_args, _names) in {
     "-p name the notebook does not declare": (("stpes", "4"), ("stpes",)),
     "-p keyword as a name": (("import", "4"), ("import",)),
     "-p value with a YAML error": (("steps", "[1"), ("steps",)),
+    "-p value mapping with a key written twice": (("name", "{a: 1, a: 2}"), ("name", "'a'")),
 }.items():
     case(f"notebooks/{_name}")(lambda tmp, a=_args, n=_names: _p_option(tmp, *a, *n))
 
