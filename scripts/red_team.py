@@ -1549,6 +1549,163 @@ def _(tmp):
     )
 
 
+# --------------------------------------------------------------------------- tensors
+
+
+def lib(module: str):
+    import importlib
+
+    return importlib.import_module(f"paperlib.{module}")
+
+
+SCALE = torch.tensor(2.3)
+
+
+def _space(n: int, d: int = 8, seed: int = 0, dtype=torch.float32) -> torch.Tensor:
+    return 0.4 * _unit(n, d, seed).to(dtype)
+
+
+def _hyperbolic(image, text, boxes: bool = False):
+    batch = lib("losses.batch").HyperbolicBatch
+    return batch(image, text, 1.0, SCALE, *((image, text) if boxes else ()))
+
+
+#: loss: (the loss of (image, text), the name its refusals give the first argument)
+TENSOR_LOSSES = {
+    "infonce_loss": (lambda a, b: lib("losses.contrastive").infonce_loss(a, b, SCALE), "image"),
+    "molo_loss": (lambda a, b: lib("losses.himo").molo_loss(a, b, SCALE).loss, "features"),
+    "longclip_loss": (
+        lambda a, b: lib("losses.longclip").longclip_loss(a, b, b, SCALE, pcm_dim=2).total,
+        "image",
+    ),
+    "meru_loss": (
+        lambda a, b: lib("losses.entailment").meru_loss(_hyperbolic(a, b)).total,
+        "image",
+    ),
+    "argent_loss": (
+        lambda a, b: lib("losses.entailment").argent_loss(_hyperbolic(a, b, True)).total,
+        "image",
+    ),
+    "entailment_loss": (
+        lambda a, b: lib("losses.entailment").entailment_loss(a, b, 1.0),
+        "parent",
+    ),
+    "pairwise_scores": (
+        lambda a, b: metric("scores").pairwise_scores(a, b, "hyperbolic", 1.0),
+        "features",
+    ),
+}
+
+
+def _nan_space() -> torch.Tensor:
+    x = _space(4)
+    x[1, 2] = float("nan")
+    return x
+
+
+HOSTILE = {  # what: (image, text, the words the refusal holds besides the argument)
+    "empty batch": (lambda: (_space(0), _space(0)), ("non-empty",)),
+    "1-D vector": (lambda: (_space(1)[0], _space(1)[0]), ("(batch, dim)",)),
+    "integer features": (lambda: (_space(4).long(), _space(4).long()), ("floating",)),
+    "float32 and float64": (lambda: (_space(4), _space(4).double()), ("dtype",)),
+    "CPU and meta devices": (lambda: (_space(4), _space(4).to("meta")), ("device",)),
+    "other feature dims": (lambda: (_space(4), _space(4, 6)), ("shape",)),
+    "NaN in the image features": (lambda: (_nan_space(), _space(4, seed=1)), ("NaN",)),
+}
+
+
+def _tensor_case(loss: str, what: str) -> Callable[[Path], Result]:
+    fn, named = TENSOR_LOSSES[loss]
+    make, words = HOSTILE[what]
+    if loss == "pairwise_scores" and what == "empty batch":  # an empty score matrix is right
+        return lambda tmp: expect(lambda: fn(*make()), lambda v: tuple(v.shape) == (0, 0))
+    return lambda tmp: expect_error(lambda: fn(*make()), named, *words)
+
+
+for _loss in TENSOR_LOSSES:
+    for _what in HOSTILE:
+        case(f"tensors/{_loss} with {_what}")(_tensor_case(_loss, _what))
+
+
+def _in_precision(loss: str, dtype: torch.dtype, tolerance: float) -> Callable[[Path], Result]:
+    fn, _ = TENSOR_LOSSES[loss]
+    a, b = _space(6, seed=2).double(), _space(6, seed=3).double()
+
+    def close(value) -> bool:
+        return abs(float(value) - float(fn(a, b))) <= tolerance * max(1.0, abs(float(fn(a, b))))
+
+    return lambda tmp: expect(lambda: fn(a.to(dtype), b.to(dtype)), close, loss)
+
+
+for _loss in ("infonce_loss", "molo_loss", "meru_loss", "argent_loss"):
+    for _dtype, _tol in ((torch.float16, 2e-2), (torch.bfloat16, 6e-2)):
+        case(f"tensors/{_loss} in {str(_dtype)[6:]} is its float64 value")(
+            _in_precision(_loss, _dtype, _tol)
+        )
+
+
+def _gradient_finite(fn, *inputs) -> Result:
+    """``fn(*inputs)`` backward: a finite value and finite gradients (or a named refusal)."""
+    leaves = [x.clone().requires_grad_() for x in inputs]
+    try:
+        value = fn(*leaves)
+        value.backward()
+    except Exception as err:  # noqa: BLE001
+        return judge_error(err, ())
+    bad = [i for i, x in enumerate(leaves) if not bool(torch.isfinite(x.grad).all())]
+    if not bool(torch.isfinite(value)) or bad:
+        return Result(SILENT, f"value {float(value)}, non-finite gradient of inputs {bad}")
+    return Result(CORRECT)
+
+
+_SAME_TEXT = _unit(1, 8, 9).expand(5, 8).contiguous()
+for _name, (_fn, _inputs) in {
+    "MoLo with every text identical": (
+        lambda a, b: lib("losses.himo").molo_loss(a, b, SCALE).loss,
+        lambda: (_unit(5, 8, 8), _SAME_TEXT),
+    ),
+    "HiDe with every text identical": (
+        lambda b: lib("losses.himo").hide(b).features.sum(),
+        lambda: (_SAME_TEXT,),
+    ),
+    "exp_map0 at the origin": (
+        lambda v: lib("geometry.lorentz").exp_map0(v, 1.0).sum(),
+        lambda: (torch.zeros(3, 4),),
+    ),
+    "log_map0 at the origin": (
+        lambda v: lib("geometry.lorentz").log_map0(v, 1.0).sum(),
+        lambda: (torch.zeros(3, 4),),
+    ),
+    "exp_map0 at norm 1e6": (
+        lambda v: lib("geometry.lorentz").exp_map0(v, 1.0).sum(),
+        lambda: (torch.full((2, 4), 5e5),),
+    ),
+    "entailment at zero-norm points": (
+        lambda a, b: lib("losses.entailment").entailment_loss(a, b, 1.0),
+        lambda: (torch.zeros(3, 4), torch.zeros(3, 4)),
+    ),
+    "AdaEnt at a zero-norm parent": (
+        lambda a, b: lib("losses.entailment").adaent_loss(a, b, 1.0),
+        lambda: (torch.zeros(3, 4), _space(3, 4)),
+    ),
+}.items():
+    case(f"tensors/gradient of {_name}")(lambda tmp, f=_fn, i=_inputs: _gradient_finite(f, *i()))
+
+
+@case("tensors/infonce_loss of one pair is 0")
+def _(tmp):
+    fn, _ = TENSOR_LOSSES["infonce_loss"]
+    return expect(lambda: fn(_unit(1, 8, 1), _unit(1, 8, 2)), lambda v: float(v) == 0.0, "image")
+
+
+@case("tensors/molo_loss of transposed and expanded views is the contiguous value")
+def _(tmp):
+    fn, _ = TENSOR_LOSSES["molo_loss"]
+    strided, expanded = _unit(8, 5, 3).T, _unit(1, 8, 4).expand(5, 8)
+    expected = float(fn(strided.contiguous(), expanded.contiguous()))
+    return expect(lambda: fn(strided, expanded), lambda v: abs(float(v) - expected) < 1e-5)
+
+
 # --------------------------------------------------------------------------- benchmarks
 
 

@@ -14,6 +14,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "paperlib"
 #: low → high; a module imports from its own package or from a lower layer only
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("atomic", "state_files", "segments", "collectives", "environment", "untrusted", "processes"),
+    ("tensor_checks",),
     ("geometry",),
     ("data",),
     ("models",),

@@ -53,6 +53,7 @@ from paperlib.engine.data import DATASET_REGISTRY, build_dataset, build_loader
 from paperlib.engine.methods import LossResult, build_module, input_size
 from paperlib.engine.run_folder import claim_run_folder, orphaned_temporaries
 from paperlib.engine.validation import build_validation_set, validate
+from paperlib.tensor_checks import NonFiniteInputError
 
 
 class NonFiniteLossError(FloatingPointError):
@@ -217,9 +218,14 @@ def check_parameters(module: nn.Module, step: int) -> None:
 
 def _compute_loss(module: nn.Module, features: dict[str, Tensor], step: int) -> LossResult:
     """``module.compute_loss``; a decomposition that fails on non-finite features (HiDe's
-    eigendecomposition) becomes :class:`NonFiniteLossError` naming the step."""
+    eigendecomposition) or a loss that names its non-finite inputs becomes
+    :class:`NonFiniteLossError` naming the step."""
     try:
         return module.compute_loss(features)
+    except NonFiniteInputError as error:
+        raise NonFiniteLossError(
+            f"loss is not finite at step {step}: {error}; stopping before the weights are updated"
+        ) from error
     except torch.linalg.LinAlgError as error:
         bad = [k for k, v in features.items() if not bool(torch.isfinite(v).all())]
         if not bad:
