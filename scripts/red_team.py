@@ -1945,6 +1945,244 @@ def _(tmp):
     return Result(CORRECT) if ok else Result(SILENT, f"{value}, {report.skipped}")
 
 
+# --------------------------------------------------------------------------- files
+
+
+def _bytes_loader(kind: str, data: bytes):
+    """The loader ``kind`` on a dataset (one image, ``a.png``) whose text file holds ``data``."""
+    if kind == "Urban1k":
+        return lambda t: _urban(t, {"0": data})
+    name, load = {
+        "ShareGPT4V": ("s.json", lambda r: loaders().load_sharegpt4v(r / "s.json", r)),
+        "Long-DCI": ("d.csv", lambda r: loaders().load_long_dci(r / "d.csv", r)),
+    }[kind]
+
+    def run(tmp: Path):
+        root = tmp / "root"
+        image(root / "a.png")
+        (root / name).write_bytes(data)
+        return load(root)
+
+    return run
+
+
+SHARE_ITEM = json.dumps([{"image": "a.png", "conversations": TURNS}])
+DCI_TEXT = "filepath\ttitle\na.png\tA cat.\n"
+for _name, (_kind, _data, _names) in {
+    "Urban1k caption in UTF-16": ("Urban1k", "A cat.\n".encode("utf-16"), ("0.txt", "UTF-16")),
+    "ShareGPT4V file in UTF-16": ("ShareGPT4V", SHARE_ITEM.encode("utf-16"), ("s.json", "UTF-16")),
+    "ShareGPT4V file in Latin-1": (
+        "ShareGPT4V",
+        SHARE_ITEM.replace("cat", "caf\u00e9").encode("latin-1"),
+        ("s.json", "UTF-8"),
+    ),
+    "Long-DCI file in UTF-16": ("Long-DCI", DCI_TEXT.encode("utf-16"), ("d.csv", "UTF-16")),
+    "Long-DCI title of 200 000 characters": (
+        "Long-DCI",
+        b"filepath\ttitle\na.png\t" + b"x" * 200_000 + b"\n",
+        ("d.csv", "field"),
+    ),
+}.items():
+    case(f"loaders/{_name}")(_loader_error(_bytes_loader(_kind, _data), *_names))
+
+for _name, (_kind, _data, _caption) in {
+    "Urban1k caption with a UTF-8 byte-order mark": ("Urban1k", b"\xef\xbb\xbfA cat.\n", "A cat."),
+    "Urban1k caption in CRLF": ("Urban1k", b"A cat.\r\nmore\r\n", "A cat."),
+    "Urban1k caption of 10 MB": ("Urban1k", b"y" * 10**7 + b"\n", "y" * 10**7),
+    "ShareGPT4V file with a UTF-8 byte-order mark": (
+        "ShareGPT4V",
+        b"\xef\xbb\xbf" + SHARE_ITEM.encode(),
+        "A cat.",
+    ),
+    "Long-DCI file with a byte-order mark and CRLF": (
+        "Long-DCI",
+        b"\xef\xbb\xbf" + DCI_TEXT.replace("\n", "\r\n").encode(),
+        "A cat.",
+    ),
+}.items():
+    case(f"loaders/{_name}")(
+        lambda tmp, k=_kind, d=_data, c=_caption: expect(
+            lambda: _bytes_loader(k, d)(tmp), lambda v: [s.caption for s in v] == [c]
+        )
+    )
+
+
+@case("loaders/Urban1k caption file that is a folder")
+def _(tmp):
+    root = urban1k(tmp / "d", n=2)
+    (root / "caption" / "1.txt").unlink()
+    (root / "caption" / "1.txt").mkdir()
+    return expect_error(lambda: loaders().load_urban1k(root), "1.txt", "folder")
+
+
+@case("loaders/ShareGPT4V JSON path that is a folder")
+def _(tmp):
+    (tmp / "s.json").mkdir()
+    return expect_error(lambda: loaders().load_sharegpt4v(tmp / "s.json", tmp), "s.json", "folder")
+
+
+def _linked(tmp: Path, load, field: str) -> Result:
+    """An image inside the root that is a symbolic link to a file outside it."""
+    root = tmp / "root"
+    outside = _outside_image(tmp)
+    (root / "images").mkdir(parents=True)
+    for base in (root, root / "images"):
+        (base / "a.png").symlink_to(outside)
+    return expect_inside(lambda: load(root), root, field)
+
+
+for _dataset, (_load, _field) in {
+    "ShareGPT4V": (
+        lambda r: (
+            (r / "s.json").write_text(SHARE_ITEM) and loaders().load_sharegpt4v(r / "s.json", r)
+        ),
+        "image",
+    ),
+    "HiMo-Docci": (
+        lambda r: (
+            (r / "h.json").write_text(
+                json.dumps(
+                    {"img_path": "a.png", "caption": ["A b.", "A b. C."], "raw_caption": "x"}
+                )
+            )
+            and loaders().load_himo_docci(r / "h.json", r / "images")
+        ),
+        "img_path",
+    ),
+    "Long-DCI": (
+        lambda r: (r / "d.csv").write_text(DCI_TEXT) and loaders().load_long_dci(r / "d.csv", r),
+        "filepath",
+    ),
+}.items():
+    case(f"loaders/{_dataset} image that is a symlink out of the root")(
+        lambda tmp, ld=_load, f=_field: _linked(tmp, ld, f)
+    )
+
+
+def _decoded(path: Path, expected) -> Result:
+    """load_rgb of ``path``: RGB pixels equal to ``expected`` (an (h, w, 3) array)."""
+    report = images().LoadReport()
+    out = images().load_rgb(path, report)
+    if out is None:
+        return Result(SILENT, f"skipped: {report.skipped}")
+    got = np.asarray(out, dtype=np.int64)
+    ok = out.mode == "RGB" and got.shape == expected.shape and np.abs(got - expected).max() <= 2
+    return Result(CORRECT) if ok else Result(SILENT, f"{out.mode} {got.shape} {got[0, 0]}")
+
+
+def _animated(path: Path) -> Path:
+    frames = [Image.new("RGB", (4, 4), c) for c in ((250, 0, 0), (0, 0, 250))]
+    frames[0].save(path, save_all=True, append_images=frames[1:])
+    return path
+
+
+def _exif_rotated(path: Path) -> Path:
+    stored = Image.new("RGB", (6, 2), (0, 0, 0))
+    stored.paste((255, 255, 255), (0, 0, 3, 2))
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    stored.save(path, exif=exif)
+    return path
+
+
+def _saved(path: Path, image: Image.Image, **options) -> Path:
+    image.save(path, **options)
+    return path
+
+
+def _stored_exif() -> np.ndarray:
+    pixels = np.zeros((2, 6, 3), dtype=np.int64)
+    pixels[:, :3] = 255
+    return pixels
+
+
+for _name, (_make, _expected) in {
+    "1x1 image": (
+        lambda t: _saved(t / "a.png", Image.new("RGB", (1, 1), (1, 2, 3))),
+        np.array([[[1, 2, 3]]]),
+    ),
+    "CMYK JPEG": (
+        lambda t: _saved(t / "a.jpg", Image.new("CMYK", (3, 2), (0, 255, 255, 0)), quality=100),
+        np.full((2, 3, 3), (255, 0, 0)),
+    ),
+    "palette PNG": (
+        lambda t: _saved(t / "a.png", Image.new("RGB", (3, 3), (10, 200, 30)).quantize(4)),
+        np.full((3, 3, 3), (10, 200, 30)),
+    ),
+    "16-bit greyscale PNG": (
+        lambda t: _saved(t / "a.png", Image.fromarray(np.full((2, 3), 40000, dtype=np.uint16))),
+        np.full((2, 3, 3), 40000 // 256),
+    ),
+    "animated GIF: its first frame": (
+        lambda t: _animated(t / "a.gif"),
+        np.full((4, 4, 3), (250, 0, 0)),
+    ),
+    "EXIF-rotated image: its stored pixels": (lambda t: _exif_rotated(t / "e.png"), None),
+}.items():
+    case(f"images/{_name}")(
+        lambda tmp, m=_make, e=_expected: _decoded(m(tmp), _stored_exif() if e is None else e)
+    )
+
+
+def _skipped(path: Path) -> Result:
+    report = images().LoadReport()
+    out = images().load_rgb(path, report)
+    named = report.num_skipped == 1 and report.skipped[0][0] == str(path)
+    return Result(CORRECT) if out is None and named else Result(SILENT, f"{out}, {report.skipped}")
+
+
+@case("images/zero-byte file is skipped with its path")
+def _(tmp):
+    (tmp / "z.png").write_bytes(b"")
+    return _skipped(tmp / "z.png")
+
+
+@case("images/a folder named like an image is skipped with its path")
+def _(tmp):
+    (tmp / "d.png").mkdir()
+    return _skipped(tmp / "d.png")
+
+
+def _tar_members(path: Path, members: list[tuple[str, bytes]]) -> Path:
+    """The tar file ``path`` of ``members`` (name, data), named as given."""
+    import tarfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(path, "w") as tar:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def _grit_members(key: str, caption: bytes = b"a scene") -> list[tuple[str, bytes]]:
+    return [(f"{key}.child.png", png_bytes()), (f"{key}.child.txt", caption)]
+
+
+def _shard_members_run(tmp: Path, members, *names: str) -> Result:
+    """Train on one shard of 16 good records with ``members`` after the third; refused naming
+    ``names``."""
+    good = [(f"{r['__key__']}.{k}", v) for r in map(grit_record, range(16)) for k, v in r.items()]
+    good = [m for m in good if not m[0].endswith("__key__")]
+    at = 3 * len(good) // 16
+    _tar_members(tmp / "shards" / "s-000000.tar", good[:at] + members + good[at:])
+    argv = [str(write_config(tmp, _shard_config(tmp)))]
+    return expect_cli(train_main(), argv, "s-000000.tar", *names)
+
+
+for _name, (_members, _names) in {
+    "a key written twice in one shard": (_grit_members("s0001", b"again"), ("s0001", "twice")),
+    "a member name with ../": (_grit_members("../../outside/s0099"), ("leave the shard",)),
+    "an absolute member name": (_grit_members("/etc/s0099"), ("leave the shard",)),
+    "a member repeated inside one record": (
+        _grit_members("s0099") + [("s0099.child.txt", b"b")],
+        ("duplicate",),
+    ),
+}.items():
+    case(f"shards/{_name}")(lambda tmp, m=_members, n=_names: _shard_members_run(tmp, m, *n))
+
+
 # --------------------------------------------------------------------------- study (results)
 
 
