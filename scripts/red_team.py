@@ -30,6 +30,7 @@ import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -1765,6 +1766,141 @@ def _(tmp):
     lrs = [json.loads(x)["lr"] for x in (out / "log.jsonl").read_text().splitlines() if '"lr"' in x]
     ok = result.step == 3 and len(lrs) == 3 and all(lr > 0 for lr in lrs[1:])
     return Result(CORRECT) if ok else Result(SILENT, f"lrs {lrs}")
+
+
+# --------------------------------------------------------------------------- interrupt, resume, folders
+
+
+@contextlib.contextmanager
+def _signal_after_step(at: int, signum: int):
+    """While active, this process receives ``signum`` right after the update of step ``at``."""
+    from paperlib.engine import loop
+
+    real, calls = loop.apply_update, {"n": 0}
+
+    def update(*args, **kwargs):
+        lr = real(*args, **kwargs)
+        calls["n"] += 1
+        if calls["n"] == at:
+            os.kill(os.getpid(), signum)
+        return lr
+
+    loop.apply_update = update
+    try:
+        yield
+    finally:
+        loop.apply_update = real
+
+
+def _interrupted_then_resumed(tmp: Path, signum: int) -> Result:
+    """A 6-step run stopped by ``signum`` at a seeded random step, then resumed: its losses
+    and final weights must be those of the uninterrupted run."""
+    from paperlib.engine import loop
+
+    steps = 6
+    at = 1 + int(np.random.default_rng(int(signum)).integers(steps - 1))
+    reference = loop.train(tiny_config(tmp / "ref", train={"steps": steps}))
+    with _signal_after_step(at, signum):
+        stopped = loop.train(tiny_config(tmp / "cut", train={"steps": steps}))
+    if (stopped.status, stopped.step) != ("interrupted", at):
+        return Result(SILENT, f"not stopped at step {at}: {stopped.status} {stopped.step}")
+    resumed = loop.train(tiny_config(tmp / "cut", train={"steps": steps}))
+    want = {r["step"]: r["loss"] for r in reference.history}
+    got = {r["step"]: r["loss"] for r in stopped.history + resumed.history}
+    a = torch.load(tmp / "ref" / "last.pt", weights_only=True)["model"]
+    b = torch.load(tmp / "cut" / "last.pt", weights_only=True)["model"]
+    close = all(
+        torch.allclose(a[k], b[k], rtol=1e-4, atol=1e-6) for k in a if a[k].is_floating_point()
+    )
+    same = got.keys() == want.keys() and all(
+        abs(got[k] - want[k]) <= 1e-5 * abs(want[k]) for k in got
+    )
+    return Result(CORRECT) if same and close else Result(SILENT, f"losses {got} vs {want}")
+
+
+case("train/SIGINT at a random step, then resume: the uninterrupted run")(
+    lambda tmp: _interrupted_then_resumed(tmp, signal.SIGINT)
+)
+case("train/SIGTERM at a random step, then resume: the uninterrupted run")(
+    lambda tmp: _interrupted_then_resumed(tmp, signal.SIGTERM)
+)
+
+
+@case("train/resume with a changed optim.lr and data.seed")
+def _(tmp):
+    from paperlib.engine import loop
+
+    out = tmp / "run"
+    loop.train(tiny_config(out, train={"steps": 1}))
+    changed = tiny_config(out, train={"steps": 2}, optim={"lr": 0.5}, data={"seed": 3})
+    with guarded(out / "last.pt", out / "log.jsonl", out / "config.json") as verdict:
+        result = expect_cli(
+            train_main(), [str(write_config(tmp, changed))], "optim.lr", "data.seed"
+        )
+    return worst(result, verdict)
+
+
+@case("train/a second run on a folder a live run holds")
+def _(tmp):
+    import fcntl
+
+    from paperlib.engine import loop
+
+    out = tmp / "run"
+    loop.train(tiny_config(out, train={"steps": 1}))
+    with open(out / ".lock", "a+") as held:  # the first run, still holding its folder
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held.seek(0)
+        held.truncate()
+        held.write("4242\n")
+        held.flush()
+        with guarded(out / "last.pt", out / "log.jsonl", out / "config.json") as verdict:
+            argv = [str(write_config(tmp, tiny_config(out, train={"steps": 2})))]
+            result = expect_cli(train_main(), argv, "in use", "4242")
+    return worst(result, verdict)
+
+
+@case("train/the lock a dead process left is taken over")
+def _(tmp):
+    from paperlib.engine import loop
+
+    out = tmp / "run"
+    loop.train(tiny_config(out, train={"steps": 1}))
+    (out / ".lock").write_text("999999999\n")  # no such process: nothing holds its flock
+    fn = lambda: loop.train(tiny_config(out, train={"steps": 2}))  # noqa: E731
+    return expect(fn, lambda r: r.step == 2 and (out / ".lock").read_text() == f"{os.getpid()}\n")
+
+
+ODD_FOLDER = "a folder with spaces/ünï cødé 日本"
+
+
+@case("train/output_dir with spaces and non-ASCII characters")
+def _(tmp):
+    out = tmp / ODD_FOLDER
+    argv = [str(write_config(tmp, tiny_config(out)))]
+    return expect_cli(train_main(), argv, correct=lambda: (out / "last.pt").is_file())
+
+
+@case("train/output_dir that is a read-only folder")
+def _(tmp):
+    argv = [str(write_config(tmp, tiny_config(Path("/proc/self"))))]
+    return expect_cli(train_main(), argv, "train.output_dir", "/proc/self")
+
+
+@case("evaluate/--output with spaces and non-ASCII characters")
+def _(tmp):
+    out = tmp / ODD_FOLDER
+
+    def written() -> bool:
+        return json.loads((out / "world-long.json").read_text())["metrics"] != {}
+
+    return expect_cli(evaluate_main(), world_long_argv(out), correct=written)
+
+
+@case("evaluate/--output that is a read-only folder")
+def _(tmp):
+    argv = [str(trained_run()), "--output", "/proc/self"]
+    return expect_cli(evaluate_main(), argv, "--output", "/proc/self")
 
 
 @case("evaluate/cache follows an edited HierarCaps row")
