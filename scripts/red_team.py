@@ -374,7 +374,9 @@ def _(tmp):
 @case("train/config file with method written twice")
 def _(tmp):
     path = tmp / "c.yaml"
-    path.write_text("method: clip\ntrain: {steps: 2}\nmethod: himo\n")
+    raw = tiny_config(tmp / "run")
+    text = yaml.safe_dump({**raw, "method": "clip"}, sort_keys=False)
+    path.write_text(text + "method: himo\n")  # the key again, after the whole config
     return expect_cli(train_main(), [str(path)], str(path), "method", "twice")
 
 
@@ -388,7 +390,9 @@ def _(tmp):
 @case("train/config file with a key written twice inside a section")
 def _(tmp):
     path = tmp / "c.yaml"
-    path.write_text("method: clip\ntrain:\n  steps: 2\n  steps: 3\n")
+    raw = tiny_config(tmp / "run")
+    train = yaml.safe_dump({"train": raw.pop("train")}, sort_keys=False)
+    path.write_text(yaml.safe_dump(raw, sort_keys=False) + train + "  steps: 3\n")
     return expect_cli(train_main(), [str(path)], str(path), "steps", "twice")
 
 
@@ -2293,7 +2297,9 @@ def _tar_members(path: Path, members: list[tuple[str, bytes]]) -> Path:
 
 
 def _grit_members(key: str, caption: bytes = b"a scene") -> list[tuple[str, bytes]]:
-    return [(f"{key}.child.png", png_bytes()), (f"{key}.child.txt", caption)]
+    """The tar members of a complete GRIT record (a box included) under ``key``."""
+    record = {**grit_record(99), "child.txt": caption}
+    return [(f"{key}.{name}", data) for name, data in record.items() if name != "__key__"]
 
 
 def _shard_members_run(tmp: Path, members, *names: str) -> Result:

@@ -260,7 +260,7 @@ def norm_regularizer(*features: Tensor) -> Tensor:
     """ARGENT's ``L_Reg = mean(‖x‖² − log‖x‖)`` (``docs/methods/argent.md#norm-regularizer``)
     over all given (batch, dim) space parts;
     minimum at ‖x‖ = 1/√2. ‖x‖ is floored at sqrt(tiny): finite value and gradient at 0."""
-    require_features(False, **{f"features[{i}]": f for i, f in enumerate(features)})
+    require_features(same_shape=False, **{f"features[{i}]": f for i, f in enumerate(features)})
     if not features:
         raise ValueError("norm_regularizer needs at least one (batch, dim) feature tensor")
     x = torch.cat([f.float() for f in features])
