@@ -8,7 +8,8 @@ strings).
 expanded (each shared node counted once per use, without expanding it) and refuses more than
 ``max_nodes`` before any Python object is built. :func:`brief` renders a value for an error
 message without walking all of it (``reprlib``), and :func:`error_text` turns an exception into
-one line of bounded length for a command's stderr.
+one line of bounded length for a command's stderr. A mapping that repeats a key is refused
+(naming the key, its lines and the source) rather than letting the last value win.
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ from typing import Any
 
 import yaml
 
-__all__ = ["MAX_MESSAGE", "MAX_YAML_NODES", "YamlError", "brief", "error_text", "load_yaml"]
+__all__ = [
+    "MAX_MESSAGE",
+    "MAX_YAML_NODES",
+    "YamlError",
+    "brief",
+    "error_text",
+    "load_yaml",
+    "unique_keys",
+]
 
 MAX_YAML_NODES = 100_000  # expanded nodes: a training config has about a hundred
 MAX_MESSAGE = 1000  # characters of an error shown on a command line
@@ -30,8 +39,41 @@ _REPR.maxlevel = 3
 
 
 class YamlError(ValueError):
-    """A YAML text that does not parse, or whose aliases expand past the cap; the message
-    starts with where the text came from."""
+    """A YAML text that does not parse, repeats a key, or whose aliases expand past the cap;
+    the message starts with where the text came from."""
+
+
+def _repeated_key(node: yaml.MappingNode) -> tuple[str, int, int] | None:
+    """The first key of ``node`` written twice: (key, first line, repeated line), 1-based."""
+    seen: dict[tuple[str, str], int] = {}
+    for key, _ in node.value:
+        if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+            continue
+        line, written = key.start_mark.line + 1, (key.tag, key.value)
+        if written in seen:
+            return key.value, seen[written], line
+        seen[written] = line
+    return None
+
+
+def _refuse_repeated_keys(root: yaml.Node, source: str) -> None:
+    """YamlError naming ``source``, the key and both its lines when a mapping of ``root``
+    repeats a key (walked once per node, aliases not re-entered)."""
+    stack, visited = [root], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            repeated = _repeated_key(node)
+            if repeated is not None:
+                key, first, again = repeated
+                raise YamlError(
+                    f"{source}: the key {brief(key, 60)} is written twice (lines {first} and "
+                    f"{again}); expected each key once"
+                )
+        stack.extend(_children(node))
 
 
 def brief(value: Any, limit: int = 120) -> str:
@@ -82,13 +124,15 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
 
 def load_yaml(text: str, source: str, max_nodes: int = MAX_YAML_NODES) -> Any:
     """``yaml.safe_load(text)`` with the alias cap above; YamlError naming ``source`` (a file
-    or option) and the parser's first line when the text does not parse."""
+    or option) and the parser's first line when the text does not parse, or the key when a
+    mapping repeats one."""
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
         if node is None:
             return None
         _expanded_nodes(node, max_nodes, source)
+        _refuse_repeated_keys(node, source)
         return loader.construct_document(node)
     except yaml.YAMLError as err:
         raise YamlError(f"{source}: not valid YAML ({_clip(str(err), 300)})") from None
@@ -96,6 +140,23 @@ def load_yaml(text: str, source: str, max_nodes: int = MAX_YAML_NODES) -> Any:
         raise YamlError(f"{source}: nested too deeply to be a configuration") from None
     finally:
         loader.dispose()
+
+
+def unique_keys(source: str):
+    """An ``object_pairs_hook`` for ``json.loads``: the object as a dict, ValueError naming
+    ``source`` and the key when an object repeats one."""
+
+    def build(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                raise ValueError(
+                    f"{source}: the key {brief(key, 60)} is written twice; expected each key once"
+                )
+            out[key] = value
+        return out
+
+    return build
 
 
 def error_text(err: BaseException, limit: int = MAX_MESSAGE) -> str:

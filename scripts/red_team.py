@@ -30,6 +30,7 @@ import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -370,6 +371,31 @@ def _(tmp):
     return expect_cli(train_main(), [str(path)], str(path))
 
 
+@case("train/config file with method written twice")
+def _(tmp):
+    path = tmp / "c.yaml"
+    raw = tiny_config(tmp / "run")
+    text = yaml.safe_dump({**raw, "method": "clip"}, sort_keys=False)
+    path.write_text(text + "method: himo\n")  # the key again, after the whole config
+    return expect_cli(train_main(), [str(path)], str(path), "method", "twice")
+
+
+@case("train/JSON config file with method written twice")
+def _(tmp):
+    path = write_config(tmp, tiny_config(tmp / "run"))
+    path.write_text(path.read_text()[:-1] + ', "method": "himo"}')
+    return expect_cli(train_main(), [str(path)], str(path), "method", "twice")
+
+
+@case("train/config file with a key written twice inside a section")
+def _(tmp):
+    path = tmp / "c.yaml"
+    raw = tiny_config(tmp / "run")
+    train = yaml.safe_dump({"train": raw.pop("train")}, sort_keys=False)
+    path.write_text(yaml.safe_dump(raw, sort_keys=False) + train + "  steps: 3\n")
+    return expect_cli(train_main(), [str(path)], str(path), "steps", "twice")
+
+
 def alias_bomb(levels: int = 8, width: int = 9) -> str:
     """YAML of a few hundred bytes whose aliases expand to ``width ** (levels + 1)`` strings:
     list k holds ``width`` aliases of list k - 1 (the classic anchor bomb)."""
@@ -460,6 +486,11 @@ OVERRIDES = {  # case: (method, overrides, what the refusal names)
     "override whose value is a YAML error": ("clip", ["optim.lr=[1e-3"], "optim.lr"),
     "override of a value as a section": ("clip", ["optim.lr.x=1"], "optim.lr"),
     "override without a key": ("clip", ["=3"], "=3"),
+    "override value mapping with a key written twice": (
+        "clip",
+        ["optim.betas={a: 1, a: 2}"],
+        "optim.betas",
+    ),
     "train.steps given as a string": ("clip", ["train.steps='10'"], "train.steps"),
     **{
         f"config value out of range: {key}={value}": ("clip", [f"{key}={value}"], key)
@@ -1295,6 +1326,14 @@ for _name, (_content, _names) in {
     "parameters file that is not a mapping": (b"- 1\n- 2\n", ("p.yaml",)),
     "parameters file with a YAML error": (b"steps: [1\n", ("p.yaml",)),
     "parameters file not UTF-8": (b"name: caf\xe9\n", ("p.yaml",)),
+    "parameters file with a key written twice": (
+        b"steps: 1\nname: b\nsteps: 2\n",
+        ("p.yaml", "steps"),
+    ),
+    "parameters file with a repeated key in a nested value": (
+        b"steps: 1\nname: {a: 1, a: 2}\n",
+        ("p.yaml", "'a'"),
+    ),
 }.items():
     case(f"notebooks/{_name}")(lambda tmp, c=_content, n=_names: _params_file(tmp, c, *n))
 
@@ -1303,6 +1342,7 @@ for _name, (_args, _names) in {
     "-p name the notebook does not declare": (("stpes", "4"), ("stpes",)),
     "-p keyword as a name": (("import", "4"), ("import",)),
     "-p value with a YAML error": (("steps", "[1"), ("steps",)),
+    "-p value mapping with a key written twice": (("name", "{a: 1, a: 2}"), ("name", "'a'")),
 }.items():
     case(f"notebooks/{_name}")(lambda tmp, a=_args, n=_names: _p_option(tmp, *a, *n))
 
@@ -1514,6 +1554,163 @@ def _(tmp):
     )
 
 
+# --------------------------------------------------------------------------- tensors
+
+
+def lib(module: str):
+    import importlib
+
+    return importlib.import_module(f"paperlib.{module}")
+
+
+SCALE = torch.tensor(2.3)
+
+
+def _space(n: int, d: int = 8, seed: int = 0, dtype=torch.float32) -> torch.Tensor:
+    return 0.4 * _unit(n, d, seed).to(dtype)
+
+
+def _hyperbolic(image, text, boxes: bool = False):
+    batch = lib("losses.batch").HyperbolicBatch
+    return batch(image, text, 1.0, SCALE, *((image, text) if boxes else ()))
+
+
+#: loss: (the loss of (image, text), the name its refusals give the first argument)
+TENSOR_LOSSES = {
+    "infonce_loss": (lambda a, b: lib("losses.contrastive").infonce_loss(a, b, SCALE), "image"),
+    "molo_loss": (lambda a, b: lib("losses.himo").molo_loss(a, b, SCALE).loss, "features"),
+    "longclip_loss": (
+        lambda a, b: lib("losses.longclip").longclip_loss(a, b, b, SCALE, pcm_dim=2).total,
+        "image",
+    ),
+    "meru_loss": (
+        lambda a, b: lib("losses.entailment").meru_loss(_hyperbolic(a, b)).total,
+        "image",
+    ),
+    "argent_loss": (
+        lambda a, b: lib("losses.entailment").argent_loss(_hyperbolic(a, b, True)).total,
+        "image",
+    ),
+    "entailment_loss": (
+        lambda a, b: lib("losses.entailment").entailment_loss(a, b, 1.0),
+        "parent",
+    ),
+    "pairwise_scores": (
+        lambda a, b: metric("scores").pairwise_scores(a, b, "hyperbolic", 1.0),
+        "features",
+    ),
+}
+
+
+def _nan_space() -> torch.Tensor:
+    x = _space(4)
+    x[1, 2] = float("nan")
+    return x
+
+
+HOSTILE = {  # what: (image, text, the words the refusal holds besides the argument)
+    "empty batch": (lambda: (_space(0), _space(0)), ("non-empty",)),
+    "1-D vector": (lambda: (_space(1)[0], _space(1)[0]), ("(batch, dim)",)),
+    "integer features": (lambda: (_space(4).long(), _space(4).long()), ("floating",)),
+    "float32 and float64": (lambda: (_space(4), _space(4).double()), ("dtype",)),
+    "CPU and meta devices": (lambda: (_space(4), _space(4).to("meta")), ("device",)),
+    "other feature dims": (lambda: (_space(4), _space(4, 6)), ("shape",)),
+    "NaN in the image features": (lambda: (_nan_space(), _space(4, seed=1)), ("NaN",)),
+}
+
+
+def _tensor_case(loss: str, what: str) -> Callable[[Path], Result]:
+    fn, named = TENSOR_LOSSES[loss]
+    make, words = HOSTILE[what]
+    if loss == "pairwise_scores" and what == "empty batch":  # an empty score matrix is right
+        return lambda tmp: expect(lambda: fn(*make()), lambda v: tuple(v.shape) == (0, 0))
+    return lambda tmp: expect_error(lambda: fn(*make()), named, *words)
+
+
+for _loss in TENSOR_LOSSES:
+    for _what in HOSTILE:
+        case(f"tensors/{_loss} with {_what}")(_tensor_case(_loss, _what))
+
+
+def _in_precision(loss: str, dtype: torch.dtype, tolerance: float) -> Callable[[Path], Result]:
+    fn, _ = TENSOR_LOSSES[loss]
+    a, b = _space(6, seed=2).double(), _space(6, seed=3).double()
+
+    def close(value) -> bool:
+        return abs(float(value) - float(fn(a, b))) <= tolerance * max(1.0, abs(float(fn(a, b))))
+
+    return lambda tmp: expect(lambda: fn(a.to(dtype), b.to(dtype)), close, loss)
+
+
+for _loss in ("infonce_loss", "molo_loss", "meru_loss", "argent_loss"):
+    for _dtype, _tol in ((torch.float16, 2e-2), (torch.bfloat16, 6e-2)):
+        case(f"tensors/{_loss} in {str(_dtype)[6:]} is its float64 value")(
+            _in_precision(_loss, _dtype, _tol)
+        )
+
+
+def _gradient_finite(fn, *inputs) -> Result:
+    """``fn(*inputs)`` backward: a finite value and finite gradients (or a named refusal)."""
+    leaves = [x.clone().requires_grad_() for x in inputs]
+    try:
+        value = fn(*leaves)
+        value.backward()
+    except Exception as err:  # noqa: BLE001
+        return judge_error(err, ())
+    bad = [i for i, x in enumerate(leaves) if not bool(torch.isfinite(x.grad).all())]
+    if not bool(torch.isfinite(value)) or bad:
+        return Result(SILENT, f"value {float(value)}, non-finite gradient of inputs {bad}")
+    return Result(CORRECT)
+
+
+_SAME_TEXT = _unit(1, 8, 9).expand(5, 8).contiguous()
+for _name, (_fn, _inputs) in {
+    "MoLo with every text identical": (
+        lambda a, b: lib("losses.himo").molo_loss(a, b, SCALE).loss,
+        lambda: (_unit(5, 8, 8), _SAME_TEXT),
+    ),
+    "HiDe with every text identical": (
+        lambda b: lib("losses.himo").hide(b).features.sum(),
+        lambda: (_SAME_TEXT,),
+    ),
+    "exp_map0 at the origin": (
+        lambda v: lib("geometry.lorentz").exp_map0(v, 1.0).sum(),
+        lambda: (torch.zeros(3, 4),),
+    ),
+    "log_map0 at the origin": (
+        lambda v: lib("geometry.lorentz").log_map0(v, 1.0).sum(),
+        lambda: (torch.zeros(3, 4),),
+    ),
+    "exp_map0 at norm 1e6": (
+        lambda v: lib("geometry.lorentz").exp_map0(v, 1.0).sum(),
+        lambda: (torch.full((2, 4), 5e5),),
+    ),
+    "entailment at zero-norm points": (
+        lambda a, b: lib("losses.entailment").entailment_loss(a, b, 1.0),
+        lambda: (torch.zeros(3, 4), torch.zeros(3, 4)),
+    ),
+    "AdaEnt at a zero-norm parent": (
+        lambda a, b: lib("losses.entailment").adaent_loss(a, b, 1.0),
+        lambda: (torch.zeros(3, 4), _space(3, 4)),
+    ),
+}.items():
+    case(f"tensors/gradient of {_name}")(lambda tmp, f=_fn, i=_inputs: _gradient_finite(f, *i()))
+
+
+@case("tensors/infonce_loss of one pair is 0")
+def _(tmp):
+    fn, _ = TENSOR_LOSSES["infonce_loss"]
+    return expect(lambda: fn(_unit(1, 8, 1), _unit(1, 8, 2)), lambda v: float(v) == 0.0, "image")
+
+
+@case("tensors/molo_loss of transposed and expanded views is the contiguous value")
+def _(tmp):
+    fn, _ = TENSOR_LOSSES["molo_loss"]
+    strided, expanded = _unit(8, 5, 3).T, _unit(1, 8, 4).expand(5, 8)
+    expected = float(fn(strided.contiguous(), expanded.contiguous()))
+    return expect(lambda: fn(strided, expanded), lambda v: abs(float(v) - expected) < 1e-5)
+
+
 # --------------------------------------------------------------------------- benchmarks
 
 
@@ -1573,6 +1770,141 @@ def _(tmp):
     lrs = [json.loads(x)["lr"] for x in (out / "log.jsonl").read_text().splitlines() if '"lr"' in x]
     ok = result.step == 3 and len(lrs) == 3 and all(lr > 0 for lr in lrs[1:])
     return Result(CORRECT) if ok else Result(SILENT, f"lrs {lrs}")
+
+
+# --------------------------------------------------------------------------- interrupt, resume, folders
+
+
+@contextlib.contextmanager
+def _signal_after_step(at: int, signum: int):
+    """While active, this process receives ``signum`` right after the update of step ``at``."""
+    from paperlib.engine import loop
+
+    real, calls = loop.apply_update, {"n": 0}
+
+    def update(*args, **kwargs):
+        lr = real(*args, **kwargs)
+        calls["n"] += 1
+        if calls["n"] == at:
+            os.kill(os.getpid(), signum)
+        return lr
+
+    loop.apply_update = update
+    try:
+        yield
+    finally:
+        loop.apply_update = real
+
+
+def _interrupted_then_resumed(tmp: Path, signum: int) -> Result:
+    """A 6-step run stopped by ``signum`` at a seeded random step, then resumed: its losses
+    and final weights must be those of the uninterrupted run."""
+    from paperlib.engine import loop
+
+    steps = 6
+    at = 1 + int(np.random.default_rng(int(signum)).integers(steps - 1))
+    reference = loop.train(tiny_config(tmp / "ref", train={"steps": steps}))
+    with _signal_after_step(at, signum):
+        stopped = loop.train(tiny_config(tmp / "cut", train={"steps": steps}))
+    if (stopped.status, stopped.step) != ("interrupted", at):
+        return Result(SILENT, f"not stopped at step {at}: {stopped.status} {stopped.step}")
+    resumed = loop.train(tiny_config(tmp / "cut", train={"steps": steps}))
+    want = {r["step"]: r["loss"] for r in reference.history}
+    got = {r["step"]: r["loss"] for r in stopped.history + resumed.history}
+    a = torch.load(tmp / "ref" / "last.pt", weights_only=True)["model"]
+    b = torch.load(tmp / "cut" / "last.pt", weights_only=True)["model"]
+    close = all(
+        torch.allclose(a[k], b[k], rtol=1e-4, atol=1e-6) for k in a if a[k].is_floating_point()
+    )
+    same = got.keys() == want.keys() and all(
+        abs(got[k] - want[k]) <= 1e-5 * abs(want[k]) for k in got
+    )
+    return Result(CORRECT) if same and close else Result(SILENT, f"losses {got} vs {want}")
+
+
+case("train/SIGINT at a random step, then resume: the uninterrupted run")(
+    lambda tmp: _interrupted_then_resumed(tmp, signal.SIGINT)
+)
+case("train/SIGTERM at a random step, then resume: the uninterrupted run")(
+    lambda tmp: _interrupted_then_resumed(tmp, signal.SIGTERM)
+)
+
+
+@case("train/resume with a changed optim.lr and data.seed")
+def _(tmp):
+    from paperlib.engine import loop
+
+    out = tmp / "run"
+    loop.train(tiny_config(out, train={"steps": 1}))
+    changed = tiny_config(out, train={"steps": 2}, optim={"lr": 0.5}, data={"seed": 3})
+    with guarded(out / "last.pt", out / "log.jsonl", out / "config.json") as verdict:
+        result = expect_cli(
+            train_main(), [str(write_config(tmp, changed))], "optim.lr", "data.seed"
+        )
+    return worst(result, verdict)
+
+
+@case("train/a second run on a folder a live run holds")
+def _(tmp):
+    import fcntl
+
+    from paperlib.engine import loop
+
+    out = tmp / "run"
+    loop.train(tiny_config(out, train={"steps": 1}))
+    with open(out / ".lock", "a+") as held:  # the first run, still holding its folder
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held.seek(0)
+        held.truncate()
+        held.write("4242\n")
+        held.flush()
+        with guarded(out / "last.pt", out / "log.jsonl", out / "config.json") as verdict:
+            argv = [str(write_config(tmp, tiny_config(out, train={"steps": 2})))]
+            result = expect_cli(train_main(), argv, "in use", "4242")
+    return worst(result, verdict)
+
+
+@case("train/the lock a dead process left is taken over")
+def _(tmp):
+    from paperlib.engine import loop
+
+    out = tmp / "run"
+    loop.train(tiny_config(out, train={"steps": 1}))
+    (out / ".lock").write_text("999999999\n")  # no such process: nothing holds its flock
+    fn = lambda: loop.train(tiny_config(out, train={"steps": 2}))  # noqa: E731
+    return expect(fn, lambda r: r.step == 2 and (out / ".lock").read_text() == f"{os.getpid()}\n")
+
+
+ODD_FOLDER = "a folder with spaces/ünï cødé 日本"
+
+
+@case("train/output_dir with spaces and non-ASCII characters")
+def _(tmp):
+    out = tmp / ODD_FOLDER
+    argv = [str(write_config(tmp, tiny_config(out)))]
+    return expect_cli(train_main(), argv, correct=lambda: (out / "last.pt").is_file())
+
+
+@case("train/output_dir that is a read-only folder")
+def _(tmp):
+    argv = [str(write_config(tmp, tiny_config(Path("/proc/self"))))]
+    return expect_cli(train_main(), argv, "train.output_dir", "/proc/self")
+
+
+@case("evaluate/--output with spaces and non-ASCII characters")
+def _(tmp):
+    out = tmp / ODD_FOLDER
+
+    def written() -> bool:
+        return json.loads((out / "world-long.json").read_text())["metrics"] != {}
+
+    return expect_cli(evaluate_main(), world_long_argv(out), correct=written)
+
+
+@case("evaluate/--output that is a read-only folder")
+def _(tmp):
+    argv = [str(trained_run()), "--output", "/proc/self"]
+    return expect_cli(evaluate_main(), argv, "--output", "/proc/self")
 
 
 @case("evaluate/cache follows an edited HierarCaps row")
@@ -1751,6 +2083,246 @@ def _(tmp):
     value = images().load_rgb(path, report)
     ok = value is None and report.num_skipped == 1 and report.skipped[0][0] == str(path)
     return Result(CORRECT) if ok else Result(SILENT, f"{value}, {report.skipped}")
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _bytes_loader(kind: str, data: bytes):
+    """The loader ``kind`` on a dataset (one image, ``a.png``) whose text file holds ``data``."""
+    if kind == "Urban1k":
+        return lambda t: _urban(t, {"0": data})
+    name, load = {
+        "ShareGPT4V": ("s.json", lambda r: loaders().load_sharegpt4v(r / "s.json", r)),
+        "Long-DCI": ("d.csv", lambda r: loaders().load_long_dci(r / "d.csv", r)),
+    }[kind]
+
+    def run(tmp: Path):
+        root = tmp / "root"
+        image(root / "a.png")
+        (root / name).write_bytes(data)
+        return load(root)
+
+    return run
+
+
+SHARE_ITEM = json.dumps([{"image": "a.png", "conversations": TURNS}])
+DCI_TEXT = "filepath\ttitle\na.png\tA cat.\n"
+for _name, (_kind, _data, _names) in {
+    "Urban1k caption in UTF-16": ("Urban1k", "A cat.\n".encode("utf-16"), ("0.txt", "UTF-16")),
+    "ShareGPT4V file in UTF-16": ("ShareGPT4V", SHARE_ITEM.encode("utf-16"), ("s.json", "UTF-16")),
+    "ShareGPT4V file in Latin-1": (
+        "ShareGPT4V",
+        SHARE_ITEM.replace("cat", "caf\u00e9").encode("latin-1"),
+        ("s.json", "UTF-8"),
+    ),
+    "Long-DCI file in UTF-16": ("Long-DCI", DCI_TEXT.encode("utf-16"), ("d.csv", "UTF-16")),
+    "Long-DCI title of 200 000 characters": (
+        "Long-DCI",
+        b"filepath\ttitle\na.png\t" + b"x" * 200_000 + b"\n",
+        ("d.csv", "field"),
+    ),
+}.items():
+    case(f"loaders/{_name}")(_loader_error(_bytes_loader(_kind, _data), *_names))
+
+for _name, (_kind, _data, _caption) in {
+    "Urban1k caption with a UTF-8 byte-order mark": ("Urban1k", b"\xef\xbb\xbfA cat.\n", "A cat."),
+    "Urban1k caption in CRLF": ("Urban1k", b"A cat.\r\nmore\r\n", "A cat."),
+    "Urban1k caption of 10 MB": ("Urban1k", b"y" * 10**7 + b"\n", "y" * 10**7),
+    "ShareGPT4V file with a UTF-8 byte-order mark": (
+        "ShareGPT4V",
+        b"\xef\xbb\xbf" + SHARE_ITEM.encode(),
+        "A cat.",
+    ),
+    "Long-DCI file with a byte-order mark and CRLF": (
+        "Long-DCI",
+        b"\xef\xbb\xbf" + DCI_TEXT.replace("\n", "\r\n").encode(),
+        "A cat.",
+    ),
+}.items():
+    case(f"loaders/{_name}")(
+        lambda tmp, k=_kind, d=_data, c=_caption: expect(
+            lambda: _bytes_loader(k, d)(tmp), lambda v: [s.caption for s in v] == [c]
+        )
+    )
+
+
+@case("loaders/Urban1k caption file that is a folder")
+def _(tmp):
+    root = urban1k(tmp / "d", n=2)
+    (root / "caption" / "1.txt").unlink()
+    (root / "caption" / "1.txt").mkdir()
+    return expect_error(lambda: loaders().load_urban1k(root), "1.txt", "folder")
+
+
+@case("loaders/ShareGPT4V JSON path that is a folder")
+def _(tmp):
+    (tmp / "s.json").mkdir()
+    return expect_error(lambda: loaders().load_sharegpt4v(tmp / "s.json", tmp), "s.json", "folder")
+
+
+def _linked(tmp: Path, load, field: str) -> Result:
+    """An image inside the root that is a symbolic link to a file outside it."""
+    root = tmp / "root"
+    outside = _outside_image(tmp)
+    (root / "images").mkdir(parents=True)
+    for base in (root, root / "images"):
+        (base / "a.png").symlink_to(outside)
+    return expect_inside(lambda: load(root), root, field)
+
+
+for _dataset, (_load, _field) in {
+    "ShareGPT4V": (
+        lambda r: (
+            (r / "s.json").write_text(SHARE_ITEM) and loaders().load_sharegpt4v(r / "s.json", r)
+        ),
+        "image",
+    ),
+    "HiMo-Docci": (
+        lambda r: (
+            (r / "h.json").write_text(
+                json.dumps(
+                    {"img_path": "a.png", "caption": ["A b.", "A b. C."], "raw_caption": "x"}
+                )
+            )
+            and loaders().load_himo_docci(r / "h.json", r / "images")
+        ),
+        "img_path",
+    ),
+    "Long-DCI": (
+        lambda r: (r / "d.csv").write_text(DCI_TEXT) and loaders().load_long_dci(r / "d.csv", r),
+        "filepath",
+    ),
+}.items():
+    case(f"loaders/{_dataset} image that is a symlink out of the root")(
+        lambda tmp, ld=_load, f=_field: _linked(tmp, ld, f)
+    )
+
+
+def _decoded(path: Path, expected) -> Result:
+    """load_rgb of ``path``: RGB pixels equal to ``expected`` (an (h, w, 3) array)."""
+    report = images().LoadReport()
+    out = images().load_rgb(path, report)
+    if out is None:
+        return Result(SILENT, f"skipped: {report.skipped}")
+    got = np.asarray(out, dtype=np.int64)
+    ok = out.mode == "RGB" and got.shape == expected.shape and np.abs(got - expected).max() <= 2
+    return Result(CORRECT) if ok else Result(SILENT, f"{out.mode} {got.shape} {got[0, 0]}")
+
+
+def _animated(path: Path) -> Path:
+    frames = [Image.new("RGB", (4, 4), c) for c in ((250, 0, 0), (0, 0, 250))]
+    frames[0].save(path, save_all=True, append_images=frames[1:])
+    return path
+
+
+def _exif_rotated(path: Path) -> Path:
+    stored = Image.new("RGB", (6, 2), (0, 0, 0))
+    stored.paste((255, 255, 255), (0, 0, 3, 2))
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    stored.save(path, exif=exif)
+    return path
+
+
+def _saved(path: Path, image: Image.Image, **options) -> Path:
+    image.save(path, **options)
+    return path
+
+
+def _stored_exif() -> np.ndarray:
+    pixels = np.zeros((2, 6, 3), dtype=np.int64)
+    pixels[:, :3] = 255
+    return pixels
+
+
+for _name, (_make, _expected) in {
+    "1x1 image": (
+        lambda t: _saved(t / "a.png", Image.new("RGB", (1, 1), (1, 2, 3))),
+        np.array([[[1, 2, 3]]]),
+    ),
+    "CMYK JPEG": (
+        lambda t: _saved(t / "a.jpg", Image.new("CMYK", (3, 2), (0, 255, 255, 0)), quality=100),
+        np.full((2, 3, 3), (255, 0, 0)),
+    ),
+    "palette PNG": (
+        lambda t: _saved(t / "a.png", Image.new("RGB", (3, 3), (10, 200, 30)).quantize(4)),
+        np.full((3, 3, 3), (10, 200, 30)),
+    ),
+    "16-bit greyscale PNG": (
+        lambda t: _saved(t / "a.png", Image.fromarray(np.full((2, 3), 40000, dtype=np.uint16))),
+        np.full((2, 3, 3), 40000 // 256),
+    ),
+    "animated GIF: its first frame": (
+        lambda t: _animated(t / "a.gif"),
+        np.full((4, 4, 3), (250, 0, 0)),
+    ),
+    "EXIF-rotated image: its stored pixels": (lambda t: _exif_rotated(t / "e.png"), None),
+}.items():
+    case(f"images/{_name}")(
+        lambda tmp, m=_make, e=_expected: _decoded(m(tmp), _stored_exif() if e is None else e)
+    )
+
+
+def _skipped(path: Path) -> Result:
+    report = images().LoadReport()
+    out = images().load_rgb(path, report)
+    named = report.num_skipped == 1 and report.skipped[0][0] == str(path)
+    return Result(CORRECT) if out is None and named else Result(SILENT, f"{out}, {report.skipped}")
+
+
+@case("images/zero-byte file is skipped with its path")
+def _(tmp):
+    (tmp / "z.png").write_bytes(b"")
+    return _skipped(tmp / "z.png")
+
+
+@case("images/a folder named like an image is skipped with its path")
+def _(tmp):
+    (tmp / "d.png").mkdir()
+    return _skipped(tmp / "d.png")
+
+
+def _tar_members(path: Path, members: list[tuple[str, bytes]]) -> Path:
+    """The tar file ``path`` of ``members`` (name, data), named as given."""
+    import tarfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(path, "w") as tar:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def _grit_members(key: str, caption: bytes = b"a scene") -> list[tuple[str, bytes]]:
+    """The tar members of a complete GRIT record (a box included) under ``key``."""
+    record = {**grit_record(99), "child.txt": caption}
+    return [(f"{key}.{name}", data) for name, data in record.items() if name != "__key__"]
+
+
+def _shard_members_run(tmp: Path, members, *names: str) -> Result:
+    """Train on one shard of 16 good records with ``members`` after the third; refused naming
+    ``names``."""
+    good = [(f"{r['__key__']}.{k}", v) for r in map(grit_record, range(16)) for k, v in r.items()]
+    good = [m for m in good if not m[0].endswith("__key__")]
+    at = 3 * len(good) // 16
+    _tar_members(tmp / "shards" / "s-000000.tar", good[:at] + members + good[at:])
+    argv = [str(write_config(tmp, _shard_config(tmp)))]
+    return expect_cli(train_main(), argv, "s-000000.tar", *names)
+
+
+for _name, (_members, _names) in {
+    "a key written twice in one shard": (_grit_members("s0001", b"again"), ("s0001", "twice")),
+    "a member name with ../": (_grit_members("../../outside/s0099"), ("leave the shard",)),
+    "an absolute member name": (_grit_members("/etc/s0099"), ("leave the shard",)),
+    "a member repeated inside one record": (
+        _grit_members("s0099") + [("s0099.child.txt", b"b")],
+        ("duplicate",),
+    ),
+}.items():
+    case(f"shards/{_name}")(lambda tmp, m=_members, n=_names: _shard_members_run(tmp, m, *n))
 
 
 # --------------------------------------------------------------------------- study (results)

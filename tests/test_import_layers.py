@@ -24,6 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "untrusted",
         "processes",
     ),
+    ("tensor_checks",),
     ("geometry",),
     ("data",),
     ("models",),

@@ -50,7 +50,7 @@ def test_hide_and_molo_name_an_empty_batch():
     from paperlib.losses.himo import hide, molo_loss
 
     empty = torch.zeros(0, 8)
-    with pytest.raises(ValueError, match=r"non-empty \(batch, dim\); got shape \(0, 8\)"):
+    with pytest.raises(ValueError, match=r"non-empty \(batch, dim\) tensor; got shape \(0, 8\)"):
         hide(empty)
     with pytest.raises(ValueError, match="non-empty"):
         molo_loss(empty, empty, torch.tensor(1.0))
@@ -130,7 +130,9 @@ def test_a_geometry_that_is_not_one_is_refused(geometry):
 
 
 def test_features_of_different_widths_are_named():
-    with pytest.raises(ValueError, match=r"one feature dim; got \(3, 4\) and \(3, 5\)"):
+    with pytest.raises(
+        ValueError, match=r"text_features has shape \(3, 5\) but image_features has \(3, 4\)"
+    ):
         scores.pairwise_scores(_unit(3, 4), _unit(3, 5), "euclidean")
     with pytest.raises(ValueError, match=r"share their feature dim; got \(3, 4\) and \(3, 6\)"):
         retrieval.retrieval_metrics(_unit(3, 4), _unit(3, 6))

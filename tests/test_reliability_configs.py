@@ -147,8 +147,9 @@ def test_values_out_of_their_range_are_named(tmp_path, capsys, overrides, messag
         (b"method: clip\ntrain: {steps: [2\n", "not valid YAML (while parsing"),
         (BOMB.encode(), "its aliases expand to more than 100000 nodes"),
         (b"a: &a [*a]\n", "a recursive alias"),
+        (b"method: clip\ntrain: {steps: 2}\nmethod: himo\n", "the key 'method' is written twice"),
     ],
-    ids=["not UTF-8", "YAML error", "alias bomb", "recursive alias"],
+    ids=["not UTF-8", "YAML error", "alias bomb", "recursive alias", "repeated key"],
 )
 def test_a_config_file_that_does_not_read_is_named_briefly(tmp_path, capsys, content, message):
     path = tmp_path / "c.yaml"
@@ -173,6 +174,18 @@ def test_an_override_that_does_not_read_is_named_briefly(tmp_path, capsys, overr
     err = capsys.readouterr().err
     assert err.startswith(f"config error: {override.split('=')[0]}") and message in err
     assert len(err) < 1200 and "Traceback" not in err
+
+
+def test_a_json_config_that_repeats_a_key_is_named_and_writes_nothing(tmp_path, capsys):
+    out = tmp_path / "run"
+    text = json.dumps(tiny_config("clip", out))
+    path = tmp_path / "c.json"
+    path.write_text(text[:-1] + ', "method": "himo"}')
+    assert json.loads(path.read_text())["method"] == "himo"  # json alone keeps the last value
+    assert train_main([str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"config error: {path}: the key 'method' is written twice")
+    assert not out.exists()
 
 
 def test_a_parameter_file_whose_overrides_are_not_a_list_is_named(tmp_path, capsys):

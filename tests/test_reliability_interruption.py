@@ -203,7 +203,8 @@ def test_a_live_run_holds_its_folder_and_releases_it_when_done(tmp_path):
     proc = _start(tmp_path, raw, "hold", 2, HOLD_DIR=str(hold))
     assert _wait(lambda: (hold / "ready").exists(), proc), proc.communicate()
     try:
-        with pytest.raises(RuntimeError, match=r"is in use by another run \(its \.lock is held\)"):
+        held = rf"is in use by another run \(its \.lock is held by process {proc.pid}\)"
+        with pytest.raises(RuntimeError, match=held):
             loop.train(tiny_config("clip", out, train={"steps": 4}))
         assert _logged_steps(out) == [1]  # the refused run wrote nothing into the live one
     finally:

@@ -76,3 +76,33 @@ def test_error_text_is_one_bounded_line_without_a_worker_traceback():
         next(iter(loader))
     assert "Traceback" in str(err.value)  # torch's wrapper carries the worker's traceback
     assert error_text(err.value) == "ValueError: data.root: image 7.png is unreadable"
+
+
+@pytest.mark.parametrize(
+    "text, key, lines",
+    [
+        ("method: clip\ntrain: {steps: 2}\nmethod: himo\n", "'method'", "lines 1 and 3"),
+        ("train:\n  steps: 2\n  lr: 1\n  steps: 3\n", "'steps'", "lines 2 and 4"),
+        ("a: [{x: 1, x: 1}]\n", "'x'", "lines 1 and 1"),
+    ],
+)
+def test_a_repeated_key_is_refused_naming_the_key_its_lines_and_the_source(text, key, lines):
+    assert isinstance(yaml.safe_load(text), dict)  # PyYAML alone keeps the last value
+    with pytest.raises(YamlError, match=rf"^c\.yaml: the key {key} is written twice \({lines}\)"):
+        load_yaml(text, "c.yaml")
+
+
+def test_keys_that_differ_only_in_type_and_merged_keys_still_load():
+    text = "1: int\n'1': str\nbase: &b {lr: 1, wd: 2}\nrun:\n  <<: *b\n  lr: 3\n"
+    assert load_yaml(text, "t") == yaml.safe_load(text)
+    assert load_yaml(text, "t")["run"] == {"lr": 3, "wd": 2}
+
+
+def test_every_committed_preset_and_parameters_file_loads():
+    from tests.conftest import REPO
+
+    files = sorted((REPO / "params").rglob("*.yaml")) + sorted((REPO / "notebooks").rglob("*.y*ml"))
+    assert len(files) > 20
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert load_yaml(text, str(path)) == yaml.safe_load(text), path

@@ -4,7 +4,9 @@ Greyscale, CMYK, palette, 16-bit and alpha images are converted to RGB; unreadab
 truncated files, and images with more pixels than Pillow's decompression-bomb limit
 (``PIL.Image.MAX_IMAGE_PIXELS`` × 2: a small file that would decode to gigabytes), are skipped
 and recorded in a :class:`LoadReport` with their path and the reason, so a bad file never
-crashes a DataLoader worker and never yields a silent wrong sample.
+crashes a DataLoader worker and never yields a silent wrong sample. An animated image gives its
+first frame. The EXIF orientation tag is not applied: the pixels are the stored ones, as
+PIL's open + convert in open_clip's and the papers' loaders reads them.
 """
 
 from __future__ import annotations

@@ -101,10 +101,23 @@ def check_images(samples: Sequence[Sample], dataset: str) -> list[Sample]:
 
 
 def read_text(path: Path, dataset: str) -> str:
-    """The UTF-8 text of a dataset file, or a DatasetFormatError naming the file and the
-    first byte that is not UTF-8."""
+    """The UTF-8 text of a dataset file (a leading byte-order mark dropped; line ends as
+    written), or a DatasetFormatError naming the file: not UTF-8 (the first bad byte; UTF-16
+    named as such), a folder, or unreadable."""
     try:
-        return path.read_text(encoding="utf-8")
+        data = path.read_bytes()
+    except OSError as err:
+        what = "a folder, not a file" if path.is_dir() else f"unreadable ({err.strerror})"
+        raise DatasetFormatError(
+            f"{dataset}: {path} is {what}; expected {LAYOUTS[dataset]}"
+        ) from None
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise DatasetFormatError(
+            f"{dataset}: {path} is UTF-16 text (it starts with a UTF-16 byte-order mark); "
+            f"expected UTF-8 (re-save it as UTF-8): {LAYOUTS[dataset]}"
+        )
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise DatasetFormatError(
             f"{dataset}: {path} is not UTF-8 text (byte {err.start}: {err.reason}); "
@@ -124,7 +137,14 @@ def read_rows(path: Path, dataset: str, delimiter: str = ",") -> list[dict[str, 
     """The rows of a CSV (or TSV) dataset file under its header; a DatasetFormatError when
     the file has no data row."""
     handle = io.StringIO(read_text(path, dataset), newline="")
-    rows = list(csv.DictReader(handle, delimiter=delimiter))
+    reader = csv.DictReader(handle, delimiter=delimiter)
+    try:
+        rows = list(reader)
+    except csv.Error as err:  # e.g. a field past csv's limit of 131072 characters
+        raise DatasetFormatError(
+            f"{dataset}: {path} after line {reader.line_num}: not a readable row ({err}); "
+            f"expected {LAYOUTS[dataset]}"
+        ) from None
     if not rows:
         raise DatasetFormatError(
             f"{dataset}: {path} has no data rows (empty or header only); expected "

@@ -8,7 +8,8 @@ dataset's layout, and checks each field as it is read:
   (``texts``; with ``cumulative=True`` each one extends the one before, as HiMo-Docci's
   prefixes do), an **integer** in range (``integer``), an id (``identifier``);
 - an image path stays **inside its root** (``path``): relative, without ``..`` leaving the
-  root (checked on the text, so a root that is itself a symbolic link still works);
+  root, and not through a symbolic link inside the root that leads out of it (both resolved,
+  so a root that is itself a symbolic link still works);
 - ids are **unique** across the records of a file (:func:`unique_ids`).
 
 Every failure is a :class:`DatasetFormatError` that names the dataset, the file and record,
@@ -17,6 +18,7 @@ the field, what was found (shortened) and what the layout expects.
 
 from __future__ import annotations
 
+import functools
 import os
 import unicodedata
 from collections import Counter
@@ -124,7 +126,17 @@ class Record:
             or normal.startswith("../")
         ):
             raise self._bad(key, f"a path inside {root}", text)
-        return Path(root) / text
+        path = Path(root) / text
+        real, real_root = os.path.realpath(path), _real_root(os.fspath(root))
+        if not real.startswith(real_root.rstrip(os.sep) + os.sep):
+            raise self._bad(key, f"a path inside {root} (a symbolic link leads to {real})", text)
+        return path
+
+
+@functools.lru_cache(maxsize=64)
+def _real_root(root: str) -> str:
+    """``root`` with every symbolic link resolved (asked once per root)."""
+    return os.path.realpath(root)
 
 
 def unique_ids(ids: Sequence[Any], dataset: str, source: str | Path) -> None:

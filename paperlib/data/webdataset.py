@@ -176,19 +176,45 @@ def _is_present(sample: Any) -> bool:
     return sample is not None
 
 
-def shard_error(exn: Exception) -> bool:
+def shard_error(exn: Exception, shard: str | None = None) -> bool:
     """webdataset's error handler for reading the shards: a tar file that cannot be read
-    becomes a DatasetFormatError naming it (webdataset appends the shard's path to the
-    error's arguments); the project's own errors pass unchanged."""
+    (or that repeats a member within a record) becomes a DatasetFormatError naming it
+    (``shard``, else the path webdataset appends to the error's arguments); the project's own
+    errors pass unchanged."""
     if isinstance(exn, DatasetFormatError):
         raise exn
     texts = [a for a in exn.args if isinstance(a, str)]
-    shard = next((t for t in reversed(texts) if t.endswith(".tar") or "/" in t), "a shard")
+    found = next((t for t in reversed(texts) if t.endswith(".tar") or "/" in t), "a shard")
+    shard = shard or found
     reason = brief(texts[0], 80) if texts else type(exn).__name__
     raise DatasetFormatError(
         f"GRIT: {shard} cannot be read as a tar file ({type(exn).__name__}: {reason}); "
         f"expected {GRIT_LAYOUT}"
     ) from exn
+
+
+def checked_records(records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """``records`` as they come; DatasetFormatError naming the shard and the key of a record
+    whose member names leave the shard (absolute, or through ``..``) or whose key occurs a
+    second time in the same shard."""
+    shard, seen = None, set()
+    for record in records:
+        key, url = record.get("__key__"), record.get("__url__", "<shard>")
+        if url != shard:
+            shard, seen = url, set()
+        parts = str(key).replace("\\", "/").split("/")
+        if str(key).startswith(("/", "\\")) or ".." in parts:
+            raise DatasetFormatError(
+                f"GRIT: {url}: record {brief(key, 60)} has member names that leave the shard "
+                f"(absolute or through '..'); expected {GRIT_LAYOUT}"
+            )
+        if key in seen:
+            raise DatasetFormatError(
+                f"GRIT: {url}: record {brief(key, 60)} occurs twice in the shard (its members "
+                "written apart, or two records of one key); expected one record per key"
+            )
+        seen.add(key)
+        yield record
 
 
 def _as_item(transform: Callable[[Image.Image], Any], sample: Sample) -> dict[str, Any]:
@@ -200,7 +226,7 @@ def read_shards(
     report: LoadReport | None = None,
     transform: Callable[[Image.Image], Any] | None = None,
     split_by_node: bool = False,
-) -> wds.WebDataset:
+) -> wds.DataPipeline:
     """Iterable of Samples from shards, in order (no shuffling); with ``transform``, of the dict
     items :class:`~paperlib.data.sample.SampleDataset` gives (batch with ``collate_samples``).
 
@@ -215,15 +241,15 @@ def read_shards(
         if missing:
             raise FileNotFoundError(f"webdataset shards not found: {missing}")
         urls = [str(u) for u in urls]
-    dataset = wds.WebDataset(
-        urls,
-        shardshuffle=False,
-        handler=shard_error,
-        empty_check=False,
-        nodesplitter=wds.split_by_node if split_by_node else wds.single_node_only,
+    dataset = wds.DataPipeline(
+        wds.SimpleShardList(urls),
+        wds.split_by_node if split_by_node else wds.single_node_only,
+        wds.split_by_worker,
+        _shard_records,
+        wds.map(partial(record_to_sample, report=report)),
+        wds.select(_is_present),
     )
-    dataset = dataset.map(partial(record_to_sample, report=report)).select(_is_present)
-    return dataset.map(partial(_as_item, transform)) if transform is not None else dataset
+    return dataset if transform is None else dataset.compose(wds.map(partial(_as_item, transform)))
 
 
 # --------------------------------------------------------------------------- training stream
@@ -245,9 +271,17 @@ def pass_shards(urls: list[str], seed: int, visit: int, shuffle: bool = True) ->
 
 
 def raw_records(urls: Iterable[str]) -> Iterator[dict[str, Any]]:
-    """The undecoded records (bytes values, ``__key__``, ``__url__``) of shards, in order."""
-    source = ({"url": url} for url in urls)
-    return iter(wds.tarfile_to_samples(handler=shard_error)(source))
+    """The undecoded records (bytes values, ``__key__``, ``__url__``) of shards, in order,
+    through :func:`checked_records`; an error names the shard it came from."""
+    for url in urls:
+        samples = wds.tarfile_to_samples(handler=partial(shard_error, shard=url))
+        yield from checked_records(samples([{"url": url}]))
+
+
+def _shard_records(sources: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """A pipeline stage: the records (:func:`raw_records`) of each ``{"url": ...}`` given."""
+    for source in sources:
+        yield from raw_records([source["url"]])
 
 
 class ShardStream(IterableDataset):

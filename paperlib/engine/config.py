@@ -31,7 +31,7 @@ from paperlib.atomic import atomic_write_text
 from paperlib.engine.registry import DATASET_REGISTRY, METHOD_REGISTRY
 from paperlib.models import LOGIT_SCALE_MAX
 from paperlib.models.meru_checkpoint import HYCOCLIP_MODEL_NAMES
-from paperlib.untrusted import YamlError, brief, load_yaml
+from paperlib.untrusted import YamlError, brief, load_yaml, unique_keys
 
 
 class ConfigError(ValueError):
@@ -235,11 +235,16 @@ def read_file(path: str | Path) -> dict[str, Any]:
     except OSError as err:
         raise ConfigError(f"{path}: cannot be read ({err.strerror})") from None
     try:
-        raw = json.loads(text) if path.suffix == ".json" else (load_yaml(text, str(path)) or {})
+        if path.suffix == ".json":
+            raw = json.loads(text, object_pairs_hook=unique_keys(str(path)))
+        else:
+            raw = load_yaml(text, str(path)) or {}
     except YamlError as err:
         raise ConfigError(str(err)) from None
     except (json.JSONDecodeError, RecursionError) as err:
         raise ConfigError(f"{path}: not valid JSON ({str(err)[:200]})") from None
+    except ValueError as err:  # a repeated key, named by unique_keys
+        raise ConfigError(str(err)) from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level, got {type(raw).__name__}")
     return raw

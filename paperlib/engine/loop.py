@@ -54,6 +54,7 @@ from paperlib.engine.methods import LossResult, build_module, input_size
 from paperlib.engine.registry import DATASET_REGISTRY
 from paperlib.engine.run_folder import claim_run_folder, orphaned_temporaries
 from paperlib.engine.validation import build_validation_set, validate
+from paperlib.tensor_checks import NonFiniteInputError
 
 
 class NonFiniteLossError(FloatingPointError):
@@ -218,9 +219,14 @@ def check_parameters(module: nn.Module, step: int) -> None:
 
 def _compute_loss(module: nn.Module, features: dict[str, Tensor], step: int) -> LossResult:
     """``module.compute_loss``; a decomposition that fails on non-finite features (HiDe's
-    eigendecomposition) becomes :class:`NonFiniteLossError` naming the step."""
+    eigendecomposition) or a loss that names its non-finite inputs becomes
+    :class:`NonFiniteLossError` naming the step."""
     try:
         return module.compute_loss(features)
+    except NonFiniteInputError as error:
+        raise NonFiniteLossError(
+            f"loss is not finite at step {step}: {error}; stopping before the weights are updated"
+        ) from error
     except torch.linalg.LinAlgError as error:
         bad = [k for k, v in features.items() if not bool(torch.isfinite(v).all())]
         if not bad:
@@ -349,7 +355,8 @@ def _check_resume(saved: dict[str, Any], config: Config, path: Path) -> None:
 def claimed_output_dir(out_dir: Path, resume: bool, is_main: bool):
     """Hold ``out_dir`` for one run (rank 0): accept it as a run folder (writable, holding
     nothing training did not write: ``run_folder.claim_run_folder``), take its lock (an
-    ``flock`` on ``.lock``, released by the OS if the process dies), refuse a second run on it
+    ``flock`` on ``.lock``, released by the OS if the process dies, so the lock of a dead run
+    is taken over; the file holds the holder's pid, which a refusal names), refuse a second run on it
     and ``train.resume=false`` on a folder that already holds a run, and remove temporary files
     an interrupted checkpoint write left behind."""
     if not is_main:
@@ -361,13 +368,7 @@ def claimed_output_dir(out_dir: Path, resume: bool, is_main: bool):
     except OSError as error:
         raise ConfigError(f"train.output_dir: cannot write to {out_dir} ({error})") from error
     try:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise RuntimeError(
-                f"train.output_dir: {out_dir} is in use by another run (its .lock "
-                "is held); wait for it or choose another folder"
-            ) from None
+        _take_lock(handle, out_dir)
         if not resume and any((out_dir / n).exists() for n in (checkpoint.LAST, "log.jsonl")):
             raise ConfigError(
                 f"train.output_dir: {out_dir} already holds a run; with "
@@ -378,6 +379,25 @@ def claimed_output_dir(out_dir: Path, resume: bool, is_main: bool):
         yield
     finally:
         handle.close()  # releases the lock
+
+
+def _take_lock(handle, out_dir: Path) -> None:
+    """``flock`` the open ``.lock`` file and write this process's pid into it; RuntimeError
+    naming the folder and the holder's pid when another live process holds it."""
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read(40).strip()
+        shown = f"process {holder}" if holder.isdigit() else "another process"
+        raise RuntimeError(
+            f"train.output_dir: {out_dir} is in use by another run (its .lock is held by "
+            f"{shown}); wait for it or choose another folder"
+        ) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"{os.getpid()}\n")
+    handle.flush()
 
 
 def log_lines(text: str) -> tuple[list[str], list[tuple[str, dict[str, Any]]]]:

@@ -26,12 +26,15 @@ float32):
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 from collections.abc import Callable
 from typing import TypeVar
 
 import torch
 from torch import Tensor
+
+from paperlib.tensor_checks import require_same_device
 
 __all__ = [
     "aperture_radius",
@@ -66,10 +69,14 @@ def _float_dtype(*values: object) -> torch.dtype:
 
 
 def in_float32(fn: F) -> F:
-    """Run ``fn`` with tensor arguments cast to float32 (float64 kept) and autocast disabled."""
+    """Run ``fn`` with tensor arguments cast to float32 (float64 kept) and autocast disabled;
+    TypeError or ValueError naming an argument that is an integer tensor or on another device
+    (:func:`~paperlib.tensor_checks.require_same_device`)."""
+    names = list(inspect.signature(fn).parameters)
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        require_same_device(**dict(zip(names, args)), **kwargs)
         dtype = _float_dtype(*args, *kwargs.values())
 
         def cast(v):

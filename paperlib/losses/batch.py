@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from torch import Tensor
 
 from paperlib.collectives import all_gather_with_grad
+from paperlib.tensor_checks import require_features, require_finite_result
 
 #: (parent, child, is_intra) of HyCoCLIP's and ARGENT's four entailment pairs
 ENTAILMENT_PAIRS = (
@@ -49,6 +50,9 @@ class EuclideanBatch:
     logit_scale: Tensor
     short_text: Tensor | None = None
 
+    def __post_init__(self) -> None:
+        require_features(image=self.image, text=self.text, short_text=self.short_text)
+
 
 @dataclass(frozen=True)
 class HyperbolicBatch:
@@ -60,6 +64,18 @@ class HyperbolicBatch:
     logit_scale: Tensor
     box_image: Tensor | None = None
     box_text: Tensor | None = None
+
+    def __post_init__(self) -> None:
+        require_features(
+            image=self.image, text=self.text, box_image=self.box_image, box_text=self.box_text
+        )
+
+    def total(self, loss: Tensor) -> Tensor:
+        """``loss``; :class:`~paperlib.tensor_checks.NonFiniteInputError` naming the feature
+        sets that hold NaN or inf when it is not finite."""
+        return require_finite_result(
+            loss, **{n: getattr(self, n) for n in FEATURE_SETS}, logit_scale=self.logit_scale
+        )
 
     def features(self) -> list[Tensor]:
         """The feature sets present, in the order of :data:`FEATURE_SETS`."""

@@ -16,6 +16,7 @@ from torch import Tensor
 
 from paperlib.collectives import all_gather_with_grad
 from paperlib.losses.options import require_unit_interval
+from paperlib.tensor_checks import require_features, require_finite_result
 
 
 @dataclass
@@ -30,16 +31,16 @@ class InfoNCEConfig:
 
 def clip_logits(image_features: Tensor, text_features: Tensor, logit_scale: Tensor) -> Tensor:
     """``exp(logit_scale) * v @ u.T`` for (batch, dim) features; rows index images."""
+    require_features(same_shape=False, image_features=image_features, text_features=text_features)
     return logit_scale.exp() * image_features @ text_features.T
 
 
 def symmetric_cross_entropy(logits_per_image: Tensor, label_smoothing: float = 0.0) -> Tensor:
     """½[CE(L, diag) + CE(Lᵀ, diag)] for a square (batch, batch) logit matrix
     (``docs/methods/himo-clip.md#molo``)."""
-    if logits_per_image.ndim != 2 or logits_per_image.shape[0] != logits_per_image.shape[1]:
-        raise ValueError(
-            f"logits must be square (batch, batch); got {tuple(logits_per_image.shape)}"
-        )
+    shape = tuple(logits_per_image.shape)
+    if len(shape) != 2 or shape[0] != shape[1] or shape[0] == 0:
+        raise ValueError(f"logits must be square (batch, batch) with batch >= 1; got {shape}")
     labels = torch.arange(logits_per_image.shape[0], device=logits_per_image.device)
     loss_i = F.cross_entropy(logits_per_image, labels, label_smoothing=label_smoothing)
     loss_t = F.cross_entropy(logits_per_image.T, labels, label_smoothing=label_smoothing)
@@ -58,8 +59,18 @@ def infonce_loss(
     every rank computes the loss on the global batch (open_clip's ``ClipLoss`` with
     ``gather_with_grad=True, local_loss=False``).
     """
-    image_features = all_gather_with_grad(image_features)
-    text_features = all_gather_with_grad(text_features)
-    return symmetric_cross_entropy(
-        clip_logits(image_features, text_features, logit_scale), label_smoothing
+    require_features(image_features=image_features, text_features=text_features)
+    loss = gathered_infonce(image_features, text_features, logit_scale, label_smoothing)
+    return require_finite_result(
+        loss, image_features=image_features, text_features=text_features, logit_scale=logit_scale
     )
+
+
+def gathered_infonce(
+    image_features: Tensor, text_features: Tensor, logit_scale: Tensor, label_smoothing: float
+) -> Tensor:
+    """:func:`infonce_loss`'s value without its checks on the result, for a loss that checks
+    its own inputs and total (Long-CLIP's two terms)."""
+    image_all = all_gather_with_grad(image_features)
+    text_all = all_gather_with_grad(text_features)
+    return symmetric_cross_entropy(clip_logits(image_all, text_all, logit_scale), label_smoothing)

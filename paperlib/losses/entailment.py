@@ -25,6 +25,7 @@ from paperlib.losses.hyperbolic_contrastive import (
     hyperbolic_contrastive_loss,
 )
 from paperlib.losses.options import require, require_non_negative
+from paperlib.tensor_checks import require_features, require_finite_result
 
 __all__ = [
     "ARGENTConfig",
@@ -124,7 +125,17 @@ class ARGENTConfig:
 def entailment_loss(
     parent: Tensor, child: Tensor, curv: float | Tensor, eta: float = 1.0, min_radius: float = 0.1
 ) -> Tensor:
-    """MERU/HyCoCLIP cone loss ``mean(max(0, φ(parent, child) − η·aperture(parent)))``."""
+    """MERU/HyCoCLIP cone loss ``mean(max(0, φ(parent, child) − η·aperture(parent)))`` on
+    (batch, dim) space components."""
+    require_features(parent=parent, child=child)
+    loss = _cone_loss(parent, child, curv, eta, min_radius)
+    return require_finite_result(loss, parent=parent, child=child)
+
+
+def _cone_loss(
+    parent: Tensor, child: Tensor, curv: float | Tensor, eta: float = 1.0, min_radius: float = 0.1
+) -> Tensor:
+    """:func:`entailment_loss` without its checks (the batch losses check their batch)."""
     angle = exterior_angle(parent, child, curv)
     aperture = half_aperture(parent, curv, min_radius=min_radius)
     return F.relu(angle - eta * aperture).mean()
@@ -134,14 +145,16 @@ def meru_loss(batch: HyperbolicBatch, config: MERUConfig | None = None) -> LossT
     """MERU: contrastive + 0.2 · entailment(text → image) (``docs/methods/argent.md#meru``)."""
     config = config or MERUConfig()
     contrastive = hyperbolic_contrastive_loss(batch)
-    entailment = entailment_loss(batch.text, batch.image, batch.curv)
-    return _weighted_cones(contrastive, entailment, config.entail_weight)
+    entailment = _cone_loss(batch.text, batch.image, batch.curv)
+    return _weighted_cones(batch, contrastive, entailment, config.entail_weight)
 
 
-def _weighted_cones(contrastive: Tensor, entailment: Tensor, weight: float) -> LossTerms:
+def _weighted_cones(
+    batch: HyperbolicBatch, contrastive: Tensor, entailment: Tensor, weight: float
+) -> LossTerms:
     """``contrastive + weight · entailment`` with no regularizer (MERU, HyCoCLIP)."""
     return LossTerms(
-        total=contrastive + weight * entailment,
+        total=batch.total(contrastive + weight * entailment),
         contrastive=contrastive,
         entailment=entailment,
         regularizer=torch.zeros_like(contrastive),
@@ -153,7 +166,7 @@ def hycoclip_entailment_loss(
 ) -> Tensor:
     """½ · (sum of the four cone losses), η_inter for inter- and η_intra for intra-pairs."""
     terms = [
-        entailment_loss(parent, child, batch.curv, eta=eta_intra if intra else eta_inter)
+        _cone_loss(parent, child, batch.curv, eta=eta_intra if intra else eta_inter)
         for parent, child, intra in batch.pairs()
     ]
     return 0.5 * sum(terms)
@@ -165,7 +178,7 @@ def hycoclip_loss(batch: HyperbolicBatch, config: HyCoCLIPConfig | None = None) 
     config = config or HyCoCLIPConfig()
     contrastive = hycoclip_contrastive_loss(batch)
     entailment = hycoclip_entailment_loss(batch, config.eta_inter, config.eta_intra)
-    return _weighted_cones(contrastive, entailment, config.entail_weight)
+    return _weighted_cones(batch, contrastive, entailment, config.entail_weight)
 
 
 # ------------------------------------------------------------------ ARGENT
@@ -178,6 +191,7 @@ def adaent_weight(
     ``h = 1 − exp(−d_L(parent, child))`` for intra-modality
     pairs, 1 for inter-modality pairs (batch,). ``detach`` (default, our choice): h carries
     no gradient; ``-expm1`` keeps it accurate as d → 0."""
+    require_features(parent=parent, child=child)
     if not intra:
         return torch.ones(parent.shape[0], device=parent.device, dtype=torch.float32)
     h = -torch.expm1(-paired_dist(parent, child, curv))
@@ -206,6 +220,25 @@ def adaent_loss(
 
     ``weight`` (batch,) is h; None means 1 (inter-modality pairs).
     """
+    require_features(parent=parent, child=child)
+    if weight is not None and tuple(weight.shape) != (parent.shape[0],):
+        raise ValueError(
+            f"weight must have shape ({parent.shape[0]},), one per pair; got {tuple(weight.shape)}"
+        )
+    loss = _adaent(parent, child, curv, weight, beta, placement, normalize)
+    return require_finite_result(loss, parent=parent, child=child, weight=weight)
+
+
+def _adaent(
+    parent: Tensor,
+    child: Tensor,
+    curv: float | Tensor,
+    weight: Tensor | None,
+    beta: float,
+    placement: str,
+    normalize: str,
+) -> Tensor:
+    """:func:`adaent_loss` without its checks (the batch losses check their batch)."""
     angle = exterior_angle(parent, child, curv)
     h = torch.ones_like(angle) if weight is None else weight.to(angle.dtype)
     if placement == "inside":
@@ -227,6 +260,9 @@ def norm_regularizer(*features: Tensor) -> Tensor:
     """ARGENT's ``L_Reg = mean(‖x‖² − log‖x‖)`` (``docs/methods/argent.md#norm-regularizer``)
     over all given (batch, dim) space parts;
     minimum at ‖x‖ = 1/√2. ‖x‖ is floored at sqrt(tiny): finite value and gradient at 0."""
+    require_features(same_shape=False, **{f"features[{i}]": f for i, f in enumerate(features)})
+    if not features:
+        raise ValueError("norm_regularizer needs at least one (batch, dim) feature tensor")
     x = torch.cat([f.float() for f in features])
     sq = (x * x).sum(-1).clamp_min(torch.finfo(x.dtype).tiny)
     return (sq - 0.5 * torch.log(sq)).mean()
@@ -240,7 +276,7 @@ def argent_entailment_loss(batch: HyperbolicBatch, config: ARGENTConfig) -> Tens
         use_h = config.weights == "all" or (config.weights == "intra" and intra)
         h = adaent_weight(parent, child, batch.curv, True, config.detach_weight) if use_h else None
         terms.append(
-            adaent_loss(
+            _adaent(
                 parent,
                 child,
                 batch.curv,
@@ -272,4 +308,6 @@ def argent_loss(batch: HyperbolicBatch, config: ARGENTConfig | None = None) -> L
         total = contrastive + config.gamma1 * ent + config.gamma2 * reg
     else:  # logged as 0; the total does not carry a zero term
         reg, total = torch.zeros_like(contrastive), contrastive + config.gamma1 * ent
-    return LossTerms(total=total, contrastive=contrastive, entailment=ent, regularizer=reg)
+    return LossTerms(
+        total=batch.total(total), contrastive=contrastive, entailment=ent, regularizer=reg
+    )

@@ -41,6 +41,7 @@ from paperlib.losses.hide_steps import (  # noqa: F401  (public names of this mo
     work_dtype,
 )
 from paperlib.losses.options import require, require_non_negative, require_unit_interval
+from paperlib.tensor_checks import require_features, require_finite_result
 
 SCOPES = ("global", "local")
 IMPLEMENTATIONS = ("fast", "plain")
@@ -114,10 +115,7 @@ def _sign_fixed(rows: Tensor) -> Tensor:
 def _validate(
     text_features: Tensor, tau: float, fixed_m: int | None, scope: str, implementation: str
 ) -> None:
-    if text_features.ndim != 2 or 0 in text_features.shape:
-        raise ValueError(
-            f"text_features must be a non-empty (batch, dim); got shape {tuple(text_features.shape)}"
-        )
+    require_features(text_features=text_features)
     check_hide_options(tau, fixed_m, scope, implementation)
 
 
@@ -232,11 +230,7 @@ def molo_loss(
     gradient averaging then yields exactly ∂L/∂θ of the global loss.
     """
     _validate(text_features, tau, fixed_m, scope, implementation)
-    if image_features.shape != text_features.shape:
-        raise ValueError(
-            "image_features and text_features must have the same (batch, dim) shape; got "
-            f"{tuple(image_features.shape)} and {tuple(text_features.shape)}"
-        )
+    require_features(image_features=image_features, text_features=text_features)
     text_all = all_gather_with_grad(text_features)
     image_all = all_gather_with_grad(image_features)
     global_logits = clip_logits(image_all, text_all, logit_scale)
@@ -253,8 +247,14 @@ def molo_loss(
             m, explained = parts.m, parts.explained_variance
         comp_loss = symmetric_cross_entropy(comp_logits, label_smoothing)
     global_loss = symmetric_cross_entropy(global_logits, label_smoothing)
+    loss = require_finite_result(
+        global_loss + lam * comp_loss,
+        image_features=image_features,
+        text_features=text_features,
+        logit_scale=logit_scale,
+    )
     return MoLoOutput(
-        loss=global_loss + lam * comp_loss,
+        loss=loss,
         global_loss=global_loss,
         comp_loss=comp_loss,
         m=m,

@@ -22,6 +22,7 @@ reference does. Both are the same outside ``torch.distributed``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -30,8 +31,9 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from paperlib.collectives import all_gather_with_grad
-from paperlib.losses.contrastive import clip_logits, infonce_loss, symmetric_cross_entropy
+from paperlib.losses.contrastive import clip_logits, gathered_infonce, symmetric_cross_entropy
 from paperlib.losses.options import require, require_unit_interval
+from paperlib.tensor_checks import NonFiniteInputError, require_features, require_finite_result
 
 SCOPES = ("global", "local")
 
@@ -80,7 +82,11 @@ def pca_reconstruct(features: Tensor, k: int) -> Tensor:
         x = features.to(work)
         mean = x.mean(dim=0, keepdim=True)
         centred = x - mean
-        _, _, vh = torch.linalg.svd(centred, full_matrices=False)
+        try:
+            _, _, vh = torch.linalg.svd(centred, full_matrices=False)
+        except torch.linalg.LinAlgError:
+            require_finite_result(centred, features=features)
+            raise
         v_k = vh[:k].T  # (dim, k)
         out = (centred @ v_k) @ v_k.T + mean
     return out.to(features.dtype)
@@ -94,11 +100,7 @@ def _validate(
     short_weight: float,
     scope: str,
 ) -> None:
-    if image.ndim != 2 or image.shape != long_text.shape or image.shape != short_text.shape:
-        raise ValueError(
-            "image, long_text and short_text must share one (batch, dim) shape; got "
-            f"{tuple(image.shape)}, {tuple(long_text.shape)}, {tuple(short_text.shape)}"
-        )
+    require_features(image=image, long_text=long_text, short_text=short_text)
     check_pcm_options(pcm_dim, short_weight, scope)
 
 
@@ -130,13 +132,40 @@ def longclip_loss(
     computed (for logging) but carries no gradient, and ``total`` is the long term alone.
     """
     _validate(image, long_text, short_text, pcm_dim, short_weight, scope)
+    given = {"image": image, "long_text": long_text, "short_text": short_text}
+    try:
+        return _longclip_terms(
+            **given,
+            logit_scale=logit_scale,
+            pcm_dim=pcm_dim,
+            label_smoothing=label_smoothing,
+            short_weight=short_weight,
+            scope=scope,
+        )
+    except NonFiniteInputError:  # the PCM's SVD saw NaN: name the argument that holds it
+        require_finite_result(torch.tensor(math.nan), **given, logit_scale=logit_scale)
+        raise
+
+
+def _longclip_terms(
+    image: Tensor,
+    long_text: Tensor,
+    short_text: Tensor,
+    logit_scale: Tensor,
+    pcm_dim: int,
+    label_smoothing: float,
+    short_weight: float,
+    scope: str,
+) -> LongCLIPOutput:
+    """:func:`longclip_loss` on checked inputs."""
+    given = {"image": image, "long_text": long_text, "short_text": short_text}
     image = F.normalize(image, dim=-1)
     long_text = F.normalize(long_text, dim=-1)
     short_text = F.normalize(short_text, dim=-1)
-    long = infonce_loss(image, long_text, logit_scale, label_smoothing)
+    long = gathered_infonce(image, long_text, logit_scale, label_smoothing)
     with torch.set_grad_enabled(torch.is_grad_enabled() and short_weight != 0.0):
         if scope == "local":
-            short = infonce_loss(
+            short = gathered_infonce(
                 pca_reconstruct(image, pcm_dim), short_text, logit_scale, label_smoothing
             )
         else:
@@ -144,4 +173,5 @@ def longclip_loss(
             logits = clip_logits(coarse, all_gather_with_grad(short_text), logit_scale)
             short = symmetric_cross_entropy(logits, label_smoothing)
     total = long if short_weight == 0.0 else (1.0 - short_weight) * long + short_weight * short
+    require_finite_result(total, **given, logit_scale=logit_scale)
     return LongCLIPOutput(total=total, long=long, short=short)

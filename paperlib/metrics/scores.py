@@ -12,6 +12,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from paperlib.geometry.lorentz import paired_dist, pairwise_dist
+from paperlib.tensor_checks import require_features, require_same_device
 
 __all__ = [
     "Geometry",
@@ -62,13 +63,14 @@ def pairwise_scores(
     curv: float | Tensor | None = None,
 ) -> Tensor:
     """(N, dim) × (M, dim) → (N, M): cosine of the L2-normalised rows, or ``−d_L``."""
-    require_finite(image_features=image_features, text_features=text_features)
     check_geometry(geometry)
-    if image_features.ndim != 2 or text_features.shape[-1:] != image_features.shape[-1:]:
-        raise ValueError(
-            "image_features and text_features must be (N, dim) and (M, dim) of one feature "
-            f"dim; got {tuple(image_features.shape)} and {tuple(text_features.shape)}"
-        )
+    require_features(
+        same_shape=False,
+        allow_empty=True,
+        image_features=image_features,
+        text_features=text_features,
+    )
+    require_finite(image_features=image_features, text_features=text_features)
     if geometry == "euclidean":
         return F.normalize(image_features, dim=-1) @ F.normalize(text_features, dim=-1).T
     if curv is None:
@@ -80,6 +82,7 @@ def paired_scores(
     geometry: Geometry, curv: float | Tensor | None, image: Tensor, text: Tensor
 ) -> Tensor:
     """Score of row i of ``image`` with row i of ``text`` (..., dim) -> (...), same rule."""
+    require_same_device(image_features=image, text_features=text)
     require_finite(image_features=image, text_features=text)
     check_geometry(geometry)
     if image.shape[-1:] != text.shape[-1:]:
