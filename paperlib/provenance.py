@@ -25,6 +25,7 @@ TRAINING_CODE: tuple[str, ...] = (
     "processes.py",
     "segments.py",
     "state_files.py",
+    "tensor_checks.py",
     "untrusted.py",
     "geometry",
     "data",
