@@ -11,15 +11,21 @@ one base.
   residual positions), all with MoLo's settings (logit scale reset to ln 100 and decayed, label
   smoothing 0.1, lr, steps): ``MoLo`` (τ = 0.9, λ = 1), ``InfoNCE (λ=0)`` (MoLo with λ = 0:
   the component term is the only difference) and ``Long-CLIP`` (Long-CLIP's loss: long
-  InfoNCE + short captions ↔ PCA-reduced image features, ``loss.pcm_dim`` components); on the
-  sweep seeds MoLo's batch-size and HiDe-scope ablations (:data:`HIMO_SWEEP`).
+  InfoNCE + the long caption's first sentence ↔ PCA-reduced image features, ``loss.pcm_dim``
+  components; ``data.short_text``: the world's short captions stay a test set, as both papers'
+  ShareGPT4V has none); on the sweep seeds MoLo's batch-size and HiDe-scope ablations
+  (:data:`HIMO_SWEEP`).
 - **ARGENT** (``docs/methods/argent.md#argent-objective``): hyperbolic fine-tunes on short captions with one box
   crop and its phrase per sample (GRIT-like), the same optimiser for all: ``HyCoCLIP`` and
   ``ARGENT`` (headline, every seed); on the sweep seeds ``MERU``, ARGENT's ablations (no
   weights, weights on all pairs, no regularizer, Ent instead of AdaEnt), the model-size arm
   (the pair again from the smaller model's bases) and the aperture arm (MERU, HyCoCLIP and
-  ARGENT at the paper's fixed curvature κ = 0.1, where ``2K/√κ`` = 0.63 lies among the
-  embeddings' norms).
+  ARGENT at the paper's fixed curvature κ = 0.1, their embeddings started at mean norm
+  :data:`APERTURE_ALPHA_NORM`, just above ``2K/√κ`` = 0.63, where the baselines' captions fall
+  inside it).
+- **The scale trend** (:func:`trend_runs`): on the sweep seeds every headline arm again at
+  other batch sizes (equal samples seen) and training lengths (``Scale.trend_*_factors``), so
+  each headline claim's effect can be read against scale (``study.trend``).
 - **References**: each base evaluated as it is (variant ``pretrain (short captions)``, seed =
   base), and an untrained model of each geometry (the level a guard must clear).
 
