@@ -15,7 +15,7 @@ from paperlib.geometry.lorentz import exp_map0, exterior_angle
 from paperlib.metrics import results
 from paperlib.metrics.hierarchy import build_pep_pairs, entailment_score
 from paperlib.metrics.items import item_means, k_cut_scores, pep_items, world_items
-from paperlib.tables.claims import CLAIMS
+from paperlib.tables.claims import CLAIMS, MEASURED
 
 
 def random_embeddings(n: int = 400, dim: int = 16, seed: int = 0, hyperbolic: bool = False):
@@ -123,8 +123,8 @@ def test_information_free_features_sit_at_the_declared_chance_levels():
             for k, v in world_items(emb, geometry, 1.0).items():
                 pooled.setdefault(k, []).append(v)
     checked = 0
-    for claim in CLAIMS:
-        if claim.metric.chance is None:
+    for claim in CLAIMS:  # a measured level (HiMo@K: an untrained model's) has no closed form
+        if claim.metric.chance in (None, MEASURED):
             continue
         chance = np.mean(
             [claim.chance_for(len(v), [str(i) for i in range(len(v))]) for v in pooled[claim.item]]
@@ -133,7 +133,7 @@ def test_information_free_features_sit_at_the_declared_chance_levels():
         standard_error = values.std() / np.sqrt(values.size)
         assert abs(values.mean() - chance) < 4 * standard_error + 1e-4, (claim.id, values.mean())
         checked += 1
-    assert checked == sum(c.metric.chance is not None for c in CLAIMS)
+    assert checked == sum(c.metric.chance not in (None, MEASURED) for c in CLAIMS)
     # every learning guard's threshold lies far above what information-free features reach
     guards = {c.metric.guard for c in CLAIMS if c.metric.guard is not None}
     for guard in guards:
