@@ -35,9 +35,11 @@ PATHS = {"whole context": lambda model: False, "used columns": TRIMS}
 
 
 def study_config(variant: str, out: Path, steps: int, size: int) -> dict:
-    """The full study's seed-0 config of ``variant`` (a slug), cut to ``steps`` steps on a
-    world of ``size`` samples cached beside ``out``."""
-    run = next(r for r in design.plan("full") if r.seed == 0 and slug(r.variant) == variant)
+    """The full study's seed-0 config of ``variant`` (a slug; the scale's fixed recipe: the
+    text path's cost does not depend on it), cut to ``steps`` steps on a world of ``size``
+    samples cached beside ``out``."""
+    planned = design.plan("full", searched=False)
+    run = next(r for r in planned if r.seed == 0 and slug(r.variant) == variant)
     config = json.loads(json.dumps(run.config))
     config["train"].update(steps=steps, output_dir=str(out), val_every=0, ckpt_every=10**9)
     config["data"].update(size=size, cache_dir=str(out.parent / "world-cache"))

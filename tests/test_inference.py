@@ -261,6 +261,8 @@ def test_the_base_level_variance_matches_brute_force():
     )
     assert {e.seed_df for e in estimates} == {1}
     assert based_estimate(tables[0][:2], [0, 1]).seed_df == 0  # no base with two seeds
+    tied = np.array([[0.006, 0.006], [-0.001, -0.001], [0.006, 0.006]])  # seeds 0 and 2 tie
+    assert based_estimate(tied, SWEEP_BASES).seed_df == 0  # a variance of 0 is not known
 
 
 def test_per_base_estimates_pool_the_within_base_variance():

@@ -204,12 +204,15 @@ def based_estimate(values: np.ndarray, bases) -> Estimate:
     """:class:`Estimate` of an (S, N) table whose seeds come from fixed pre-trained ``bases``
     (one label per seed; module docstring): the mean of the per-base means, the pooled
     within-base seed variance with ``S − B`` degrees of freedom (``seed_df == 0`` when no base
-    has two seeds: the seed variance is unknown) and the crossed model's item term."""
+    has two seeds, or when the seeds tie within every base, as a discrete metric's can: the seed
+    variance is then unknown, not zero) and the crossed model's item term."""
     y = _table(values)
     labels, levels = _base_groups(y.shape[0], bases)
     seed_values = y.mean(axis=1)
     base_means = [float(seed_values[labels == b].mean()) for b in levels]
     within, df = _within_base(seed_values, labels, levels)
+    if within == 0.0:  # seeds tied within every base (discrete values): no variance estimate
+        df = 0
     weight = sum(1.0 / int((labels == b).sum()) for b in levels) / len(levels) ** 2
     seed_term = 0.0 if df == 0 else within * weight
     mean = float(np.mean(base_means))
