@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -625,10 +626,15 @@ def _verdict(record: dict, alpha: float) -> dict[str, Any]:
     if "untestable" in record:
         return {"verdict": UNTESTABLE, "reason": record["untestable"]}
     if record["seed_df"] < MIN_SEED_DF:
+        counts = Counter(record.get("bases_of_seeds", []))
+        why = (
+            f"the valid seeds of each base tie ({len(record['seeds'])} valid)"
+            if counts and max(counts.values()) > 1
+            else f"no base has two valid seeds ({len(record['seeds'])} valid)"
+        )
         return {
             "verdict": UNDERPOWERED,
-            "reason": f"no base has two valid seeds ({len(record['seeds'])} valid): the seed "
-            "variance is unknown; in its family with p = 1",
+            "reason": f"{why}: the seed variance is unknown; in its family with p = 1",
         }
     verdict, reason = decide_verdict(_evidence(record, alpha))
     interaction = record.get("interaction")
