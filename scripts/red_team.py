@@ -420,7 +420,7 @@ def inline_bomb(levels: int = 8, width: int = 9) -> str:
     return f"[{', '.join([*parts, '[' + ', '.join([f'*{names[-1]}'] * width) + ']'])}]"
 
 
-def bounded_subprocess(code: str, *args: str, seconds: float = 60, memory_gb: float = 6.0):
+def bounded_subprocess(code: str, *args: str, seconds: float = 120, memory_gb: float = 6.0):
     """Run ``code`` in a fresh interpreter with a memory cap and a time limit:
     (exit code or None when killed, output, seconds)."""
     limit = int(memory_gb * 2**30)
@@ -440,7 +440,7 @@ def bounded_subprocess(code: str, *args: str, seconds: float = 60, memory_gb: fl
     return proc.returncode, proc.stdout + proc.stderr, time.perf_counter() - start
 
 
-def cli_in_subprocess(module: str, argv: list[str], *names: str, seconds: float = 60) -> Result:
+def cli_in_subprocess(module: str, argv: list[str], *names: str, seconds: float = 120) -> Result:
     code = f"import sys; from {module} import main; sys.exit(main(sys.argv[1:]))"
     rc, text, elapsed = bounded_subprocess(code, *argv, seconds=seconds)
     tail = text.strip().splitlines()[-1][:160] if text.strip() else ""
