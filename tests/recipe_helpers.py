@@ -1,11 +1,12 @@
-"""A ``recipe.json`` written by hand, so that tests can plan a scale that searches its recipe."""
+"""Planning study runs in tests: a ``recipe.json`` written by hand (a scale that searches its
+recipe), and a temporary repository root with one fake base checkpoint."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from paperlib.study import recipe
+from paperlib.study import design, reader, recipe
 from paperlib.study.scales import SCALES
 
 
@@ -24,3 +25,15 @@ def write_picks(scale_name: str, picks: dict[str, tuple[float, float]] | None = 
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"scale": scale_name, "grid": grid, "arms": arms}))
     return path
+
+
+def toy_repository(tmp_path: Path, monkeypatch) -> Path:
+    """Point the study at ``tmp_path`` as its repository (runs under ``tmp_path/runs``) with a
+    fake base 0 of the study's model; returns the bases folder."""
+    monkeypatch.setattr(reader, "REPO_ROOT", tmp_path.resolve())
+    monkeypatch.setenv("PAPERLIB_RUNS", str(tmp_path / "runs"))
+    bases = tmp_path / "results" / "bases"
+    bases.mkdir(parents=True, exist_ok=True)
+    monkeypatch.setattr(design, "base_path", lambda model, base: bases / f"{model}-base{base}.pt")
+    (bases / f"{design.MODEL}-base0.pt").write_bytes(b"weights")
+    return bases

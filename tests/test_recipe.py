@@ -14,7 +14,7 @@ import pytest
 from paperlib.study import cli, design, execution, parallel, reader, recipe
 from paperlib.study.scales import SCALES
 from paperlib.tables.claims import HEADLINE_FINETUNES, LONGER
-from tests.recipe_helpers import write_picks
+from tests.recipe_helpers import toy_repository, write_picks
 
 
 def _log(start: dict, last: dict, steps: int = 20) -> list[dict]:
@@ -160,12 +160,7 @@ def _stub_training(config):
 
 
 def test_recipe_runs_train_without_evaluation_and_their_picks_plan_the_study(tmp_path, monkeypatch):
-    monkeypatch.setattr(reader, "REPO_ROOT", tmp_path.resolve())
-    monkeypatch.setenv("PAPERLIB_RUNS", str(tmp_path / "runs"))
-    bases = tmp_path / "results" / "bases"
-    bases.mkdir(parents=True)
-    monkeypatch.setattr(design, "base_path", lambda model, base: bases / f"{model}-base{base}.pt")
-    (bases / f"{design.MODEL}-base0.pt").write_bytes(b"weights")
+    toy_repository(tmp_path, monkeypatch)
     monkeypatch.setattr(execution, "train_run", _stub_training)
     monkeypatch.setattr(execution, "evaluate_into", lambda *a: pytest.fail("evaluated"))
     searches = design.recipe_plan("smoke")

@@ -19,7 +19,7 @@ from paperlib.tables.claims import CLAIMS
 from paperlib.tables.verdicts import VERDICTS
 from paperlib.train import trained_with_other_config
 from tests.engine_helpers import tiny_config
-from tests.recipe_helpers import write_picks
+from tests.recipe_helpers import toy_repository, write_picks
 
 COMMITTED_SMOKE = reader.REPO_ROOT / "results" / "smoke"
 
@@ -357,12 +357,7 @@ def test_train_distributed_runs_two_ranks_and_names_a_failed_run(tmp_path):
 
 @pytest.mark.usefixtures("picks")
 def test_a_finished_run_is_skipped_and_a_changed_config_or_base_runs_again(tmp_path, monkeypatch):
-    monkeypatch.setattr(reader, "REPO_ROOT", tmp_path.resolve())
-    monkeypatch.setenv("PAPERLIB_RUNS", str(tmp_path / "runs"))
-    bases = tmp_path / "results" / "bases"
-    bases.mkdir(parents=True)
-    monkeypatch.setattr(design, "base_path", lambda model, base: bases / f"{model}-base{base}.pt")
-    (bases / f"{design.MODEL}-base0.pt").write_bytes(b"weights")
+    bases = toy_repository(tmp_path, monkeypatch)
     run = next(r for r in design.plan("smoke") if r.variant == "HyCoCLIP")
     target = design.run_target(run, "smoke")
     target.mkdir(parents=True)
@@ -399,12 +394,7 @@ def _current_record(run) -> dict:
 
 def _planned_run(tmp_path, monkeypatch, variant: str = "HyCoCLIP"):
     """A smoke run of the plan, its base a small file, folders under ``tmp_path``."""
-    monkeypatch.setattr(reader, "REPO_ROOT", tmp_path.resolve())
-    monkeypatch.setenv("PAPERLIB_RUNS", str(tmp_path / "runs"))
-    bases = tmp_path / "results" / "bases"
-    bases.mkdir(parents=True, exist_ok=True)
-    monkeypatch.setattr(design, "base_path", lambda model, base: bases / f"{model}-base{base}.pt")
-    (bases / f"{design.MODEL}-base0.pt").write_bytes(b"weights")
+    toy_repository(tmp_path, monkeypatch)
     run = next(r for r in design.plan("smoke") if r.variant == variant)
     execution.run_target(run, "smoke").mkdir(parents=True)
     return run
