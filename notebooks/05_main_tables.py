@@ -51,6 +51,7 @@
 scale = "auto"  # "full" when its results exist, else "smoke" (1 seed)
 
 # %%
+import html
 import json
 
 import matplotlib.pyplot as plt
@@ -79,7 +80,14 @@ from paperlib.study.reader import (
     load_curves,
     results_dir,
 )
-from paperlib.tables.summary import claims_details, claims_table, trend_table
+from paperlib.tables.summary import (
+    claims_context,
+    claims_details,
+    claims_table,
+    folded,
+    trend_readings,
+    trend_table,
+)
 from paperlib.tables.verdicts import VERDICTS
 
 use_style()
@@ -143,6 +151,14 @@ def paper_claims(paper: str) -> list[dict]:
 # %%
 claims_table(paper_claims("HiMo-CLIP"))
 
+# %% [markdown]
+# What each verdict rests on: the sign Holm established over the family, where the interval
+# lies against the paper's effect, each arm against the base it started from (arm − base), the
+# regime the claim holds at and the family's size.
+
+# %%
+claims_context(paper_claims("HiMo-CLIP"))
+
 # %%
 fig = claims_forest(paper_claims("HiMo-CLIP"), title=f"HiMo-CLIP claims ({scale} study)")
 save(fig, "tables_claims_forest_himo")
@@ -158,6 +174,9 @@ plt.show()
 
 # %%
 claims_table(paper_claims("ARGENT"))
+
+# %%
+claims_context(paper_claims("ARGENT"))
 
 # %%
 fig = claims_forest(paper_claims("ARGENT"), title=f"ARGENT claims ({scale} study)")
@@ -187,18 +206,38 @@ HTML(claims_details(CLAIMS, "Every claim in full: statement, numbers and the rul
 fig = claims_trend([c for c in CLAIMS if c.get("trend")], title=f"scale trend ({scale} study)")
 save(fig, "tables_claims_trend")
 plt.show()
-trends = trend_table(CLAIMS)
+readings = trend_readings(CLAIMS)
 moving = [
     f"{name} ({axis})"
-    for name, row in trends.iterrows()
-    for axis in ("batch", "length")
-    if row[f"{axis}: reading"].startswith("moves toward")
+    for name, reading in readings.items()
+    for axis, text in reading.items()
+    if text.startswith("moves toward")
 ]
 print(
-    f"{len(trends)} headline claims with a trend; the effect moves toward the paper's side as "
+    f"{len(readings)} headline claims with a trend; the effect moves toward the paper's side as "
     "the scale grows in: " + (", ".join(moving) or "none")
 )
-trends
+HTML(
+    folded(
+        [
+            html.escape(f"{name}: batch {reading['batch']}; length {reading['length']}")
+            for name, reading in readings.items()
+        ],
+        "Each claim's trend in words, computed from its points",
+    )
+)
+
+# %% [markdown]
+# The effect at each batch size (samples seen kept equal), with its 95 % interval:
+
+# %%
+trend_table(CLAIMS, "batch")
+
+# %% [markdown]
+# And at each training length (the batch kept):
+
+# %%
+trend_table(CLAIMS, "length")
 
 # %% [markdown]
 # ## Both arms against the base

@@ -9,6 +9,7 @@ from paperlib.tables.summary import (
     base_text,
     claim_line,
     claim_name,
+    claims_context,
     claims_table,
     format_mean_std,
     regime_text,
@@ -94,6 +95,15 @@ def test_sign_size_base_and_regime_are_read_from_the_decided_claim():
     assert regime_text(claim) == "batch 64 × 400 steps, lr 0.0005"
     assert base_text(claim) == "-0.08 / -0.095: both arms fall below the base"
     assert base_text({**claim, "against_base": {"variant": None}}) == "–"
+    named = {**claim, "label": "R@1", "variant": "A", "baseline": "B", "family_size": 17}
+    row = claims_context([named]).loc["R@1: A vs B"]
+    assert (row["sign"], row["size"], row["family"]) == ("the paper's", "below the paper's", 17)
+    assert (row["variant − base"], row["baseline − base"]) == ("-0.08", "-0.095")
+    assert row["regime"] == "batch 64 × 400 steps, lr 0.0005"
+    assert claims_context([{**named, "against_base": None}]).iloc[0]["variant − base"] == "–"
+    lined = {**named, "statement": "A beats B", "smallest": 0.005, "seeds": [0], "runs_total": 1,
+             "reason": "why"}  # fmt: skip
+    assert "variant / baseline − base -0.08 / -0.095: both arms fall below" in claim_line(lined)
 
 
 def test_claims_details_folds_every_claim_line_escaped():

@@ -114,10 +114,17 @@ def test_the_trend_in_smallest_effect_units_with_the_papers_direction_up():
     assert np.allclose(down, [(0.5, 2.0, 1.0, 3.0), (1.0, -1.0, -2.0, 0.0)])
 
 
-def test_the_trend_table_shows_each_setting_and_the_reading():
-    from paperlib.tables.summary import trend_table
+def test_the_trend_table_shows_each_setting_of_one_axis_and_the_readings_apart():
+    from paperlib.tables.summary import trend_readings, trend_table
 
-    table = trend_table([_claim_with_trend(), {"label": "x", "variant": "C", "baseline": "D"}])
+    claims = [_claim_with_trend(), {"label": "x", "variant": "C", "baseline": "D"}]
+    table = trend_table(claims, "batch")
     row = table.loc["R@1: A vs B"]
     assert row["batch ×0.5"] == "-0.02 [-0.03, -0.01]" and row["batch ×2"] == "–"
-    assert row["batch: reading"] == "moves toward" and len(table) == 1
+    assert list(table.columns) == ["batch ×0.5", "batch ×1", "batch ×2"] and len(table) == 1
+    assert list(trend_table(claims, "length").columns) == ["length ×1"]
+    assert trend_readings(claims) == {
+        "R@1: A vs B": {"batch": "moves toward", "length": "not measured"}
+    }
+    with pytest.raises(ValueError, match="'width'"):
+        trend_table(claims, "width")

@@ -135,11 +135,11 @@ def claim_name(claim: dict) -> str:
 
 
 def claims_table(claims: list[dict]) -> pd.DataFrame:
-    """The compact table of decided claims: short name, the paper's effect (in the study's
-    units) and the table it is read from (its rows are in :func:`claim_line`), this study's
-    effect with its simultaneous interval, the smallest effect of interest, the sign Holm
-    established, the size against the paper's, both arms against the base, the regime, the
-    family's size, the verdict and valid / total seeds."""
+    """The compact table of decided claims, narrow enough for a page: short name, the paper's
+    effect (in the study's units) and the table it is read from, this study's effect with its
+    simultaneous interval, the smallest effect of interest, the verdict and valid / total
+    seeds. How the verdict was reached is in :func:`claims_context`; each claim in full in
+    :func:`claim_line`."""
     return pd.DataFrame(
         [
             {
@@ -148,17 +148,37 @@ def claims_table(claims: list[dict]) -> pd.DataFrame:
                 "paper's table": c.get("paper_effect_table") or "–",
                 "this study [simultaneous interval]": effect_text(c),
                 "smallest": f"±{c['smallest']:g}",
-                "sign": sign_text(c),
-                "size": size_text(c),
-                "variant / baseline − base": base_text(c),
-                "regime": regime_text(c),
-                "family": c.get("family_size") or "–",
                 "verdict": c["verdict"],
                 "seeds": f"{len(c['seeds'])}/{c['runs_total']}",
             }
             for c in claims
         ]
     ).set_index("claim")
+
+
+def claims_context(claims: list[dict]) -> pd.DataFrame:
+    """What each verdict rests on, one row per claim: the sign Holm established, the size
+    against the paper's, each arm's effect against the base (the reading is in
+    :func:`claim_line`), the regime and the family's size."""
+    return pd.DataFrame(
+        [
+            {
+                "claim": claim_name(c),
+                "sign": sign_text(c),
+                "size": size_text(c),
+                "variant − base": _arm_against_base(c, "variant"),
+                "baseline − base": _arm_against_base(c, "baseline"),
+                "regime": regime_text(c),
+                "family": c.get("family_size") or "–",
+            }
+            for c in claims
+        ]
+    ).set_index("claim")
+
+
+def _arm_against_base(claim: dict, arm: str) -> str:
+    against = (claim.get("against_base") or {}).get(arm)
+    return "–" if against is None else _signed(against["effect"])
 
 
 def _where(claim: dict) -> str:
@@ -170,11 +190,13 @@ def claim_line(claim: dict) -> str:
     head = f"[{claim['verdict']}] {claim['statement']} ({claim_name(claim)})"
     if claim.get("effect") is None:
         return f"{head}: {claim['reason']}"
+    against = base_text(claim)
     return (
         f"{head}: effect {effect_text(claim)}, paper {_signed(claim.get('paper_effect'))}"
         f"{_where(claim)}, "
         f"smallest ±{claim['smallest']:g}, {len(claim['seeds'])}/{claim['runs_total']} seeds; "
-        f"{claim['reason']}"
+        + ("" if against == "–" else f"variant / baseline − base {against}; ")
+        + claim["reason"]
     )
 
 
@@ -187,25 +209,43 @@ def claims_details(claims: list[dict], summary: str) -> str:
             f"<br>&nbsp;&nbsp;left out: {html.escape(run)}" for run in claim.get("invalid_runs", [])
         )
         items.append(f"<li>{html.escape(claim_line(claim))}{left_out}</li>")
+    return folded(items, summary)
+
+
+def folded(items: list[str], summary: str) -> str:
+    """HTML list items (already escaped) as one collapsed ``<details>`` block."""
     return f"<details><summary>{html.escape(summary)}</summary><ul>{''.join(items)}</ul></details>"
 
 
-def trend_table(claims: list[dict]) -> pd.DataFrame:
-    """Claims × trend settings (``batch ×f``, ``length ×f``): each effect with its 95 %
-    interval, ``–`` where the setting's runs are missing; then each axis's reading."""
+TREND_AXES = ("batch", "length")
+
+
+def trend_table(claims: list[dict], axis: str) -> pd.DataFrame:
+    """Claims × the settings of one trend ``axis`` (``batch ×f`` or ``length ×f``): each effect
+    with its 95 % interval, ``–`` where the setting's runs are missing. The axis's reading
+    per claim is :func:`trend_readings`."""
+    if axis not in TREND_AXES:
+        raise ValueError(f"trend axis {axis!r}: expected one of {TREND_AXES}")
     rows = {}
     for claim in claims:
-        trend = claim.get("trend")
-        if not trend:
+        if not (trend := claim.get("trend")):
             continue
         row = {}
-        for axis in ("batch", "length"):
-            for p in trend[axis]:
-                cell = "–"
-                if p.get("effect") is not None:
-                    low, high = p["interval"]
-                    cell = f"{_signed(p['effect'])} [{_signed(low)}, {_signed(high)}]"
-                row[f"{axis} ×{p['factor']:g}"] = cell
-            row[f"{axis}: reading"] = trend["reading"][axis]
+        for p in trend[axis]:
+            cell = "–"
+            if p.get("effect") is not None:
+                low, high = p["interval"]
+                cell = f"{_signed(p['effect'])} [{_signed(low)}, {_signed(high)}]"
+            row[f"{axis} ×{p['factor']:g}"] = cell
         rows[claim_name(claim)] = row
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def trend_readings(claims: list[dict]) -> dict[str, dict[str, str]]:
+    """Per claim with a trend, each axis's reading computed from its points
+    (``claims.json``'s ``trend.reading``), keyed by :func:`claim_name`."""
+    return {
+        claim_name(c): {axis: c["trend"]["reading"][axis] for axis in TREND_AXES}
+        for c in claims
+        if c.get("trend")
+    }
