@@ -15,6 +15,7 @@ from paperlib.study.exports import refresh_items
 from paperlib.study.parallel import RunsFailedError, run_study
 from paperlib.study.reader import load_claims
 from paperlib.study.scales import SCALES
+from paperlib.study.status import status_lines, study_status
 from paperlib.study.summary import summarise
 
 
@@ -56,6 +57,12 @@ def main(argv: list[str] | None = None) -> int:
         help="print the decided claims as the README's markdown table",
     )
     parser.add_argument(
+        "--status",
+        action="store_true",
+        help="print, per stage, the runs planned and finished and the core-seconds spent "
+        "(train nothing)",
+    )
+    parser.add_argument(
         "--refresh-items",
         action="store_true",
         help="recompute finished runs' results files and per-item values from "
@@ -64,6 +71,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     try:
+        if args.status:
+            print(
+                "\n".join(
+                    status_lines(*study_status(args.scale, tuple(args.studies)), args.workers)
+                )
+            )
+            return 0
         if args.summary:
             print(summary_table(load_claims(args.scale)))
             return 0

@@ -15,6 +15,7 @@ from paperlib.study.design import Run, plan, recipe_plan
 from paperlib.study.execution import execute, finished, study_settings
 from paperlib.study.reader import results_dir
 from paperlib.study.recipe import write_recipe
+from paperlib.study.status import stage_of
 from paperlib.study.summary import summarise
 from paperlib.study.workers import worker_pool
 
@@ -66,7 +67,7 @@ def execute_all(
                         flush=True,
                     )
                     continue
-                stage = run.stage or run.study
+                stage = stage_of(run)
                 stages[stage] = stages.get(stage, 0.0) + result["seconds"]
                 print(
                     f"[study {scale_name}] {done_count}/{len(pending)} {run.name} done in "

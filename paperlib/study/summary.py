@@ -14,6 +14,7 @@ from paperlib.study.design import Run, run_target
 from paperlib.study.execution import run_environment
 from paperlib.study.reader import results_dir
 from paperlib.study.scales import SCALES
+from paperlib.study.status import stage_seconds
 
 
 def summarise(
@@ -37,22 +38,13 @@ def summarise(
         + ", ".join(f"{v} {verdicts.count(v)}" for v in sorted(set(verdicts))),
         flush=True,
     )
-    done = {r.name: run_target(r, scale_name) / "run.done" for r in runs}
-    finished_seconds: dict[str, float] = {}
-    for run in runs:
-        if done[run.name].is_file():
-            record = json.loads(done[run.name].read_text())
-            stage = run.stage or run.study
-            finished_seconds[stage] = (
-                finished_seconds.get(stage, 0.0)
-                + record.get("train_seconds", 0.0)
-                + record.get("eval_seconds", 0.0)
-            )
+    done = [run_target(r, scale_name) / "run.done" for r in runs]
+    finished_seconds = stage_seconds(runs, scale_name)
     scale = SCALES[scale_name]
     summary = {
         "scale": scale_name,
         "runs": len(runs),
-        "runs_finished": sum(path.is_file() for path in done.values()),
+        "runs_finished": sum(path.is_file() for path in done),
         "partial": report["partial"],
         "bases": list(scale.bases),
         "seeds": list(scale.seeds),

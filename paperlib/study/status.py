@@ -1,0 +1,91 @@
+"""Where a study stands, stage by stage: its runs planned and finished and the core-seconds the
+finished ones took (``python -m paperlib.study --status``). A study too long for one sitting
+is trained in parts (runs resume and are kept while the code that trains them is unchanged);
+this tells what is left and, from the finished runs' mean, about how long it will take."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from paperlib.study.design import Run, plan, recipe_plan, run_target
+from paperlib.study.execution import finished
+from paperlib.study.recipe import RecipeMissingError
+
+
+def stage_of(run: Run) -> str:
+    """The stage a run's time is counted under: its own (``recipe``, ``trend``, ...) or its
+    study's."""
+    return run.stage or run.study
+
+
+def record_seconds(record: dict[str, Any]) -> float:
+    """A ``run.done`` record's training plus evaluation seconds."""
+    return record.get("train_seconds", 0.0) + record.get("eval_seconds", 0.0)
+
+
+def stage_seconds(runs: list[Run], scale_name: str) -> dict[str, float]:
+    """Per stage, the seconds of its runs that have a ``run.done`` (whichever invocation made
+    them)."""
+    seconds: dict[str, float] = {}
+    for run in runs:
+        done = run_target(run, scale_name) / "run.done"
+        if done.is_file():
+            stage = stage_of(run)
+            seconds[stage] = seconds.get(stage, 0.0) + record_seconds(json.loads(done.read_text()))
+    return seconds
+
+
+def stage_status(runs: list[Run], scale_name: str) -> dict[str, dict[str, Any]]:
+    """Per stage (in plan order): runs planned, runs finished (``execution.finished``: made by
+    this code, config and environment) and the finished runs' seconds."""
+    rows: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        row = rows.setdefault(stage_of(run), {"planned": 0, "finished": 0, "seconds": 0.0})
+        row["planned"] += 1
+        if finished(run, scale_name):
+            record = json.loads((run_target(run, scale_name) / "run.done").read_text())
+            row["finished"] += 1
+            row["seconds"] += record_seconds(record)
+    return rows
+
+
+def study_status(
+    scale_name: str, studies: tuple[str, ...] = ("himo", "argent")
+) -> tuple[dict[str, dict[str, Any]], str | None]:
+    """:func:`stage_status` of the recipe stage and, once ``recipe.json`` has its picks, of
+    every planned stage; with the reason the plan is not known yet (else None)."""
+    rows = stage_status(recipe_plan(scale_name, studies), scale_name)
+    try:
+        runs = plan(scale_name, studies)
+    except RecipeMissingError as error:
+        return rows, f"the other stages are planned from the recipe's picks ({error})"
+    return {**rows, **stage_status(runs, scale_name)}, None
+
+
+def status_lines(
+    rows: dict[str, dict[str, Any]], waiting: str | None, workers: int = 2
+) -> list[str]:
+    """The status as lines: per stage finished / planned and core-seconds, an estimate of what
+    is left where a stage has finished runs, and the total."""
+    lines, left = [], 0.0
+    for stage, row in rows.items():
+        line = f"{stage}: {row['finished']} of {row['planned']} runs, {row['seconds']:.0f} core-s"
+        if row["finished"] and row["finished"] < row["planned"]:
+            more = row["seconds"] / row["finished"] * (row["planned"] - row["finished"])
+            left += more
+            line += f"; about {more:.0f} core-s left at its finished runs' mean"
+        elif row["finished"] < row["planned"]:
+            line += "; none finished yet"
+        lines.append(line)
+    spent = sum(row["seconds"] for row in rows.values())
+    done = all(row["finished"] == row["planned"] for row in rows.values()) and not waiting
+    lines.append(
+        f"spent {spent:.0f} core-s (about {spent / workers / 60:.0f} min on {workers} workers); "
+        + (
+            "every planned run finished"
+            if done
+            else f"at least {left:.0f} core-s left in the stages that have finished runs"
+        )
+    )
+    return lines + ([waiting] if waiting else [])
