@@ -70,6 +70,19 @@ def test_a_tie_goes_to_the_smaller_learning_rate():
     assert recipe.pick(points, "long_i2t_r1")["lr"] == 3e-5
 
 
+def test_a_pick_at_the_grid_s_edge_says_so():
+    points = [_point(3e-5, 0.05, {"long_i2t_r1": 0.5}), _point(1e-4, 0.05, {"long_i2t_r1": 0.4}),
+              _point(3e-4, 0.05, {"long_i2t_r1": 0.3})]  # fmt: skip
+    chosen = recipe.pick(points, "long_i2t_r1")
+    assert chosen["at_grid_edge"] == "lowest" and "grid's lowest learning rate" in chosen["reason"]
+    points[2] = _point(3e-4, 0.05, {"long_i2t_r1": 0.6})
+    assert recipe.pick(points, "long_i2t_r1")["at_grid_edge"] == "highest"
+    points[1] = _point(1e-4, 0.05, {"long_i2t_r1": 0.7})
+    middle = recipe.pick(points, "long_i2t_r1")
+    assert middle["at_grid_edge"] is None and "edge" not in middle["reason"]
+    assert recipe.grid_edge(1e-4, [1e-4, 1e-4]) is None  # one learning rate: no edge
+
+
 def test_with_no_point_retained_the_most_retaining_is_picked_and_marked():
     points = [
         _point(3e-4, 0.05, {"long_i2t_r1": 0.6, "short_i2t_r1": 0.18}),  # keeps 0.2
@@ -115,7 +128,7 @@ def test_the_picks_reach_the_configs_of_an_arm_and_of_the_arms_that_vary_it(tmp_
         "ARGENT, no weights": (3e-5, 15),  # 300 steps
         "ARGENT, smaller model": (3e-5, 15),
         "MERU, κ = 0.1": (1e-4, 75),
-        "InfoNCE (λ=0)": (3e-5, 20),  # not given: the grid's first point, 0.05 of 400
+        "InfoNCE (λ=0)": (1e-5, 20),  # not given: the grid's first point, 0.05 of 400
     }
     for arm, (lr, warmup) in expected.items():
         for seed in (0, 2):

@@ -130,7 +130,18 @@ def pick(points: list[dict[str, Any]], primary: str) -> dict[str, Any]:
         reason = (f"no point keeps ≥ {RETENTION} of the base's {' and '.join(RETENTION_METRICS)}; "
                   f"this one retains most ({min(best['retention'].values()):.3g})")  # fmt: skip
     chosen = {k: best[k] for k in ("lr", "warmup", "warmup_steps")}
-    return {**chosen, "retained": bool(retained), "reason": reason}
+    edge = grid_edge(best["lr"], [p["lr"] for p in points])
+    if edge:
+        reason += f"; the pick is the grid's {edge} learning rate (a wider grid might move it)"
+    return {**chosen, "retained": bool(retained), "at_grid_edge": edge, "reason": reason}
+
+
+def grid_edge(lr: float, lrs: list[float]) -> str | None:
+    """``"lowest"`` or ``"highest"`` where ``lr`` is the grid's smallest or largest learning
+    rate (of a grid with more than one), else None."""
+    if len(set(lrs)) < 2:
+        return None
+    return "lowest" if lr == min(lrs) else "highest" if lr == max(lrs) else None
 
 
 def searched_arms(studies: tuple[str, ...]) -> list[str]:

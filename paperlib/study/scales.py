@@ -90,7 +90,7 @@ SCALES = {
         schedule_check=False,
         trend_batch_factors=(0.5, 2.0, 4.0),  # batch 32, 128, 256 beside the headline 64
         trend_length_factors=(0.5, 2.0),
-        recipe_lrs=(3e-5, 1e-4, 3e-4),
+        recipe_lrs=(1e-5, 3e-5, 1e-4, 3e-4),  # half-decade steps; the paper's 1e-6 is below
         recipe_warmups=(0.05, 0.25),
     ),
 }
