@@ -13,7 +13,7 @@ import pytest
 
 from paperlib.environment import environment, package_versions
 from paperlib.provenance import RunRecordError, run_provenance
-from paperlib.study import decide, design, execution, reader
+from paperlib.study import decide, design, execution, premise, reader, run_validity
 from paperlib.tables import claims
 from paperlib.tables.claims import CLAIMS
 from paperlib.tables.verdicts import VERDICTS
@@ -281,7 +281,7 @@ def test_decide_gives_verdicts_and_leaves_collapsed_and_unconverged_runs_out(tmp
 def test_missing_runs_are_an_error_naming_them_unless_partial(tmp_path, monkeypatch):
     _toy_study(tmp_path, monkeypatch, seeds=8)
     shutil.rmtree(tmp_path / "results" / "smoke" / "argent" / "argent" / "seed3")
-    with pytest.raises(decide.MissingRunsError, match="argent/argent/seed3"):
+    with pytest.raises(run_validity.MissingRunsError, match="argent/argent/seed3"):
         decide.report("smoke")
     partial = decide.report("smoke", partial=True)
     zs = next(c for c in partial["claims"] if c["claim"] == "argent-zs-l3-vs-hycoclip")
@@ -644,19 +644,19 @@ def test_an_aperture_claim_without_the_premise_says_so(monkeypatch):
     """ARGENT's aperture claims need a baseline whose captions fall inside 2K/√c: one below the
     smallest effect reads "premise not reproduced" with the closest a training caption came."""
     claim = next(c for c in CLAIMS if c.id == "argent-aperture-vs-hycoclip")
-    monkeypatch.setattr(decide, "closest_to_radius", lambda *args: 0.0591)
+    monkeypatch.setattr(premise, "closest_to_radius", lambda *args: 0.0591)
     record = {"variant_value": {"mean": 0.0}, "baseline_value": {"mean": 0.0005}}
-    reason = decide.premise_reason("full", claim, [0, 1], record)
+    reason = premise.premise_reason("full", claim, [0, 1], record)
     assert reason.startswith("premise not reproduced: the baseline leaves 0.05% of the held-out")
     assert reason.endswith("the closest training caption ends +0.059 from it")
     reached = {"variant_value": {"mean": 0.01}, "baseline_value": {"mean": 0.7}}
-    assert decide.premise_reason("full", claim, [0, 1], reached) is None
+    assert premise.premise_reason("full", claim, [0, 1], reached) is None
     other = next(c for c in CLAIMS if c.id == "argent-pep-vs-hycoclip")
-    assert decide.premise_reason("full", other, [0, 1], record) is None
+    assert premise.premise_reason("full", other, [0, 1], record) is None
 
 
 def test_the_closest_caption_is_read_from_the_last_diagnostics(tmp_path, monkeypatch):
-    monkeypatch.setattr(decide, "results_dir", lambda scale: tmp_path)
+    monkeypatch.setattr(premise, "results_dir", lambda scale: tmp_path)
     claim = next(c for c in CLAIMS if c.id == "argent-aperture-vs-hycoclip")
     for variant, norm in ((claim.variant, 0.9), (claim.baseline, 0.3)):
         folder = tmp_path / "argent" / reader.slug(variant) / "seed0"
@@ -666,5 +666,5 @@ def test_the_closest_caption_is_read_from_the_last_diagnostics(tmp_path, monkeyp
             {"step": 60, "diag/text/norm_min": norm, "diag/aperture_radius": 0.2},
         ]
         (folder / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    assert decide.closest_to_radius("full", claim, [0]) == pytest.approx(0.1)
-    assert decide.closest_to_radius("full", claim, [5]) is None
+    assert premise.closest_to_radius("full", claim, [0]) == pytest.approx(0.1)
+    assert premise.closest_to_radius("full", claim, [5]) is None

@@ -9,11 +9,12 @@ import sys
 import torch
 
 from paperlib.study import design
-from paperlib.study.decide import MissingRunsError, summary_table
+from paperlib.study.decide import summary_table
 from paperlib.study.design import plan
 from paperlib.study.exports import refresh_items
 from paperlib.study.parallel import RunsFailedError, run_study
 from paperlib.study.reader import load_claims
+from paperlib.study.run_validity import MissingRunsError
 from paperlib.study.scales import SCALES
 from paperlib.study.status import status_lines, study_status
 from paperlib.study.summary import summarise

@@ -22,10 +22,10 @@ import torch
 from paperlib.atomic import atomic_write_text
 from paperlib.environment import environment, environment_differences, package_versions
 from paperlib.provenance import code_hash, read_run_record, run_provenance
-from paperlib.study.decide import run_collapse
 from paperlib.study.design import Run, run_target
 from paperlib.study.exports import evaluate_into, export_embeddings, write_items
 from paperlib.study.reader import EMBEDDING_VARIANTS, portable_config, repo_relative
+from paperlib.study.run_validity import run_collapse
 from paperlib.train import (
     read_log,
     train_distributed,

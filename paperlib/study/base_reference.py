@@ -1,0 +1,147 @@
+"""The pre-trained base as a reference level: an arm's per-item values, the untrained model's
+and each base's, each arm against the base it started from, and the retention guard (what a
+fine-tune must keep of its base)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from paperlib.study.reader import PRETRAIN, read_items, slug
+from paperlib.study.scales import SCALES
+from paperlib.tables.claims import SMALLER, UNTRAINED, Claim
+from paperlib.tables.inference import based_estimate
+
+
+def arm_values(
+    scale_name: str, study: str, variant: str, item: str, seeds: list[int]
+) -> np.ndarray:
+    """(seeds, items) values of one variant's per-item metric."""
+    return np.stack([read_items(scale_name, study, variant, s)[item] for s in seeds])
+
+
+def untrained_value(scale_name: str, study: str, item: str) -> float | None:
+    """The untrained model's mean of ``item`` (None when that reference did not run)."""
+    try:
+        return float(np.mean(read_items(scale_name, study, UNTRAINED, 0)[item]))
+    except (FileNotFoundError, KeyError):
+        return None
+
+
+def _mean(values: np.ndarray) -> float:
+    return float(np.mean(values))
+
+
+def base_variant(variant: str) -> str:
+    """The reference run of the pre-trained base a study variant starts from (the smaller
+    model's bases for its arm); the hyperbolic fine-tunes start from the same Euclidean bases."""
+    return PRETRAIN + (SMALLER if variant.endswith(SMALLER) else "")
+
+
+def _base_items(scale_name: str, variant: str, item: str, bases: list[int]) -> np.ndarray | None:
+    """(seeds, items) values of ``item`` of each seed's base, None where a base lacks it (the
+    Euclidean bases have no hyperbolic metric)."""
+    rows = []
+    for b in bases:
+        try:
+            rows.append(read_items(scale_name, "himo", base_variant(variant), b)[item])
+        except (FileNotFoundError, KeyError):
+            return None
+    return np.stack(rows)
+
+
+def measured_levels(scale_name: str, claim: Claim) -> dict[str, Any]:
+    """The claim's metric on an untrained model and on each pre-trained base, as measured."""
+    scale = SCALES[scale_name]
+    base = {}
+    for b in scale.bases:
+        values = _base_items(scale_name, claim.variant, claim.item, [b])
+        base[str(b)] = None if values is None else _mean(values)
+    return {"untrained": untrained_value(scale_name, claim.study, claim.item), "base": base}
+
+
+def against_base(scale_name: str, claim: Claim, seeds: list[int], alpha: float) -> dict:
+    """Each arm's change from the base it started from (arm − base, item by item, the base as a
+    level), with its family-level interval; None for an arm whose base lacks the metric."""
+    bases = [SCALES[scale_name].base_of(s) for s in seeds]
+    out: dict[str, Any] = {}
+    for name, variant, item in (
+        ("variant", claim.variant, claim.item),
+        ("baseline", claim.baseline, claim.baseline_metric),
+    ):
+        base = _base_items(scale_name, variant, item, bases)
+        if base is None:
+            out[name] = None
+            continue
+        estimate = based_estimate(
+            arm_values(scale_name, claim.study, variant, item, seeds) - base, bases
+        )
+        out[name] = {"effect": estimate.mean, "interval": list(estimate.interval(alpha))}
+    out["reading"] = base_reading(out, claim.metric.better)
+    return out
+
+
+def base_reading(arms: dict[str, Any], better: str) -> str | None:
+    """In words, where the two arms stand against the base: both below it (a gain of the
+    variant over the baseline is then less damage), both above, or on either side."""
+    if arms.get("variant") is None or arms.get("baseline") is None:
+        return None
+    sign = 1.0 if better == "higher" else -1.0
+    v, b = (sign * arms[k]["effect"] for k in ("variant", "baseline"))
+    if v < 0 and b < 0:
+        less = " (the variant's difference is less damage)" if v > b else ""
+        return f"both arms fall below the base{less}"
+    if v > 0 and b > 0:
+        return "both arms improve on the base"
+    return (
+        "the variant improves on the base and the baseline does not"
+        if v > b
+        else ("the baseline improves on the base and the variant does not")
+    )
+
+
+# the retention guard: what a fine-tune must keep of its base (both papers keep short retrieval)
+RETENTION_ITEMS = ("world-short/i2t_hit1", "world-zeroshot/L1_correct")
+RETENTION = 0.8  # the share of the base's value a fine-tune must keep
+
+
+def retention(scale_name: str, study: str, variant: str, seeds: list[int]) -> dict[str, float]:
+    """Per retention item, the arm's mean over ``seeds`` as a share of the mean of the bases
+    those seeds started from (``{}`` for a base reference or where a base lacks the item)."""
+    if variant.startswith(PRETRAIN) or variant == UNTRAINED or not seeds:
+        return {}
+    bases = [SCALES[scale_name].base_of(s) for s in seeds]
+    out = {}
+    for item in RETENTION_ITEMS:
+        base = _base_items(scale_name, variant, item, bases)
+        if base is not None and _mean(base) > 0:
+            out[item] = _mean(arm_values(scale_name, study, variant, item, seeds)) / _mean(base)
+    return out
+
+
+def forgotten_reason(kept: dict[str, dict[str, float]]) -> str | None:
+    """Why a claim reads "the base is forgotten" (an arm keeps less than :data:`RETENTION` of
+    its base on a retention item), or None; ``kept``: arm name → :func:`retention`."""
+    lost = [
+        f"{arm} keeps {share:.2f} of the base's {item}"
+        for arm, shares in kept.items()
+        for item, share in shares.items()
+        if share < RETENTION
+    ]
+    if not lost:
+        return None
+    return f"the base is forgotten ({'; '.join(lost)}; the guard asks ≥ {RETENTION:g})"
+
+
+def forgotten_runs(scale_name: str, runs: list[dict]) -> list[str]:
+    """Every trained run that keeps less than :data:`RETENTION` of its base on a retention
+    item, named with its shares."""
+    out = []
+    for r in runs:
+        shares = retention(scale_name, r["study"], r["variant"], [r["seed"]])
+        low = {item: share for item, share in shares.items() if share < RETENTION}
+        if low:
+            listed = ", ".join(f"{item} {share:.2f}" for item, share in low.items())
+            out.append(f"{r['study']}/{slug(r['variant'])}/seed{r['seed']}: keeps {listed}")
+    return out

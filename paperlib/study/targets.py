@@ -1,0 +1,129 @@
+"""The study's learning targets and schedule checks: the medians the runs must reach, each
+headline variant against its twice-longer self, and the bases' plateau checks."""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+import numpy as np
+
+from paperlib.engine.validation import validation_records
+from paperlib.study.pretrain import bases_dir
+from paperlib.study.reader import PRETRAIN, read_items, results_dir, slug
+from paperlib.tables.claims import CLAIMS, HEADLINE_FINETUNES, LONGER
+from paperlib.tables.plateau import curve_items, rate_standard_error
+from paperlib.train import log_records
+
+
+def _targets() -> tuple[tuple[str, str, str, float], ...]:
+    """Learning targets (medians over runs): (study, variant, per-item metric, target). The
+    bases; long-caption retrieval of every HiMo fine-tune variant the claims compare; short
+    retrieval and zero-shot accuracy of the headline hyperbolic fine-tunes."""
+    himo = dict.fromkeys(
+        v for c in CLAIMS if c.study == "himo" for v in (c.variant, c.baseline) if v != PRETRAIN
+    )
+    return (
+        ("himo", PRETRAIN, "world-zeroshot/L1_correct", 0.8),
+        ("himo", PRETRAIN, "world-zeroshot/L3_correct", 0.3),
+        ("himo", PRETRAIN, "world-short/i2t_hit1", 0.85),
+        *(("himo", v, "world-long/i2t_hit1", 0.5) for v in himo),
+        *(
+            ("argent", v, item, target)
+            for v in HEADLINE_FINETUNES["argent"]
+            for item, target in (
+                ("world-short/i2t_hit1", 0.85),
+                ("world-zeroshot/L1_correct", 0.8),
+                ("world-zeroshot/L3_correct", 0.3),
+            )
+        ),
+    )
+
+
+TARGETS = _targets()
+
+
+def _final_validation(scale_name: str, study: str, variant: str, seed: int) -> dict | None:
+    """The last validation record of a run's log (None when the run has none)."""
+    log = results_dir(scale_name) / study / slug(variant) / f"seed{seed}" / "log.jsonl"
+    records = validation_records(log_records(log)) if log.is_file() else []
+    return records[-1] if records else None
+
+
+def schedule_checks(scale_name: str, runs: list[dict]) -> list[dict]:
+    """Per headline variant with a schedule check (``study.design.longer``): its final validation
+    values at its own and at twice its steps (same seed, same base), the gain, and whether the
+    gain is below one test-set standard error (the longer schedule did not help beyond noise;
+    else the claims on that variant are flagged, ``schedule_flags``)."""
+    out = []
+    for run in runs:
+        if not run["variant"].endswith(LONGER):
+            continue
+        variant = run["variant"].removesuffix(LONGER)
+        own = _final_validation(scale_name, run["study"], variant, run["seed"])
+        longer = _final_validation(scale_name, run["study"], run["variant"], run["seed"])
+        if own is None or longer is None:
+            continue
+        n = curve_items([longer])
+        for metric, value in longer["val"].items():
+            se = rate_standard_error(value, n)
+            gain = value - own["val"][metric]
+            out.append(
+                {
+                    "study": run["study"], "variant": variant, "seed": run["seed"],
+                    "metric": metric, "steps": [own["step"], longer["step"]],
+                    "values": [own["val"][metric], value], "gain": gain,
+                    "standard_error": se, "within_noise": gain < se,
+                }
+            )  # fmt: skip
+    return out
+
+
+def schedule_flags(checks: list[dict], claim: dict) -> list[str]:
+    """The schedule checks of a claim's two variants that a longer schedule still improved
+    beyond one standard error (the claim's verdict stands, flagged with them)."""
+    return [
+        f"{c['variant']} {c['metric']}: {c['values'][0]:.3f} → {c['values'][1]:.3f} at "
+        f"{c['steps'][1]} steps (+{c['gain']:.3f} ≥ SE {c['standard_error']:.3f})"
+        for c in checks
+        if not c["within_noise"] and c["study"] == claim["study"]
+        and c["variant"] in (claim["variant"], claim["baseline"])
+    ]  # fmt: skip
+
+
+def base_plateaus() -> list[dict]:
+    """Each pre-trained base's plateau checks (``results/bases/bases.json``), [] without it."""
+    path = bases_dir() / "bases.json"
+    if not path.is_file():
+        return []
+    return [
+        {"model": b["model"], "base": b["base"], **{m: p["reached"] for m, p in b["plateau"].items()}}
+        for b in json.loads(path.read_text())["bases"]
+    ]  # fmt: skip
+
+
+def check_targets(scale_name: str, runs: list[dict]) -> list[dict]:
+    """Each learning target with the median over its valid runs."""
+    out = []
+    for study, variant, item, target in TARGETS:
+        chosen = [r for r in runs if r["study"] == study and r["variant"] == variant]
+        items = [
+            read_items(scale_name, study, variant, r["seed"])
+            for r in chosen
+            if not r.get("collapsed")
+        ]
+        values = [float(np.mean(found[item])) for found in items if item in found]
+        median = statistics.median(values) if values else None
+        out.append(
+            {
+                "study": study,
+                "variant": variant,
+                "metric": item,
+                "target": target,
+                "median": median,
+                "values": values,
+                "runs": len(values),
+                "met": median is not None and median >= target,
+            }
+        )
+    return out
