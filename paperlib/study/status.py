@@ -86,6 +86,13 @@ def status_lines(
             "every planned run finished"
             if done
             else f"at least {left:.0f} core-s left in the stages that have finished runs"
+            + _unestimated(rows)
         )
     )
     return lines + ([waiting] if waiting else [])
+
+
+def _unestimated(rows: dict[str, dict[str, Any]]) -> str:
+    """``"; N runs more in stages with none finished"`` (empty when there are none)."""
+    count = sum(row["planned"] for row in rows.values() if not row["finished"])
+    return f"; {count} runs more in stages with none finished" if count else ""
