@@ -44,7 +44,15 @@ def test_study_status_counts_finished_runs_and_waits_for_the_recipe(tmp_path, mo
     with results_root_at(tmp_path / "results"):
         searches = design.recipe_plan("full")
         finished_names = {searches[0].name, searches[3].name}
-        monkeypatch.setattr(status, "finished", lambda run, scale: run.name in finished_names)
+        monkeypatch.setattr(
+            status,
+            "finished_record",
+            lambda run, scale: (
+                json.loads((design.run_target(run, scale) / "run.done").read_text())
+                if run.name in finished_names
+                else None
+            ),
+        )
         _finish(searches[0], 100.0)
         _finish(searches[3], 200.0)
         _finish(searches[5], 50.0)  # a record the check refuses (stale): not finished

@@ -84,11 +84,20 @@ def record_differences(record: dict[str, Any], run: Run) -> list[str]:
     ]
 
 
-def finished(run: Run, scale_name: str) -> bool:
-    """Whether the run's ``run.done`` exists and records what the plan and this checkout give
-    the run now (:func:`record_differences`); an unreadable one is a ``RunRecordError``."""
+def finished_record(run: Run, scale_name: str) -> dict[str, Any] | None:
+    """The run's ``run.done`` record when it records what the plan and this checkout give the
+    run now (:func:`record_differences`), else None; an unreadable one is a
+    ``RunRecordError``."""
     done = run_target(run, scale_name) / "run.done"
-    return done.is_file() and not record_differences(read_run_record(done), run)
+    if not done.is_file():
+        return None
+    record = read_run_record(done)
+    return None if record_differences(record, run) else record
+
+
+def finished(run: Run, scale_name: str) -> bool:
+    """Whether the run is finished: it has a :func:`finished_record`."""
+    return finished_record(run, scale_name) is not None
 
 
 def _finished_record(run: Run, scale_name: str) -> dict[str, Any] | None:

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from paperlib.study.design import Run, plan, recipe_plan, run_target
-from paperlib.study.execution import finished
+from paperlib.study.execution import finished_record
 from paperlib.study.recipe import RecipeMissingError
 
 
@@ -43,8 +43,7 @@ def stage_status(runs: list[Run], scale_name: str) -> dict[str, dict[str, Any]]:
     for run in runs:
         row = rows.setdefault(stage_of(run), {"planned": 0, "finished": 0, "seconds": 0.0})
         row["planned"] += 1
-        if finished(run, scale_name):
-            record = json.loads((run_target(run, scale_name) / "run.done").read_text())
+        if (record := finished_record(run, scale_name)) is not None:
             row["finished"] += 1
             row["seconds"] += record_seconds(record)
     return rows
