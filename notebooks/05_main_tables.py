@@ -85,6 +85,7 @@ from paperlib.tables.summary import (
     claims_details,
     claims_table,
     folded,
+    hide_components,
     trend_readings,
     trend_table,
 )
@@ -200,7 +201,10 @@ HTML(claims_details(CLAIMS, "Every claim in full: statement, numbers and the rul
 # samples seen; the learning rate kept) and training lengths
 # (`paperlib.study.design.trend_runs`). Per headline claim, the effect at each setting with its
 # 95 % interval, in units of its smallest effect of interest (the paper's direction up), and
-# the reading computed from the points.
+# the reading computed from the points. A point counts only where both arms kept their base
+# and learned; the reading says the effect moves toward (or away from) the paper's side only
+# where the change from the smallest to the largest such setting, paired on the seeds both
+# keep, has an interval (Bonferroni over the family's claims and both axes) that excludes 0.
 
 # %%
 fig = claims_trend([c for c in CLAIMS if c.get("trend")], title=f"scale trend ({scale} study)")
@@ -228,7 +232,9 @@ HTML(
 )
 
 # %% [markdown]
-# The effect at each batch size (samples seen kept equal), with its 95 % interval:
+# The effect at each batch size (samples seen kept equal), with its 95 % interval (`[n/a]`: the
+# seed variance is unknown; `*`: an arm forgot its base or did not learn, so the point does
+# not count):
 
 # %%
 trend_table(CLAIMS, "batch")
@@ -238,6 +244,13 @@ trend_table(CLAIMS, "batch")
 
 # %%
 trend_table(CLAIMS, "length")
+
+# %% [markdown]
+# HiDe's component count at each batch size: the mean number of principal components HiDe kept
+# per training step, for each arm that logs it, at each batch size:
+
+# %%
+hide_components(CLAIMS)
 
 # %% [markdown]
 # ## Both arms against the base

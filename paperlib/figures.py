@@ -346,14 +346,16 @@ def claims_forest(claims: list[dict], title: str = "") -> plt.Figure:
 def trend_in_smallest_units(claim: dict, axis: str) -> list[tuple[float, float, float, float]]:
     """``(factor, effect, low, high)`` of a claim's trend points that have an effect, in units of
     its smallest effect of interest with the paper's direction positive (``claims.json``'s
-    ``trend``), so claims on different metrics share one axis."""
+    ``trend``), so claims on different metrics share one axis; a point whose seed variance is
+    unknown (no interval) has ``low == high == effect``."""
     sign = 1.0 if claim["better"] == "higher" else -1.0
     scale = sign / claim["smallest"]
     out = []
     for p in (claim.get("trend") or {}).get(axis, []):
         if p.get("effect") is None:
             continue
-        low, high = sorted(scale * v for v in p["interval"])
+        interval = p.get("interval") or (p["effect"], p["effect"])  # seed variance unknown
+        low, high = sorted(scale * v for v in interval)
         out.append((p["factor"], scale * p["effect"], low, high))
     return out
 

@@ -278,6 +278,28 @@ def test_decide_gives_verdicts_and_leaves_collapsed_and_unconverged_runs_out(tmp
     assert len(saved["excluded_runs"]) == 2 and len(saved["unconverged_runs"]) == 1
 
 
+def test_a_guarded_metric_at_chance_and_a_headline_claim_short_of_seeds_say_so(
+    tmp_path, monkeypatch
+):
+    """A learned model (short R@1 0.7, above its guard) whose PEP AUC sits at chance (0.5)
+    reads untestable; a headline claim that keeps 5 of its 8 seed pairs, fewer than the
+    study asks (6), says so in its reason."""
+    _toy_study(tmp_path, monkeypatch, collapsed=(7,), rising=(5, 6))
+    by_id = {c["claim"]: c for c in decide.decide("smoke", partial=True)["claims"]}
+    pep = by_id["argent-pep-vs-hycoclip"]
+    assert pep["guard"]["failed"] is None and abs(pep["baseline_value"]["mean"] - 0.5) < 0.05
+    assert pep["verdict"] == "untestable" and "of chance (0.5)" in pep["reason"]
+    zs = by_id["argent-zs-l3-vs-hycoclip"]
+    assert zs["seeds_kept"] == {"variant": 6, "baseline": 7, "pairs": 5, "of": 8, "needed": 6,
+                                "met": False}  # fmt: skip
+    assert "keeps 5 of 8 seed pairs (the study asks at least 6)" in zs["reason"]
+    (tmp_path / "six").mkdir()
+    _toy_study(tmp_path / "six", monkeypatch, collapsed=(7,), rising=(6,))
+    kept = next(c for c in decide.decide("smoke", partial=True)["claims"]
+                if c["claim"] == "argent-zs-l3-vs-hycoclip")  # fmt: skip
+    assert kept["seeds_kept"]["met"] and "seed pairs" not in kept["reason"]
+
+
 def test_missing_runs_are_an_error_naming_them_unless_partial(tmp_path, monkeypatch):
     _toy_study(tmp_path, monkeypatch, seeds=8)
     shutil.rmtree(tmp_path / "results" / "smoke" / "argent" / "argent" / "seed3")
@@ -336,6 +358,13 @@ def test_the_family_counts_every_declared_claim_and_splits_by_base():
     assert out[1]["verdict_per_base"] == {"0": "reproduces", "1": "contradicts"}
     assert out[2]["verdict"] == "reproduces" and "the bases agree" in out[2]["reason"]
     assert out[3]["verdict"] == "underpowered" and out[3]["p_adjusted"] == 1.0
+    assert out[1]["interaction_p_adjusted"] == pytest.approx(18 * 0.001)
+    # p = 0.01 alone would split; Holm over the 18 claims (0.18) does not
+    (marginal,) = decide.adjust_family(
+        [{**split, "interaction": {**split["interaction"], "p": 0.01}}]
+    )
+    assert marginal["interaction_p_adjusted"] == pytest.approx(0.18)
+    assert marginal["verdict"] == "reproduces" and marginal["verdict_per_base"] is None
     with pytest.raises(ValueError, match="one declared family"):
         decide.adjust_family([small, {**split, "family": "HiMo-CLIP"}])
 
@@ -655,10 +684,10 @@ def test_an_aperture_claim_without_the_premise_says_so(monkeypatch):
     assert premise.premise_reason("full", other, [0, 1], record) is None
 
 
-def test_the_closest_caption_is_read_from_the_last_diagnostics(tmp_path, monkeypatch):
+def test_the_closest_caption_is_the_baseline_s_at_its_last_diagnostics(tmp_path, monkeypatch):
     monkeypatch.setattr(premise, "results_dir", lambda scale: tmp_path)
     claim = next(c for c in CLAIMS if c.id == "argent-aperture-vs-hycoclip")
-    for variant, norm in ((claim.variant, 0.9), (claim.baseline, 0.3)):
+    for variant, norm in ((claim.variant, 0.25), (claim.baseline, 0.3)):  # the variant's is not
         folder = tmp_path / "argent" / reader.slug(variant) / "seed0"
         folder.mkdir(parents=True)
         records = [

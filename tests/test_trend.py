@@ -53,6 +53,10 @@ def test_the_plan_names_each_run_once_and_refuses_two_configs_under_one_name(tmp
         design.trend_label("MoLo", "depth", 2.0)
 
 
+def _settled(change, half):
+    return {"change": change, "interval": [change - half, change + half]}
+
+
 def test_a_claims_trend_reads_each_setting_and_says_where_it_moves():
     effects = {
         ("MoLo, half batch", "B, half batch"): -0.05,
@@ -61,6 +65,7 @@ def test_a_claims_trend_reads_each_setting_and_says_where_it_moves():
         ("MoLo, 4× batch", "B, 4× batch"): 0.02,
     }
     settings = {"batch": (0.5, 1.0, 2.0, 4.0), "length": (1.0,)}
+    asked = []
 
     def effect_at(v, b):
         found = effects.get((v, b))
@@ -68,28 +73,87 @@ def test_a_claims_trend_reads_each_setting_and_says_where_it_moves():
             None if found is None else {"effect": found, "interval": [found - 0.01, found + 0.01]}
         )
 
-    trend = claim_trend(settings, design.trend_label, "MoLo", "B", effect_at, "higher")
+    def change_between(first, last, half=0.03):
+        asked.append((first, last))
+        return _settled(effects[last] - effects[first], half)
+
+    trend = claim_trend(
+        settings, design.trend_label, "MoLo", "B", effect_at, "higher", change_between
+    )
     assert [p["effect"] for p in trend["batch"]] == [-0.05, -0.03, 0.0, 0.02]
+    assert asked == [(("MoLo, half batch", "B, half batch"), ("MoLo, 4× batch", "B, 4× batch"))]
+    assert trend["change"]["batch"]["change"] == pytest.approx(0.07)
     assert trend["reading"]["batch"].startswith("moves toward the paper's side as the batch grows")
     assert "-0.05 at 0.5× the batch to +0.02 at 4×" in trend["reading"]["batch"]
     assert trend["reading"]["length"].startswith("not measured")
-    lower = claim_trend(settings, design.trend_label, "MoLo", "B", effect_at, "lower")
+    assert trend["change"]["length"] is None
+    lower = claim_trend(
+        settings, design.trend_label, "MoLo", "B", effect_at, "lower", change_between
+    )
     assert lower["reading"]["batch"].startswith("moves away from the paper's side")
+    wide = claim_trend(settings, design.trend_label, "MoLo", "B", effect_at, "higher",
+                       lambda f, l: change_between(f, l, half=0.08))  # fmt: skip
+    assert wide["reading"]["batch"].startswith("no change established as the batch grows")
     assert claim_trend({"batch": (1.0,), "length": (1.0,)}, design.trend_label, "MoLo", "B",
-                       effect_at, "higher") is None  # fmt: skip
+                       effect_at, "higher", change_between) is None  # fmt: skip
+
+
+def test_a_point_whose_arms_forgot_the_base_is_shown_but_not_read():
+    points = [
+        {"factor": 0.5, "effect": -0.05, "interval": [-0.06, -0.04]},
+        {"factor": 1.0, "effect": -0.03, "interval": [-0.04, -0.02]},
+        {"factor": 4.0, "effect": 0.4, "interval": [0.3, 0.5], "untestable": "forgotten"},
+    ]
+    reading = trend_reading(points, "batch", "higher", _settled(0.02, 0.01))
+    assert "-0.05 at 0.5× the batch to -0.03 at 1×" in reading  # the 4× point does not count
+    assert reading.endswith("(4× left out: an arm forgot its base or did not learn)")
+    unknown = trend_reading(points, "batch", "higher", {"change": 0.02, "interval": None})
+    assert unknown.startswith("seed variance unknown: no reading of the change")
 
 
 def test_trend_reading_of_a_flat_or_missing_trend():
     flat = [{"factor": 1.0, "effect": 0.01}, {"factor": 2.0, "effect": 0.01}]
-    assert trend_reading(flat, "length", "higher").startswith("does not move with the length")
+    reading = trend_reading(flat, "length", "higher", _settled(0.0, 0.02))
+    assert reading.startswith("no change established as the length grows")
     missing = [{"factor": 1.0, "effect": 0.01}, {"factor": 2.0, "effect": None}]
-    assert trend_reading(missing, "length", "higher") == (
-        "not measured: 1 of 2 length settings have an effect"
+    assert trend_reading(missing, "length", "higher", None) == (
+        "not measured: 1 of 2 length settings have an effect that counts"
     )
     assert trend_settings(SCALES["full"]) == {
         "batch": (0.5, 1.0, 2.0, 4.0),
         "length": (0.5, 1.0, 2.0),
     }
+
+
+def test_the_change_pairs_the_seeds_both_settings_keep(monkeypatch):
+    """The change of the effect between two settings: per seed, the later setting's per-item
+    effect less the earlier's, on the seeds both keep in order, averaged per base then over the
+    bases; seeds on distinct bases leave its seed variance unknown (no interval)."""
+    from paperlib.study import decide
+    from paperlib.tables.claims import CLAIMS
+
+    claim = next(c for c in CLAIMS if c.headline and c.study == "himo")
+    rng = np.random.default_rng(0)
+    tables = {
+        "a": ([0, 1, 2], rng.normal(size=(3, 50))),
+        "b": ([2, 0, 1], rng.normal(size=(3, 50))),
+    }
+
+    def table(scale_name, claim_, runs, variant, baseline):
+        seeds, values = tables[variant]
+        return claim_, seeds, values, 0
+
+    monkeypatch.setattr(decide, "_trend_table", table)
+    got = decide.trend_change("full", claim, [], ("a", "a"), ("b", "b"))
+    (sa, va), (sb, vb) = tables["a"], tables["b"]
+    per_seed = {s: vb[sb.index(s)].mean() - va[sa.index(s)].mean() for s in (0, 1, 2)}
+    base0 = (per_seed[0] + per_seed[2]) / 2  # full scale: seed s starts from base s mod 2
+    assert got["seeds"] == [0, 1, 2] and got["seed_df"] == 1
+    assert got["change"] == pytest.approx((base0 + per_seed[1]) / 2)
+    low, high = got["interval"]
+    assert low < got["change"] < high
+    tables["b"] = ([1, 2], tables["b"][1][:2])
+    assert decide.trend_change("full", claim, [], ("a", "a"), ("b", "b"))["interval"] is None
 
 
 def _claim_with_trend(better="higher"):
@@ -128,3 +192,24 @@ def test_the_trend_table_shows_each_setting_of_one_axis_and_the_readings_apart()
     }
     with pytest.raises(ValueError, match="'width'"):
         trend_table(claims, "width")
+
+
+def test_the_trend_table_names_batch_sizes_marks_uncounted_points_and_hide_counts():
+    from paperlib.tables.summary import NOT_COUNTED, hide_components, trend_table
+
+    points = [
+        {"factor": 0.5, "effect": 0.01, "interval": None, "batch_size": 32,
+         "hide_m": {"variant": 3.25, "baseline": None}},
+        {"factor": 1.0, "effect": 0.02, "interval": [0.01, 0.03], "batch_size": 64,
+         "hide_m": {"variant": 4.5, "baseline": None}, "untestable": "the base is forgotten"},
+    ]  # fmt: skip
+    claim = {"label": "R@1", "variant": "MoLo", "baseline": "B", "trend": {"batch": points}}
+    row = trend_table([claim], "batch").loc["R@1: MoLo vs B"]
+    assert list(row.index) == ["batch 32", "batch 64"]
+    assert row["batch 32"] == "+0.01 [n/a]"
+    assert row["batch 64"] == "+0.02 [+0.01, +0.03]" + NOT_COUNTED
+    other = {**claim, "variant": "C", "trend": {"batch": [{**points[0], "batch_size": 16}]}}
+    assert "batch ×0.5" in trend_table([claim, other], "batch").columns  # sizes differ: factor
+    counts = hide_components([claim])
+    assert counts.loc["MoLo"].to_dict() == {"batch 32": "3.2", "batch 64": "4.5"}
+    assert "B" not in counts.index

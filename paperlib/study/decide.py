@@ -19,7 +19,8 @@ writes ``results/<scale>/claims.json``, with the learning targets and schedule c
    L1, else "the base is forgotten") and the aperture premise (``study.premise``);
 4. per declared family (every claim of a paper), Holm over all its claims (p = 1 for one that
    cannot be tested) for the sign and for the equivalence, then the verdict
-   (``tables.verdicts.verdict``, per base where the interaction is significant).
+   (``tables.verdicts.verdict``, per base where the interaction is significant after Holm
+   over the family).
 
 A claim whose runs are missing (a seed or a variant the scale plans) is an error naming them,
 unless ``partial=True``: then it is decided on what exists and marked ``partial``.
@@ -28,6 +29,7 @@ unless ``partial=True``: then it is decided on what exists and marked ``partial`
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from dataclasses import replace
 from typing import Any
@@ -52,7 +54,7 @@ from paperlib.study.reader import EVAL_SEED, results_dir, slug
 from paperlib.study.run_validity import MissingRunsError, finished_runs, invalid_reason
 from paperlib.study.scales import SCALES, Scale
 from paperlib.study.targets import base_plateaus, check_targets, schedule_checks, schedule_flags
-from paperlib.study.trend import claim_trend, trend_settings
+from paperlib.study.trend import AXES, claim_trend, trend_settings
 from paperlib.tables.claims import CLAIMS, FAMILY_SIZES, SAME_TEXT, Claim
 from paperlib.tables.inference import (
     ALPHA,
@@ -158,8 +160,13 @@ def _valid_seeds(claim: Claim, runs: list[dict], scale: Scale) -> tuple[list[int
     return valid, invalid, sorted(set(missing))
 
 
-def seeds_kept(claim: Claim, runs: list[dict], scale: Scale) -> dict[str, int]:
-    """Per arm, how many of the planned seeds have a valid run (and the pairs both keep)."""
+HEADLINE_SEEDS_KEPT = 0.75  # a headline claim keeps at least 6 of its 8 seed pairs
+
+
+def seeds_kept(claim: Claim, runs: list[dict], scale: Scale) -> dict[str, Any]:
+    """Per arm, how many of the planned seeds have a valid run, the pairs both keep and, for a
+    headline claim, the pairs it must keep (:data:`HEADLINE_SEEDS_KEPT` of its seeds) and
+    whether it does (``met``)."""
     seeds, _, _ = _valid_seeds(claim, runs, scale)
     expected = expected_seeds(claim, scale)
 
@@ -169,7 +176,11 @@ def seeds_kept(claim: Claim, runs: list[dict], scale: Scale) -> dict[str, int]:
             and r["seed"] in expected and not invalid_reason(r, scale.require_plateau)
         )  # fmt: skip
 
-    return {"variant": valid(claim.variant), "baseline": valid(claim.baseline), "pairs": len(seeds)}
+    kept = {"variant": valid(claim.variant), "baseline": valid(claim.baseline), "pairs": len(seeds)}
+    if claim.headline:
+        needed = math.ceil(HEADLINE_SEEDS_KEPT * len(expected))
+        kept.update(of=len(expected), needed=needed, met=len(seeds) >= needed)
+    return kept
 
 
 def _mean_logged(scale_name: str, study: str, variant: str, seed: int, key: str) -> float | None:
@@ -179,34 +190,92 @@ def _mean_logged(scale_name: str, study: str, variant: str, seed: int, key: str)
     return float(np.mean(values)) if values else None
 
 
+def _trend_table(
+    scale_name: str, claim: Claim, runs: list[dict], variant: str, baseline: str
+) -> tuple[Claim, list[int], np.ndarray | None, int]:
+    """The claim with ``variant`` and ``baseline`` as its arms, the sweep seeds where both are
+    valid, the per-item effect table (seeds × items) on them (None without a seed) and the
+    number of planned runs missing."""
+    scale = SCALES[scale_name]
+    derived = replace(claim, variant=variant, baseline=baseline, headline=False)
+    seeds, _, missing = _valid_seeds(derived, runs, scale)
+    seeds = [s for s in seeds if s in scale.sweep_seeds]
+    if not seeds:
+        return derived, [], None, len(missing)
+    diff = arm_values(scale_name, claim.study, variant, claim.item, seeds) - arm_values(
+        scale_name, claim.study, baseline, claim.baseline_metric, seeds
+    )
+    return derived, seeds, diff, len(missing)
+
+
+def _trend_point_untestable(scale_name: str, derived: Claim, seeds: list[int]) -> str | None:
+    """Why a trend point's arms cannot carry the claim: an arm forgot its base (the retention
+    guard) or did not learn (the claim's learning guard); None when both hold."""
+    kept = {
+        name: retention(scale_name, derived.study, arm, seeds)
+        for name, arm in (("variant", derived.variant), ("baseline", derived.baseline))
+    }
+    guard = _guard(scale_name, derived, seeds)
+    failed = guard is not None and guard["failed"]
+    return forgotten_reason(kept) or (
+        f"a model did not learn ({guard['item']}: {guard['failed']})" if failed else None
+    )
+
+
 def trend_effect(
     scale_name: str, claim: Claim, runs: list[dict], variant: str, baseline: str
 ) -> dict[str, Any]:
     """The claim's effect with ``variant`` and ``baseline`` in place of its arms, over the
-    sweep seeds where both are valid (the base as a level, 95 % interval), with the variant's
-    batch and steps and each arm's mean HiDe component count where it logs one."""
-    scale = SCALES[scale_name]
-    derived = replace(claim, variant=variant, baseline=baseline, headline=False)
-    seeds, _, missing = _valid_seeds(derived, runs, scale)
-    seeds = [s for s in seeds if s in scale.sweep_seeds]  # every setting on the same seeds
-    if not seeds:
-        return {"effect": None, "seeds": [], "missing_runs": len(missing)}
-    diff = arm_values(scale_name, claim.study, variant, claim.item, seeds) - arm_values(
-        scale_name, claim.study, baseline, claim.baseline_metric, seeds
-    )
-    estimate = based_estimate(diff, [scale.base_of(s) for s in seeds])
+    sweep seeds where both are valid (the base as a level): its 95 % interval (None when the
+    seed variance is unknown, ``seed_df`` 0), the variant's batch and steps, each arm's HiDe
+    component count (mean over the seeds' logged steps) where it logs one, and ``untestable``
+    where an arm forgot its base or did not learn (:func:`_trend_point_untestable`)."""
+    derived, seeds, diff, missing = _trend_table(scale_name, claim, runs, variant, baseline)
+    if diff is None:
+        return {"effect": None, "seeds": [], "missing_runs": missing}
+    estimate = based_estimate(diff, [SCALES[scale_name].base_of(s) for s in seeds])
     setting = regime(scale_name, derived, seeds) or {}
-    hide = {
-        name: _mean_logged(scale_name, claim.study, arm, seeds[0], "hide_m")
-        for name, arm in (("variant", variant), ("baseline", baseline))
-    }
+    hide = {}
+    for name, arm in (("variant", variant), ("baseline", baseline)):
+        logged = [_mean_logged(scale_name, claim.study, arm, s, "hide_m") for s in seeds]
+        logged = [m for m in logged if m is not None]
+        hide[name] = float(np.mean(logged)) if logged else None
+    known = estimate.seed_df >= MIN_SEED_DF
     return {
         "effect": estimate.mean,
-        "interval": list(estimate.interval()),
+        "interval": list(estimate.interval()) if known else None,
+        "seed_df": estimate.seed_df,
         "seeds": seeds,
         "batch_size": setting.get("batch_size"),
         "steps": setting.get("steps"),
         "hide_m": hide,
+        "untestable": _trend_point_untestable(scale_name, derived, seeds),
+    }
+
+
+def trend_change(
+    scale_name: str, claim: Claim, runs: list[dict], first: tuple[str, str], last: tuple[str, str]
+) -> dict[str, Any] | None:
+    """The change of the claim's effect from the arms ``first`` to the arms ``last`` (each
+    ``(variant, baseline)``), paired on the sweep seeds both settings keep (the base as a
+    level), with its interval at Bonferroni's level over the family's claims and both trend
+    axes (``trend.AXES``); None without a common seed."""
+    _, seeds_a, diff_a, _ = _trend_table(scale_name, claim, runs, *first)
+    _, seeds_b, diff_b, _ = _trend_table(scale_name, claim, runs, *last)
+    common = [s for s in seeds_a if s in seeds_b]
+    if not common:
+        return None
+    rows_a = diff_a[[seeds_a.index(s) for s in common]]
+    rows_b = diff_b[[seeds_b.index(s) for s in common]]
+    estimate = based_estimate(rows_b - rows_a, [SCALES[scale_name].base_of(s) for s in common])
+    alpha = bonferroni_alpha(FAMILY_SIZES[claim.family] * len(AXES))
+    known = estimate.seed_df >= MIN_SEED_DF
+    return {
+        "change": estimate.mean,
+        "interval": list(estimate.interval(alpha)) if known else None,
+        "alpha": alpha,
+        "seeds": common,
+        "seed_df": estimate.seed_df,
     }
 
 
@@ -218,6 +287,7 @@ def headline_trend(scale_name: str, claim: Claim, runs: list[dict]) -> dict[str,
     return claim_trend(
         trend_settings(SCALES[scale_name]), trend_label, claim.variant, claim.baseline,
         lambda v, b: trend_effect(scale_name, claim, runs, v, b), claim.metric.better,
+        lambda first, last: trend_change(scale_name, claim, runs, first, last),
     )  # fmt: skip
 
 
@@ -265,7 +335,7 @@ def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) 
     m = claim.metric
     reason = untestable_reason(
         record["variant_value"]["mean"], record["baseline_value"]["mean"],
-        chance if m.guard is None else None, m.ceiling, m.better, m.smallest,
+        chance, m.ceiling, m.better, m.smallest,
     )  # fmt: skip
     if guard is not None and guard["failed"]:
         reason = f"a model did not learn ({guard['item']}: {guard['failed']})"
@@ -274,7 +344,8 @@ def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) 
         for name, variant in (("variant", claim.variant), ("baseline", claim.baseline))
     }
     record["retention"] = {**kept, "threshold": RETENTION}
-    reason = forgotten_reason(kept) or premise_reason(scale_name, claim, seeds, record) or reason
+    premise = premise_reason(scale_name, claim, seeds, record)
+    reason = "; ".join(r for r in (premise, forgotten_reason(kept)) if r) or reason
     if reason:
         record["untestable"] = reason
     return record
@@ -316,9 +387,16 @@ def testable(record: dict) -> bool:
     return "untestable" not in record and record.get("seed_df", 0) >= MIN_SEED_DF
 
 
+def _interaction_p(record: dict) -> float:
+    """A claim's raw base × method interaction p-value (1 where it is not tested)."""
+    interaction = record.get("interaction")
+    return interaction["p"] if testable(record) and interaction else 1.0
+
+
 def adjust_family(records: list[dict], alpha: float = ALPHA) -> list[dict]:
     """Holm over one declared family, every claim of it counted (a claim that cannot be tested
-    enters with p = 1), for the sign and for the equivalence; then every claim's verdict."""
+    enters with p = 1), for the sign, for the equivalence and for the base × method
+    interaction; then every claim's verdict."""
     families = {r["family"] for r in records}
     if len(families) != 1 or None in families:
         raise ValueError(f"adjust_family takes the claims of one declared family; got {families}")
@@ -329,19 +407,37 @@ def adjust_family(records: list[dict], alpha: float = ALPHA) -> list[dict]:
     padding = [1.0] * (size - len(records))  # declared claims not decided here count as p = 1
     p_sign = holm([r["p_raw"] if testable(r) else 1.0 for r in records] + padding)
     p_eq = holm([r["p_equivalence_raw"] if testable(r) else 1.0 for r in records] + padding)
+    p_split = holm([_interaction_p(r) for r in records] + padding)
     out = []
-    for record, ps, pe in zip(records, p_sign, p_eq):
-        adjusted = {**record, "p_adjusted": ps, "p_equivalence_adjusted": pe, "family_size": size}
+    for record, ps, pe, pi in zip(records, p_sign, p_eq, p_split):
+        adjusted = {
+            **record, "p_adjusted": ps, "p_equivalence_adjusted": pe,
+            "interaction_p_adjusted": pi, "family_size": size,
+        }  # fmt: skip
         decided = {**adjusted, **_verdict(adjusted, alpha)}
-        decided["reason"] += scale_wording(decided)
+        decided["reason"] += seeds_wording(decided) + scale_wording(decided)
         out.append(decided)
     return out
 
 
+def seeds_wording(record: dict) -> str:
+    """What a verdict's reason adds where a headline claim keeps fewer seed pairs than the
+    study asks (``seeds_kept.met`` false)."""
+    kept = record.get("seeds_kept") or {}
+    if kept.get("met") is not False:
+        return ""
+    return (
+        f"; keeps {kept['pairs']} of {kept['of']} seed pairs (the study asks at least "
+        f"{kept['needed']})"
+    )
+
+
 def scale_wording(record: dict) -> str:
-    """What a verdict's reason adds about scale: the regime it holds at and, where the trend
-    runs exist, where the effect moves with batch size and training length."""
-    words = f"; holds at {regime_text(record)}" if record.get("regime") else ""
+    """What a verdict's reason adds about scale: the regime it holds at (a verdict that is not
+    untestable) and, where the trend runs exist, where the effect moves with batch size and
+    training length."""
+    holds = record.get("regime") and record.get("verdict") != UNTESTABLE
+    words = f"; holds at {regime_text(record)}" if holds else ""
     trend = record.get("trend") or {}
     for axis, reading in (trend.get("reading") or {}).items():
         if not reading.startswith("not measured"):
@@ -377,7 +473,7 @@ def _verdict(record: dict, alpha: float) -> dict[str, Any]:
         }
     verdict, reason = decide_verdict(_evidence(record, alpha))
     interaction = record.get("interaction")
-    if not interaction or interaction["p"] >= INTERACTION_ALPHA:
+    if not interaction or record["interaction_p_adjusted"] >= INTERACTION_ALPHA:
         return {"verdict": verdict, "reason": reason, "verdict_per_base": None}
     size = record["family_size"]
     per_base = {
@@ -389,7 +485,8 @@ def _verdict(record: dict, alpha: float) -> dict[str, Any]:
     }  # fmt: skip
     test = (
         f"the base × method interaction is significant (F({interaction['df_between']}, "
-        f"{interaction['df_within']}) = {interaction['F']:.3g}, p = {interaction['p']:.3g})"
+        f"{interaction['df_within']}) = {interaction['F']:.3g}, p = {interaction['p']:.3g}, "
+        f"Holm over the family {record['interaction_p_adjusted']:.3g})"
     )
     if len(set(per_base.values())) == 1:
         return {"verdict": verdict, "reason": f"{reason}; {test}, the bases agree", "verdict_per_base": per_base}  # fmt: skip

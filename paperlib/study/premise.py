@@ -9,20 +9,17 @@ from paperlib.train import log_records
 
 
 def closest_to_radius(scale_name: str, claim: Claim, seeds: list[int]) -> float | None:
-    """The smallest gap, over both arms' valid seeds, between a training batch's shortest
-    caption and MERU's radius ``2K/√c`` at the last logged diagnostics step (negative: inside);
-    None where no log has the diagnostics."""
+    """The smallest gap, over the baseline's valid seeds (the arm whose captions the premise is
+    about), between a training batch's shortest caption and MERU's radius ``2K/√c`` at the
+    last logged diagnostics step (the trained model, not the base it started from; negative:
+    inside); None where no log has the diagnostics."""
     gaps = []
-    for variant in (claim.variant, claim.baseline):
-        for seed in seeds:
-            log = (
-                results_dir(scale_name) / claim.study / slug(variant) / f"seed{seed}" / "log.jsonl"
-            )
-            diags = (
-                [r for r in log_records(log) if "diag/text/norm_min" in r] if log.is_file() else []
-            )
-            if diags:
-                gaps.append(diags[-1]["diag/text/norm_min"] - diags[-1]["diag/aperture_radius"])
+    for seed in seeds:
+        folder = results_dir(scale_name) / claim.study / slug(claim.baseline) / f"seed{seed}"
+        log = folder / "log.jsonl"
+        diags = [r for r in log_records(log) if "diag/text/norm_min" in r] if log.is_file() else []
+        if diags:
+            gaps.append(diags[-1]["diag/text/norm_min"] - diags[-1]["diag/aperture_radius"])
     return min(gaps) if gaps else None
 
 
@@ -39,5 +36,6 @@ def premise_reason(scale_name: str, claim: Claim, seeds: list[int], record: dict
     closest = "" if gap is None else f"; the closest training caption ends {gap:+.3f} from it"
     return (
         f"premise not reproduced: the baseline leaves {baseline:.2%} of the held-out captions "
-        f"inside 2K/√c (fewer than ±{claim.metric.smallest:g}){closest}"
+        f"inside 2K/√c, less than the smallest effect of interest ({claim.metric.smallest:g})"
+        f"{closest}"
     )

@@ -5,9 +5,12 @@ steps. Whether a verdict is a property of the method or of that regime shows in 
 effect moves with scale: the study trains every headline arm again on the sweep seeds at each
 batch factor (equal samples seen) and length factor of its scale (``study.design.trend_runs``),
 and :func:`claim_trend` gives, per axis, the effect at each setting (the headline setting
-included, on the same seeds) with its 95 % interval, HiDe's mean component count where the arm
-logs it, and :func:`trend_reading`: whether the effect moves toward the paper's side as the
-axis grows, computed from the points.
+included) with its 95 % interval, HiDe's mean component count where the arm logs it, and
+:func:`trend_reading`. A point whose arms forgot their base or did not learn is shown but does
+not count. The reading rests on the change of the effect from the smallest to the largest
+setting that counts, paired on the seeds both keep, with its interval at Bonferroni's level
+over the family's claims and both axes: "moves toward the paper's side" only where that
+interval lies on the paper's side of 0.
 """
 
 from __future__ import annotations
@@ -33,39 +36,66 @@ def claim_trend(
     baseline: str,
     effect_at: Callable[[str, str], dict[str, Any] | None],
     better: str,
+    change_between: Callable[[tuple[str, str], tuple[str, str]], dict[str, Any] | None],
 ) -> dict[str, Any] | None:
     """Per axis, ``[{"factor", **effect_at(variant', baseline')}]`` over the settings (``label``
-    names an arm at a setting; factor 1 is the arm itself), with :func:`trend_reading`; None
-    when the scale trains no trend."""
+    names an arm at a setting; factor 1 is the arm itself); per axis the ``change`` of the
+    effect from the smallest to the largest setting that :func:`counts`
+    (``change_between(first_arms, last_arms)``) and :func:`trend_reading`; None when the scale
+    trains no trend."""
     if not any(len(factors) > 1 for factors in settings.values()):
         return None
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"change": {}, "reading": {}}
     for axis in AXES:
-        points = []
+        points, arms = [], {}
         for factor in settings[axis]:
-            arms = [v if factor == 1.0 else label(v, axis, factor) for v in (variant, baseline)]
-            found = effect_at(*arms)
-            points.append({"factor": factor, **(found or {"effect": None})})
+            arms[factor] = tuple(
+                v if factor == 1.0 else label(v, axis, factor) for v in (variant, baseline)
+            )
+            points.append({"factor": factor, **(effect_at(*arms[factor]) or {"effect": None})})
         out[axis] = points
-    out["reading"] = {axis: trend_reading(out[axis], axis, better) for axis in AXES}
+        found = [p for p in points if counts(p)]
+        change = None
+        if len(found) >= 2:
+            change = change_between(arms[found[0]["factor"]], arms[found[-1]["factor"]])
+        out["change"][axis] = change
+        out["reading"][axis] = trend_reading(points, axis, better, change)
     return out
 
 
-def trend_reading(points: list[dict[str, Any]], axis: str, better: str) -> str:
-    """In words, from the points: the effect at the smallest and the largest setting that have
-    one, and whether it moves toward the paper's side (``better``) as the ``axis`` grows."""
-    found = [p for p in points if p.get("effect") is not None]
-    if len(found) < 2:
-        return f"not measured: {len(found)} of {len(points)} {axis} settings have an effect"
+def counts(point: dict[str, Any]) -> bool:
+    """Whether a trend point enters the reading: it has an effect and its arms kept their base
+    and learned (no ``untestable``)."""
+    return point.get("effect") is not None and not point.get("untestable")
+
+
+def trend_reading(
+    points: list[dict[str, Any]], axis: str, better: str, change: dict[str, Any] | None
+) -> str:
+    """In words, from the points that :func:`counts` and the ``change`` of the effect from the
+    smallest to the largest of them: the effect at both ends, the change with its interval,
+    and whether the change is established on the paper's side (``better``), on the other, or
+    not at all (its interval holds 0, or the seed variance is unknown)."""
+    found = [p for p in points if counts(p)]
+    left_out = [f"{p['factor']:g}×" for p in points if p.get("untestable")]
+    out = f" ({', '.join(left_out)} left out: an arm forgot its base or did not learn)"
+    out = out if left_out else ""
+    if len(found) < 2 or change is None:
+        return (
+            f"not measured: {len(found)} of {len(points)} {axis} settings have an effect that "
+            f"counts{out}"
+        )
     first, last = found[0], found[-1]
-    sign = 1.0 if better == "higher" else -1.0
-    change = sign * (last["effect"] - first["effect"])
     where = (
         f"{first['effect']:+.3g} at {first['factor']:g}× the {axis} to "
         f"{last['effect']:+.3g} at {last['factor']:g}×"
     )
-    if change > 0:
-        return f"moves toward the paper's side as the {axis} grows ({where})"
-    if change < 0:
-        return f"moves away from the paper's side as the {axis} grows ({where})"
-    return f"does not move with the {axis} ({where})"
+    if change.get("interval") is None:
+        return f"seed variance unknown: no reading of the change ({where}){out}"
+    low, high = change["interval"]
+    where += f"; change {change['change']:+.3g} [{low:+.3g}, {high:+.3g}]"
+    sign = 1.0 if better == "higher" else -1.0
+    if low > 0 or high < 0:
+        side = "toward" if sign * change["change"] > 0 else "away from"
+        return f"moves {side} the paper's side as the {axis} grows ({where}){out}"
+    return f"no change established as the {axis} grows ({where}; the interval holds 0){out}"

@@ -220,24 +220,61 @@ def folded(items: list[str], summary: str) -> str:
 TREND_AXES = ("batch", "length")
 
 
+NOT_COUNTED = "*"  # a trend point whose arms forgot their base or did not learn
+
+
+def trend_cell(point: dict) -> str:
+    """One trend point as text: the effect with its 95 % interval (``[n/a]`` where the seed
+    variance is unknown), :data:`NOT_COUNTED` where the point does not count, ``–`` without an
+    effect."""
+    if point.get("effect") is None:
+        return "–"
+    interval = point.get("interval")
+    spread = "[n/a]" if interval is None else f"[{_signed(interval[0])}, {_signed(interval[1])}]"
+    return f"{_signed(point['effect'])} {spread}" + (NOT_COUNTED if point.get("untestable") else "")
+
+
+def _trend_column(claims: list[dict], axis: str, factor: float) -> str:
+    """A trend table's column: the batch size where every claim trains the factor at one size,
+    else the factor (``batch ×0.5``, ``length ×2``)."""
+    sizes = {
+        p.get("batch_size")
+        for c in claims
+        if c.get("trend")
+        for p in c["trend"][axis]
+        if p["factor"] == factor
+    }
+    if axis == "batch" and len(sizes) == 1 and None not in sizes:
+        return f"batch {sizes.pop()}"
+    return f"{axis} ×{factor:g}"
+
+
 def trend_table(claims: list[dict], axis: str) -> pd.DataFrame:
-    """Claims × the settings of one trend ``axis`` (``batch ×f`` or ``length ×f``): each effect
-    with its 95 % interval, ``–`` where the setting's runs are missing. The axis's reading
-    per claim is :func:`trend_readings`."""
+    """Claims × the settings of one trend ``axis``: each point's :func:`trend_cell`; columns by
+    :func:`_trend_column`. The axis's reading per claim is :func:`trend_readings`."""
     if axis not in TREND_AXES:
         raise ValueError(f"trend axis {axis!r}: expected one of {TREND_AXES}")
     rows = {}
     for claim in claims:
-        if not (trend := claim.get("trend")):
-            continue
-        row = {}
-        for p in trend[axis]:
-            cell = "–"
-            if p.get("effect") is not None:
-                low, high = p["interval"]
-                cell = f"{_signed(p['effect'])} [{_signed(low)}, {_signed(high)}]"
-            row[f"{axis} ×{p['factor']:g}"] = cell
-        rows[claim_name(claim)] = row
+        if trend := claim.get("trend"):
+            rows[claim_name(claim)] = {
+                _trend_column(claims, axis, p["factor"]): trend_cell(p) for p in trend[axis]
+            }
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def hide_components(claims: list[dict], axis: str = "batch") -> pd.DataFrame:
+    """HiDe's mean component count of each arm that logs one, at each setting of ``axis``
+    (``trend.<axis>[].hide_m``, over the seeds of the first claim that pairs the arm), one row
+    per arm: the count HiDe kept at each batch size."""
+    rows: dict[str, dict[str, str]] = {}
+    for claim in claims:
+        for p in (claim.get("trend") or {}).get(axis, []):
+            for side in ("variant", "baseline"):
+                m = (p.get("hide_m") or {}).get(side)
+                if m is not None:
+                    column = _trend_column(claims, axis, p["factor"])
+                    rows.setdefault(claim[side], {}).setdefault(column, f"{m:.1f}")
     return pd.DataFrame.from_dict(rows, orient="index")
 
 

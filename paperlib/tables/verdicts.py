@@ -9,9 +9,9 @@ The study estimates the paired effect with the pre-trained base as a fixed level
 
 1. ``untestable`` (:func:`untestable_reason`, on *point values*): a model did not learn (its
    guard metric's mean does not clear the guard's threshold), a side's mean lies within the
-   smallest effect of interest δ of the metric's chance level (for a metric without a learning
-   guard), the baseline leaves less than δ to the best value or to chance, or both sides lie
-   within δ of the best value.
+   smallest effect of interest δ of the metric's chance level (a learned model's too: a
+   metric at chance reads nothing), the baseline leaves less than δ to the best value or to
+   chance, or both sides lie within δ of the best value.
 2. ``underpowered``: no base has two valid seeds, so the seed variance is unknown. The claim
    stays in its family with p = 1.
 3. ``negligible``: the two one-sided tests of ``|effect| < δ``, Holm-adjusted over the family,
@@ -26,7 +26,8 @@ The study estimates the paired effect with the pre-trained base as a fixed level
 
 The simultaneous interval is Bonferroni's at the family's size: its level does not depend on
 the claim's own p-value, so it shows size while Holm decides. Where the base × method
-interaction is significant (:data:`INTERACTION_ALPHA`) the verdict is given per base, each by
+interaction is significant (:data:`INTERACTION_ALPHA`, Holm-adjusted over the family) the
+verdict is given per base, each by
 the same rule from that base's own effect, with its p-values Bonferroni-adjusted at the
 family's size; they are summed up as :data:`BASE_DEPENDENT` when they differ.
 
