@@ -205,6 +205,8 @@ HTML(claims_details(CLAIMS, "Every claim in full: statement, numbers and the rul
 # and learned; the reading says the effect moves toward (or away from) the paper's side only
 # where the change from the smallest to the largest such setting, paired on the seeds both
 # keep, has an interval (Bonferroni over the family's claims and both axes) that excludes 0.
+# The trend runs on the sweep seeds only, so that interval is wide: the reading names the seeds
+# and the level it used, and a change it cannot establish reads *no change established*.
 
 # %%
 fig = claims_trend([c for c in CLAIMS if c.get("trend")], title=f"scale trend ({scale} study)")

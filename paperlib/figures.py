@@ -343,27 +343,30 @@ def claims_forest(claims: list[dict], title: str = "") -> plt.Figure:
     return fig
 
 
-def trend_in_smallest_units(claim: dict, axis: str) -> list[tuple[float, float, float, float]]:
-    """``(factor, effect, low, high)`` of a claim's trend points that have an effect, in units of
-    its smallest effect of interest with the paper's direction positive (``claims.json``'s
-    ``trend``), so claims on different metrics share one axis; a point whose seed variance is
-    unknown (no interval) has ``low == high == effect``."""
+def trend_in_smallest_units(claim: dict, axis: str) -> list[tuple[float, ...]]:
+    """``(factor, effect, low, high, counts)`` of a claim's trend points that have an effect, in
+    units of its smallest effect of interest with the paper's direction positive (``claims.json``'s
+    ``trend``), so claims on different metrics share one axis. ``low`` and ``high`` are NaN where
+    the seed variance is unknown (no interval); ``counts`` is 0 for a point whose arms forgot
+    their base or did not learn (``untestable``), else 1."""
     sign = 1.0 if claim["better"] == "higher" else -1.0
     scale = sign / claim["smallest"]
     out = []
     for p in (claim.get("trend") or {}).get(axis, []):
         if p.get("effect") is None:
             continue
-        interval = p.get("interval") or (p["effect"], p["effect"])  # seed variance unknown
-        low, high = sorted(scale * v for v in interval)
-        out.append((p["factor"], scale * p["effect"], low, high))
+        low, high = sorted(scale * v for v in p["interval"]) if p.get("interval") else (np.nan,) * 2
+        counts = 0.0 if p.get("untestable") else 1.0
+        out.append((p["factor"], scale * p["effect"], low, high, counts))
     return out
 
 
 def claims_trend(claims: list[dict], title: str = "") -> plt.Figure:
     """Each headline claim's effect against the batch-size and the training-length factor
-    (log₂ axis; 1 = the headline setting), with 95 % intervals, in units of its smallest effect
-    of interest δ (the paper's direction up; the ±δ band shaded)."""
+    (log₂ axis; 1 = the headline setting), with 95 % intervals where the seed variance is known,
+    in units of its smallest effect of interest δ (the paper's direction up; the ±δ band
+    shaded). A point whose arms forgot their base or did not learn is drawn hollow: it does not
+    count."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     for ax, axis in zip(axes, ("batch", "length")):
         ax.axhspan(-1, 1, color="0.85", zorder=0, label="±δ")
@@ -373,18 +376,21 @@ def claims_trend(claims: list[dict], title: str = "") -> plt.Figure:
             points = trend_in_smallest_units(claim, axis)
             if len(points) < 2:
                 continue
-            x, y, low, high = (np.array(v) for v in zip(*points))
-            jitter = 1 + 0.03 * (drawn % 5 - 2)
-            ax.errorbar(x * jitter, y, yerr=[y - low, high - y], marker="o", ms=3, capsize=2,
-                        lw=1, label=claim_name(claim))  # fmt: skip
+            x, y, low, high, counts = (np.array(v) for v in zip(*points))
+            x = x * (1 + 0.03 * (drawn % 5 - 2))
+            yerr = np.nan_to_num([y - low, high - y])  # no bar where no interval
+            line = ax.errorbar(x, y, yerr=yerr, marker="o", ms=3, capsize=2, lw=1,
+                               label=claim_name(claim))  # fmt: skip
+            hollow = counts == 0
+            ax.plot(x[hollow], y[hollow], "o", ms=6, mfc="white", color=line[0].get_color())
             drawn += 1
         ax.set_xscale("log", base=2)
         ax.set(xlabel=f"{axis} factor (1 = headline)", title=f"against {axis}")
         if not drawn:
             ax.text(0.5, 0.5, "no trend runs in these results", ha="center", transform=ax.transAxes)
-    axes[0].set_ylabel("effect / δ (paper's direction up)")
+    axes[0].set_ylabel("effect / δ (paper's direction up; hollow: does not count)")
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=7, bbox_to_anchor=(0.5, -0.25))
+    fig.legend(handles, labels, loc="upper center", ncol=2, fontsize=7, bbox_to_anchor=(0.5, -0.01))
     fig.suptitle(title)
     return fig
 

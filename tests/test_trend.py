@@ -54,7 +54,8 @@ def test_the_plan_names_each_run_once_and_refuses_two_configs_under_one_name(tmp
 
 
 def _settled(change, half):
-    return {"change": change, "interval": [change - half, change + half]}
+    return {"change": change, "interval": [change - half, change + half], "seeds": [0, 1, 2],
+            "alpha": 0.05}  # fmt: skip
 
 
 def test_a_claims_trend_reads_each_setting_and_says_where_it_moves():
@@ -109,6 +110,10 @@ def test_a_point_whose_arms_forgot_the_base_is_shown_but_not_read():
     assert reading.endswith("(4× left out: an arm forgot its base or did not learn)")
     unknown = trend_reading(points, "batch", "higher", {"change": 0.02, "interval": None})
     assert unknown.startswith("seed variance unknown: no reading of the change")
+    apart = trend_reading(points, "batch", "higher", None)  # the two ends share no seed
+    assert apart.startswith("not measured: no seed common to 0.5× and 1×")
+    settled = trend_reading(points, "batch", "higher", _settled(0.02, 0.01))
+    assert "change on seeds 0, 1, 2 +0.02, 95.00% interval [+0.01, +0.03]" in settled
 
 
 def test_trend_reading_of_a_flat_or_missing_trend():
@@ -173,9 +178,14 @@ def test_the_trend_in_smallest_effect_units_with_the_papers_direction_up():
     from paperlib.figures import trend_in_smallest_units
 
     up = trend_in_smallest_units(_claim_with_trend(), "batch")
-    assert np.allclose(up, [(0.5, -2.0, -3.0, -1.0), (1.0, 1.0, 0.0, 2.0)])
+    assert np.allclose(up, [(0.5, -2.0, -3.0, -1.0, 1.0), (1.0, 1.0, 0.0, 2.0, 1.0)])
     down = trend_in_smallest_units(_claim_with_trend("lower"), "batch")
-    assert np.allclose(down, [(0.5, 2.0, 1.0, 3.0), (1.0, -1.0, -2.0, 0.0)])
+    assert np.allclose(down, [(0.5, 2.0, 1.0, 3.0, 1.0), (1.0, -1.0, -2.0, 0.0, 1.0)])
+    claim = _claim_with_trend()
+    claim["trend"]["batch"][0] = {"factor": 0.5, "effect": 0.02, "interval": None,
+                                  "untestable": "the base is forgotten"}  # fmt: skip
+    first = trend_in_smallest_units(claim, "batch")[0]
+    assert first[:2] == (0.5, 2.0) and np.isnan(first[2:4]).all() and first[4] == 0.0
 
 
 def test_the_trend_table_shows_each_setting_of_one_axis_and_the_readings_apart():

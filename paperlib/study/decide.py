@@ -16,7 +16,8 @@ writes ``results/<scale>/claims.json``, with the learning targets and schedule c
 3. testability on mean values (``tables.verdicts.untestable_reason``): the learning guard,
    chance, headroom, the retention guard (each arm keeps at least
    :data:`~paperlib.study.base_reference.RETENTION` of its base's short I2T R@1 and zero-shot
-   L1, else "the base is forgotten") and the aperture premise (``study.premise``);
+   L1, else "the base is forgotten") and the aperture premise (``study.premise``), every
+   reason that holds given;
 4. per declared family (every claim of a paper), Holm over all its claims (p = 1 for one that
    cannot be tested) for the sign and for the equivalence, then the verdict
    (``tables.verdicts.verdict``, per base where the interaction is significant after Holm
@@ -208,18 +209,44 @@ def _trend_table(
     return derived, seeds, diff, len(missing)
 
 
+def _chance(scale_name: str, claim: Claim, n_items: int) -> float | None:
+    """The claim's chance level on its ``n_items`` test items (``Claim.chance_for``: the test
+    captions for a same-text level, the untrained model for a measured one)."""
+    same_text = claim.metric.chance == SAME_TEXT
+    texts = world_short_captions(EVAL_SEED, n_items) if same_text else None
+    return claim.chance_for(n_items, texts, measured_levels(scale_name, claim)["untrained"])
+
+
+def _reading_untestable(
+    claim: Claim, variant: float, baseline: float, chance: float | None, guard: dict | None
+) -> str | None:
+    """Why two arms' means cannot be read (``tables.verdicts.untestable_reason``: chance,
+    headroom, ceiling) and why a model did not learn (its learning ``guard``), joined; None
+    when neither holds."""
+    m = claim.metric
+    reasons = []
+    if guard is not None and guard["failed"]:
+        reasons.append(f"a model did not learn ({guard['item']}: {guard['failed']})")
+    reasons.append(untestable_reason(variant, baseline, chance, m.ceiling, m.better, m.smallest))
+    return "; ".join(r for r in reasons if r) or None
+
+
 def _trend_point_untestable(scale_name: str, derived: Claim, seeds: list[int]) -> str | None:
     """Why a trend point's arms cannot carry the claim: an arm forgot its base (the retention
-    guard) or did not learn (the claim's learning guard); None when both hold."""
+    guard), did not learn (the claim's learning guard), or a side sits at chance or leaves no
+    headroom (:func:`_reading_untestable`); None when none holds."""
     kept = {
         name: retention(scale_name, derived.study, arm, seeds)
         for name, arm in (("variant", derived.variant), ("baseline", derived.baseline))
     }
-    guard = _guard(scale_name, derived, seeds)
-    failed = guard is not None and guard["failed"]
-    return forgotten_reason(kept) or (
-        f"a model did not learn ({guard['item']}: {guard['failed']})" if failed else None
-    )
+    bases = [SCALES[scale_name].base_of(s) for s in seeds]
+    va = arm_values(scale_name, derived.study, derived.variant, derived.item, seeds)
+    vb = arm_values(scale_name, derived.study, derived.baseline, derived.baseline_metric, seeds)
+    reading = _reading_untestable(
+        derived, summary(va, bases)["mean"], summary(vb, bases)["mean"],
+        _chance(scale_name, derived, va.shape[1]), _guard(scale_name, derived, seeds),
+    )  # fmt: skip
+    return "; ".join(r for r in (forgotten_reason(kept), reading) if r) or None
 
 
 def trend_effect(
@@ -322,30 +349,23 @@ def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) 
     record.update(_effect_fields(va - vb, bases, claim.metric.smallest, alpha))
     record.update(variant_value=summary(va, bases), baseline_value=summary(vb, bases))
     record["against_base"] = against_base(scale_name, claim, seeds, alpha)
-    texts = (
-        world_short_captions(EVAL_SEED, va.shape[1]) if claim.metric.chance == SAME_TEXT else None
-    )
-    chance = claim.chance_for(va.shape[1], texts, record["measured"]["untrained"])
+    chance = _chance(scale_name, claim, va.shape[1])
     record["chance"] = chance
     guard = _guard(scale_name, claim, seeds)
     if guard is not None:
         record["guard"] = guard
     if claim.metric.item.endswith("/ssi"):  # a text-blind model's scores never move: 0
         record["reference"] = {"text-blind": 0.0, "untrained": record["measured"]["untrained"]}
-    m = claim.metric
-    reason = untestable_reason(
-        record["variant_value"]["mean"], record["baseline_value"]["mean"],
-        chance, m.ceiling, m.better, m.smallest,
-    )  # fmt: skip
-    if guard is not None and guard["failed"]:
-        reason = f"a model did not learn ({guard['item']}: {guard['failed']})"
+    reading = _reading_untestable(
+        claim, record["variant_value"]["mean"], record["baseline_value"]["mean"], chance, guard
+    )
     kept = {
         name: retention(scale_name, claim.study, variant, seeds)
         for name, variant in (("variant", claim.variant), ("baseline", claim.baseline))
     }
     record["retention"] = {**kept, "threshold": RETENTION}
     premise = premise_reason(scale_name, claim, seeds, record)
-    reason = "; ".join(r for r in (premise, forgotten_reason(kept)) if r) or reason
+    reason = "; ".join(r for r in (premise, forgotten_reason(kept), reading) if r)
     if reason:
         record["untestable"] = reason
     return record

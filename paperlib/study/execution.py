@@ -101,17 +101,15 @@ def finished(run: Run, scale_name: str) -> bool:
 
 
 def _finished_record(run: Run, scale_name: str) -> dict[str, Any] | None:
-    """The run's ``run.done`` record when the run is finished; else None, and where a record
-    exists, a log line naming the fields it differs in."""
-    done = run_target(run, scale_name) / "run.done"
-    if not done.is_file():
-        return None
-    record = read_run_record(done)
-    differences = record_differences(record, run)
-    if not differences:
+    """:func:`finished_record`, with a log line naming the fields in which an existing record
+    differs."""
+    if (record := finished_record(run, scale_name)) is not None:
         return record
-    print(f"[study] {run.name}: run.done differs in {', '.join(differences)}; running it again",
-          flush=True)  # fmt: skip
+    done = run_target(run, scale_name) / "run.done"
+    if done.is_file():
+        differences = record_differences(read_run_record(done), run)
+        print(f"[study] {run.name}: run.done differs in {', '.join(differences)}; running it "
+              "again", flush=True)  # fmt: skip
     return None
 
 

@@ -5,9 +5,9 @@ steps. Whether a verdict is a property of the method or of that regime shows in 
 effect moves with scale: the study trains every headline arm again on the sweep seeds at each
 batch factor (equal samples seen) and length factor of its scale (``study.design.trend_runs``),
 and :func:`claim_trend` gives, per axis, the effect at each setting (the headline setting
-included) with its 95 % interval, HiDe's mean component count where the arm logs it, and
-:func:`trend_reading`. A point whose arms forgot their base or did not learn is shown but does
-not count. The reading rests on the change of the effect from the smallest to the largest
+included) with its 95 % interval where the seed variance is known, HiDe's mean component
+count where the arm logs it, and :func:`trend_reading`. A point whose arms forgot their base,
+did not learn, or sit at chance is shown but does not count. The reading rests on the change of the effect from the smallest to the largest
 setting that counts, paired on the seeds both keep, with its interval at Bonferroni's level
 over the family's claims and both axes: "moves toward the paper's side" only where that
 interval lies on the paper's side of 0.
@@ -80,7 +80,7 @@ def trend_reading(
     left_out = [f"{p['factor']:g}×" for p in points if p.get("untestable")]
     out = f" ({', '.join(left_out)} left out: an arm forgot its base or did not learn)"
     out = out if left_out else ""
-    if len(found) < 2 or change is None:
+    if len(found) < 2:
         return (
             f"not measured: {len(found)} of {len(points)} {axis} settings have an effect that "
             f"counts{out}"
@@ -90,10 +90,16 @@ def trend_reading(
         f"{first['effect']:+.3g} at {first['factor']:g}× the {axis} to "
         f"{last['effect']:+.3g} at {last['factor']:g}×"
     )
+    if change is None:
+        return f"not measured: no seed common to {first['factor']:g}× and {last['factor']:g}×{out}"
     if change.get("interval") is None:
         return f"seed variance unknown: no reading of the change ({where}){out}"
     low, high = change["interval"]
-    where += f"; change {change['change']:+.3g} [{low:+.3g}, {high:+.3g}]"
+    seeds = ", ".join(str(s) for s in change["seeds"])
+    where += (
+        f"; change on seeds {seeds} {change['change']:+.3g}, "
+        f"{1 - change['alpha']:.2%} interval [{low:+.3g}, {high:+.3g}]"
+    )
     sign = 1.0 if better == "higher" else -1.0
     if low > 0 or high < 0:
         side = "toward" if sign * change["change"] > 0 else "away from"

@@ -235,16 +235,16 @@ def trend_cell(point: dict) -> str:
 
 
 def _trend_column(claims: list[dict], axis: str, factor: float) -> str:
-    """A trend table's column: the batch size where every claim trains the factor at one size,
-    else the factor (``batch ×0.5``, ``length ×2``)."""
+    """A trend table's column: the batch size where every claim with a point at the factor
+    trains it at one size, else the factor (``batch ×0.5``, ``length ×2``)."""
     sizes = {
         p.get("batch_size")
         for c in claims
         if c.get("trend")
         for p in c["trend"][axis]
-        if p["factor"] == factor
+        if p["factor"] == factor and p.get("batch_size") is not None
     }
-    if axis == "batch" and len(sizes) == 1 and None not in sizes:
+    if axis == "batch" and len(sizes) == 1:
         return f"batch {sizes.pop()}"
     return f"{axis} ×{factor:g}"
 
