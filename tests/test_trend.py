@@ -146,7 +146,7 @@ def test_the_change_pairs_the_seeds_both_settings_keep(monkeypatch):
 
     def table(scale_name, claim_, runs, variant, baseline):
         seeds, values = tables[variant]
-        return claim_, seeds, values, 0
+        return decide.TrendArms(claim_, seeds, values, np.zeros_like(values), 0)
 
     monkeypatch.setattr(decide, "_trend_table", table)
     got = decide.trend_change("full", claim, [], ("a", "a"), ("b", "b"))

@@ -33,7 +33,7 @@ import json
 import math
 from collections import Counter
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -191,22 +191,41 @@ def _mean_logged(scale_name: str, study: str, variant: str, seed: int, key: str)
     return float(np.mean(values)) if values else None
 
 
+class TrendArms(NamedTuple):
+    """A trend setting's two arms as read once: the claim with them as its arms, the sweep seeds
+    where both are valid, each arm's per-item table (seeds × items; None without a seed) and
+    the number of planned runs missing."""
+
+    derived: Claim
+    seeds: list[int]
+    variant_values: np.ndarray | None
+    baseline_values: np.ndarray | None
+    missing: int
+
+    @property
+    def effects(self) -> np.ndarray | None:
+        """The per-item effect table, variant − baseline (None without a seed)."""
+        if self.variant_values is None:
+            return None
+        return self.variant_values - self.baseline_values
+
+
 def _trend_table(
     scale_name: str, claim: Claim, runs: list[dict], variant: str, baseline: str
-) -> tuple[Claim, list[int], np.ndarray | None, int]:
-    """The claim with ``variant`` and ``baseline`` as its arms, the sweep seeds where both are
-    valid, the per-item effect table (seeds × items) on them (None without a seed) and the
-    number of planned runs missing."""
+) -> TrendArms:
+    """:class:`TrendArms` of the claim with ``variant`` and ``baseline`` as its arms."""
     scale = SCALES[scale_name]
     derived = replace(claim, variant=variant, baseline=baseline, headline=False)
     seeds, _, missing = _valid_seeds(derived, runs, scale)
     seeds = [s for s in seeds if s in scale.sweep_seeds]
     if not seeds:
-        return derived, [], None, len(missing)
-    diff = arm_values(scale_name, claim.study, variant, claim.item, seeds) - arm_values(
-        scale_name, claim.study, baseline, claim.baseline_metric, seeds
-    )
-    return derived, seeds, diff, len(missing)
+        return TrendArms(derived, [], None, None, len(missing))
+    return TrendArms(
+        derived, seeds,
+        arm_values(scale_name, claim.study, variant, claim.item, seeds),
+        arm_values(scale_name, claim.study, baseline, claim.baseline_metric, seeds),
+        len(missing),
+    )  # fmt: skip
 
 
 def _chance(scale_name: str, claim: Claim, n_items: int) -> float | None:
@@ -231,20 +250,21 @@ def _reading_untestable(
     return "; ".join(r for r in reasons if r) or None
 
 
-def _trend_point_untestable(scale_name: str, derived: Claim, seeds: list[int]) -> str | None:
+def _trend_point_untestable(scale_name: str, arms: TrendArms) -> str | None:
     """Why a trend point's arms cannot carry the claim: an arm forgot its base (the retention
     guard), did not learn (the claim's learning guard), or a side sits at chance or leaves no
     headroom (:func:`_reading_untestable`); None when none holds."""
+    derived, seeds = arms.derived, arms.seeds
     kept = {
         name: retention(scale_name, derived.study, arm, seeds)
         for name, arm in (("variant", derived.variant), ("baseline", derived.baseline))
     }
     bases = [SCALES[scale_name].base_of(s) for s in seeds]
-    va = arm_values(scale_name, derived.study, derived.variant, derived.item, seeds)
-    vb = arm_values(scale_name, derived.study, derived.baseline, derived.baseline_metric, seeds)
     reading = _reading_untestable(
-        derived, summary(va, bases)["mean"], summary(vb, bases)["mean"],
-        _chance(scale_name, derived, va.shape[1]), _guard(scale_name, derived, seeds),
+        derived, summary(arms.variant_values, bases)["mean"],
+        summary(arms.baseline_values, bases)["mean"],
+        _chance(scale_name, derived, arms.variant_values.shape[1]),
+        _guard(scale_name, derived, seeds),
     )  # fmt: skip
     return "; ".join(r for r in (forgotten_reason(kept), reading) if r) or None
 
@@ -257,11 +277,12 @@ def trend_effect(
     seed variance is unknown, ``seed_df`` 0), the variant's batch and steps, each arm's HiDe
     component count (mean over the seeds' logged steps) where it logs one, and ``untestable``
     where an arm forgot its base or did not learn (:func:`_trend_point_untestable`)."""
-    derived, seeds, diff, missing = _trend_table(scale_name, claim, runs, variant, baseline)
-    if diff is None:
-        return {"effect": None, "seeds": [], "missing_runs": missing}
-    estimate = based_estimate(diff, [SCALES[scale_name].base_of(s) for s in seeds])
-    setting = regime(scale_name, derived, seeds) or {}
+    arms = _trend_table(scale_name, claim, runs, variant, baseline)
+    seeds = arms.seeds
+    if arms.effects is None:
+        return {"effect": None, "seeds": [], "missing_runs": arms.missing}
+    estimate = based_estimate(arms.effects, [SCALES[scale_name].base_of(s) for s in seeds])
+    setting = regime(scale_name, arms.derived, seeds) or {}
     hide = {}
     for name, arm in (("variant", variant), ("baseline", baseline)):
         logged = [_mean_logged(scale_name, claim.study, arm, s, "hide_m") for s in seeds]
@@ -276,7 +297,7 @@ def trend_effect(
         "batch_size": setting.get("batch_size"),
         "steps": setting.get("steps"),
         "hide_m": hide,
-        "untestable": _trend_point_untestable(scale_name, derived, seeds),
+        "untestable": _trend_point_untestable(scale_name, arms),
     }
 
 
@@ -287,13 +308,13 @@ def trend_change(
     ``(variant, baseline)``), paired on the sweep seeds both settings keep (the base as a
     level), with its interval at Bonferroni's level over the family's claims and both trend
     axes (``trend.AXES``); None without a common seed."""
-    _, seeds_a, diff_a, _ = _trend_table(scale_name, claim, runs, *first)
-    _, seeds_b, diff_b, _ = _trend_table(scale_name, claim, runs, *last)
-    common = [s for s in seeds_a if s in seeds_b]
+    a = _trend_table(scale_name, claim, runs, *first)
+    b = _trend_table(scale_name, claim, runs, *last)
+    common = [s for s in a.seeds if s in b.seeds]
     if not common:
         return None
-    rows_a = diff_a[[seeds_a.index(s) for s in common]]
-    rows_b = diff_b[[seeds_b.index(s) for s in common]]
+    rows_a = a.effects[[a.seeds.index(s) for s in common]]
+    rows_b = b.effects[[b.seeds.index(s) for s in common]]
     estimate = based_estimate(rows_b - rows_a, [SCALES[scale_name].base_of(s) for s in common])
     alpha = bonferroni_alpha(FAMILY_SIZES[claim.family] * len(AXES))
     known = estimate.seed_df >= MIN_SEED_DF
