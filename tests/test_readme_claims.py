@@ -18,6 +18,11 @@ def test_readme_summarises_the_committed_claims():
     )
 
 
+def _readme() -> str:
+    """The README with its line breaks and runs of spaces read as single spaces."""
+    return " ".join((REPO_ROOT / "README.md").read_text().split())
+
+
 def _percent(share: float) -> str:
     """A share as the README writes it: whole percent from 10 %, one decimal below."""
     return f"{100 * share:.0f} %" if share >= 0.1 else f"{100 * share:.1f} %"
@@ -27,7 +32,7 @@ def test_the_readme_says_what_the_committed_runs_are():
     """The paragraph above the table states the committed runs' code version, recipe,
     retention, seeds kept, verdict counts and the aperture premise: each figure is computed
     here from claims.json (a new study rewrites both the paragraph and this test)."""
-    readme = " ".join((REPO_ROOT / "README.md").read_text().split())
+    readme = _readme()
     decided = load_claims("full")
     (version,) = decided["code_versions"]
     assert version["code_hash"] and f"code hash `{version['code_hash'][:12]}`" in readme
@@ -61,7 +66,7 @@ def test_the_readme_s_contradiction_and_aperture_figures_are_the_claims():
     """The one contradicted claim with its effect beside the paper's, and the aperture arm's
     share of captions inside the radius per model, read from claims.json."""
     claims = load_claims("full")["claims"]
-    readme = " ".join((REPO_ROOT / "README.md").read_text().split())
+    readme = _readme()
     reproduced = {c["claim"] for c in claims if c["verdict"] == "reproduces"}
     assert reproduced == {"himo-long-i2t-vs-infonce", "himo-long-t2i-vs-infonce"}, reproduced
     assert "the two that reproduce: MoLo over InfoNCE (λ=0) on long-caption I2T and T2I" in readme
@@ -93,7 +98,7 @@ def test_the_readme_s_study_cost_is_what_the_committed_runs_recorded():
     from paperlib.study.design import plan, recipe_plan
     from paperlib.study.status import stage_seconds
 
-    readme = " ".join((REPO_ROOT / "README.md").read_text().split())
+    readme = _readme()
     found = re.search(
         r"the recipe stage's (\d+) runs took ([\d,]+) core-seconds and the study's (\d+) runs "
         r"took ([\d,]+) core-seconds \(([^)]*)\), about ([\d.]+) hours on two workers in all",

@@ -279,7 +279,7 @@ def trend_effect(
     where an arm forgot its base or did not learn (:func:`_trend_point_untestable`)."""
     arms = _trend_table(scale_name, claim, runs, variant, baseline)
     seeds = arms.seeds
-    if arms.effects is None:
+    if not seeds:
         return {"effect": None, "seeds": [], "missing_runs": arms.missing}
     estimate = based_estimate(arms.effects, [SCALES[scale_name].base_of(s) for s in seeds])
     setting = regime(scale_name, arms.derived, seeds) or {}
