@@ -502,11 +502,14 @@ for claim in aperture_claims:
 # looked for a setting that reaches it: the aperture arm's runs (seed 0, κ = 0.1) with their
 # embeddings started at another mean norm (`model.alpha_norm`; the study's other hyperbolic
 # runs start at 1, a from-scratch model near the origin), each evaluated before and after the
-# study's schedule. Its record, `results/full/probes/aperture.json`:
+# study's schedule. Its record, `results/probes/aperture.json`, names the code it ran and how
+# its runs differ from the study's aperture arm:
 
 # %%
-probe_file = REPO_ROOT / "results/full/probes/aperture.json"
-probe = json.loads(probe_file.read_text())["runs"] if probe_file.is_file() else []
+probe_record = json.loads((REPO_ROOT / "results/probes/aperture.json").read_text())
+probe = probe_record["runs"]
+print(f"made at training-code hash {probe_record['made_at']['code_hash'][:12]}; "
+      f"{probe_record['made_at']['differs_from_the_study']}")  # fmt: skip
 for r in probe:
     print(
         f"start norm {r['alpha_norm']:g}, {'after training' if r['trained'] else 'before training'}: "

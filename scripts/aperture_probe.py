@@ -8,9 +8,10 @@ This probe builds the study's own aperture-arm runs (``study.design``, seed 0, Î
 another initial embedding scale (``model.alpha_norm``: the mean norm the feature-norm rule
 gives each tower at the start; small norms are where a from-scratch hyperbolic model begins),
 evaluates each before training (0 steps) and, with ``--train``, after the study's schedule, and
-writes the share of held-out captions inside the radius (the aperture claims' metric) and the
-training batches' share over training to ``--out``. The study's results are not touched: the
-runs live in a scratch folder.
+writes the share of held-out captions inside the radius (the aperture claims' metric), the
+training batches' share over training and the code it ran (commit and training-code hash) to
+``--out``, a folder the study never rewrites. The study's results are not touched: the runs live
+in a scratch folder.
 
     python scripts/aperture_probe.py --alpha-norm 1.0 --alpha-norm 0.5 --train
 """
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--alpha-norm", type=float, action="append", required=True)
     parser.add_argument("--train", action="store_true", help="also after the study's schedule")
-    parser.add_argument("--out", type=Path, default=REPO / "results/full/probes/aperture.json")
+    parser.add_argument("--out", type=Path, default=REPO / "results/probes/aperture.json")
     args = parser.parse_args(argv)
     os.chdir(REPO)
     records = []
@@ -104,7 +105,10 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{run.name}: {record['held_out_captions_inside']} of "
                           f"{record['held_out_captions']} held-out captions inside")  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"metric": ITEM, "runs": records}, indent=1) + "\n")
+    from paperlib.provenance import run_provenance
+
+    written = {"metric": ITEM, "made_at": run_provenance(), "runs": records}
+    args.out.write_text(json.dumps(written, indent=1, ensure_ascii=False) + "\n")
     print(f"wrote {args.out}")
     return 0
 

@@ -4,8 +4,10 @@ before training, the steps) changed, and its record counts the held-out captions
 from __future__ import annotations
 
 import importlib.util
+import json
 
 import numpy as np
+import pytest
 
 from paperlib.study import design
 from paperlib.study.reader import REPO_ROOT
@@ -44,3 +46,28 @@ def test_the_probe_record_counts_captions_inside_and_reads_the_diagnostics():
     assert record["training_batches"] == [
         {"step": 60, "inside": 0.25, "norm_min": 0.5, "radius": 0.63}
     ]
+
+
+def test_the_committed_record_was_made_by_the_study_code_and_supports_the_arm_start_norm():
+    """The record lives outside the folder a study rewrites, names the training code that made
+    it (the committed full study's), and at the aperture arm's start norm a trained baseline
+    keeps more captions inside the radius than the aperture claims' smallest effect."""
+    record = json.loads((REPO_ROOT / "results/probes/aperture.json").read_text())
+    study = json.loads((REPO_ROOT / "results/full/claims.json").read_text())
+    assert {v["code_hash"] for v in study["code_versions"]} == {record["made_at"]["code_hash"]}
+    for run in record["runs"]:
+        assert run["held_out_inside"] == pytest.approx(
+            run["held_out_captions_inside"] / run["held_out_captions"]
+        )
+    smallest = {
+        c["smallest"] for c in study["claims"] if c["variant"] == f"ARGENT{design.APERTURE}"
+    }
+    assert len(smallest) == 1
+    at_start_norm = [
+        r for r in record["runs"] if r["trained"] and r["alpha_norm"] == design.APERTURE_ALPHA_NORM
+    ]
+    baselines = [
+        r for r in at_start_norm if r["run"].split("/")[1].startswith(("MERU", "HyCoCLIP"))
+    ]
+    assert len(baselines) == 2
+    assert max(r["held_out_inside"] for r in baselines) >= smallest.pop()

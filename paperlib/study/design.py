@@ -273,7 +273,7 @@ ARGENT_SWEEP = {
 APERTURE_CURVATURE = 0.1
 # ... with the embeddings started at mean norm 0.75 (``model.alpha_norm``), just above that
 # radius, as a from-scratch hyperbolic model starts near the origin: there training moves the
-# baselines' captions inside it (``scripts/aperture_probe.py``, results/full/probes/aperture.json;
+# baselines' captions inside it (``scripts/aperture_probe.py``, results/probes/aperture.json;
 # at the other arms' 1.0 no held-out caption ever falls inside)
 APERTURE_ALPHA_NORM = 0.75
 APERTURE_ARM = {
