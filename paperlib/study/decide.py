@@ -49,7 +49,7 @@ from paperlib.study.base_reference import (
     retention,
     untrained_value,
 )
-from paperlib.study.design import HEADLINE, trend_label
+from paperlib.study.design import EVERY_SEED_ARMS, HEADLINE, trend_label
 from paperlib.study.premise import premise_reason
 from paperlib.study.reader import EVAL_SEED, results_dir, slug
 from paperlib.study.run_validity import MissingRunsError, finished_runs, invalid_reason
@@ -88,8 +88,9 @@ from paperlib.train import log_records
 
 
 def expected_seeds(claim: Claim, scale: Scale) -> tuple[int, ...]:
-    """The seeds the scale runs a claim's variants on."""
-    return scale.seeds if claim.headline else scale.sweep_seeds
+    """The seeds the scale runs a claim's variants on: every seed for a headline claim and for
+    one whose variant runs on every seed (``design.EVERY_SEED_ARMS``), else the sweep seeds."""
+    return scale.seeds if claim.headline or claim.variant in EVERY_SEED_ARMS else scale.sweep_seeds
 
 
 def _guard(scale_name: str, claim: Claim, seeds: list[int]) -> dict | None:
