@@ -208,6 +208,10 @@ def test_recipe_runs_train_without_evaluation_and_their_picks_plan_the_study(tmp
         assert entry["pick"]["lr"] == 1e-4 and entry["pick"]["retained"], arm
     molo = next(r for r in planned if r.variant == "MoLo")
     assert (molo.config["optim"]["lr"], molo.config["optim"]["warmup_steps"]) == (1e-4, 1)
+    # a study run for one paper rewrites that paper's arms and leaves the other's picks
+    parallel.run_study("smoke", ("argent",))
+    again = json.loads((tmp_path / "results" / "smoke" / "recipe.json").read_text())
+    assert list(again["arms"]) == list(recipe.SEARCHED_ARMS) and again == saved
 
 
 def test_decide_only_reads_finished_results_without_recipe_picks(tmp_path, monkeypatch):

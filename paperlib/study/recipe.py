@@ -175,14 +175,16 @@ def _scored_point(scale_name: str, arm: str, lr: float, warmup: float) -> dict[s
 
 def write_recipe(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) -> dict:
     """Score every finished grid point of the searched arms of ``studies``, pick each arm's
-    recipe, and write (and return) ``results/<scale>/recipe.json``."""
+    recipe, and write (and return) ``results/<scale>/recipe.json``; the arms of other studies
+    keep their entries from the file (:func:`_other_studies_arms`)."""
     scale = SCALES[scale_name]
-    arms = {}
+    arms = _other_studies_arms(scale_name, studies)
     for arm in searched_arms(studies):
         points = [_scored_point(scale_name, arm, lr, wu) for lr, wu in grid(scale)]
         study, primary = SEARCHED_ARMS[arm]
         arms[arm] = {"study": study, "primary": primary, "points": points,
                      "pick": pick(points, primary)}  # fmt: skip
+    arms = {arm: arms[arm] for arm in SEARCHED_ARMS if arm in arms}
     recipe = {
         "scale": scale_name,
         "grid": _grid_record(scale),
@@ -192,6 +194,18 @@ def write_recipe(scale_name: str, studies: tuple[str, ...] = ("himo", "argent"))
     }
     atomic_write_text(recipe_path(scale_name), json.dumps(recipe, indent=1) + "\n")
     return recipe
+
+
+def _other_studies_arms(scale_name: str, studies: tuple[str, ...]) -> dict[str, dict]:
+    """The entries of ``recipe.json`` (where it exists and was searched on the scale's grid)
+    of the arms outside ``studies``: a study run for one paper leaves the other's picks."""
+    path = recipe_path(scale_name)
+    if not path.is_file():
+        return {}
+    saved = json.loads(path.read_text())
+    if saved.get("grid") != _grid_record(SCALES[scale_name]):
+        return {}
+    return {a: e for a, e in saved.get("arms", {}).items() if e.get("study") not in studies}
 
 
 def _grid_record(scale: Scale) -> dict[str, list[float]]:
