@@ -436,7 +436,7 @@ plt.show()
 # With a learned curvature that stays near its initial c = 1, the radius $2K/\sqrt c$ is 0.2,
 # well below the caption norms above. The paper's example regime is κ = 0.1 (K = 0.1), where the
 # radius is 0.63: the study's aperture arm trains MERU, HyCoCLIP and ARGENT from the same bases
-# at that fixed curvature (`paperlib.study.design.APERTURE_ARM`, the sweep seeds). The figure is
+# at that fixed curvature (`paperlib.study.design.APERTURE_ARM`, every seed). The figure is
 # the fraction of each training batch's parents inside the radius, from the study's
 # `curves.json` (seeds thin, mean thick).
 

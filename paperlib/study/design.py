@@ -17,12 +17,12 @@ one base.
   (:data:`HIMO_SWEEP`).
 - **ARGENT** (``docs/methods/argent.md#argent-objective``): hyperbolic fine-tunes on short captions with one box
   crop and its phrase per sample (GRIT-like), the same optimiser for all: ``HyCoCLIP`` and
-  ``ARGENT`` (headline, every seed); on the sweep seeds ``MERU``, ARGENT's ablations (no
-  weights, weights on all pairs, no regularizer, Ent instead of AdaEnt), the model-size arm
-  (the pair again from the smaller model's bases) and the aperture arm (MERU, HyCoCLIP and
+  ``ARGENT`` (headline, every seed); on every seed too the aperture arm (MERU, HyCoCLIP and
   ARGENT at the paper's fixed curvature κ = 0.1, their embeddings started at mean norm
   :data:`APERTURE_ALPHA_NORM`, just above ``2K/√κ`` = 0.63, where the baselines' captions fall
-  inside it).
+  inside it; :data:`EVERY_SEED_ARMS`); on the sweep seeds ``MERU``, ARGENT's ablations (no
+  weights, weights on all pairs, no regularizer, Ent instead of AdaEnt) and the model-size arm
+  (the pair again from the smaller model's bases).
 - **The scale trend** (:func:`trend_runs`): on the sweep seeds every headline arm again at
   other batch sizes (equal samples seen) and training lengths (``Scale.trend_*_factors``), so
   each headline claim's effect can be read against scale (``study.trend``).
