@@ -100,10 +100,10 @@ from paperlib.losses.entailment import (
     entailment_loss,
     norm_regularizer,
 )
+from paperlib.study.premise import APERTURE_PROBE, start_norms_reached
 from paperlib.study.reader import (
     APERTURE,
     ARGENT_COLORS,
-    REPO_ROOT,
     SMALLER,
     available_scale,
     has_finished_runs,
@@ -506,7 +506,7 @@ for claim in aperture_claims:
 # its runs differ from the study's aperture arm:
 
 # %%
-probe_record = json.loads((REPO_ROOT / "results/probes/aperture.json").read_text())
+probe_record = json.loads(APERTURE_PROBE.read_text())
 probe = probe_record["runs"]
 print(f"made at training-code hash {probe_record['made_at']['code_hash'][:12]}; "
       f"{probe_record['made_at']['differs_from_the_study']}")  # fmt: skip
@@ -516,10 +516,7 @@ for r in probe:
         f"{r['run'].split('/')[1].split(', alpha')[0]}: {r['held_out_captions_inside']} of "
         f"{r['held_out_captions']} held-out captions inside"
     )
-reached = sorted(
-    {r["alpha_norm"] for r in probe if r["trained"] and r["run"].split("/")[1].startswith(("MERU", "HyCoCLIP"))
-     and r["held_out_inside"] >= aperture_claims[0]["smallest"]}
-)  # fmt: skip
+reached = start_norms_reached(probe, aperture_claims[0]["smallest"])
 print(
     "start norms at which a trained baseline keeps at least the smallest effect's share of "
     "captions inside the radius: " + (", ".join(f"{a:g}" for a in reached) or "none")

@@ -31,6 +31,9 @@ sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
 
+from paperlib.provenance import run_provenance  # noqa: E402
+from paperlib.study.premise import APERTURE_PROBE  # noqa: E402
+
 ITEM = "aperture/short_caption_inside_radius"
 ARMS = ("MERU, κ = 0.1", "HyCoCLIP, κ = 0.1", "ARGENT, κ = 0.1")
 
@@ -83,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--alpha-norm", type=float, action="append", required=True)
     parser.add_argument("--train", action="store_true", help="also after the study's schedule")
-    parser.add_argument("--out", type=Path, default=REPO / "results/probes/aperture.json")
+    parser.add_argument("--out", type=Path, default=APERTURE_PROBE)
     args = parser.parse_args(argv)
     os.chdir(REPO)
     records = []
@@ -105,8 +108,6 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{run.name}: {record['held_out_captions_inside']} of "
                           f"{record['held_out_captions']} held-out captions inside")  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    from paperlib.provenance import run_provenance
-
     written = {"metric": ITEM, "made_at": run_provenance(), "runs": records}
     args.out.write_text(json.dumps(written, indent=1, ensure_ascii=False) + "\n")
     print(f"wrote {args.out}")

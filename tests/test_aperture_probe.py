@@ -9,8 +9,8 @@ import json
 import numpy as np
 import pytest
 
-from paperlib.study import design
-from paperlib.study.reader import REPO_ROOT
+from paperlib.study import design, premise
+from paperlib.study.reader import REPO_ROOT, load_claims
 from tests.test_study import _differences
 
 spec = importlib.util.spec_from_file_location(
@@ -52,22 +52,16 @@ def test_the_committed_record_was_made_by_the_study_code_and_supports_the_arm_st
     """The record lives outside the folder a study rewrites, names the training code that made
     it (the committed full study's), and at the aperture arm's start norm a trained baseline
     keeps more captions inside the radius than the aperture claims' smallest effect."""
-    record = json.loads((REPO_ROOT / "results/probes/aperture.json").read_text())
-    study = json.loads((REPO_ROOT / "results/full/claims.json").read_text())
+    record = json.loads(premise.APERTURE_PROBE.read_text())
+    study = load_claims("full")
     assert {v["code_hash"] for v in study["code_versions"]} == {record["made_at"]["code_hash"]}
     for run in record["runs"]:
         assert run["held_out_inside"] == pytest.approx(
             run["held_out_captions_inside"] / run["held_out_captions"]
         )
-    smallest = {
+    (smallest,) = {
         c["smallest"] for c in study["claims"] if c["variant"] == f"ARGENT{design.APERTURE}"
     }
-    assert len(smallest) == 1
-    at_start_norm = [
-        r for r in record["runs"] if r["trained"] and r["alpha_norm"] == design.APERTURE_ALPHA_NORM
-    ]
-    baselines = [
-        r for r in at_start_norm if r["run"].split("/")[1].startswith(("MERU", "HyCoCLIP"))
-    ]
-    assert len(baselines) == 2
-    assert max(r["held_out_inside"] for r in baselines) >= smallest.pop()
+    baselines = premise.probe_baselines(record["runs"])
+    assert len([r for r in baselines if r["alpha_norm"] == design.APERTURE_ALPHA_NORM]) == 2
+    assert design.APERTURE_ALPHA_NORM in premise.start_norms_reached(record["runs"], smallest)

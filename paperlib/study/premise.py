@@ -3,9 +3,16 @@ how close a training caption came to it."""
 
 from __future__ import annotations
 
-from paperlib.study.reader import results_dir, slug
+from typing import Any
+
+from paperlib.study.reader import REPO_ROOT, results_dir, slug
 from paperlib.tables.claims import Claim
 from paperlib.train import log_records
+
+# the record of ``scripts/aperture_probe.py``: the aperture arm's runs at other start norms,
+# kept outside ``results/<scale>/`` (which a study rewrites)
+APERTURE_PROBE = REPO_ROOT / "results" / "probes" / "aperture.json"
+PROBE_BASELINES = ("MERU", "HyCoCLIP")  # the models whose captions the premise is about
 
 
 def closest_to_radius(scale_name: str, claim: Claim, seeds: list[int]) -> float | None:
@@ -38,4 +45,17 @@ def premise_reason(scale_name: str, claim: Claim, seeds: list[int], record: dict
         f"premise not reproduced: the baseline leaves {baseline:.2%} of the held-out captions "
         f"inside 2K/√c, less than the smallest effect of interest ({claim.metric.smallest:g})"
         f"{closest}"
+    )
+
+
+def probe_baselines(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The trained baseline runs (:data:`PROBE_BASELINES`) of the aperture probe's ``runs``."""
+    return [r for r in runs if r["trained"] and r["run"].split("/")[1].startswith(PROBE_BASELINES)]
+
+
+def start_norms_reached(runs: list[dict[str, Any]], smallest: float) -> list[float]:
+    """The start norms at which a trained baseline of the probe keeps at least ``smallest`` of
+    the held-out captions inside the radius (the premise reached), sorted."""
+    return sorted(
+        {r["alpha_norm"] for r in probe_baselines(runs) if r["held_out_inside"] >= smallest}
     )
