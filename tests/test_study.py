@@ -184,7 +184,9 @@ def _fake_run(root, study, variant, seed, items, losses, feature_std=0.2, curve=
     np.savez(folder / "items.npz", **items)
     records = [{"step": i + 1, "loss": v, "contrastive": v} for i, v in enumerate(losses)]
     for step, value in curve or []:
-        records.append({"step": step, "val": {"short_i2t_r1": value}, "val_size": 500})
+        records.append(
+            {"step": step, "val": {"short_i2t_r1": value, "zeroshot_L1": value}, "val_size": 500}
+        )
     (folder / "log.jsonl").write_text("\n".join(json.dumps(r) for r in records))
     config = {"method": "hycoclip", "train": {"batch_size": 64}}
     (folder / "run.done").write_text(
@@ -352,7 +354,7 @@ def test_the_family_counts_every_declared_claim_and_splits_by_base():
     weak = _decided(0.05, {"0": 0.05}, p_raw=1e-9, seed_df=0)
     out = decide.adjust_family([small, split, agree, weak])
     assert all(r["family_size"] == 18 for r in out)
-    assert out[0]["verdict"] == "negligible"
+    assert out[0]["verdict"] == "negligible"  # its sign is not established over 18 claims
     assert out[0]["p_equivalence_adjusted"] == pytest.approx(18 * 1e-6)
     assert out[1]["verdict"] == "depends on the base"
     assert out[1]["verdict_per_base"] == {"0": "reproduces", "1": "contradicts"}
@@ -541,7 +543,7 @@ def test_the_schedule_check_compares_a_run_with_its_twice_longer_self(tmp_path, 
     _fake_run(tmp_path, "argent", "ARGENT" + claims.LONGER, 0, items, [1.0] * 20,
               curve=[(0, 0.1), (160, 0.52), (200, 0.56)])  # fmt: skip
     checks = decide.report("smoke", partial=True)["schedule_checks"]
-    (check,) = checks
+    (check,) = [c for c in checks if c["metric"] == "short_i2t_r1"]
     assert check["variant"] == "ARGENT" and check["steps"] == [100, 200]
     assert check["values"] == [0.5, 0.56] and check["gain"] == pytest.approx(0.06)
     # the curve's own 500 validation items
@@ -636,13 +638,28 @@ def test_every_verdict_label_comes_from_a_constructed_claim():
     rule can give are exactly :data:`VERDICTS`."""
     cases = {
         "reproduces": _decided(0.05, {"0": 0.06, "1": 0.04}),
-        "reproduces in sign, smaller than published": {
+        "reproduces in sign, below the published effect": {
             **_decided(0.02, {"0": 0.02, "1": 0.02}), "paper_effect": 0.2, "paper_units": True,
+        },
+        "below the published effect": {
+            **_decided(0.02, {"0": 0.02, "1": 0.02}, p_raw=0.4), "paper_effect": 0.2,
+            "paper_units": True,
         },
         "contradicts": _decided(-0.05, {"0": -0.05, "1": -0.05}),
         "negligible": _decided(0.001, {"0": 0.001, "1": 0.001}, p_raw=0.3, p_eq=1e-6),
+        "negligible, with the paper's sign": _decided(0.001, {"0": 0.001, "1": 0.001}, p_eq=1e-6),
+        "negligible, with the other sign": _decided(-0.001, {"0": -0.001, "1": -0.001}, p_eq=1e-6),
+        "at ceiling": {
+            **_decided(-0.05, {"0": -0.05, "1": -0.05}), "paper_effect": 0.3, "paper_units": True,
+            "ceiling": 1.0, "baseline_value": {"mean": 0.9},
+        },
         "inconclusive": _decided(0.02, {"0": 0.02, "1": 0.02}, p_raw=0.4),
-        "underpowered": _decided(0.05, {"0": 0.05}, seed_df=0),
+        "underpowered": _decided(0.05, {"0": 0.05, "1": 0.05}, seed_df=1),
+        "unresolvable at this test set": {
+            **_decided(0.02, {"0": 0.02, "1": 0.02}, p_raw=0.4),
+            "design_note": {"item_floor": 0.012, "delta": 0.01, "half_width": 0.015,
+                            "reason": "the item floor ±0.012 is at least δ = 0.01"},
+        },
         "untestable": {**_decided(0.05, {"0": 0.05}), "untestable": "a model did not learn"},
         "depends on the base": _decided(0.05, {"0": 0.09, "1": -0.03}, interaction_p=0.001),
     }  # fmt: skip

@@ -53,9 +53,9 @@ def test_the_plan_names_each_run_once_and_refuses_two_configs_under_one_name(tmp
         design.trend_label("MoLo", "depth", 2.0)
 
 
-def _settled(change, half):
-    return {"change": change, "interval": [change - half, change + half], "seeds": [0, 1, 2],
-            "alpha": 0.05}  # fmt: skip
+def _settled(slope, half):
+    return {"slope": slope, "interval": [slope - half, slope + half], "seeds": [0, 1, 2],
+            "alpha": 0.05, "df": 6}  # fmt: skip
 
 
 def test_a_claims_trend_reads_each_setting_and_says_where_it_moves():
@@ -74,29 +74,26 @@ def test_a_claims_trend_reads_each_setting_and_says_where_it_moves():
             None if found is None else {"effect": found, "interval": [found - 0.01, found + 0.01]}
         )
 
-    def change_between(first, last, half=0.03):
-        asked.append((first, last))
-        return _settled(effects[last] - effects[first], half)
+    def slope_of(found, half=0.01):
+        asked.append(found)
+        return _settled(0.023, half)
 
-    trend = claim_trend(
-        settings, design.trend_label, "MoLo", "B", effect_at, "higher", change_between
-    )
+    trend = claim_trend(settings, design.trend_label, "MoLo", "B", effect_at, "higher", slope_of)
     assert [p["effect"] for p in trend["batch"]] == [-0.05, -0.03, 0.0, 0.02]
-    assert asked == [(("MoLo, half batch", "B, half batch"), ("MoLo, 4× batch", "B, 4× batch"))]
-    assert trend["change"]["batch"]["change"] == pytest.approx(0.07)
+    # every setting that counts enters the slope, not only the two ends
+    assert [f for f, _ in asked[0]] == [0.5, 1.0, 2.0, 4.0]
+    assert asked[0][-1] == (4.0, ("MoLo, 4× batch", "B, 4× batch"))
     assert trend["reading"]["batch"].startswith("moves toward the paper's side as the batch grows")
     assert "-0.05 at 0.5× the batch to +0.02 at 4×" in trend["reading"]["batch"]
+    assert "slope +0.023 per doubling" in trend["reading"]["batch"]
     assert trend["reading"]["length"].startswith("not measured")
-    assert trend["change"]["length"] is None
-    lower = claim_trend(
-        settings, design.trend_label, "MoLo", "B", effect_at, "lower", change_between
-    )
+    lower = claim_trend(settings, design.trend_label, "MoLo", "B", effect_at, "lower", slope_of)
     assert lower["reading"]["batch"].startswith("moves away from the paper's side")
     wide = claim_trend(settings, design.trend_label, "MoLo", "B", effect_at, "higher",
-                       lambda f, l: change_between(f, l, half=0.08))  # fmt: skip
+                       lambda f: slope_of(f, half=0.08))  # fmt: skip
     assert wide["reading"]["batch"].startswith("no change established as the batch grows")
     assert claim_trend({"batch": (1.0,), "length": (1.0,)}, design.trend_label, "MoLo", "B",
-                       effect_at, "higher", change_between) is None  # fmt: skip
+                       effect_at, "higher", slope_of) is None  # fmt: skip
 
 
 def test_a_point_whose_arms_forgot_the_base_is_shown_but_not_read():
@@ -108,12 +105,11 @@ def test_a_point_whose_arms_forgot_the_base_is_shown_but_not_read():
     reading = trend_reading(points, "batch", "higher", _settled(0.02, 0.01))
     assert "-0.05 at 0.5× the batch to -0.03 at 1×" in reading  # the 4× point does not count
     assert reading.endswith("(4× left out: an arm forgot its base or did not learn)")
-    unknown = trend_reading(points, "batch", "higher", {"change": 0.02, "interval": None})
-    assert unknown.startswith("seed variance unknown: no reading of the change")
-    apart = trend_reading(points, "batch", "higher", None)  # the two ends share no seed
-    assert apart.startswith("not measured: no seed common to 0.5× and 1×")
+    unknown = trend_reading(points, "batch", "higher", {"slope": 0.02, "interval": None, "df": 1})
+    assert unknown.startswith("not estimable: 1 residual degree(s) of freedom for the slope")
+    assert trend_reading(points, "batch", "higher", None).startswith("not estimable: 0")
     settled = trend_reading(points, "batch", "higher", _settled(0.02, 0.01))
-    assert "change on seeds 0, 1, 2 +0.02, 95.00% interval [+0.01, +0.03]" in settled
+    assert "slope +0.02 per doubling on seeds 0, 1, 2, 95.00% interval [+0.01, +0.03]" in settled
 
 
 def test_trend_reading_of_a_flat_or_missing_trend():
@@ -130,35 +126,70 @@ def test_trend_reading_of_a_flat_or_missing_trend():
     }
 
 
-def test_the_change_pairs_the_seeds_both_settings_keep(monkeypatch):
-    """The change of the effect between two settings: per seed, the later setting's per-item
-    effect less the earlier's, on the seeds both keep in order, averaged per base then over the
-    bases; seeds on distinct bases leave its seed variance unknown (no interval)."""
+def _trend_points(slope, seeds=(0, 1, 2), factors=(0.5, 1.0, 2.0, 4.0), items=60, seed=0):
+    """Per seed, (factor, per-item effect row) with run means on a line of ``slope`` over
+    log2 of the factor, a level of the seed's own and noise per run and item."""
+    rng = np.random.default_rng(seed)
+    hard = rng.normal(0.0, 0.3, size=items)  # how the item moves the effect, every run alike
+    return {
+        s: [(f, rng.normal(0.0, 0.05) + 0.2 * s + slope * np.log2(f) + hard
+             + rng.normal(0.0, 0.2, size=items)) for f in factors]
+        for s in seeds
+    }  # fmt: skip
+
+
+def test_the_slope_is_the_least_squares_fit_with_one_intercept_per_seed():
+    from paperlib.tables.trend_slope import slope_by_least_squares, slope_estimate
+
+    points = _trend_points(0.03)
+    points[2] = points[2][:3]  # a seed that misses a setting still counts
+    fast, plain = slope_estimate(points), slope_by_least_squares(points)
+    assert fast.mean == pytest.approx(plain["slope"], abs=1e-12)
+    assert fast.seed_term == pytest.approx(plain["variance"], rel=1e-9)
+    assert fast.seed_df == plain["df"] == 4 + 4 + 3 - 3 - 1
+    assert fast.item_term > 0
+
+
+def test_the_slope_interval_covers_the_true_slope_and_needs_two_residual_df():
+    from paperlib.tables.trend_slope import slope_estimate
+
+    hits = 0
+    for k in range(200):
+        low, high = slope_estimate(_trend_points(0.03, seed=k)).interval()
+        hits += low < 0.03 < high
+    assert hits >= 0.93 * 200  # a 95 % interval that errs wide, never narrow
+    two = {s: p[:2] for s, p in _trend_points(0.03, seeds=(0, 1)).items()}  # 4 − 2 − 1 = 1 df
+    assert slope_estimate(two) is None
+    one = {0: _trend_points(0.03)[0][:3]}  # one seed, three points: one residual df
+    assert slope_estimate(one) is None
+    assert slope_estimate({0: _trend_points(0.03)[0][:1]}) is None  # no seed with two points
+
+
+def test_the_slope_of_a_claims_settings_reads_every_sweep_seed(monkeypatch):
+    """The decided slope takes each setting's per-item effects on every seed it keeps and
+    fits them together; too few residual degrees of freedom leave no interval."""
     from paperlib.study import decide
     from paperlib.tables.claims import CLAIMS
+    from paperlib.tables.trend_slope import slope_estimate
 
     claim = next(c for c in CLAIMS if c.headline and c.study == "himo")
-    rng = np.random.default_rng(0)
-    tables = {
-        "a": ([0, 1, 2], rng.normal(size=(3, 50))),
-        "b": ([2, 0, 1], rng.normal(size=(3, 50))),
-    }
+    points = _trend_points(0.05)
+    tables = {f: ([s for s in points], np.stack([dict(points[s])[f] for s in points]))
+              for f in (0.5, 1.0, 2.0, 4.0)}  # fmt: skip
 
     def table(scale_name, claim_, runs, variant, baseline):
-        seeds, values = tables[variant]
+        seeds, values = tables[float(variant)]
         return decide.TrendArms(claim_, seeds, values, np.zeros_like(values), 0)
 
     monkeypatch.setattr(decide, "_trend_table", table)
-    got = decide.trend_change("full", claim, [], ("a", "a"), ("b", "b"))
-    (sa, va), (sb, vb) = tables["a"], tables["b"]
-    per_seed = {s: vb[sb.index(s)].mean() - va[sa.index(s)].mean() for s in (0, 1, 2)}
-    base0 = (per_seed[0] + per_seed[2]) / 2  # full scale: seed s starts from base s mod 2
-    assert got["seeds"] == [0, 1, 2] and got["seed_df"] == 1
-    assert got["change"] == pytest.approx((base0 + per_seed[1]) / 2)
+    settings = [(f, (str(f), str(f))) for f in (0.5, 1.0, 2.0, 4.0)]
+    got = decide.trend_slope("full", claim, [], settings)
+    assert got["slope"] == pytest.approx(slope_estimate(points).mean)
+    assert got["seeds"] == [0, 1, 2] and got["df"] == 12 - 3 - 1
     low, high = got["interval"]
-    assert low < got["change"] < high
-    tables["b"] = ([1, 2], tables["b"][1][:2])
-    assert decide.trend_change("full", claim, [], ("a", "a"), ("b", "b"))["interval"] is None
+    assert low < got["slope"] < high and got["alpha"] < 0.05
+    short = decide.trend_slope("full", claim, [], settings[:1])  # one setting: no line
+    assert short["interval"] is None and short["df"] == 0
 
 
 def _claim_with_trend(better="higher"):

@@ -10,14 +10,21 @@ import pytest
 
 from paperlib.tables.plateau import curve_items, plateau_check, run_plateaus
 from paperlib.tables.verdicts import (
+    AT_CEILING,
+    BELOW_PUBLISHED,
     CONTRADICTS,
     INCONCLUSIVE,
     NEGLIGIBLE,
+    NEGLIGIBLE_OTHER_SIGN,
+    NEGLIGIBLE_PAPER_SIGN,
     REPRODUCES,
     SMALLER,
+    UNDERPOWERED,
+    UNRESOLVABLE,
     VERDICTS,
     Evidence,
     collapse_reason,
+    design_verdict,
     headroom,
     untestable_reason,
     verdict,
@@ -27,9 +34,10 @@ SIGNIFICANT, NOT = 0.001, 0.5  # Holm-adjusted p-values on either side of α = 0
 
 
 def evidence(
-    effect, interval, p_sign=SIGNIFICANT, p_eq=NOT, better="higher", paper=None, units=True
-):
-    return Evidence(effect, interval, p_sign, p_eq, better, 0.01, paper, units)
+    effect, interval, p_sign=SIGNIFICANT, p_eq=NOT, better="higher", paper=None, units=True,
+    room=None,
+):  # fmt: skip
+    return Evidence(effect, interval, p_sign, p_eq, better, 0.01, paper, units, room=room)
 
 
 @pytest.mark.parametrize(
@@ -45,8 +53,17 @@ def evidence(
         (evidence(-0.05, (-0.08, -0.02)), CONTRADICTS),  # the other sign, beyond −δ
         (evidence(-0.012, (-0.02, -0.004)), INCONCLUSIVE),  # the other sign, size not beyond −δ
         (evidence(0.001, (-0.004, 0.006), p_sign=NOT, p_eq=0.01), NEGLIGIBLE),
-        # equivalence wins over a detectable sign: the effect is smaller than any of interest
-        (evidence(0.004, (0.002, 0.006), p_eq=0.01, paper=0.05), NEGLIGIBLE),
+        # equivalence wins over the size; a sign the family also establishes is named
+        (evidence(0.004, (0.002, 0.006), p_eq=0.01, paper=0.05), NEGLIGIBLE_PAPER_SIGN),
+        (evidence(-0.003, (-0.005, -0.001), p_eq=0.01), NEGLIGIBLE_OTHER_SIGN),
+        (evidence(3.0, (2.0, 4.0), better="lower", p_eq=0.01), NEGLIGIBLE_OTHER_SIGN),
+        # an interval below the paper's effect reads so whatever the sign test says
+        (evidence(0.01, (-0.01, 0.03), p_sign=NOT, paper=0.26), BELOW_PUBLISHED),
+        (evidence(-0.005, (-0.009, -0.001), paper=0.26), BELOW_PUBLISHED),  # other sign, < δ
+        # a baseline with less room than the paper's effect: at ceiling, never a contradiction
+        (evidence(-3.1, (-4.6, -1.6), paper=62.9, room=4.25), AT_CEILING),
+        (evidence(-3.1, (-4.6, -1.6), paper=62.9, room=70.0), CONTRADICTS),
+        (evidence(-3.1, (-4.6, -1.6), paper=62.9, room=4.25, units=False), CONTRADICTS),
         (evidence(0.03, (-0.01, 0.07), p_sign=NOT), INCONCLUSIVE),  # sign not established
         (evidence(-2.0, (-3.0, -1.5), better="lower", paper=-1.0), REPRODUCES),  # SSI: lower
         (evidence(2.0, (1.5, 3.0), better="lower"), CONTRADICTS),
@@ -56,6 +73,34 @@ def evidence(
 def test_each_verdict_from_a_constructed_case(case, expected):
     label, reason = verdict(case)
     assert label == expected and label in VERDICTS and reason
+
+
+def test_the_reason_records_the_sign_at_a_ceiling_and_beside_a_negligible_effect():
+    _, at_ceiling = verdict(evidence(-3.1, (-4.6, -1.6), paper=62.9, room=4.25))
+    assert "leaves 4.25 to the best value" in at_ceiling
+    assert "the other sign, established" in at_ceiling
+    _, small = verdict(evidence(0.004, (0.002, 0.006), p_eq=0.01))
+    assert "the paper's sign, established" in small
+    _, unsure = verdict(evidence(0.001, (-0.004, 0.006), p_sign=NOT, p_eq=0.01))
+    assert "not established" in unsure
+
+
+def test_an_undecided_claim_is_read_against_its_design_note():
+    """Inconclusive needs a design that resolves δ: an item floor at or above δ makes the claim
+    unresolvable at this test set, a design too small for δ underpowered; decided claims keep
+    their label."""
+    note = {"item_floor": 0.004, "delta": 0.01, "half_width": 0.008, "reason": "resolves"}
+    assert design_verdict(INCONCLUSIVE, "why", note) == (INCONCLUSIVE, "why")
+    small = {**note, "half_width": 0.02, "reason": "4 seeds per base resolve δ"}
+    assert design_verdict(INCONCLUSIVE, "why", small) == (
+        UNDERPOWERED,
+        "why; 4 seeds per base resolve δ",
+    )
+    floor = {**note, "item_floor": 0.01, "reason": "the item floor ±0.01 is at least δ"}
+    assert design_verdict(UNDERPOWERED, "why", floor)[0] == UNRESOLVABLE
+    assert design_verdict(INCONCLUSIVE, "why", floor)[0] == UNRESOLVABLE
+    assert design_verdict(REPRODUCES, "why", floor) == (REPRODUCES, "why")
+    assert design_verdict(INCONCLUSIVE, "why", None) == (INCONCLUSIVE, "why")
 
 
 def test_the_verdict_refuses_a_claim_without_a_positive_smallest_effect():
@@ -127,3 +172,25 @@ def test_the_plateau_rule_uses_the_curves_own_item_count():
         curve_items([{k: v for k, v in r.items() if k != "val_size"} for r in log])
     with pytest.raises(ValueError, match="val_size"):
         curve_items([log[0], {**log[1], "val_size": 200}])
+
+
+def test_a_study_runs_plateau_reads_its_primary_metric_against_delta():
+    """A rise counts only past δ, and only on the study's primary metric: a retention metric
+    that creeps up by more than its standard error does not leave the run out."""
+    from paperlib.study.recipe import SEARCHED_ARMS
+    from paperlib.study.run_validity import PLATEAU_METRIC, run_plateau
+
+    assert {s: m for s, m in SEARCHED_ARMS.values()} == {
+        s: m for s, (m, _) in PLATEAU_METRIC.items()
+    }
+    log = [
+        {"step": 0, "val": {"long_i2t_r1": 0.1, "short_i2t_r1": 0.5}, "val_size": 500},
+        {"step": 320, "val": {"long_i2t_r1": 0.60, "short_i2t_r1": 0.90}, "val_size": 500},
+        {"step": 400, "val": {"long_i2t_r1": 0.61, "short_i2t_r1": 0.95}, "val_size": 500},
+    ]
+    assert run_plateau(log, "himo") is None  # +0.01 is not past δ = 0.01; short I2T not read
+    log[-1]["val"]["long_i2t_r1"] = 0.62
+    assert "long_i2t_r1 still rising: +0.0200" in run_plateau(log, "himo")
+    assert "beyond δ = 0.01" in run_plateau(log, "himo")
+    flat = plateau_check([(0, 0.1), (400, 0.5), (500, 0.51)], 500, "r", smallest=0.01)
+    assert flat.reached and flat.threshold == 0.01

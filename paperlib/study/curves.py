@@ -12,8 +12,9 @@ records of ``engine.validation``; aperture diagnostics of ``metrics.diagnostics`
      "aperture": [{"study", "variant", "seed", "features", "radius", "points": [{"step",
                    "frac_inside_radius", "norm_mean"}]}]}
 
-``plateau`` is ``tables.plateau.plateau_check`` of that curve against the standard error over
-its own ``val_size`` items (the criterion the claims apply).
+``plateau`` is ``tables.plateau.plateau_check`` of the curve the claims judge: a study run's
+primary metric against its δ (``study.run_validity.PLATEAU_METRIC``; its other curves carry
+none), a base's curves against the standard error over their own ``val_size`` items.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from paperlib.atomic import atomic_write_text
 from paperlib.engine.validation import validation_records
 from paperlib.study.pretrain import bases_dir
 from paperlib.study.reader import results_dir, slug
+from paperlib.study.run_validity import plateau_deltas
 from paperlib.tables.plateau import curves_of, run_plateaus
 from paperlib.train import log_records
 
@@ -38,7 +40,8 @@ def _curve_entries(records: list[dict[str, Any]], **labels: Any) -> list[dict]:
     val = validation_records(records)
     if not val:
         return []
-    plateaus = run_plateaus(records)
+    study = labels.get("study")
+    plateaus = run_plateaus(records, smallest=plateau_deltas(study) if study else None)
     return [
         {
             **labels,

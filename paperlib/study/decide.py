@@ -61,9 +61,11 @@ from paperlib.tables.inference import (
     ALPHA,
     based_estimate,
     bonferroni_alpha,
+    design_note,
     holm,
     interaction_test,
     per_base_estimates,
+    seed_weight,
     summary,
 )
 from paperlib.tables.summary import (
@@ -74,6 +76,7 @@ from paperlib.tables.summary import (
     sign_text,
     size_text,
 )
+from paperlib.tables.trend_slope import slope_estimate
 from paperlib.tables.verdicts import (
     BASE_DEPENDENT,
     INTERACTION_ALPHA,
@@ -81,6 +84,7 @@ from paperlib.tables.verdicts import (
     UNDERPOWERED,
     UNTESTABLE,
     Evidence,
+    design_verdict,
     untestable_reason,
 )
 from paperlib.tables.verdicts import verdict as decide_verdict
@@ -89,8 +93,12 @@ from paperlib.train import log_records
 
 def expected_seeds(claim: Claim, scale: Scale) -> tuple[int, ...]:
     """The seeds the scale runs a claim's variants on: every seed for a headline claim and for
-    one whose variant runs on every seed (``design.EVERY_SEED_ARMS``), else the sweep seeds."""
-    return scale.seeds if claim.headline or claim.variant in EVERY_SEED_ARMS else scale.sweep_seeds
+    one whose variant runs on every seed (``design.EVERY_SEED_ARMS``), else the seeds both of
+    its arms run on (``Scale.arm_seeds``: a headline arm counts with the sweep seeds)."""
+    if claim.headline or claim.variant in EVERY_SEED_ARMS:
+        return scale.seeds
+    both = set(scale.arm_seeds(claim.variant)) & set(scale.arm_seeds(claim.baseline))
+    return tuple(sorted(both))
 
 
 def _guard(scale_name: str, claim: Claim, seeds: list[int]) -> dict | None:
@@ -302,29 +310,32 @@ def trend_effect(
     }
 
 
-def trend_change(
-    scale_name: str, claim: Claim, runs: list[dict], first: tuple[str, str], last: tuple[str, str]
+def trend_slope(
+    scale_name: str, claim: Claim, runs: list[dict], settings: list[tuple[float, tuple[str, str]]]
 ) -> dict[str, Any] | None:
-    """The change of the claim's effect from the arms ``first`` to the arms ``last`` (each
-    ``(variant, baseline)``), paired on the sweep seeds both settings keep (the base as a
-    level), with its interval at Bonferroni's level over the family's claims and both trend
-    axes (``trend.AXES``); None without a common seed."""
-    a = _trend_table(scale_name, claim, runs, *first)
-    b = _trend_table(scale_name, claim, runs, *last)
-    common = [s for s in a.seeds if s in b.seeds]
-    if not common:
-        return None
-    rows_a = a.effects[[a.seeds.index(s) for s in common]]
-    rows_b = b.effects[[b.seeds.index(s) for s in common]]
-    estimate = based_estimate(rows_b - rows_a, [SCALES[scale_name].base_of(s) for s in common])
+    """The slope of the claim's effect over ``log2`` of the factor (``tables.trend_slope``),
+    fitted to the ``settings`` (``(factor, (variant, baseline))``, those that count) on every
+    sweep seed each keeps, with its interval at Bonferroni's level over the family's claims and
+    both trend axes (``trend.AXES``); the interval is None where the fit leaves fewer than
+    :data:`MIN_SEED_DF` residual degrees of freedom."""
+    points: dict[int, list[tuple[float, np.ndarray]]] = {}
+    for factor, arms in settings:
+        table = _trend_table(scale_name, claim, runs, *arms)
+        for row, seed in enumerate(table.seeds):
+            points.setdefault(seed, []).append((factor, table.effects[row]))
     alpha = bonferroni_alpha(FAMILY_SIZES[claim.family] * len(AXES))
-    known = estimate.seed_df >= MIN_SEED_DF
+    estimate = slope_estimate(points)
+    seeds = sorted(s for s, p in points.items() if len(p) >= 2)
+    df = max(0, sum(len(points[s]) for s in seeds) - len(seeds) - 1)
+    if estimate is None:
+        return {"slope": None, "interval": None, "alpha": alpha, "seeds": seeds, "df": df}
     return {
-        "change": estimate.mean,
-        "interval": list(estimate.interval(alpha)) if known else None,
+        "slope": estimate.mean,
+        "interval": list(estimate.interval(alpha)),
         "alpha": alpha,
-        "seeds": common,
-        "seed_df": estimate.seed_df,
+        "seeds": seeds,
+        "df": estimate.seed_df,
+        "per_seed": list(estimate.seed_values),
     }
 
 
@@ -336,7 +347,7 @@ def headline_trend(scale_name: str, claim: Claim, runs: list[dict]) -> dict[str,
     return claim_trend(
         trend_settings(SCALES[scale_name]), trend_label, claim.variant, claim.baseline,
         lambda v, b: trend_effect(scale_name, claim, runs, v, b), claim.metric.better,
-        lambda first, last: trend_change(scale_name, claim, runs, first, last),
+        lambda settings: trend_slope(scale_name, claim, runs, settings),
     )  # fmt: skip
 
 
@@ -369,6 +380,7 @@ def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) 
         return {**record, "effect": None, "untestable": f"non-finite values of {claim.item}"}
     bases = [scale.base_of(s) for s in seeds]
     record.update(_effect_fields(va - vb, bases, claim.metric.smallest, alpha))
+    record["design_note"] = claim_design_note(record, claim, scale)
     record.update(variant_value=summary(va, bases), baseline_value=summary(vb, bases))
     record["against_base"] = against_base(scale_name, claim, seeds, alpha)
     chance = _chance(scale_name, claim, va.shape[1])
@@ -395,17 +407,23 @@ def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) 
 
 def _effect_fields(diff: np.ndarray, bases: list[int], smallest: float, alpha: float) -> dict:
     """The effect's estimate (base as a level), its raw sign and equivalence p-values, its
-    family-level interval, each base's own effect and the base × method interaction test."""
+    family-level interval, each base's own effect and the base × method interaction test. With
+    fewer than :data:`MIN_SEED_DF` within-base degrees of freedom no interval is given."""
     effect = based_estimate(diff, bases)
     per_base = per_base_estimates(diff, bases)
+    known = effect.seed_df >= MIN_SEED_DF
+
+    def interval(e, level=ALPHA):
+        return list(e.interval(level)) if known else None
+
     return {
         "effect": effect.mean,
         "se": effect.se,
         "seed_term": effect.seed_term,
         "item_term": effect.item_term,
         "seed_df": effect.seed_df,
-        "interval_raw": list(effect.interval()),
-        "interval": list(effect.interval(alpha)),
+        "interval_raw": interval(effect),
+        "interval": interval(effect, alpha),
         "p_raw": effect.p_value(),
         "p_equivalence_raw": effect.equivalence_p(smallest),
         "per_seed": list(effect.seed_values),
@@ -414,13 +432,37 @@ def _effect_fields(diff: np.ndarray, bases: list[int], smallest: float, alpha: f
             str(b): {
                 "effect": e.mean,
                 "seeds": e.seeds,
-                "interval": list(e.interval(alpha)),
+                "interval": interval(e, alpha),
                 "p_raw": e.p_value(),
                 "p_equivalence_raw": e.equivalence_p(smallest),
             }
             for b, e in per_base.items()
         },  # fmt: skip
         "interaction": interaction_test(effect.seed_values, bases),
+    }
+
+
+def claim_design_note(record: dict, claim: Claim, scale: Scale) -> dict[str, Any] | None:
+    """The claim's design note (``tables.inference.design_note``): the simultaneous half-width
+    its planned seeds (per base) give at the committed within-base spread of its seed effects,
+    its test-set item floor, and the seeds per base that resolve δ; None where the spread is
+    unknown (no base with two valid seeds)."""
+    if record["seed_df"] < 1:
+        return None
+    counts = Counter(record["bases_of_seeds"])
+    within = record["seed_term"] / seed_weight([counts[b] for b in sorted(counts)])
+    planned = Counter(scale.base_of(s) for s in expected_seeds(claim, scale))
+    note = design_note(
+        within, record["item_term"], [planned[b] for b in sorted(planned)],
+        FAMILY_SIZES[claim.family], claim.metric.smallest,
+    )  # fmt: skip
+    return {
+        **note.as_dict(),
+        "delta": claim.metric.smallest,
+        "planned_per_base": {str(b): planned[b] for b in sorted(planned)},
+        "valid_per_base": {str(b): counts[b] for b in sorted(counts)},
+        "within_variance": within,
+        "within_df": record["seed_df"],
     }
 
 
@@ -487,13 +529,21 @@ def scale_wording(record: dict) -> str:
     return words
 
 
+def _room(record: dict) -> float | None:
+    """The baseline's mean distance to the metric's best value, on the paper's side."""
+    baseline = (record.get("baseline_value") or {}).get("mean")
+    if baseline is None:
+        return None
+    return (1.0 if record["better"] == "higher" else -1.0) * (record["ceiling"] - baseline)
+
+
 def _evidence(record: dict, alpha: float, **changes: Any) -> Evidence:
     fields = dict(
         effect=record["effect"], simultaneous=tuple(record["interval"]),
         p_sign=record["p_adjusted"], p_equivalence=record["p_equivalence_adjusted"],
         better=record["better"], smallest=record["smallest"],
         paper_effect=record.get("paper_effect"), paper_units=bool(record.get("paper_units")),
-        alpha=alpha,
+        alpha=alpha, room=_room(record),
     )  # fmt: skip
     return Evidence(**{**fields, **changes})
 
@@ -504,16 +554,21 @@ def _verdict(record: dict, alpha: float) -> dict[str, Any]:
         return {"verdict": UNTESTABLE, "reason": record["untestable"]}
     if record["seed_df"] < MIN_SEED_DF:
         counts = Counter(record.get("bases_of_seeds", []))
+        df = record["seed_df"]
         why = (
             f"the valid seeds of each base tie ({len(record['seeds'])} valid)"
-            if counts and max(counts.values()) > 1
-            else f"no base has two valid seeds ({len(record['seeds'])} valid)"
+            if df == 0 and counts and max(counts.values()) > 1
+            else f"{len(record['seeds'])} valid seeds over {len(counts)} base(s) give the seed "
+            f"variance {df} within-base degree(s) of freedom, fewer than {MIN_SEED_DF}"
         )
-        return {
-            "verdict": UNDERPOWERED,
-            "reason": f"{why}: the seed variance is unknown; in its family with p = 1",
-        }
-    verdict, reason = decide_verdict(_evidence(record, alpha))
+        label, reason = design_verdict(
+            UNDERPOWERED, f"{why}: no interval is estimated; in its family with p = 1",
+            record.get("design_note"),
+        )  # fmt: skip
+        return {"verdict": label, "reason": reason}
+    verdict, reason = design_verdict(
+        *decide_verdict(_evidence(record, alpha)), record.get("design_note")
+    )
     interaction = record.get("interaction")
     if not interaction or record["interaction_p_adjusted"] >= INTERACTION_ALPHA:
         return {"verdict": verdict, "reason": reason, "verdict_per_base": None}
@@ -557,24 +612,20 @@ def report(scale_name: str, partial: bool = False) -> dict[str, Any]:
     targets and the runs left out (nothing is written). Missing runs raise
     :class:`MissingRunsError` unless ``partial``."""
     scale, runs = SCALES[scale_name], finished_runs(scale_name)
-    decided = [decide_claim(scale_name, c, runs, scale) for c in CLAIMS]
-    missing = sorted({m for r in decided for m in r["missing_runs"]})
+    claims = decided_claims(scale_name, scale, runs)
+    missing = sorted({m for r in claims for m in r["missing_runs"]})
     if missing and not partial:
         raise MissingRunsError(
             f"results/{scale_name}: {len(missing)} planned run(s) have no results: "
             + ", ".join(missing[:12]) + (" ..." if len(missing) > 12 else "")
             + "; run the study to finish them, or decide a partial study (--partial)"
         )  # fmt: skip
-    claims = []
-    for family in FAMILY_SIZES:
-        members = [r for r in decided if r["family"] == family]
-        claims += adjust_family(members) if members else []
-    order = {c.id: i for i, c in enumerate(CLAIMS)}
-    claims.sort(key=lambda r: order[r["claim"]])
+    unexcluded = decided_claims(scale_name, scale, [{**r, "unconverged": None} for r in runs])
     checks = schedule_checks(scale_name, runs)
-    for record in claims:
+    for record, other in zip(claims, unexcluded, strict=True):
         record["partial"] = bool(record["missing_runs"])
         record["schedule_flags"] = schedule_flags(checks, record)
+        record["without_exclusions"] = without_exclusions(record, other)
     return {
         "scale": scale_name,
         "alpha": ALPHA,
@@ -597,6 +648,31 @@ def report(scale_name: str, partial: bool = False) -> dict[str, Any]:
             for r in runs
             if r.get("unconverged")
         ],
+    }
+
+
+def decided_claims(scale_name: str, scale: Scale, runs: list[dict]) -> list[dict]:
+    """Every claim decided from ``runs`` and adjusted over its family, in declaration order."""
+    decided = [decide_claim(scale_name, c, runs, scale) for c in CLAIMS]
+    claims = []
+    for family in FAMILY_SIZES:
+        members = [r for r in decided if r["family"] == family]
+        claims += adjust_family(members) if members else []
+    order = {c.id: i for i, c in enumerate(CLAIMS)}
+    return sorted(claims, key=lambda r: order[r["claim"]])
+
+
+def without_exclusions(record: dict, other: dict) -> dict[str, Any]:
+    """The claim as decided with the runs the plateau rule leaves out counted in (``other``,
+    from the same runs with no run judged unconverged): its verdict, effect, interval and seeds,
+    and whether the verdict differs from ``record``'s."""
+    return {
+        "verdict": other["verdict"],
+        "effect": other.get("effect"),
+        "interval": other.get("interval"),
+        "seeds": other["seeds"],
+        "runs_added": len(other["seeds"]) - len(record["seeds"]),
+        "changes_verdict": other["verdict"] != record["verdict"],
     }
 
 

@@ -236,13 +236,13 @@ def _himo_sections(scale: Scale, loss: dict[str, Any]) -> dict[str, dict[str, An
 
 
 def himo_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
-    """MoLo, MoLo with λ = 0 and Long-CLIP from the seed's base; on the sweep seeds also
-    MoLo's batch-size and HiDe-scope ablations (:data:`HIMO_SWEEP`)."""
+    """MoLo, MoLo with λ = 0 and Long-CLIP from the seed's base; on each ablation's seeds
+    (``Scale.arm_seeds``) also MoLo's batch-size and HiDe-scope ablations (:data:`HIMO_SWEEP`)."""
     molo = HIMO_HEADLINE["MoLo"][1]
     variants = {label: (method, loss, 1.0, 1) for label, (method, loss) in HIMO_HEADLINE.items()}
     variants["Long-CLIP"] = ("longclip", {"pcm_dim": scale.pcm_dim, "short_weight": 0.5}, 1.0, 1)
-    if seed in scale.sweep_seeds:
-        for label, (loss, factor, nproc) in HIMO_SWEEP.items():
+    for label, (loss, factor, nproc) in HIMO_SWEEP.items():
+        if seed in scale.arm_seeds(label):
             variants[label] = ("himo", {**molo, **loss}, factor, nproc)
     runs = []
     for label, (method, loss, factor, nproc) in variants.items():

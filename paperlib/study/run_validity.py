@@ -9,6 +9,7 @@ from typing import Any
 
 from paperlib.study.reader import PRETRAIN, results_dir
 from paperlib.study.scales import SCALES, Scale
+from paperlib.tables.claims import METRICS
 from paperlib.tables.plateau import run_plateaus
 from paperlib.tables.verdicts import collapse_reason
 from paperlib.train import log_records
@@ -35,11 +36,22 @@ def run_collapse(info: dict[str, Any], log: list[dict[str, Any]]) -> str | None:
     return collapse_reason(losses, info["config"]["train"]["batch_size"], info["feature_std"])
 
 
-def run_plateau(records: list[dict[str, Any]]) -> str | None:
-    """Why a trained run's validation curves had not flattened (``tables.plateau``, judged
-    against the standard error over the curve's own held-out items), or None (also for a run
-    without a curve: the references)."""
-    found = [p.reason() for p in run_plateaus(records).values() if not p.reached]
+# the metric each study's plateau is judged on: the primary metric its recipe maximises
+# (``study.recipe.SEARCHED_ARMS``), with the smallest effect of interest of the claims' metric
+PLATEAU_METRIC = {"himo": ("long_i2t_r1", "long-i2t"), "argent": ("zeroshot_L1", "zs-l1")}
+
+
+def plateau_deltas(study: str) -> dict[str, float]:
+    """``{validation metric: δ}`` of the study's plateau (:data:`PLATEAU_METRIC`)."""
+    metric, claimed = PLATEAU_METRIC[study]
+    return {metric: METRICS[claimed].smallest}
+
+
+def run_plateau(records: list[dict[str, Any]], study: str) -> str | None:
+    """Why a trained run's primary validation curve still rose past δ over its last fifth
+    (``tables.plateau``), or None (also for a run without a curve: the references)."""
+    plateaus = run_plateaus(records, smallest=plateau_deltas(study))
+    found = [p.reason() for p in plateaus.values() if not p.reached]
     return "; ".join(found) if found else None
 
 
@@ -58,7 +70,7 @@ def _read_run(done: Path, scale: Scale) -> dict[str, Any]:
     steps = [r for r in records if "loss" in r]
     info["collapsed"] = run_collapse(info, steps)
     try:
-        info["unconverged"] = run_plateau(records)
+        info["unconverged"] = run_plateau(records, info["study"])
     except ValueError as error:
         raise ValueError(f"{log}: {error}") from None
     info["base"] = scale.base_of(info["seed"]) if info["variant"] != PRETRAIN else info["seed"]

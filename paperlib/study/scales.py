@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -45,9 +45,18 @@ class Scale:
     # steps
     trend_batch_factors: tuple[float, ...] = ()
     trend_length_factors: tuple[float, ...] = ()
+    # sweep arms that run on other seeds than ``sweep_seeds``: variant -> seeds, chosen from the
+    # claims' design notes (``tables.inference.design_note``: the seeds per base that resolve
+    # δ, never fewer than 3 per base); the scale trend stays on ``sweep_seeds``
+    sweep_arm_seeds: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     def base_of(self, seed: int) -> int:
         return self.bases[seed % len(self.bases)]
+
+    def arm_seeds(self, variant: str) -> tuple[int, ...]:
+        """The seeds a sweep arm runs on: its :attr:`sweep_arm_seeds` entry, else the sweep
+        seeds."""
+        return self.sweep_arm_seeds.get(variant, self.sweep_seeds)
 
 
 SCALES = {
@@ -92,5 +101,14 @@ SCALES = {
         trend_length_factors=(0.5, 2.0),
         recipe_lrs=(1e-5, 3e-5, 1e-4, 3e-4),  # half-decade steps; the paper's 1e-6 is below
         recipe_warmups=(0.05, 0.25),
+        # MoLo's ablations, balanced over the two bases: the batch pair on 3 + 3 seeds (its HiMo@K
+        # claim's note asks 3 per base), the HiDe-scope pair on 4 + 4 (its long I2T claim's note
+        # asks 4 per base)
+        sweep_arm_seeds={
+            "MoLo, half batch": tuple(range(6)),
+            "MoLo, double batch": tuple(range(6)),
+            "MoLo, 2 ranks, global HiDe": tuple(range(8)),
+            "MoLo, 2 ranks, HiDe per rank": tuple(range(8)),
+        },
     ),
 }

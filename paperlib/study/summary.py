@@ -49,6 +49,7 @@ def summarise(
         "bases": list(scale.bases),
         "seeds": list(scale.seeds),
         "sweep_seeds": list(scale.sweep_seeds),
+        "sweep_arm_seeds": {k: list(v) for k, v in scale.sweep_arm_seeds.items()},
         "stage_seconds_of_finished_runs": {k: round(v) for k, v in finished_seconds.items()},
         "stage_seconds_this_invocation": {k: round(v) for k, v in stages.items()},
         "environment": run_environment(threads),

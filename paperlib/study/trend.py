@@ -7,10 +7,12 @@ batch factor (equal samples seen) and length factor of its scale (``study.design
 and :func:`claim_trend` gives, per axis, the effect at each setting (the headline setting
 included) with its 95 % interval where the seed variance is known, HiDe's mean component
 count where the arm logs it, and :func:`trend_reading`. A point whose arms forgot their base,
-did not learn, or sit at chance is shown but does not count. The reading rests on the change of the effect from the smallest to the largest
-setting that counts, paired on the seeds both keep, with its interval at Bonferroni's level
-over the family's claims and both axes: "moves toward the paper's side" only where that
-interval lies on the paper's side of 0.
+did not learn, or sit at chance is shown but does not count. The reading rests on one slope per
+axis: the effect's change per doubling of the factor, fitted to every point that counts on
+every seed (``tables.trend_slope``), with its interval at Bonferroni's level over the family's
+claims and both axes: "moves toward the paper's side" only where that interval lies on the
+paper's side of 0, and "not estimable" where the points leave too few degrees of freedom for
+an interval.
 """
 
 from __future__ import annotations
@@ -36,16 +38,16 @@ def claim_trend(
     baseline: str,
     effect_at: Callable[[str, str], dict[str, Any] | None],
     better: str,
-    change_between: Callable[[tuple[str, str], tuple[str, str]], dict[str, Any] | None],
+    slope_of: Callable[[list[tuple[float, tuple[str, str]]]], dict[str, Any] | None],
 ) -> dict[str, Any] | None:
     """Per axis, ``[{"factor", **effect_at(variant', baseline')}]`` over the settings (``label``
-    names an arm at a setting; factor 1 is the arm itself); per axis the ``change`` of the
-    effect from the smallest to the largest setting that :func:`counts`
-    (``change_between(first_arms, last_arms)``) and :func:`trend_reading`; None when the scale
+    names an arm at a setting; factor 1 is the arm itself); per axis the ``slope`` of the
+    effect over ``log2`` of the factor, fitted to the settings that :func:`counts`
+    (``slope_of([(factor, arms), ...])``), and :func:`trend_reading`; None when the scale
     trains no trend."""
     if not any(len(factors) > 1 for factors in settings.values()):
         return None
-    out: dict[str, Any] = {"change": {}, "reading": {}}
+    out: dict[str, Any] = {"slope": {}, "reading": {}}
     for axis in AXES:
         points, arms = [], {}
         for factor in settings[axis]:
@@ -55,11 +57,9 @@ def claim_trend(
             points.append({"factor": factor, **(effect_at(*arms[factor]) or {"effect": None})})
         out[axis] = points
         found = [p for p in points if counts(p)]
-        change = None
-        if len(found) >= 2:
-            change = change_between(arms[found[0]["factor"]], arms[found[-1]["factor"]])
-        out["change"][axis] = change
-        out["reading"][axis] = trend_reading(points, axis, better, change)
+        slope = slope_of([(p["factor"], arms[p["factor"]]) for p in found]) if found else None
+        out["slope"][axis] = slope
+        out["reading"][axis] = trend_reading(points, axis, better, slope)
     return out
 
 
@@ -70,12 +70,12 @@ def counts(point: dict[str, Any]) -> bool:
 
 
 def trend_reading(
-    points: list[dict[str, Any]], axis: str, better: str, change: dict[str, Any] | None
+    points: list[dict[str, Any]], axis: str, better: str, slope: dict[str, Any] | None
 ) -> str:
-    """In words, from the points that :func:`counts` and the ``change`` of the effect from the
-    smallest to the largest of them: the effect at both ends, the change with its interval,
-    and whether the change is established on the paper's side (``better``), on the other, or
-    not at all (its interval holds 0, or the seed variance is unknown)."""
+    """In words, from the points that :func:`counts` and the ``slope`` of the effect over
+    ``log2`` of the factor: the effect at both ends, the slope per doubling with its interval,
+    and whether it is established on the paper's side (``better``), on the other, or not at
+    all; "not estimable" where the slope has no interval."""
     found = [p for p in points if counts(p)]
     left_out = [f"{p['factor']:g}×" for p in points if p.get("untestable")]
     out = f" ({', '.join(left_out)} left out: an arm forgot its base or did not learn)"
@@ -90,18 +90,17 @@ def trend_reading(
         f"{first['effect']:+.3g} at {first['factor']:g}× the {axis} to "
         f"{last['effect']:+.3g} at {last['factor']:g}×"
     )
-    if change is None:
-        return f"not measured: no seed common to {first['factor']:g}× and {last['factor']:g}×{out}"
-    if change.get("interval") is None:
-        return f"seed variance unknown: no reading of the change ({where}){out}"
-    low, high = change["interval"]
-    seeds = ", ".join(str(s) for s in change["seeds"])
+    if slope is None or slope.get("interval") is None:
+        df = 0 if slope is None else slope.get("df", 0)
+        return f"not estimable: {df} residual degree(s) of freedom for the slope ({where}){out}"
+    low, high = slope["interval"]
     where += (
-        f"; change on seeds {seeds} {change['change']:+.3g}, "
-        f"{1 - change['alpha']:.2%} interval [{low:+.3g}, {high:+.3g}]"
+        f"; slope {slope['slope']:+.3g} per doubling on seeds "
+        f"{', '.join(str(s) for s in slope['seeds'])}, {1 - slope['alpha']:.2%} interval "
+        f"[{low:+.3g}, {high:+.3g}]"
     )
     sign = 1.0 if better == "higher" else -1.0
     if low > 0 or high < 0:
-        side = "toward" if sign * change["change"] > 0 else "away from"
+        side = "toward" if sign * slope["slope"] > 0 else "away from"
         return f"moves {side} the paper's side as the {axis} grows ({where}){out}"
     return f"no change established as the {axis} grows ({where}; the interval holds 0){out}"

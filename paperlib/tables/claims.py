@@ -360,6 +360,9 @@ _UNITS = {
 METRICS = {name: replace(m, units=_UNITS.get(name, "")) for name, m in METRICS.items()}
 
 L14 = {"arch": "L/14"}
+# the paper's PEP AUC pools every (image, caption) score into one ROC; the study's per-item PEP
+# is each image's own AUC, averaged (per-item values for the intervals), so sizes do not compare
+PEP_PUBLISHED = "pep_auc"
 S = {"arch": "S"}
 
 
@@ -376,7 +379,8 @@ def _argent_main(
 
 def _ablation(path: str, baseline: str) -> PaperEffect:
     full = {"variant": "AdaEnt, weights on intra pairs (ARGENT)"}
-    return PaperEffect("argent_ablations", (path,), full, {"variant": baseline}, 0.01)
+    same_units = path != PEP_PUBLISHED
+    return PaperEffect("argent_ablations", (path,), full, {"variant": baseline}, 0.01, same_units)
 
 
 def _claim(paper, study, variant, id, statement, metric, baseline, headline, source, effect=None):
@@ -424,19 +428,19 @@ CLAIMS: tuple[Claim, ...] = (
     # ARGENT against HyCoCLIP (Table 2, S rows) and its ablations (Table 3)
     _argent("argent-zs-l3-vs-hycoclip", "ARGENT improves fine-grained zero-shot classification", "zs-l3", "HyCoCLIP", True, "Table 2", _argent_main(*IN_S)),
     _argent("argent-t2i-vs-hycoclip", "ARGENT improves text→image retrieval (R@5 in the paper; R@1 here)", "short-t2i", "HyCoCLIP", True, "Table 2", _argent_main("coco_t2i_r5", HYCO_S, same_units=False)),
-    _argent("argent-pep-vs-hycoclip", "ARGENT orders entailment better (PEP AUC, positives at every level)", "pep", "HyCoCLIP", True, "Table 2", _argent_main("pep_auc", HYCO_S)),
-    _argent("argent-pep-finest-vs-hycoclip", "ARGENT orders entailment better (PEP AUC, finest-level positives)", "pep-finest", "HyCoCLIP", True, "Table 2", _argent_main("pep_auc", HYCO_S, same_units=False)),
+    _argent("argent-pep-vs-hycoclip", "ARGENT orders entailment better (PEP AUC, positives at every level)", "pep", "HyCoCLIP", True, "Table 2", _argent_main(PEP_PUBLISHED, HYCO_S, same_units=False)),
+    _argent("argent-pep-finest-vs-hycoclip", "ARGENT orders entailment better (PEP AUC, finest-level positives)", "pep-finest", "HyCoCLIP", True, "Table 2", _argent_main(PEP_PUBLISHED, HYCO_S, same_units=False)),
     _argent("argent-aperture-vs-hycoclip", "ARGENT leaves no caption inside the undefined-aperture radius (learned curvature)", "aperture", "HyCoCLIP", True, "§3 aperture"),
     _argent("argent-aperture-vs-hycoclip-k01", "ARGENT leaves no caption inside the undefined-aperture radius (κ = 0.1)", "aperture", f"HyCoCLIP{APERTURE}", False, "§3 aperture", variant=f"ARGENT{APERTURE}"),
     _argent("argent-aperture-vs-meru-k01", "ARGENT leaves fewer captions than MERU inside the undefined-aperture radius (κ = 0.1)", "aperture", f"MERU{APERTURE}", False, "§3 aperture", variant=f"ARGENT{APERTURE}"),
-    _argent("argent-pep-intra-vs-all", "Weights on intra-modality pairs only beat weights on all pairs (PEP)", "pep", "ARGENT, weights on all pairs", False, "Table 3", _ablation("pep_auc", "AdaEnt, weights on all pairs")),
-    _argent("argent-pep-intra-vs-none", "Intra-modality weights beat AdaEnt without weights (PEP)", "pep", "ARGENT, no weights", False, "Table 3", _ablation("pep_auc", "AdaEnt, no weights")),
-    _argent("argent-pep-vs-noreg", "The norm regularizer improves PEP", "pep", "ARGENT, no regularizer", False, "Table 3", _ablation("pep_auc", "ARGENT without norm regularizer")),
+    _argent("argent-pep-intra-vs-all", "Weights on intra-modality pairs only beat weights on all pairs (PEP)", "pep", "ARGENT, weights on all pairs", False, "Table 3", _ablation(PEP_PUBLISHED, "AdaEnt, weights on all pairs")),
+    _argent("argent-pep-intra-vs-none", "Intra-modality weights beat AdaEnt without weights (PEP)", "pep", "ARGENT, no weights", False, "Table 3", _ablation(PEP_PUBLISHED, "AdaEnt, no weights")),
+    _argent("argent-pep-vs-noreg", "The norm regularizer improves PEP", "pep", "ARGENT, no regularizer", False, "Table 3", _ablation(PEP_PUBLISHED, "ARGENT without norm regularizer")),
     _argent("argent-zs-vs-noreg", "The norm regularizer improves zero-shot classification", "zs-l3", "ARGENT, no regularizer", False, "Table 3", _ablation("cls_acc1", "ARGENT without norm regularizer")),
-    _argent("argent-pep-vs-ent", "AdaEnt beats the original aperture entailment (PEP)", "pep", "ARGENT, Ent", False, "Table 3", _ablation("pep_auc", "original Ent")),
+    _argent("argent-pep-vs-ent", "AdaEnt beats the original aperture entailment (PEP)", "pep", "ARGENT, Ent", False, "Table 3", _ablation(PEP_PUBLISHED, "original Ent")),
     # Table 2's model sizes: ARGENT's gains at a second, smaller size; the larger model's gains
     _argent("argent-t2i-vs-hycoclip-smaller", "ARGENT improves text→image retrieval, at the smaller model size", "short-t2i", f"HyCoCLIP{SMALLER}", False, "Table 2 (sizes)", _argent_main("coco_t2i_r5", HYCO_S, same_units=False), variant=f"ARGENT{SMALLER}"),
-    _argent("argent-pep-vs-hycoclip-smaller", "ARGENT orders entailment better (PEP AUC), at the smaller model size", "pep", f"HyCoCLIP{SMALLER}", False, "Table 2 (sizes)", _argent_main("pep_auc", HYCO_S), variant=f"ARGENT{SMALLER}"),
+    _argent("argent-pep-vs-hycoclip-smaller", "ARGENT orders entailment better (PEP AUC), at the smaller model size", "pep", f"HyCoCLIP{SMALLER}", False, "Table 2 (sizes)", _argent_main(PEP_PUBLISHED, HYCO_S, same_units=False), variant=f"ARGENT{SMALLER}"),
     _argent("argent-size-zs-l1", "The larger ARGENT model classifies better zero-shot (Table 2: S → L)", "zs-l1", f"ARGENT{SMALLER}", False, "Table 2 (sizes)", _argent_main("imagenet_acc1", {"model": "ARGENT", **S}, {"model": "ARGENT", "arch": "L"})),
     _argent("argent-size-t2i", "The larger ARGENT model retrieves images better (Table 2: S → L)", "short-t2i", f"ARGENT{SMALLER}", False, "Table 2 (sizes)", _argent_main("coco_t2i_r5", {"model": "ARGENT", **S}, {"model": "ARGENT", "arch": "L"}, same_units=False)),
 )

@@ -25,13 +25,52 @@ With one seed the seed variance is unknown; the interval then holds the test-ite
 and says so (``Estimate.seed_df == 0``): verdicts need a seed variance.
 
 **The pre-trained base as a level** (:func:`based_estimate`). The study's fine-tunes start from
-``B`` pre-trained bases (seed ``s`` from base ``b(s)``), so a seed's mean is
-``μ + β_b + a_s + ē_s``: the bases are fixed levels, not more seeds. The effect is the mean of
-the per-base means, its seed term the pooled *within-base* variance of the seed means times
-``Σ_b 1 / (B² n_b)``, with ``S − B`` degrees of freedom; with one base this is
-:func:`crossed_estimate`. :func:`interaction_test` asks whether the effect differs between
-bases (a one-way ANOVA of the per-seed effects on the base, ``F(B − 1, S − B)``), and
-:func:`per_base_estimates` gives each base's own effect with the pooled within-base variance.
+``B`` pre-trained bases (seed ``s`` from base ``b(s)``, ``n_b`` seeds from base ``b``). The
+bases are fixed levels, not more seeds, and the items are sampled, so a base × item interaction
+``g`` is random:
+
+    y[s, i] = μ + β_b + a_s + b_i + g_{b,i} + e_si,   g ~ (0, σ_g²),   b = b(s).
+
+The effect ``θ = μ + mean_b β_b`` is estimated by the mean of the per-base means, which is the
+mean over items of the base-weighted item means ``c_i = (1/B) Σ_b (1/n_b) Σ_{s∈b} y_si``.
+With ``W = Σ_b 1 / (B² n_b)``:
+
+    Var(θ̂) = W σ_a² + (σ_b² + σ_g²/B) / N + W σ_e² / N.
+
+- *Seed term*: within base ``b`` a seed mean deviates from its base's mean by
+  ``(a_s − ā_b) + (ē_s· − ē_b··)`` (``b_i`` and ``g_{b,i}`` are shared by the base's seeds), so
+  the pooled within-base variance of the seed means (``S − B`` degrees of freedom) estimates
+  ``σ_a² + σ_e²/N``; times ``W`` it is the first and last terms.
+- *Item term* (``_item_term``): ``c_i − c̄`` holds ``b_i + ḡ_i`` and
+  ``(1/B) Σ_b ē_{b,i}`` (the seed effects cancel), so ``E[Var_i(c_i)] = σ_b² + σ_g²/B + W σ_e²``
+  (ddof 1). Within base ``b`` the table is crossed with item effect ``b_i + g_{b,i}``, so the
+  pooled within-base residual mean square (``_within_base_residual``)
+
+      MS_wr = Σ_{s,i} (y_si − ȳ_s· − ȳ_{b(s),i} + ȳ_{b(s)··})² / ((S − B)(N − 1))
+
+  is unbiased for ``σ_e²``, and ``max(0, Var_i(c_i) − W · MS_wr) / N`` estimates the middle
+  term. Its ``W σ_e² / N`` is the part the seed term already carries: subtracting it counts
+  ``σ_e²`` once. The plain two-way ANOVA's ``(MS_item − MS_resid) / (S N)`` would instead
+  take part of ``g`` for residual and subtract it: with ``n`` seeds on each base it leaves out
+  the share ``(B − 1) / (S − 1)`` of ``σ_g² / (B N)`` (a third with 2 + 2 seeds).
+
+With one base, ``Var_i(c_i) = MS_item / S`` and ``MS_wr = MS_resid``: the item term is the
+crossed model's and :func:`based_estimate` is :func:`crossed_estimate`. With one seed per base
+(``S = B``) ``σ_e²`` is not identified: the item term is ``Var_i(c_i) / N``, which also holds
+``W σ_e² / N`` (conservative), and the seed variance is unknown (``seed_df == 0``).
+
+**Design notes** (:func:`design_note`). Before new runs, a claim's simultaneous half-width under
+another seed design follows from the committed within-base variance of the seed means
+(``σ_a² + σ_e²/N``) and item term: the seed term is that variance times the design's ``W``,
+with ``S − B`` degrees of freedom (:func:`design_half_width`; fewer than 2 give no interval),
+and the item term estimates ``(σ_b² + σ_g²/B) / N``, which holds no seed count, so it is kept
+as measured (for the same items and number of bases; with ``S = B`` it also holds
+``W σ_e² / N`` and plans conservatively). No seed count goes below :func:`item_floor`;
+:func:`smallest_resolving_design` gives the fewest balanced seeds per base that resolve ``δ``.
+
+:func:`interaction_test` asks whether the effect differs between bases (a one-way ANOVA of the
+per-seed effects on the base, ``F(B − 1, S − B)``), and :func:`per_base_estimates` gives each
+base's own effect with the pooled within-base variance.
 
 :func:`holm` adjusts the p-values of one family of claims (one paper's) for their number:
 Holm's step-down procedure, which controls the family-wise error rate at α without any
@@ -90,8 +129,8 @@ def mean_squares(values: np.ndarray) -> MeanSquares:
 @dataclass(frozen=True)
 class Estimate:
     """A grand mean and the two parts of its variance: ``seed_term`` (σ_a²/S + σ_e²/(S N),
-    estimated with S − 1 degrees of freedom) and ``item_term`` (σ_b²/N, estimated from N − 1
-    item means: taken as known)."""
+    estimated with S − 1 degrees of freedom, or ``df``) and ``item_term`` (σ_b²/N; with bases,
+    (σ_b² + σ_g²/B)/N; estimated from N − 1 item means: taken as known)."""
 
     mean: float
     seed_values: tuple[float, ...]  # the per-seed means
@@ -191,13 +230,45 @@ def _within_base(seed_values: np.ndarray, labels: np.ndarray, levels: list) -> t
     return sum(float(((g - g.mean()) ** 2).sum()) for g in groups) / df, df
 
 
-def _item_term(y: np.ndarray) -> float:
-    """σ_b² / N of a (seeds, items) table: ``(MS_item − MS_resid) / (S N)``; one seed:
-    ``MS_item / N``."""
-    ms = mean_squares(y)
-    if ms.seeds == 1:
-        return ms.item / ms.items
-    return max(0.0, ms.item - ms.resid) / (ms.seeds * ms.items)
+def seed_weight(per_base_counts) -> float:
+    """``W = Σ_b 1 / (B² n_b)``: the variance of the mean of ``B`` base means, each over
+    ``n_b`` seeds, per unit variance of one seed's mean."""
+    counts = [int(n) for n in per_base_counts]
+    if not counts or min(counts) < 1:
+        raise ValueError(f"per_base_counts must be positive counts; got {per_base_counts}")
+    return sum(1.0 / n for n in counts) / len(counts) ** 2
+
+
+def _base_item_means(y: np.ndarray, labels: np.ndarray, levels: list) -> np.ndarray:
+    """``c_i = (1/B) Σ_b (1/n_b) Σ_{s∈b} y_si``: each item's mean of its per-base means."""
+    return np.mean([y[labels == b].mean(axis=0) for b in levels], axis=0)
+
+
+def _within_base_residual(y: np.ndarray, labels: np.ndarray, levels: list) -> tuple[float, int]:
+    """``MS_wr``, the pooled seed × item residual mean square within bases, and its degrees of
+    freedom ``(S − B)(N − 1)``: ``Σ (y_si − ȳ_s· − ȳ_{b(s),i} + ȳ_{b(s)··})²`` over them
+    (``nan, 0`` when no base has two seeds)."""
+    df = (y.shape[0] - len(levels)) * (y.shape[1] - 1)
+    if df < 1:
+        return math.nan, 0
+    total = 0.0
+    for b in levels:
+        rows = y[labels == b]
+        resid = rows - rows.mean(axis=1, keepdims=True) - rows.mean(axis=0) + rows.mean()
+        total += float((resid**2).sum())
+    return total / df, df
+
+
+def _item_term(y: np.ndarray, labels: np.ndarray, levels: list) -> float:
+    """The item term of the mean of base means (module docstring):
+    ``max(0, Var_i(c_i) − W · MS_wr) / N``; ``Var_i(c_i) / N`` when ``S = B`` (σ_e² not
+    identified: conservative). One base: ``(MS_item − MS_resid) / (S N)``."""
+    spread = float(_base_item_means(y, labels, levels).var(ddof=1))
+    resid, df = _within_base_residual(y, labels, levels)
+    if df == 0:
+        return spread / y.shape[1]
+    weight = seed_weight([int((labels == b).sum()) for b in levels])
+    return max(0.0, spread - weight * resid) / y.shape[1]
 
 
 def based_estimate(values: np.ndarray, bases) -> Estimate:
@@ -205,7 +276,7 @@ def based_estimate(values: np.ndarray, bases) -> Estimate:
     (one label per seed; module docstring): the mean of the per-base means, the pooled
     within-base seed variance with ``S − B`` degrees of freedom (``seed_df == 0`` when no base
     has two seeds, or when the seeds tie within every base, as a discrete metric's can: the seed
-    variance is then unknown, not zero) and the crossed model's item term."""
+    variance is then unknown, not zero) and the item term of the module docstring."""
     y = _table(values)
     labels, levels = _base_groups(y.shape[0], bases)
     seed_values = y.mean(axis=1)
@@ -213,15 +284,17 @@ def based_estimate(values: np.ndarray, bases) -> Estimate:
     within, df = _within_base(seed_values, labels, levels)
     if within == 0.0:  # seeds tied within every base (discrete values): no variance estimate
         df = 0
-    weight = sum(1.0 / int((labels == b).sum()) for b in levels) / len(levels) ** 2
+    weight = seed_weight([int((labels == b).sum()) for b in levels])
     seed_term = 0.0 if df == 0 else within * weight
     mean = float(np.mean(base_means))
-    return Estimate(mean, tuple(float(v) for v in seed_values), seed_term, _item_term(y), df)
+    item_term = _item_term(y, labels, levels)
+    return Estimate(mean, tuple(float(v) for v in seed_values), seed_term, item_term, df)
 
 
 def per_base_estimates(values: np.ndarray, bases) -> dict:
     """Each base's own :class:`Estimate`: the mean of its seeds, the *pooled* within-base
-    variance over its seed count (``S − B`` degrees of freedom) and its own item term."""
+    variance over its seed count (``S − B`` degrees of freedom) and its own item term,
+    ``_item_term`` of its rows alone (one base: item effect ``b_i + g_{b,i}``)."""
     y = _table(values)
     labels, levels = _base_groups(y.shape[0], bases)
     seed_values = y.mean(axis=1)
@@ -232,7 +305,7 @@ def per_base_estimates(values: np.ndarray, bases) -> dict:
         seed_term = 0.0 if df == 0 else within / rows.shape[0]
         out[b] = Estimate(
             float(rows.mean()), tuple(float(v) for v in rows.mean(axis=1)), seed_term,
-            _item_term(rows), df,
+            _item_term(rows, labels[labels == b], [b]), df,
         )  # fmt: skip
     return out
 
@@ -259,6 +332,107 @@ def bonferroni_alpha(family_size: int, alpha: float = ALPHA) -> float:
     if family_size < 1:
         raise ValueError(f"family_size must be at least 1; got {family_size}")
     return alpha / family_size
+
+
+def design_half_width(
+    within_variance: float,
+    item_term: float,
+    per_base_counts,
+    family_size: int,
+    alpha: float = ALPHA,
+) -> float:
+    """The simultaneous half-width ``sqrt(t²_{S−B} · within_variance · W + z² · item_term)``
+    (both at ``1 − alpha / (2 family_size)``) of a design with ``per_base_counts`` seeds per
+    base; ``math.inf`` below 2 within-base degrees of freedom (no interval by the rule)."""
+    counts = [int(n) for n in per_base_counts]
+    df = sum(counts) - len(counts)
+    if df < 2:
+        return math.inf
+    level = bonferroni_alpha(family_size, alpha) / 2
+    t, z = float(stats.t.isf(level, df)), float(stats.norm.isf(level))
+    seed_term = within_variance * seed_weight(counts)
+    return math.sqrt(t * t * seed_term + z * z * item_term)
+
+
+def item_floor(item_term: float, family_size: int, alpha: float = ALPHA) -> float:
+    """``z · sqrt(item_term)``, z at ``1 − alpha / (2 family_size)``: the half-width with the
+    seed term at zero, which no number of seeds goes below."""
+    return float(stats.norm.isf(bonferroni_alpha(family_size, alpha) / 2)) * math.sqrt(item_term)
+
+
+def smallest_resolving_design(
+    within_variance: float,
+    item_term: float,
+    bases: int,
+    family_size: int,
+    delta: float,
+    max_per_base: int = 8,
+    min_per_base: int = 3,
+    alpha: float = ALPHA,
+) -> int | None:
+    """The fewest seeds per base ``n`` in ``[min_per_base, max_per_base]`` whose balanced
+    design (``n`` seeds on each of ``bases``) has :func:`design_half_width` ``< delta``; None
+    when ``max_per_base`` does not reach it or :func:`item_floor` ``≥ delta``."""
+    if item_floor(item_term, family_size, alpha) >= delta:
+        return None
+    for per_base in range(min_per_base, max_per_base + 1):
+        counts = [per_base] * bases
+        if design_half_width(within_variance, item_term, counts, family_size, alpha) < delta:
+            return per_base
+    return None
+
+
+@dataclass(frozen=True)
+class DesignNote:
+    """What a claim's committed design gives and what would resolve ``δ`` (:func:`design_note`)."""
+
+    half_width: float  # simultaneous half-width at the committed design (inf: no interval)
+    item_floor: float  # the half-width no number of seeds goes below
+    resolvable: bool  # the committed design, or one up to max_per_base, gets below δ
+    per_base_needed: int | None  # the fewest balanced seeds per base that do
+    reason: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready fields; an infinite half-width is ``None``."""
+        half = self.half_width if math.isfinite(self.half_width) else None
+        return {
+            "half_width": half,
+            "item_floor": self.item_floor,
+            "resolvable": self.resolvable,
+            "per_base_needed": self.per_base_needed,
+            "reason": self.reason,
+        }
+
+
+def design_note(
+    within_variance: float,
+    item_term: float,
+    per_base_counts,
+    family_size: int,
+    delta: float,
+    max_per_base: int = 8,
+    min_per_base: int = 3,
+    alpha: float = ALPHA,
+) -> DesignNote:
+    """The :class:`DesignNote` of a claim at its committed ``per_base_counts``: its
+    :func:`design_half_width`, :func:`item_floor` and :func:`smallest_resolving_design`."""
+    counts = [int(n) for n in per_base_counts]
+    half = design_half_width(within_variance, item_term, counts, family_size, alpha)
+    floor = item_floor(item_term, family_size, alpha)
+    needed = smallest_resolving_design(
+        within_variance, item_term, len(counts), family_size, delta, max_per_base,
+        min_per_base, alpha,
+    )  # fmt: skip
+    if floor >= delta:
+        reason = f"the item floor ±{floor:.3g} is at least δ = {delta:.3g}: more items, not seeds"
+    elif half < delta:
+        reason = f"the committed design resolves δ = {delta:.3g} (±{half:.3g})"
+    elif needed is None:
+        reason = f"{max_per_base} seeds per base do not resolve δ = {delta:.3g}"
+    else:
+        committed = f"±{half:.3g}" if math.isfinite(half) else "no interval"
+        reason = f"{needed} seeds per base resolve δ = {delta:.3g} (committed: {committed})"
+    return DesignNote(half, floor, half < delta or needed is not None, needed, reason)
 
 
 def summary(values: np.ndarray, bases=None, alpha: float = ALPHA) -> dict[str, Any]:

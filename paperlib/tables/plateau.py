@@ -1,18 +1,23 @@
 """Whether a run stopped improving: the plateau criterion on its held-out validation curve.
 
 A comparison counts only once both models have learned what their schedule can teach them.
-The criterion (:func:`plateau_check`): over the last fifth of the schedule the validation
-metric gains less than one standard error of that metric on the test set,
+For a study fine-tune the criterion (:func:`plateau_check` with ``smallest``) reads the run's
+*primary* metric alone (the one its recipe maximises) and asks whether it still rose by more
+than that metric's smallest effect of interest δ over the last fifth of the schedule:
 
-    v(T) − v(0.8 T) < SE = max(sqrt(v(T) (1 − v(T)) / n), 1 / n)
+    v(T) − v(0.8 T) ≤ δ
 
-(``v``: a rate at the logged validation steps, ``T`` the last step, the point at 0.8 T the
-logged step nearest it; ``n`` the number of held-out items the curve itself was measured on,
-its records' ``val_size``, :func:`rate_standard_error`). A run that
-fails is flagged and left out of the claims, as a collapsed one is. The curve is
-``engine.validation``'s, logged during training. A cosine schedule flattens its own end, so the
-study also runs a schedule check (twice the steps, ``study.design.longer``) whose gain is judged
-by the same standard error.
+(``v``: the rate at the logged validation steps, ``T`` the last step, the point at 0.8 T the
+logged step nearest it). Both points are measured on the same held-out items, so the
+difference is paired: it carries no between-set sampling noise, only the run's own change on
+those items, and a change smaller than any effect a claim is judged by leaves no verdict
+exposed. A run that fails is flagged and left out of the claims, as a collapsed one is, and
+its seed's other arm with it (the pairing of the claim's seeds is kept).
+
+Without ``smallest`` (the pre-trained bases, which answer to no claim) the gain is judged
+against one standard error of the final rate over the curve's own ``n`` held-out items
+(:func:`rate_standard_error`). A cosine schedule flattens its own end, so the study also runs
+a schedule check (twice the steps, ``study.design.longer``).
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from dataclasses import dataclass
 from paperlib.engine.validation import validation_records
 
 TAIL = 0.2  # the last fifth of the schedule
+# rates are counts over items: a gain equal to δ (e.g. 0.61 − 0.60) must not read as past it
+FLOAT_SLACK = 1e-9
 
 
 @dataclass(frozen=True)
@@ -35,24 +42,35 @@ class Plateau:
     end: tuple[int, float]  # (step, value) at the last step
     gain: float
     standard_error: float
+    threshold: float = math.nan  # δ: the largest gain that still counts as flat (NaN: the SE)
 
     @property
     def reached(self) -> bool:
-        return self.gain < self.standard_error
+        if math.isnan(self.threshold):
+            return self.gain < self.standard_error
+        return self.gain <= self.threshold + FLOAT_SLACK
 
     def reason(self) -> str | None:
         """None when reached, else why not, in words."""
         if self.reached:
             return None
+        if not math.isnan(self.threshold):
+            return (
+                f"{self.metric} still rising: +{self.gain:.4f} from step {self.start[0]} to "
+                f"{self.end[0]} (the last fifth), beyond δ = {self.threshold:g}"
+            )
         return (
             f"{self.metric} still rising: +{self.gain:.4f} from step {self.start[0]} to "
             f"{self.end[0]} (the last fifth), ≥ its standard error {self.standard_error:.4f}"
         )
 
 
-def plateau_check(points: Sequence[tuple[int, float]], n_items: int, metric: str) -> Plateau:
+def plateau_check(
+    points: Sequence[tuple[int, float]], n_items: int, metric: str, smallest: float | None = None
+) -> Plateau:
     """:class:`Plateau` of one validation curve ``[(step, value), ...]`` (a rate in [0, 1]),
-    its gain judged against the standard error over ``n_items`` test items."""
+    its gain judged against ``smallest`` (δ: a rise counts only past it) or, without one,
+    against the standard error over ``n_items`` test items."""
     points = sorted(points)
     if len(points) < 2:
         raise ValueError(f"{metric}: a plateau needs at least 2 validation points; got {points}")
@@ -60,7 +78,8 @@ def plateau_check(points: Sequence[tuple[int, float]], n_items: int, metric: str
     mark = (1 - TAIL) * last_step
     start = min(points[:-1], key=lambda p: (abs(p[0] - mark), -p[0]))
     se = rate_standard_error(last, n_items)
-    return Plateau(metric, start, (last_step, last), last - start[1], se)
+    threshold = math.nan if smallest is None else float(smallest)
+    return Plateau(metric, start, (last_step, last), last - start[1], se, threshold)
 
 
 def rate_standard_error(value: float, n_items: int) -> float:
@@ -90,10 +109,18 @@ def curve_items(records: Sequence[dict]) -> int:
     return sizes.pop()
 
 
-def run_plateaus(records: Sequence[dict], n_items: int | None = None) -> dict[str, Plateau]:
+def run_plateaus(
+    records: Sequence[dict], n_items: int | None = None, smallest: dict[str, float] | None = None
+) -> dict[str, Plateau]:
     """:func:`plateau_check` of every validation curve of a log with at least two points,
-    against the standard error over ``n_items`` (default: the curve's own :func:`curve_items`)."""
+    against the standard error over ``n_items`` (default: the curve's own :func:`curve_items`);
+    with ``smallest`` (``{metric: δ}``) only those metrics, each against its δ."""
     curves = {m: p for m, p in curves_of(records).items() if len(p) > 1}
+    if smallest is not None:
+        curves = {m: p for m, p in curves.items() if m in smallest}
     if curves and n_items is None:
         n_items = curve_items(records)
-    return {metric: plateau_check(points, n_items, metric) for metric, points in curves.items()}
+    return {
+        metric: plateau_check(points, n_items, metric, (smallest or {}).get(metric))
+        for metric, points in curves.items()
+    }

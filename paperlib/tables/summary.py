@@ -74,6 +74,8 @@ def effect_text(claim: dict) -> str:
     size), e.g. ``+0.012 [+0.004, +0.02]``; ``–`` without a valid seed pair."""
     if claim.get("effect") is None:
         return "–"
+    if not (claim.get("interval") or claim.get("interval_raw")):
+        return f"{_signed(claim['effect'])} (no interval: {claim.get('seed_df', 0)} seed df)"
     low, high = claim.get("interval") or claim["interval_raw"]
     return f"{_signed(claim['effect'])} [{_signed(low)}, {_signed(high)}]"
 
@@ -96,6 +98,8 @@ def size_text(claim: dict) -> str:
         return "–"
     if not claim.get("paper_units"):
         return "other units"
+    if not claim.get("interval"):
+        return "–"
     low, high = claim["interval"]
     if high < paper:
         return "below the paper's"

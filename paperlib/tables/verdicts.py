@@ -12,17 +12,28 @@ The study estimates the paired effect with the pre-trained base as a fixed level
    smallest effect of interest δ of the metric's chance level (a learned model's too: a
    metric at chance reads nothing), the baseline leaves less than δ to the best value or to
    chance, or both sides lie within δ of the best value.
-2. ``underpowered``: no base has two valid seeds, so the seed variance is unknown. The claim
-   stays in its family with p = 1.
-3. ``negligible``: the two one-sided tests of ``|effect| < δ``, Holm-adjusted over the family,
-   reject (an equivalence established at the family level).
-4. The sign, decided by Holm over the family (two-sided p of "effect = 0"). With the sign on
-   the paper's side: ``reproduces in sign, smaller than published`` when the metric is in the
-   paper's units and the simultaneous interval lies below the paper's effect; else
-   ``reproduces`` when the simultaneous interval lies beyond +δ. With the sign on the other
-   side: ``contradicts`` when the simultaneous interval lies beyond −δ.
-5. Everything else is ``inconclusive`` (with the sign established but its size not, the reason
-   says so).
+2. ``underpowered``: the valid seeds give the seed variance fewer than :data:`MIN_SEED_DF`
+   within-base degrees of freedom (e.g. 2 + 1 seeds over two bases: one), so no interval is
+   estimated. The claim stays in its family with p = 1, and its design note says how many
+   seeds per base would resolve δ.
+3. ``at ceiling`` (:func:`ceiling_reason`): the baseline leaves less room to the metric's best
+   value than the paper's own effect (in the paper's units), so that effect cannot occur here;
+   the sign the data give is recorded in the reason, never read as a contradiction.
+4. ``negligible``: the two one-sided tests of ``|effect| < δ``, Holm-adjusted over the family,
+   reject (an equivalence established at the family level). Where the sign test rejects too,
+   the label names the sign: ``negligible, with the paper's sign`` or ``…the other sign``.
+5. The sign, decided by Holm over the family (two-sided p of "effect = 0"). With the sign on
+   the other side: ``contradicts`` when the simultaneous interval lies beyond −δ. Where the
+   metric is in the paper's units and the simultaneous interval lies wholly below the paper's
+   effect: ``reproduces in sign, below the published effect`` with the paper's sign
+   established, ``below the published effect`` whatever the sign test says otherwise. With the
+   paper's sign: ``reproduces`` when the simultaneous interval lies beyond +δ.
+6. Everything else is ``inconclusive`` (with the sign established but its size not, the reason
+   says so), provided the claim's design resolves δ (its design note,
+   ``tables.inference.design_note``): where the test items alone put the simultaneous
+   half-width at or above δ (the item floor) it is ``unresolvable at this test set``, and where
+   more seeds per base would resolve it, ``underpowered`` with that count
+   (:func:`design_verdict`).
 
 The simultaneous interval is Bonferroni's at the family's size: its level does not depend on
 the claim's own p-value, so it shows size while Holm decides. Where the base × method
@@ -43,20 +54,28 @@ from dataclasses import dataclass
 import numpy as np
 
 REPRODUCES = "reproduces"
-SMALLER = "reproduces in sign, smaller than published"
+SMALLER = "reproduces in sign, below the published effect"
+BELOW_PUBLISHED = "below the published effect"
+AT_CEILING = "at ceiling"
 CONTRADICTS = "contradicts"
 NEGLIGIBLE = "negligible"
+NEGLIGIBLE_PAPER_SIGN = "negligible, with the paper's sign"
+NEGLIGIBLE_OTHER_SIGN = "negligible, with the other sign"
 INCONCLUSIVE = "inconclusive"
 UNDERPOWERED = "underpowered"
+UNRESOLVABLE = "unresolvable at this test set"
 UNTESTABLE = "untestable"
 BASE_DEPENDENT = "depends on the base"
 VERDICTS = (
-    REPRODUCES, SMALLER, CONTRADICTS, NEGLIGIBLE, INCONCLUSIVE, UNDERPOWERED, UNTESTABLE,
+    REPRODUCES, SMALLER, BELOW_PUBLISHED, CONTRADICTS, NEGLIGIBLE, NEGLIGIBLE_PAPER_SIGN,
+    NEGLIGIBLE_OTHER_SIGN, AT_CEILING, INCONCLUSIVE, UNDERPOWERED, UNRESOLVABLE, UNTESTABLE,
     BASE_DEPENDENT,
 )  # fmt: skip
 COLLAPSE_LOSS_FRACTION = 0.01  # loss within 1 % of ln B over the last fifth of training
 COLLAPSE_FEATURE_STD = 1e-3  # features whose std over the test set is below this
-MIN_SEED_DF = 1  # the seed variance needs a base with two valid seeds
+# no interval from fewer within-base degrees of freedom: with one, the family-level t is in the
+# hundreds (2 + 1 seeds over two bases give intervals as wide as the metric's whole range)
+MIN_SEED_DF = 2
 INTERACTION_ALPHA = 0.05  # the base × method test that splits a verdict by base
 
 
@@ -117,7 +136,7 @@ def signed(interval: tuple[float, float], better: str) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class Evidence:
-    """What a verdict is decided from (steps 3-5 of the module docstring)."""
+    """What a verdict is decided from (steps 3-6 of the module docstring)."""
 
     effect: float  # variant − baseline, in the metric's units
     simultaneous: tuple[float, float]  # the family-level interval of the effect
@@ -128,35 +147,76 @@ class Evidence:
     paper_effect: float | None = None  # the published effect, in the study's units
     paper_units: bool = False  # whether the metric is the paper's quantity (sizes compare)
     alpha: float = 0.05
+    room: float | None = None  # the baseline's mean distance to the best value, paper's side
+
+
+def ceiling_reason(evidence: Evidence) -> str | None:
+    """Step 3: why the paper's effect cannot occur at this baseline (it leaves less room to
+    the best value than the published effect, both in the paper's units), or None."""
+    e = evidence
+    if e.room is None or not e.paper_units or e.paper_effect is None:
+        return None
+    paper = _check_better(e.better) * e.paper_effect
+    if paper <= 0 or e.room >= paper:
+        return None
+    return (
+        f"the baseline leaves {e.room:.3g} to the best value, less than the paper's effect "
+        f"{e.paper_effect:+.3g}"
+    )
+
+
+def _sign_words(evidence: Evidence) -> str:
+    """The sign the data give and whether Holm establishes it."""
+    e = evidence
+    side = "the paper's sign" if _check_better(e.better) * e.effect > 0 else "the other sign"
+    status = "established" if e.p_sign < e.alpha else "not established"
+    return f"{side}, {status} (Holm p = {e.p_sign:.3g})"
 
 
 def verdict(evidence: Evidence) -> tuple[str, str]:
-    """Steps 3-5 of the module docstring: the verdict and its reason."""
+    """Steps 3-6 of the module docstring: the verdict and its reason."""
     e = evidence
     if not e.smallest > 0:
         raise ValueError(f"smallest must be positive; got {e.smallest}")
+    if ceiling := ceiling_reason(e):
+        return AT_CEILING, f"{ceiling}; {_sign_words(e)}"
+    paper_side = _check_better(e.better) * e.effect > 0
+    sign_known = e.p_sign < e.alpha
     if e.p_equivalence < e.alpha:
-        return NEGLIGIBLE, (
+        label = NEGLIGIBLE
+        if sign_known:
+            label = NEGLIGIBLE_PAPER_SIGN if paper_side else NEGLIGIBLE_OTHER_SIGN
+        return label, (
             f"equivalent within ±{e.smallest:g} (two one-sided tests, Holm p = "
-            f"{e.p_equivalence:.3g})"
+            f"{e.p_equivalence:.3g}); {_sign_words(e)}"
         )
-    if e.p_sign >= e.alpha:
-        return INCONCLUSIVE, f"the sign is not established (Holm p = {e.p_sign:.3g})"
     low, high = signed(e.simultaneous, e.better)
-    sign = f"Holm p = {e.p_sign:.3g}"
-    if _check_better(e.better) * e.effect > 0:
-        paper = None if e.paper_effect is None else _check_better(e.better) * e.paper_effect
-        if e.paper_units and paper is not None and paper > 0 and high < paper:
-            return (
-                SMALLER,
-                f"the paper's sign ({sign}), the interval below its {e.paper_effect:+.3g}",
-            )
-        if low > e.smallest:
-            return REPRODUCES, f"the paper's sign ({sign}), the interval beyond +{e.smallest:g}"
-        return INCONCLUSIVE, f"the paper's sign ({sign}), its size not shown beyond +{e.smallest:g}"
-    if high < -e.smallest:
-        return CONTRADICTS, f"the other sign ({sign}), the interval beyond −{e.smallest:g}"
-    return INCONCLUSIVE, f"the other sign ({sign}), its size not shown beyond −{e.smallest:g}"
+    if sign_known and not paper_side and high < -e.smallest:
+        return CONTRADICTS, f"{_sign_words(e)}, the interval beyond −{e.smallest:g}"
+    paper = None if e.paper_effect is None else _check_better(e.better) * e.paper_effect
+    if e.paper_units and paper is not None and paper > 0 and high < paper:
+        label = SMALLER if sign_known and paper_side else BELOW_PUBLISHED
+        return label, f"{_sign_words(e)}, the interval below the paper's {e.paper_effect:+.3g}"
+    if sign_known and paper_side and low > e.smallest:
+        return REPRODUCES, f"{_sign_words(e)}, the interval beyond +{e.smallest:g}"
+    if not sign_known:
+        return INCONCLUSIVE, f"the sign is not established (Holm p = {e.p_sign:.3g})"
+    bound = f"+{e.smallest:g}" if paper_side else f"−{e.smallest:g}"
+    return INCONCLUSIVE, f"{_sign_words(e)}, its size not shown beyond {bound}"
+
+
+def design_verdict(label: str, reason: str, note: dict | None) -> tuple[str, str]:
+    """Step 6's reading of an undecided claim against its design note (``DesignNote.as_dict``):
+    an item floor at or above δ makes it :data:`UNRESOLVABLE`, a design that does not resolve δ
+    :data:`UNDERPOWERED`; a decided claim, or one without a note, keeps its label."""
+    if label not in (INCONCLUSIVE, UNDERPOWERED) or note is None:
+        return label, reason
+    if note["item_floor"] is not None and note["item_floor"] >= note["delta"]:
+        return UNRESOLVABLE, f"{reason}; {note['reason']}"
+    committed = note["half_width"]
+    if label == INCONCLUSIVE and committed is not None and committed < note["delta"]:
+        return label, reason
+    return UNDERPOWERED, f"{reason}; {note['reason']}"
 
 
 def collapse_reason(losses: list[float], batch_size: int, feature_std: float) -> str | None:
