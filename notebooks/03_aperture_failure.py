@@ -532,13 +532,20 @@ print(
 reading = {
     "reproduces": "fewer held-out captions inside the radius than the baseline, the "
     "simultaneous interval beyond 1 % of the captions: the paper's direction",
-    "reproduces in sign, smaller than published": "fewer held-out captions inside the radius, "
-    "by less than the paper reports",
+    "reproduces in sign, below the published effect": "fewer held-out captions inside the "
+    "radius, by less than the paper reports",
+    "below the published effect": "an interval below the paper's effect, its sign not established",
+    "at ceiling": "a baseline with less room than the paper's effect: the effect cannot occur here",
     "contradicts": "more held-out captions inside the radius than the baseline, the "
     "simultaneous interval beyond 1 % of the captions: against the paper",
     "negligible": "a difference smaller than 1 % of the captions either way",
+    "negligible, with the paper's sign": "fewer held-out captions inside the radius, by less "
+    "than 1 % of the captions",
+    "negligible, with the other sign": "more held-out captions inside the radius, by less than "
+    "1 % of the captions",
     "inconclusive": "neither the sign nor a size beyond 1 % of the captions is established",
-    "underpowered": "too few valid seeds for a seed variance",
+    "underpowered": "too few valid seeds per base for an interval that resolves 1 % of the captions",
+    "unresolvable at this test set": "the test captions alone put the interval wider than 1 %",
     "depends on the base": "the two pre-trained bases disagree",
     "untestable": "not testable at this scale (reason above)",
 }

@@ -30,7 +30,9 @@
 # released CLIP weights; a comparison's two runs differ in exactly the thing under test, and the
 # full study runs each headline comparison on 8 seeds over both bases (the numbers at this scale
 # are printed below). Every trained run logs a held-out validation curve and, in the full study,
-# counts only once it has stopped improving (its last fifth gains less than one standard error).
+# counts only once it has stopped improving (its primary metric rose by no more than δ over its
+# last fifth); a run left out takes its seed's other arm with it, and each claim also records its
+# verdict with those runs counted in.
 #
 # **The verdicts** ([the rule](../docs/methods/conventions.md#verdicts)). The paired effect over
 # seeds and shared test items is estimated with the pre-trained base as a fixed level
@@ -39,13 +41,21 @@
 # interaction test asks whether the bases disagree. Each paper's claims form one family declared
 # before any run is read; Holm over the whole family decides the **sign** and, by two one-sided
 # tests against the smallest effect of interest δ, the **equivalence**; the interval shown is
-# simultaneous over the family (Bonferroni), so it shows size whatever the claim's own p. Then
-# **negligible** (equivalent within ±δ), **reproduces** (the paper's sign, the interval beyond
-# +δ), **reproduces in sign, smaller than published** (the paper's sign, the interval below the
-# paper's effect, where the metric is the paper's quantity), **contradicts** (the other sign,
-# the interval beyond −δ), **depends on the base** (a significant interaction and the bases'
-# verdicts differ), **underpowered** (no base with two valid seeds), **untestable** (a model did
-# not learn, a side at chance, no headroom: judged on mean values), else **inconclusive**.
+# simultaneous over the family (Bonferroni), so it shows size whatever the claim's own p, and no
+# interval comes from fewer than 2 within-base degrees of freedom. Before any run, each claim's
+# **design note** gives the half-width its planned seeds reach, the *item floor* the test items
+# alone impose, and the seeds per base that resolve δ. Then **at ceiling** (the baseline leaves
+# less room than the paper's own effect: its sign is recorded, never read as a contradiction),
+# **negligible** (equivalent within ±δ; *…with the paper's sign* or *…with the other sign* where
+# the sign is established too), **contradicts** (the other sign, the interval beyond −δ),
+# **reproduces in sign, below the published effect** (the paper's sign, the interval below the
+# paper's effect, where the metric is the paper's quantity; **below the published effect**
+# without an established sign), **reproduces** (the paper's sign, the interval beyond +δ),
+# **depends on the base** (a significant interaction and the bases' verdicts differ),
+# **underpowered** (a design that does not resolve δ: its note names the seeds per base that
+# would), **unresolvable at this test set** (the item floor is at least δ), **untestable** (a
+# model did not learn, a side at chance, no headroom: judged on mean values), else
+# **inconclusive** (a design that resolves δ, and data that do not decide).
 
 # %% tags=["parameters"]
 scale = "auto"  # "full" when its results exist, else "smoke" (1 seed)
@@ -154,8 +164,11 @@ claims_table(paper_claims("HiMo-CLIP"))
 
 # %% [markdown]
 # What each verdict rests on: the sign Holm established over the family, where the interval
-# lies against the paper's effect, each arm against the base it started from (arm − base), the
-# regime the claim holds at and the family's size.
+# lies against the paper's effect, the claim's design note (the half-width its planned seeds
+# reach against δ, the seeds per base that would resolve δ, or the item floor no seed count
+# passes), its verdict with the runs the plateau rule left out counted in ("–" where none was
+# left out), each arm against the base it started from (arm − base), the regime the claim holds
+# at and the family's size.
 
 # %%
 claims_context(paper_claims("HiMo-CLIP"))
@@ -202,11 +215,13 @@ HTML(claims_details(CLAIMS, "Every claim in full: statement, numbers and the rul
 # (`paperlib.study.design.trend_runs`). Per headline claim, the effect at each setting with its
 # 95 % interval, in units of its smallest effect of interest (the paper's direction up), and
 # the reading computed from the points. A point counts only where both arms kept their base
-# and learned; the reading says the effect moves toward (or away from) the paper's side only
-# where the change from the smallest to the largest such setting, paired on the seeds both
-# keep, has an interval (Bonferroni over the family's claims and both axes) that excludes 0.
-# The trend runs on the sweep seeds only, so that interval is wide: the reading names the seeds
-# and the level it used, and a change it cannot establish reads *no change established*.
+# and learned. The reading rests on one slope per axis: the effect's change per doubling of the
+# factor, fitted to every setting that counts on every sweep seed with one intercept per seed
+# (`paperlib.tables.trend_slope`), so its residual degrees of freedom come from all the points.
+# It says the effect moves toward (or away from) the paper's side only where the slope's
+# interval (Bonferroni over the family's claims and both axes) excludes 0; a slope it cannot
+# establish reads *no change established*, and one without enough points for an interval *not
+# estimable*.
 
 # %%
 fig = claims_trend([c for c in CLAIMS if c.get("trend")], title=f"scale trend ({scale} study)")

@@ -10,6 +10,7 @@ import shutil
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from paperlib.environment import environment, package_versions
 from paperlib.provenance import RunRecordError, run_provenance
@@ -275,6 +276,23 @@ def test_decide_gives_verdicts_and_leaves_collapsed_and_unconverged_runs_out(tmp
     assert zs["smallest"] == 0.01 and zs["paper_effect"] == pytest.approx(0.015)
     assert zs["guard"]["threshold"] == 0.125 and zs["guard"]["failed"] is None
     assert by_id["argent-t2i-vs-hycoclip"]["verdict"] == "untestable"  # baseline at chance
+    # counted in, the rising run (seed 6) adds its pair; the collapsed one (seed 7) stays out
+    assert zs["without_exclusions"]["seeds"] == [0, 1, 2, 3, 4, 5, 6]
+    assert zs["without_exclusions"]["runs_added"] == 1
+    # the design note: the planned 4 + 4 seeds at the 3 + 3 valid ones' within-base spread
+    note = zs["design_note"]
+    assert note["planned_per_base"] == {"0": 4, "1": 4} and note["valid_per_base"] == {
+        "0": 3,
+        "1": 3,
+    }
+    per_seed = np.asarray(zs["per_seed"])
+    within = sum(((g - g.mean()) ** 2).sum() for g in (per_seed[0::2], per_seed[1::2])) / 4
+    assert note["within_variance"] == pytest.approx(within)
+    level = 0.05 / 18 / 2
+    t, z = stats.t.isf(level, 6), stats.norm.isf(level)
+    expected = math.sqrt(t * t * within * (1 / 4 + 1 / 4) / 4 + z * z * zs["item_term"])
+    assert note["half_width"] == pytest.approx(expected)
+    assert note["item_floor"] == pytest.approx(z * math.sqrt(zs["item_term"]))
     saved = json.loads((tmp_path / "results" / "smoke" / "claims.json").read_text())
     assert [c["claim"] for c in saved["claims"]] == list(by_id)
     assert len(saved["excluded_runs"]) == 2 and len(saved["unconverged_runs"]) == 1

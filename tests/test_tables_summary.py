@@ -150,3 +150,55 @@ def test_claims_details_folds_every_claim_line_escaped():
     assert "left out: A<b>/seed2: collapsed" in parsed.items[0].replace("\xa0", "")
     assert parsed.items[1] == claim_line(claims[1])
     assert "b" not in parsed.tags
+
+
+def test_the_design_and_exclusion_cells_read_the_claims_notes():
+    from paperlib.tables.summary import design_text, exclusions_text
+
+    note = {"item_floor": 0.006, "delta": 0.01, "half_width": 0.008, "per_base_needed": 3}
+    assert design_text({"design_note": note}) == "resolves δ (±0.008)"
+    assert design_text({"design_note": {**note, "half_width": 0.02}}) == "needs 3 seeds per base"
+    floor = {**note, "item_floor": 0.012, "half_width": None}
+    assert design_text({"design_note": floor}) == "item floor ±0.012 ≥ δ"
+    assert design_text({}) == "–"
+    same = {"verdict": "reproduces", "runs_added": 0, "changes_verdict": False}
+    assert exclusions_text({"without_exclusions": same}) == "–"
+    moved = {"verdict": "negligible", "runs_added": 2, "changes_verdict": True}
+    assert exclusions_text({"without_exclusions": moved}) == "negligible (+2 pairs)"
+
+
+def test_the_readme_paragraph_is_computed_from_the_claims():
+    """Counts, the runs left out and the claims at a ceiling come from the claims themselves."""
+    from paperlib.tables.study_paragraph import study_paragraph, verdict_counts
+
+    def claim(name, verdict, paper="HiMo-CLIP", **more):
+        return {
+            "claim": name, "verdict": verdict, "paper": paper, "headline": True,
+            "study": "himo" if paper == "HiMo-CLIP" else "argent",
+            "regime": {"lr": 3e-5, "warmup_steps": 100, "steps": 400},
+            "retention": {"variant": {"a": 0.93}, "baseline": {"a": 0.871}},
+            "seeds_kept": {"pairs": 7}, **more,
+        }  # fmt: skip
+
+    ceiling = claim(
+        "c", "at ceiling", baseline_value={"mean": 95.75}, ceiling=100.0, paper_effect=62.9,
+        effect=-3.1, without_exclusions={"verdict": "negligible", "changes_verdict": True},
+    )  # fmt: skip
+    claims = [
+        claim("a", "reproduces"), claim("b", "underpowered"), ceiling,
+        claim("d", "reproduces", paper="ARGENT"),
+    ]  # fmt: skip
+    decided = {"claims": claims, "code_versions": [{"code_hash": "ab" * 32}],
+               "unconverged_runs": ["x", "y"]}  # fmt: skip
+    text = study_paragraph(decided)
+    assert "code hash `abababababab`" in text
+    assert "every HiMo fine-tune at lr 3e-5 with 100 of its 400 steps as warm-up" in text
+    assert "keeps at least 0.87 of its base's" in text
+    assert "2 runs still rising past δ" in text
+    assert "would change 1 verdicts: `c` (at ceiling → negligible)" in text
+    assert verdict_counts(claims, "HiMo-CLIP") in text
+    assert verdict_counts(claims, "HiMo-CLIP") == (
+        "HiMo-CLIP (3 claims): 1 at ceiling, 1 reproduces, 1 underpowered"
+    )
+    assert "`c` (the baseline at 95.75 of a best 100, the paper's effect +62.9, here -3.1)" in text
+    assert "1 claims are underpowered" in text

@@ -71,7 +71,9 @@ from paperlib.tables.inference import (
 from paperlib.tables.summary import (
     base_text,
     claim_name,
+    design_text,
     effect_text,
+    exclusions_text,
     regime_text,
     sign_text,
     size_text,
@@ -686,12 +688,13 @@ def decide(scale_name: str, partial: bool = False) -> dict[str, Any]:
 def summary_table(decided: dict[str, Any]) -> str:
     """Markdown tables of the decided claims and the learning targets (the README's summary of
     ``claims.json``): verdict, effect with its simultaneous interval, the sign Holm established,
-    the size against the paper's, both arms against the base, the regime and the family's
-    size."""
+    the size against the paper's, the design note, the verdict with the excluded runs counted
+    in, both arms against the base, the regime and the family's size."""
     lines = [
         "| claim | paper | verdict | effect [simultaneous interval] | paper's effect | smallest "
-        "effect | sign | size | variant / baseline − base | regime | family | valid / total seeds |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "effect | sign | size | design | with the excluded runs | variant / baseline − base | "
+        "regime | family | valid / total seeds |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in decided["claims"]:
         paper = "–" if c["paper_effect"] is None else f"{c['paper_effect']:+.3g}"
@@ -699,7 +702,8 @@ def summary_table(decided: dict[str, Any]) -> str:
         lines.append(
             f"| {c['statement']} ({claim_name(c)}) | {c['paper']} | {verdict} | "
             f"{effect_text(c)} | {paper} | ±{c['smallest']:g} | {sign_text(c)} | "
-            f"{size_text(c)} | {base_text(c)} | {regime_text(c)} | {c['family_size']} | "
+            f"{size_text(c)} | {design_text(c)} | {exclusions_text(c)} | {base_text(c)} | "
+            f"{regime_text(c)} | {c['family_size']} | "
             f"{len(c['seeds'])} / {c['runs_total']} |"
         )
     lines += ["", "| learning target | runs | median | target | met |", "|---|---|---|---|---|"]

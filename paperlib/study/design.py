@@ -13,8 +13,8 @@ one base.
   the component term is the only difference) and ``Long-CLIP`` (Long-CLIP's loss: long
   InfoNCE + the long caption's first sentence ↔ PCA-reduced image features, ``loss.pcm_dim``
   components; ``data.short_text``: the world's short captions stay a test set, as both papers'
-  ShareGPT4V has none); on the sweep seeds MoLo's batch-size and HiDe-scope ablations
-  (:data:`HIMO_SWEEP`).
+  ShareGPT4V has none); MoLo's batch-size and HiDe-scope ablations (:data:`HIMO_SWEEP`), each
+  on the seeds its claims' design notes ask (``Scale.arm_seeds``: the sweep seeds or more).
 - **ARGENT** (``docs/methods/argent.md#argent-objective``): hyperbolic fine-tunes on short captions with one box
   crop and its phrase per sample (GRIT-like), the same optimiser for all: ``HyCoCLIP`` and
   ``ARGENT`` (headline, every seed); on every seed too the aperture arm (MERU, HyCoCLIP and
@@ -46,7 +46,7 @@ resumes from its last checkpoint. At the end the curves go to ``curves.json``
 ``claims.json`` (``study.summary``).
 
     python -m paperlib.study --scale smoke      # one seed, short schedules (make reproduce)
-    python -m paperlib.study --scale full       # 8 seeds, 3 for sweeps (make study)
+    python -m paperlib.study --scale full       # 8 seeds, sweeps on 3 or more (make study)
 
 **Recipe stage** (``study.recipe``): the papers' learning rates (1e-6, fine-tuning a converged
 ViT-L) do not carry over to an 8.5M-parameter model and a few hundred steps, so where the scale

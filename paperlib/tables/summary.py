@@ -108,6 +108,30 @@ def size_text(claim: dict) -> str:
     return "contains the paper's"
 
 
+def design_text(claim: dict) -> str:
+    """A claim's design note in a few words: the half-width its planned seeds give against δ,
+    or the seeds per base that would resolve δ, or the item floor that no seed count passes."""
+    note = claim.get("design_note")
+    if not note:
+        return "–"
+    if note["item_floor"] is not None and note["item_floor"] >= note["delta"]:
+        return f"item floor ±{note['item_floor']:.3g} ≥ δ"
+    if note["half_width"] is not None and note["half_width"] < note["delta"]:
+        return f"resolves δ (±{note['half_width']:.3g})"
+    if note["per_base_needed"] is not None:
+        return f"needs {note['per_base_needed']} seeds per base"
+    return "no design up to 8 seeds per base resolves δ"
+
+
+def exclusions_text(claim: dict) -> str:
+    """The verdict with the runs the plateau rule leaves out counted in, where it differs."""
+    other = claim.get("without_exclusions")
+    if not other or not other["runs_added"]:
+        return "–"
+    added = f"+{other['runs_added']} pairs"
+    return f"{other['verdict']} ({added})" if other["changes_verdict"] else f"same ({added})"
+
+
 def regime_text(claim: dict) -> str:
     """The training regime a claim holds at, e.g. ``batch 64 × 400 steps, lr 0.0005``."""
     r = claim.get("regime") or {}
@@ -162,14 +186,17 @@ def claims_table(claims: list[dict]) -> pd.DataFrame:
 
 def claims_context(claims: list[dict]) -> pd.DataFrame:
     """What each verdict rests on, one row per claim: the sign Holm established, the size
-    against the paper's, each arm's effect against the base (the reading is in
-    :func:`claim_line`), the regime and the family's size."""
+    against the paper's, the design note, the verdict with the excluded runs counted in, each
+    arm's effect against the base (the reading is in :func:`claim_line`), the regime and the
+    family's size."""
     return pd.DataFrame(
         [
             {
                 "claim": claim_name(c),
                 "sign": sign_text(c),
                 "size": size_text(c),
+                "design": design_text(c),
+                "with the excluded runs": exclusions_text(c),
                 "variant − base": _arm_against_base(c, "variant"),
                 "baseline − base": _arm_against_base(c, "baseline"),
                 "regime": regime_text(c),

@@ -1,0 +1,105 @@
+"""The README's paragraph on the committed study, written from ``claims.json`` alone.
+
+Every figure the paragraph states (code version, recipe, retention, seed pairs kept, runs left
+out and what counting them in would change, verdict counts, the claims at a ceiling and the
+claims a design could not decide) is read here from the decided claims, so the README and
+``claims.json`` cannot drift apart: ``python -m paperlib.study --summary`` prints it above the
+claims table, and ``tests/test_readme_claims.py`` finds both in the README.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+RECIPE_WORDS = {
+    "HiMo-CLIP": "every HiMo fine-tune",
+    "ARGENT": "every ARGENT and HyCoCLIP fine-tune",
+}
+UNDECIDED = ("underpowered", "unresolvable at this test set")
+
+
+def verdict_counts(claims: list[dict], paper: str) -> str:
+    """``HiMo-CLIP (17 claims): 5 reproduces, 2 negligible, ...``: counts, largest first."""
+    counts = Counter(c["verdict"] for c in claims if c["paper"] == paper)
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    words = ", ".join(f"{n} {verdict}" for verdict, n in ranked)
+    return f"{paper} ({sum(counts.values())} claims): {words}"
+
+
+def _recipe(claims: list[dict], paper: str) -> str:
+    """The recipe every headline arm of ``paper`` trained at (its own arms, not the shared
+    InfoNCE fine-tunes of an evaluation claim)."""
+    own = [c for c in claims if c["headline"] and c["paper"] == paper and c.get("regime")]
+    own = [c for c in own if c["study"] == ("himo" if paper == "HiMo-CLIP" else "argent")]
+    settings = {(c["regime"]["lr"], c["regime"]["warmup_steps"], c["regime"]["steps"]) for c in own}
+    if len(settings) != 1:
+        return f"{RECIPE_WORDS[paper]} at {len(settings)} recipes"
+    ((lr, warmup, steps),) = settings
+    mantissa, exponent = f"{lr:.0e}".split("e")
+    rate = f"{mantissa}e{int(exponent)}"
+    return f"{RECIPE_WORDS[paper]} at lr {rate} with {warmup} of its {steps} steps as warm-up"
+
+
+def _pairs(claims: list[dict], paper: str) -> str:
+    kept = sorted(
+        {c["seeds_kept"]["pairs"] for c in claims if c["headline"] and c["paper"] == paper}
+    )
+    return str(kept[0]) if len(kept) == 1 else f"{kept[0]} to {kept[-1]}"
+
+
+def _exclusions(decided: dict[str, Any]) -> str:
+    """How many runs the plateau rule leaves out and which verdicts counting them would move."""
+    claims = decided["claims"]
+    moved = [
+        f"`{c['claim']}` ({c['verdict']} → {c['without_exclusions']['verdict']})"
+        for c in claims
+        if (c.get("without_exclusions") or {}).get("changes_verdict")
+    ]
+    out = f"{len(decided['unconverged_runs'])} runs still rising past δ in their last fifth"
+    out += " are left out with their seed's other arm (`unconverged_runs`); counted in, they "
+    return out + (f"would change {len(moved)} verdicts: {', '.join(moved)}" if moved else
+                  "would change no verdict")  # fmt: skip
+
+
+def _ceiling(claims: list[dict]) -> str:
+    at = [c for c in claims if c["verdict"] == "at ceiling"]
+    if not at:
+        return "No baseline sits at a ceiling."
+    items = [
+        f"`{c['claim']}` (the baseline at {c['baseline_value']['mean']:.4g} of a best "
+        f"{c['ceiling']:g}, the paper's effect {c['paper_effect']:+.3g}, here {c['effect']:+.3g})"
+        for c in at
+    ]
+    return f"{len(at)} claims compare at a ceiling, where the paper's effect cannot occur: " + (
+        "; ".join(items) + "."
+    )
+
+
+def _undecided(claims: list[dict]) -> str:
+    counts = Counter(c["verdict"] for c in claims if c["verdict"] in UNDECIDED)
+    return (
+        f"{counts['underpowered']} claims are underpowered (their design notes name the seeds "
+        f"per base that would resolve δ) and {counts['unresolvable at this test set']} "
+        "unresolvable at this test set (the test items alone put the interval's half-width at "
+        "or above δ)."
+    )
+
+
+def study_paragraph(decided: dict[str, Any]) -> str:
+    """The README's paragraph on the committed study (module docstring)."""
+    claims = decided["claims"]
+    hashes = ", ".join(f"`{v['code_hash'][:12]}`" for v in decided["code_versions"])
+    kept = min(
+        v for c in claims if c["headline"] and c.get("retention")
+        for arm in ("variant", "baseline") for v in c["retention"][arm].values()
+    )  # fmt: skip
+    return " ".join([
+        f"The committed runs were trained by code hash {hashes} (`code_versions` in",
+        "`claims.json`): " + _recipe(claims, "HiMo-CLIP") + ", " + _recipe(claims, "ARGENT"),
+        f"(the recipe's picks). Every headline fine-tune keeps at least {int(100 * kept) / 100:.2f}",
+        "of its base's short I2T R@1 and zero-shot L1. " + _exclusions(decided) + ".",
+        f"The HiMo headline claims keep {_pairs(claims, 'HiMo-CLIP')} of 8 seed pairs, the ARGENT",
+        f"ones {_pairs(claims, 'ARGENT')}. " + verdict_counts(claims, "HiMo-CLIP") + ".",
+        verdict_counts(claims, "ARGENT") + ". " + _ceiling(claims), _undecided(claims),
+    ])  # fmt: skip
