@@ -361,37 +361,53 @@ def trend_in_smallest_units(claim: dict, axis: str) -> list[tuple[float, ...]]:
     return out
 
 
+def _trend_panel(ax: plt.Axes, claims: list[dict], axis: str) -> None:
+    """One panel of :func:`claims_trend`: each claim's points on one axis (hollow where they do
+    not count, no bar without an interval), the ±δ band and the zero line."""
+    ax.axhspan(-1, 1, color="0.88", zorder=0)
+    ax.axhline(0, color="0.3", lw=0.8)
+    drawn = 0
+    for claim in claims:
+        points = trend_in_smallest_units(claim, axis)
+        if len(points) < 2:
+            continue
+        x, y, low, high, counts = (np.array(v) for v in zip(*points))
+        x = x * (1 + 0.03 * (drawn % 5 - 2))
+        yerr = np.nan_to_num([y - low, high - y])  # no bar where no interval
+        line = ax.errorbar(x, y, yerr=yerr, marker="o", ms=3, capsize=2, lw=1,
+                           label=claim["label"])  # fmt: skip
+        hollow = counts == 0
+        ax.plot(x[hollow], y[hollow], "o", ms=6, mfc="white", color=line[0].get_color())
+        drawn += 1
+    ax.set_xscale("log", base=2)
+    if not drawn:
+        ax.text(0.5, 0.5, "no trend runs", ha="center", transform=ax.transAxes, fontsize=8)
+
+
 def claims_trend(claims: list[dict], title: str = "") -> plt.Figure:
-    """Each headline claim's effect against the batch-size and the training-length factor
-    (log₂ axis; 1 = the headline setting), with 95 % intervals where the seed variance is known,
-    in units of its smallest effect of interest δ (the paper's direction up; the ±δ band
-    shaded). A point whose arms forgot their base or did not learn is drawn hollow: it does not
-    count."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
-    for ax, axis in zip(axes, ("batch", "length")):
-        ax.axhspan(-1, 1, color="0.85", zorder=0, label="±δ")
-        ax.axhline(0, color="0.3", lw=0.8)
-        drawn = 0
-        for claim in claims:
-            points = trend_in_smallest_units(claim, axis)
-            if len(points) < 2:
-                continue
-            x, y, low, high, counts = (np.array(v) for v in zip(*points))
-            x = x * (1 + 0.03 * (drawn % 5 - 2))
-            yerr = np.nan_to_num([y - low, high - y])  # no bar where no interval
-            line = ax.errorbar(x, y, yerr=yerr, marker="o", ms=3, capsize=2, lw=1,
-                               label=claim_name(claim))  # fmt: skip
-            hollow = counts == 0
-            ax.plot(x[hollow], y[hollow], "o", ms=6, mfc="white", color=line[0].get_color())
-            drawn += 1
-        ax.set_xscale("log", base=2)
-        ax.set(xlabel=f"{axis} factor (1 = headline)", title=f"against {axis}")
-        if not drawn:
-            ax.text(0.5, 0.5, "no trend runs in these results", ha="center", transform=ax.transAxes)
-    axes[0].set_ylabel("effect / δ (paper's direction up; hollow: does not count)")
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=2, fontsize=7, bbox_to_anchor=(0.5, -0.01))
-    fig.suptitle(title)
+    """Small multiples of the headline claims' scale trend: one row per compared pair of arms
+    (its claims' metrics as series), one column per axis (batch size, training length; log₂
+    factor, 1 = the headline setting). Each effect is in units of its smallest effect of
+    interest δ (the paper's direction up; the ±δ band shaded), with 95 % intervals where the
+    seed variance is known; a point whose arms forgot their base or did not learn is hollow."""
+    groups: dict[str, list[dict]] = {}
+    for claim in claims:
+        groups.setdefault(f"{claim['variant']} vs {claim['baseline']}", []).append(claim)
+    rows = max(1, len(groups))
+    fig, axes = plt.subplots(rows, 2, figsize=(11, 2.7 * rows), sharey=True, squeeze=False)
+    for row, (pair, members) in zip(axes, groups.items()):
+        for ax, axis in zip(row, ("batch", "length")):
+            _trend_panel(ax, members, axis)
+            ax.set_title(f"{pair}: against {axis}", fontsize=9)
+        row[0].set_ylabel("effect / δ", fontsize=8)
+        row[1].legend(fontsize=6, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    for ax, axis in zip(axes[-1], ("batch", "length")):
+        ax.set_xlabel(f"{axis} factor (1 = headline)")
+    if not groups:
+        axes[0][0].text(0.5, 0.5, "no trend runs in these results", ha="center",
+                        transform=axes[0][0].transAxes)  # fmt: skip
+    fig.suptitle(title + " (paper's direction up; hollow: does not count)")
+    fig.tight_layout()
     return fig
 
 
