@@ -2,17 +2,28 @@
 the source that trains and evaluates a run (:data:`TRAINING_CODE`).
 
 Every study run record (``run.done``) carries :func:`run_provenance`; the study re-trains a run
-whose recorded ``code_hash`` is not the checkout's, and :func:`code_versions` tells how many
-versions of the code a set of records was made by. The commit alone would not do: a run made
-from a modified checkout records the commit it started from.
+whose recorded ``code_hash`` is neither the checkout's nor recorded as training alike
+(``paperlib.study.code_versions``), and :func:`code_versions` tells how many versions of the
+code a set of records was made by. The commit alone would not do: a run made from a modified
+checkout records the commit it started from.
+
+:func:`code_hash` covers what the training code does: each Python file's syntax tree (its
+statements, names and literals) and each JSON file's data. It ignores what cannot change a
+run: comments, layout, the docstrings of modules, classes and functions, and the key order and
+spacing of a JSON file. The tree is Python's own (``ast.dump``), so another Python minor version
+may hash the same source otherwise (run records name their Python version too).
+:func:`source_bytes_hash` is the older hash over the files' bytes, with which runs recorded
+before this one were made.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 import hashlib
 import json
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -72,15 +83,77 @@ def training_code_files(root: Path = PACKAGE_ROOT) -> list[Path]:
     return sorted(files, key=lambda p: p.relative_to(root).as_posix())
 
 
-def code_hash(root: Path = PACKAGE_ROOT) -> str:
-    """SHA-256 over the relative path and bytes of every file of :func:`training_code_files`
-    (each path and length delimited, so no two file sets hash alike by concatenation)."""
+DOCSTRING_OWNERS = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    """Whether a first statement is a docstring: an expression that is a string constant."""
+    value = statement.value if isinstance(statement, ast.Expr) else None
+    return isinstance(value, ast.Constant) and isinstance(value.value, str)
+
+
+def _without_docstrings(tree: ast.Module) -> ast.Module:
+    """``tree`` with the docstring of its module and of every class and function removed; a
+    class or function body left empty holds ``pass`` (a module's may be empty)."""
+    for node in ast.walk(tree):
+        if isinstance(node, DOCSTRING_OWNERS) and node.body and _is_docstring(node.body[0]):
+            empty = [] if isinstance(node, ast.Module) else [ast.Pass()]
+            node.body = node.body[1:] or empty
+    return tree
+
+
+def normalised_python(source: str | bytes, filename: str = "<source>") -> str:
+    """The syntax tree of a Python source without docstrings, as ``ast.dump`` writes it (no
+    line numbers): equal for sources that differ only in comments, layout and docstrings."""
+    tree = _without_docstrings(ast.parse(source, filename=filename))
+    return ast.dump(tree, annotate_fields=True, include_attributes=False)
+
+
+def normalised_json(text: str | bytes) -> str:
+    """A JSON text's data written one way (keys sorted, no spaces)."""
+    return json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
+
+
+def normalised_code(path: Path) -> bytes:
+    """What :func:`code_hash` hashes of one training-code file: :func:`normalised_python` of a
+    ``.py`` file, :func:`normalised_json` of a ``.json`` file."""
+    return _normalised(path.read_bytes(), path.suffix, str(path))
+
+
+@functools.lru_cache(maxsize=1024)
+def _normalised(data: bytes, suffix: str, filename: str) -> bytes:
+    """:func:`normalised_code` of a file's bytes, kept per content: parsing the training code
+    takes a fifth of a second, and the study asks for the hash once per run."""
+    if suffix == ".py":
+        return normalised_python(data, filename).encode()
+    try:
+        return normalised_json(data).encode()
+    except ValueError as error:
+        raise ValueError(f"{filename}: not valid JSON ({error})") from None
+
+
+def _files_hash(root: Path, content: Callable[[Path], bytes]) -> str:
+    """SHA-256 over the relative path and ``content`` of every file of
+    :func:`training_code_files` (each path and length delimited, so no two file sets hash
+    alike by concatenation)."""
     digest = hashlib.sha256()
     for path in training_code_files(root):
-        data = path.read_bytes()
+        data = content(path)
         digest.update(f"{path.relative_to(root).as_posix()}\0{len(data)}\0".encode())
         digest.update(data)
     return digest.hexdigest()
+
+
+def code_hash(root: Path = PACKAGE_ROOT) -> str:
+    """The training code's version: SHA-256 over every training-code file's
+    :func:`normalised_code`, so comments, layout and docstrings leave it unchanged."""
+    return _files_hash(root, normalised_code)
+
+
+def source_bytes_hash(root: Path = PACKAGE_ROOT) -> str:
+    """SHA-256 over every training-code file's bytes: the code hash of the runs recorded before
+    :func:`code_hash` normalised the source."""
+    return _files_hash(root, Path.read_bytes)
 
 
 def _git(root: Path, *args: str) -> str | None:

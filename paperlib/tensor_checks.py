@@ -50,9 +50,9 @@ def require_features(
     same_shape: bool = True, allow_empty: bool = False, **tensors: Tensor | None
 ) -> None:
     """Each given (non-None) tensor a floating (batch, dim) tensor with batch ≥ 1 (≥ 0 with
-    ``allow_empty``) and dim ≥ 1, all of one dtype and device, and of one shape
-    (``same_shape``) or one ``dim``; TensorTypeError or ValueError naming the argument and what was
-    expected."""
+    ``allow_empty``) and dim ≥ 1, all of one device (:func:`require_same_device`) and dtype,
+    and of one shape (``same_shape``) or one ``dim``; TensorTypeError or ValueError naming the
+    argument and what was expected."""
     given = {name: require_tensor(name, t) for name, t in tensors.items() if t is not None}
     for name, t in given.items():
         if t.ndim != 2 or t.shape[1] == 0 or (t.shape[0] == 0 and not allow_empty):
@@ -61,16 +61,13 @@ def require_features(
             )
     if not given:
         return
+    require_same_device(**given)
     first, ref = next(iter(given.items()))
     for name, t in given.items():
         if t.dtype != ref.dtype:
             raise TensorTypeError(
                 f"{name} has dtype {t.dtype} but {first} has {ref.dtype}; expected one dtype "
                 "(cast one of them with .to)"
-            )
-        if t.device != ref.device:
-            raise ValueError(
-                f"{name} is on {t.device} but {first} is on {ref.device}; expected one device"
             )
         if (t.shape if same_shape else t.shape[1:]) != (ref.shape if same_shape else ref.shape[1:]):
             what = "(batch, dim) shape" if same_shape else "dim"

@@ -1,6 +1,6 @@
 """Which code made a run: the training code's hash follows exactly the files that train and
-evaluate a run, the commit and modified state come from git, and run records are read with
-named errors."""
+evaluate a run and what they do (not their comments, layout or docstrings), the commit and
+modified state come from git, and run records are read with named errors."""
 
 from __future__ import annotations
 
@@ -17,7 +17,10 @@ from paperlib.provenance import (
     RunRecordError,
     code_hash,
     code_versions,
+    normalised_json,
+    normalised_python,
     run_provenance,
+    source_bytes_hash,
     training_code_files,
 )
 from tests.test_import_layers import MODULES, all_imports
@@ -39,19 +42,83 @@ def test_the_code_hash_follows_the_training_code_only(tmp_path):
     assert before == code_hash(PACKAGE_ROOT)  # the paths hashed are relative to the package
     loop = root / "engine" / "loop.py"
     original = loop.read_text()
-    _append(loop, "\n# a comment\n")
+    loop.write_text(
+        original.replace("return (step + 1) / self.warmup", "return step / self.warmup")
+    )
     assert code_hash(root) != before
     loop.write_text(original)
     assert code_hash(root) == before
-    _append(root / "model_configs" / "paper-tiny.json", " ")
+    config = root / "model_configs" / "paper-tiny.json"
+    config.write_text(config.read_text().replace('"embed_dim": 64', '"embed_dim": 65'))
     assert code_hash(root) != before
     shutil.copy(PACKAGE_ROOT / "model_configs" / "paper-tiny.json", root / "model_configs")
     for reader in ("study/decide.py", "tables/claims.py", "figures.py", "study/design.py"):
-        _append(root / reader, "\n# read only\n")
+        _append(root / reader, "\nREAD_ONLY = 1\n")
     (root / "engine" / "notes.txt").write_text("not code")
     assert code_hash(root) == before
     (root / "engine" / "extra.py").write_text("X = 1\n")
     assert code_hash(root) != before
+
+
+def _replace_once(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert text.count(old) >= 1, old
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_a_docstring_edit_keeps_the_code_hash_and_an_arithmetic_edit_changes_it(tmp_path):
+    root = _package_copy(tmp_path)
+    before, bytes_before = code_hash(root), source_bytes_hash(root)
+    loop = root / "engine" / "loop.py"
+    _replace_once(loop, '"""LR factor:', '"""The learning-rate factor, reworded:')
+    _replace_once(loop, '"""What :func:`train` returns', '"""What :func:`train` hands back')
+    assert code_hash(root) == before
+    assert source_bytes_hash(root) != bytes_before  # the bytes hash the older records used
+    _replace_once(loop, "return (step + 1) / self.warmup", "return (step - 1) / self.warmup")
+    assert code_hash(root) != before
+
+
+def test_comments_and_layout_keep_the_code_hash_and_a_json_value_changes_it(tmp_path):
+    root = _package_copy(tmp_path)
+    before = code_hash(root)
+    loop = root / "engine" / "loop.py"
+    _replace_once(loop, "# what a resumed run may change", "# what a resumed run can change")
+    _append(loop, "\n\n# a closing comment\n")
+    _replace_once(loop, "return (step + 1) / self.warmup", "return ( step+1 )/self.warmup  # s")
+    config = root / "model_configs" / "paper-tiny.json"
+    config.write_text(json.dumps(dict(reversed(json.loads(config.read_text()).items()))))
+    assert code_hash(root) == before
+    config.write_text(config.read_text().replace('"embed_dim": 64', '"embed_dim": 64.5'))
+    assert code_hash(root) != before
+
+
+def test_the_normalised_source_drops_docstrings_and_comments_only():
+    plain = "import math\n\n\nclass A:\n    def f(self, a, b):\n        return a + b\n"
+    documented = (
+        '"""A module."""\n# a comment\nimport math  # why\n\n\nclass A:\n    """A class."""\n\n'
+        '    def f(self, a, b):\n        """Add."""\n        return a + b  # the sum\n'
+    )
+    assert normalised_python(documented) == normalised_python(plain)
+    assert normalised_python(plain.replace("a + b", "a - b")) != normalised_python(plain)
+    labelled = plain.replace("return a + b", 'label = "sum"\n        return a + b')
+    assert normalised_python(labelled) != normalised_python(plain)
+    assert normalised_python(labelled.replace('"sum"', '"total"')) != normalised_python(labelled)
+    only_doc = 'def f():\n    """Nothing."""\n'
+    assert normalised_python(only_doc) == normalised_python("def f():\n    pass\n")
+    assert "Nothing" not in normalised_python(only_doc)
+    assert normalised_json('{"b": 1, "a": [1, 2]}') == normalised_json('{"a":[1,2],"b":1}')
+    assert normalised_json('{"a": 1}') != normalised_json('{"a": 1.0}')
+
+
+def test_a_training_file_that_does_not_parse_is_named(tmp_path):
+    root = _package_copy(tmp_path)
+    (root / "engine" / "broken.py").write_text("def f(:\n")
+    with pytest.raises(SyntaxError, match="broken.py"):
+        code_hash(root)
+    (root / "engine" / "broken.py").unlink()
+    (root / "model_configs" / "broken.json").write_text("{")
+    with pytest.raises(ValueError, match=r"broken.json: not valid JSON"):
+        code_hash(root)
 
 
 def test_the_hash_tells_a_renamed_file_from_the_same_bytes(tmp_path):
@@ -114,7 +181,9 @@ def test_the_provenance_names_the_commit_and_modified_tracked_files(tmp_path):
     _append(root / "train.py", "\n")
     modified = run_provenance(root)
     assert modified["dirty"] is True and modified["commit"] == clean["commit"]
-    assert modified["code_hash"] != clean["code_hash"]
+    assert modified["code_hash"] == clean["code_hash"]  # a blank line trains the same
+    _append(root / "train.py", "TRAINED = True\n")
+    assert run_provenance(root)["code_hash"] != clean["code_hash"]
 
 
 def _record(tmp_path: Path, name: str, **fields) -> Path:

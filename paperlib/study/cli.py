@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 
 import torch
 
@@ -16,8 +17,9 @@ from paperlib.study.parallel import RunsFailedError, run_study
 from paperlib.study.reader import load_claims
 from paperlib.study.run_validity import MissingRunsError
 from paperlib.study.scales import SCALES
-from paperlib.study.status import status_lines, study_status
+from paperlib.study.status import status_lines, study_code_line, study_status
 from paperlib.study.summary import summarise
+from paperlib.tables.study_paragraph import study_paragraph
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,14 +75,15 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     try:
         if args.status:
-            print(
-                "\n".join(
-                    status_lines(*study_status(args.scale, tuple(args.studies)), args.workers)
-                )
-            )
+            studies = tuple(args.studies)
+            lines = status_lines(*study_status(args.scale, studies), args.workers)
+            code = study_code_line(args.scale, studies)
+            print("\n".join(lines + ([code] if code else [])))
             return 0
         if args.summary:
-            print(summary_table(load_claims(args.scale)))
+            decided = load_claims(args.scale)
+            print(textwrap.fill(study_paragraph(decided), 100, break_on_hyphens=False) + "\n")
+            print(summary_table(decided))
             return 0
         if args.refresh_items:
             count = refresh_items(args.scale)

@@ -39,6 +39,7 @@ import numpy as np
 
 from paperlib.atomic import atomic_write_text
 from paperlib.engine.evaluation import world_short_captions
+from paperlib.provenance import code_hash
 from paperlib.study.base_reference import (
     RETENTION,
     against_base,
@@ -49,6 +50,7 @@ from paperlib.study.base_reference import (
     retention,
     untrained_value,
 )
+from paperlib.study.code_versions import equivalent_hashes
 from paperlib.study.design import EVERY_SEED_ARMS, HEADLINE, trend_label
 from paperlib.study.premise import premise_reason
 from paperlib.study.reader import EVAL_SEED, results_dir, slug
@@ -595,7 +597,10 @@ def _verdict(record: dict, alpha: float) -> dict[str, Any]:
 
 def run_code_versions(runs: list[dict]) -> list[dict[str, Any]]:
     """The code versions the decided runs were trained by: each training-code hash (None for a
-    run recorded without provenance) with its commits and how many runs it made, most first."""
+    run recorded without provenance) with its commits, how many runs it made, most first, and
+    whether ``results/code-versions.json`` joins it to this checkout's code (``joins_checkout``:
+    the study keeps its runs)."""
+    joined = equivalent_hashes(code_hash())
     versions: dict[str | None, dict[str, Any]] = {}
     for r in runs:
         provenance = r.get("provenance") or {}
@@ -605,7 +610,10 @@ def run_code_versions(runs: list[dict]) -> list[dict[str, Any]]:
         entry["runs"] += 1
         if provenance.get("commit"):
             entry["commits"].add(provenance["commit"])
-    listed = [{**v, "commits": sorted(v["commits"])} for v in versions.values()]
+    listed = [
+        {**v, "commits": sorted(v["commits"]), "joins_checkout": v["code_hash"] in joined}
+        for v in versions.values()
+    ]
     return sorted(listed, key=lambda v: -v["runs"])
 
 

@@ -2,7 +2,8 @@
 
 A run is finished when its ``run.done`` records what the plan and the checkout give it now
 (:func:`record_differences`): the config, its initial weights' checksum, the hash of the code
-that trains and evaluates it (``paperlib.provenance``) and the Python and package versions.
+that trains and evaluates it (``paperlib.provenance``; a hash recorded as training alike,
+``paperlib.study.code_versions``, counts as the checkout's) and the Python and package versions.
 A training folder of another config or start is set aside (renamed), never deleted.
 """
 
@@ -22,6 +23,7 @@ import torch
 from paperlib.atomic import atomic_write_text
 from paperlib.environment import environment, environment_differences, package_versions
 from paperlib.provenance import code_hash, read_run_record, run_provenance
+from paperlib.study.code_versions import equivalent_hashes
 from paperlib.study.design import Run, run_target
 from paperlib.study.exports import evaluate_into, export_embeddings, write_items
 from paperlib.study.reader import EMBEDDING_VARIANTS, portable_config, repo_relative
@@ -66,11 +68,22 @@ def _recorded_code(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def as_current_code(recorded: Any, current: dict[str, Any]) -> Any:
+    """``recorded`` (:func:`current_code` fields of a run or training) with its code hash read
+    as ``current``'s where ``code-versions.json`` records the two as training alike."""
+    if not isinstance(recorded, dict) or not isinstance(recorded.get("provenance"), dict):
+        return recorded
+    code, now = recorded["provenance"].get("code_hash"), current["provenance"]["code_hash"]
+    if code == now or code not in equivalent_hashes(now):
+        return recorded
+    return {**recorded, "provenance": {**recorded["provenance"], "code_hash": now}}
+
+
 def record_differences(record: dict[str, Any], run: Run) -> list[str]:
     """The dotted fields in which a run's ``run.done`` record differs from what the plan and
-    this checkout give the run now (config, ``init_sha256``, ``provenance.code_hash``,
-    ``environment.python``, ``environment.packages.<name>``); a record without provenance
-    differs in ``provenance``. Empty: the run is finished."""
+    this checkout give the run now (config, ``init_sha256``, ``provenance.code_hash`` unless
+    a recorded equivalent, ``environment.python``, ``environment.packages.<name>``); a record
+    without provenance differs in ``provenance``. Empty: the run is finished."""
     if "provenance" not in record:
         return ["provenance"]
     differences = []
@@ -79,9 +92,9 @@ def record_differences(record: dict[str, Any], run: Run) -> list[str]:
         differences += [f"config.{key}" for key in keys] or ["config"]
     if record["init_sha256"] != init_checksum(run.config):
         differences.append("init_sha256")
-    return differences + [
-        key for key, _, _ in environment_differences(_recorded_code(record), current_code())
-    ]
+    now = current_code()
+    recorded = as_current_code(_recorded_code(record), now)
+    return differences + [key for key, _, _ in environment_differences(recorded, now)]
 
 
 def finished_record(run: Run, scale_name: str) -> dict[str, Any] | None:
@@ -191,7 +204,8 @@ def code_record(output: Path) -> Path:
 def stale_training(output: Path, config: dict[str, Any]) -> str | None:
     """Why ``output`` holds a training this run cannot continue or reuse, or None: of another
     config (``train.trained_with_other_config``), from other initial weights, or by other code
-    or package versions (or by code that did not record its version)."""
+    (not a recorded equivalent) or package versions (or by code that did not record its
+    version)."""
     if not output.exists():
         return None
     recorded = init_record(output)
@@ -199,7 +213,8 @@ def stale_training(output: Path, config: dict[str, Any]) -> str | None:
         return "trained from other initial weights"
     if trained_with_other_config(output, config):
         return "trained with another config"
-    if _recorded_training_code(output) != current_code():
+    now = current_code()
+    if as_current_code(_recorded_training_code(output), now) != now:
         return "trained by other code or package versions"
     return None
 

@@ -1,13 +1,16 @@
 """Where a study stands, stage by stage: its runs planned and finished and the core-seconds the
 finished ones took (``python -m paperlib.study --status``). A study too long for one sitting
-is trained in parts (runs resume and are kept while the code that trains them is unchanged);
-this tells what is left and, from the finished runs' mean, about how long it will take."""
+is trained in parts (runs resume and are kept while the code that trains them is unchanged or
+recorded as training alike, ``paperlib.study.code_versions``); this tells what is left and,
+from the finished runs' mean, about how long it will take, and which of those codes made the
+finished runs."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from paperlib.provenance import code_hash
 from paperlib.study.design import Run, plan, recipe_plan, run_target
 from paperlib.study.execution import finished_record
 from paperlib.study.recipe import RecipeMissingError
@@ -95,3 +98,42 @@ def _unestimated(rows: dict[str, dict[str, Any]]) -> str:
     """``"; N runs more in stages with none finished"`` (empty when there are none)."""
     count = sum(row["planned"] for row in rows.values() if not row["finished"])
     return f"; {count} runs more in stages with none finished" if count else ""
+
+
+def finished_code_hashes(runs: list[Run], scale_name: str) -> dict[str, int]:
+    """Per training-code hash, how many of ``runs`` are finished by a record it made (the
+    checkout's hash or one recorded as training alike)."""
+    counts: dict[str, int] = {}
+    for run in runs:
+        if (record := finished_record(run, scale_name)) is not None:
+            code = record["provenance"]["code_hash"]
+            counts[code] = counts.get(code, 0) + 1
+    return counts
+
+
+def code_version_line(counts: dict[str, int], current: str) -> str | None:
+    """Which code made the finished runs (:func:`finished_code_hashes`), as one line; None when
+    none is finished."""
+    if not counts:
+        return None
+    own = f"this checkout's training code ({current[:12]})"
+    if set(counts) == {current}:
+        return f"every finished run was made by {own}"
+    others = [code for code in counts if code != current]
+    made = [f"{counts[code]} made by {code[:12]}" for code in others]
+    made += [f"{counts[current]} by {own}"] if current in counts else []
+    return (
+        f"finished runs: {', '.join(made)}; results/code-versions.json records "
+        f"{', '.join(code[:12] for code in others)} as training alike this checkout's code"
+    )
+
+
+def study_code_line(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) -> str | None:
+    """:func:`code_version_line` of the finished runs of the recipe stage and, once its picks
+    are known, of every planned stage."""
+    try:
+        runs = plan(scale_name, studies)
+    except RecipeMissingError:
+        runs = []
+    counts = finished_code_hashes(recipe_plan(scale_name, studies) + runs, scale_name)
+    return code_version_line(counts, code_hash())

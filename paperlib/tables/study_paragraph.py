@@ -89,7 +89,10 @@ def _undecided(claims: list[dict]) -> str:
 def study_paragraph(decided: dict[str, Any]) -> str:
     """The README's paragraph on the committed study (module docstring)."""
     claims = decided["claims"]
-    hashes = ", ".join(f"`{v['code_hash'][:12]}`" for v in decided["code_versions"])
+    versions = decided["code_versions"]
+    hashes = ", ".join(f"`{v['code_hash'][:12]}`" for v in versions)
+    if versions and all(v.get("joins_checkout") for v in versions):
+        hashes += ", which `results/code-versions.json` records as training alike this checkout's"
     kept = min(
         v for c in claims if c["headline"] and c.get("retention")
         for arm in ("variant", "baseline") for v in c["retention"][arm].values()
