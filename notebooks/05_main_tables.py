@@ -212,10 +212,9 @@ HTML(claims_details(CLAIMS, "Every claim in full: statement, numbers and the rul
 # Whether a verdict is a property of the method or of that regime shows in how the effect moves
 # with scale: on the sweep seeds every headline arm trains again at other batch sizes (equal
 # samples seen; the learning rate kept) and training lengths
-# (`paperlib.study.design.trend_runs`). Per headline claim, the effect at each setting with its
-# 95 % interval, in units of its smallest effect of interest (the paper's direction up), and
-# the reading computed from the points. A point counts only where both arms kept their base
-# and learned. The reading rests on one slope per axis: the effect's change per doubling of the
+# (`paperlib.study.design.trend_runs`). A point counts only where both arms kept their base and
+# learned. The figure shows, per headline claim and axis, one slope in units of its smallest
+# effect of interest (the paper's direction right), and the reading computed from it: the effect's change per doubling of the
 # factor, fitted to every setting that counts on every sweep seed with one intercept per seed
 # (`paperlib.tables.trend_slope`), so its residual degrees of freedom come from all the points.
 # It says the effect moves toward (or away from) the paper's side only where the slope's
@@ -244,13 +243,14 @@ HTML(
             html.escape(f"{name}: batch {reading['batch']}; length {reading['length']}")
             for name, reading in readings.items()
         ],
-        "Each claim's trend in words, computed from its points",
+        "Each claim's trend in words, computed from its slope",
     )
 )
 
 # %% [markdown]
-# The effect at each batch size (samples seen kept equal), with its 95 % interval (`[n/a]`: the
-# seed variance is unknown; `*`: an arm forgot its base or did not learn, so the point does
+# The effect at each batch size (samples seen kept equal), with its 95 % interval where the
+# setting's seeds give one (with 2 + 1 seeds over the two bases they do not: *no interval*, and
+# no value is shown without one; `*`: an arm forgot its base or did not learn, so the point does
 # not count):
 
 # %%

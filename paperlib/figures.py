@@ -343,70 +343,61 @@ def claims_forest(claims: list[dict], title: str = "") -> plt.Figure:
     return fig
 
 
-def trend_in_smallest_units(claim: dict, axis: str) -> list[tuple[float, ...]]:
-    """``(factor, effect, low, high, counts)`` of a claim's trend points that have an effect, in
-    units of its smallest effect of interest with the paper's direction positive (``claims.json``'s
-    ``trend``), so claims on different metrics share one axis. ``low`` and ``high`` are NaN where
-    the seed variance is unknown (no interval); ``counts`` is 0 for a point whose arms forgot
-    their base or did not learn (``untestable``), else 1."""
-    sign = 1.0 if claim["better"] == "higher" else -1.0
-    scale = sign / claim["smallest"]
-    out = []
-    for p in (claim.get("trend") or {}).get(axis, []):
-        if p.get("effect") is None:
-            continue
-        low, high = sorted(scale * v for v in p["interval"]) if p.get("interval") else (np.nan,) * 2
-        counts = 0.0 if p.get("untestable") else 1.0
-        out.append((p["factor"], scale * p["effect"], low, high, counts))
-    return out
+def trend_slopes_in_smallest_units(claim: dict, axis: str) -> tuple[float, float, float] | None:
+    """``(slope, low, high)`` of a claim's trend on ``axis`` per doubling, in units of its
+    smallest effect of interest with the paper's direction positive; None where the slope has
+    no interval (not estimable)."""
+    slope = ((claim.get("trend") or {}).get("slope") or {}).get(axis)
+    if not slope or slope.get("interval") is None:
+        return None
+    scale = (1.0 if claim["better"] == "higher" else -1.0) / claim["smallest"]
+    low, high = sorted(scale * v for v in slope["interval"])
+    return scale * slope["slope"], low, high
 
 
 def _trend_panel(ax: plt.Axes, claims: list[dict], axis: str) -> None:
-    """One panel of :func:`claims_trend`: each claim's points on one axis (hollow where they do
-    not count, no bar without an interval), the ±δ band and the zero line."""
-    ax.axhspan(-1, 1, color="0.88", zorder=0)
-    ax.axhline(0, color="0.3", lw=0.8)
-    drawn = 0
-    for claim in claims:
-        points = trend_in_smallest_units(claim, axis)
-        if len(points) < 2:
+    """One panel of :func:`claims_trend`: each claim's slope per doubling with its interval,
+    or the words "not estimable"; the ±δ band and the zero line."""
+    ax.axvspan(-1, 1, color="0.88", zorder=0)
+    ax.axvline(0, color="0.3", lw=0.8)
+    for y, claim in enumerate(claims):
+        found = trend_slopes_in_smallest_units(claim, axis)
+        if found is None:
+            ax.text(0, y, "not estimable", ha="center", va="center", fontsize=7, color="0.4")
             continue
-        x, y, low, high, counts = (np.array(v) for v in zip(*points))
-        x = x * (1 + 0.03 * (drawn % 5 - 2))
-        yerr = np.nan_to_num([y - low, high - y])  # no bar where no interval
-        line = ax.errorbar(x, y, yerr=yerr, marker="o", ms=3, capsize=2, lw=1,
-                           label=claim["label"])  # fmt: skip
-        hollow = counts == 0
-        ax.plot(x[hollow], y[hollow], "o", ms=6, mfc="white", color=line[0].get_color())
-        drawn += 1
-    ax.set_xscale("log", base=2)
-    if not drawn:
-        ax.text(0.5, 0.5, "no trend runs", ha="center", transform=ax.transAxes, fontsize=8)
+        slope, low, high = found
+        color = "tab:green" if low > 0 else "tab:red" if high < 0 else "tab:gray"
+        ax.errorbar(slope, y, xerr=[[slope - low], [high - slope]], fmt="o", ms=4, capsize=2,
+                    color=color)  # fmt: skip
+    ax.set_yticks(range(len(claims)), [c["label"] for c in claims], fontsize=7)
+    ax.set_ylim(len(claims) - 0.5, -0.5)
 
 
 def claims_trend(claims: list[dict], title: str = "") -> plt.Figure:
     """Small multiples of the headline claims' scale trend: one row per compared pair of arms
-    (its claims' metrics as series), one column per axis (batch size, training length; log₂
-    factor, 1 = the headline setting). Each effect is in units of its smallest effect of
-    interest δ (the paper's direction up; the ±δ band shaded), with 95 % intervals where the
-    seed variance is known; a point whose arms forgot their base or did not learn is hollow."""
+    (its claims' metrics), one column per axis (batch size, training length). Each claim shows
+    the slope of its effect per doubling of the factor (``study.trend``), in units of its
+    smallest effect of interest δ (the paper's direction right; the ±δ band shaded), with its
+    family-level interval (green: toward the paper's side, red: away from it, grey: not
+    established); a slope without an interval reads "not estimable" and shows no value."""
     groups: dict[str, list[dict]] = {}
     for claim in claims:
         groups.setdefault(f"{claim['variant']} vs {claim['baseline']}", []).append(claim)
     rows = max(1, len(groups))
-    fig, axes = plt.subplots(rows, 2, figsize=(11, 2.7 * rows), sharey=True, squeeze=False)
+    heights = [max(1.6, 0.35 * len(m) + 0.9) for m in groups.values()] or [2.0]
+    fig, axes = plt.subplots(rows, 2, figsize=(11, sum(heights)), squeeze=False,
+                             gridspec_kw={"height_ratios": heights}, sharex="col")  # fmt: skip
     for row, (pair, members) in zip(axes, groups.items()):
         for ax, axis in zip(row, ("batch", "length")):
             _trend_panel(ax, members, axis)
-            ax.set_title(f"{pair}: against {axis}", fontsize=9)
-        row[0].set_ylabel("effect / δ", fontsize=8)
-        row[1].legend(fontsize=6, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    for ax, axis in zip(axes[-1], ("batch", "length")):
-        ax.set_xlabel(f"{axis} factor (1 = headline)")
+            ax.set_title(f"{pair}: per doubling of the {axis}", fontsize=9)
+        row[1].set_yticklabels([])
+    for ax in axes[-1]:
+        ax.set_xlabel("slope of the effect per doubling / δ")
     if not groups:
         axes[0][0].text(0.5, 0.5, "no trend runs in these results", ha="center",
                         transform=axes[0][0].transAxes)  # fmt: skip
-    fig.suptitle(title + " (paper's direction up; hollow: does not count)")
+    fig.suptitle(title + " (paper's direction right)")
     fig.tight_layout()
     return fig
 

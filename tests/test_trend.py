@@ -84,7 +84,8 @@ def test_a_claims_trend_reads_each_setting_and_says_where_it_moves():
     assert [f for f, _ in asked[0]] == [0.5, 1.0, 2.0, 4.0]
     assert asked[0][-1] == (4.0, ("MoLo, 4× batch", "B, 4× batch"))
     assert trend["reading"]["batch"].startswith("moves toward the paper's side as the batch grows")
-    assert "-0.05 at 0.5× the batch to +0.02 at 4×" in trend["reading"]["batch"]
+    assert "4 settings from 0.5× to 4× the batch" in trend["reading"]["batch"]
+    assert "-0.05" not in trend["reading"]["batch"]  # no point value without an interval
     assert "slope +0.023 per doubling" in trend["reading"]["batch"]
     assert trend["reading"]["length"].startswith("not measured")
     lower = claim_trend(settings, design.trend_label, "MoLo", "B", effect_at, "lower", slope_of)
@@ -103,7 +104,7 @@ def test_a_point_whose_arms_forgot_the_base_is_shown_but_not_read():
         {"factor": 4.0, "effect": 0.4, "interval": [0.3, 0.5], "untestable": "forgotten"},
     ]
     reading = trend_reading(points, "batch", "higher", _settled(0.02, 0.01))
-    assert "-0.05 at 0.5× the batch to -0.03 at 1×" in reading  # the 4× point does not count
+    assert "2 settings from 0.5× to 1× the batch" in reading  # the 4× point does not count
     assert reading.endswith("(4× left out: an arm forgot its base or did not learn)")
     unknown = trend_reading(points, "batch", "higher", {"slope": 0.02, "interval": None, "df": 1})
     assert unknown.startswith("not estimable: 1 residual degree(s) of freedom for the slope")
@@ -205,18 +206,19 @@ def _claim_with_trend(better="higher"):
     }  # fmt: skip
 
 
-def test_the_trend_in_smallest_effect_units_with_the_papers_direction_up():
-    from paperlib.figures import trend_in_smallest_units
+def test_the_trend_slope_in_smallest_effect_units_with_the_papers_direction_up():
+    from paperlib.figures import trend_slopes_in_smallest_units
 
-    up = trend_in_smallest_units(_claim_with_trend(), "batch")
-    assert np.allclose(up, [(0.5, -2.0, -3.0, -1.0, 1.0), (1.0, 1.0, 0.0, 2.0, 1.0)])
-    down = trend_in_smallest_units(_claim_with_trend("lower"), "batch")
-    assert np.allclose(down, [(0.5, 2.0, 1.0, 3.0, 1.0), (1.0, -1.0, -2.0, 0.0, 1.0)])
     claim = _claim_with_trend()
-    claim["trend"]["batch"][0] = {"factor": 0.5, "effect": 0.02, "interval": None,
-                                  "untestable": "the base is forgotten"}  # fmt: skip
-    first = trend_in_smallest_units(claim, "batch")[0]
-    assert first[:2] == (0.5, 2.0) and np.isnan(first[2:4]).all() and first[4] == 0.0
+    claim["trend"]["slope"] = {
+        "batch": {"slope": 0.02, "interval": [0.01, 0.03]},
+        "length": {"slope": 0.05, "interval": None},
+    }
+    assert np.allclose(trend_slopes_in_smallest_units(claim, "batch"), (2.0, 1.0, 3.0))
+    lower = {**claim, "better": "lower"}
+    assert np.allclose(trend_slopes_in_smallest_units(lower, "batch"), (-2.0, -3.0, -1.0))
+    assert trend_slopes_in_smallest_units(claim, "length") is None  # no value without interval
+    assert trend_slopes_in_smallest_units(_claim_with_trend(), "batch") is None
 
 
 def test_the_trend_table_shows_each_setting_of_one_axis_and_the_readings_apart():
@@ -247,7 +249,7 @@ def test_the_trend_table_names_batch_sizes_marks_uncounted_points_and_hide_count
     claim = {"label": "R@1", "variant": "MoLo", "baseline": "B", "trend": {"batch": points}}
     row = trend_table([claim], "batch").loc["R@1: MoLo vs B"]
     assert list(row.index) == ["batch 32", "batch 64"]
-    assert row["batch 32"] == "+0.01 [n/a]"
+    assert row["batch 32"] == "no interval (0 seed df)"  # no value without an interval
     assert row["batch 64"] == "+0.02 [+0.01, +0.03]" + NOT_COUNTED
     other = {**claim, "variant": "C", "trend": {"batch": [{**points[0], "batch_size": 16}]}}
     assert "batch ×0.5" in trend_table([claim, other], "batch").columns  # sizes differ: factor

@@ -73,9 +73,9 @@ def trend_reading(
     points: list[dict[str, Any]], axis: str, better: str, slope: dict[str, Any] | None
 ) -> str:
     """In words, from the points that :func:`counts` and the ``slope`` of the effect over
-    ``log2`` of the factor: the effect at both ends, the slope per doubling with its interval,
+    ``log2`` of the factor: the settings it rests on, the slope per doubling with its interval,
     and whether it is established on the paper's side (``better``), on the other, or not at
-    all; "not estimable" where the slope has no interval."""
+    all; "not estimable" where the slope has no interval (no value is given without one)."""
     found = [p for p in points if counts(p)]
     left_out = [f"{p['factor']:g}×" for p in points if p.get("untestable")]
     out = f" ({', '.join(left_out)} left out: an arm forgot its base or did not learn)"
@@ -86,10 +86,7 @@ def trend_reading(
             f"counts{out}"
         )
     first, last = found[0], found[-1]
-    where = (
-        f"{first['effect']:+.3g} at {first['factor']:g}× the {axis} to "
-        f"{last['effect']:+.3g} at {last['factor']:g}×"
-    )
+    where = f"{len(found)} settings from {first['factor']:g}× to {last['factor']:g}× the {axis}"
     if slope is None or slope.get("interval") is None:
         df = 0 if slope is None else slope.get("df", 0)
         return f"not estimable: {df} residual degree(s) of freedom for the slope ({where}){out}"

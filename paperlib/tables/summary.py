@@ -255,13 +255,15 @@ NOT_COUNTED = "*"  # a trend point whose arms forgot their base or did not learn
 
 
 def trend_cell(point: dict) -> str:
-    """One trend point as text: the effect with its 95 % interval (``[n/a]`` where the seed
-    variance is unknown), :data:`NOT_COUNTED` where the point does not count, ``–`` without an
-    effect."""
+    """One trend point as text: the effect with its 95 % interval, :data:`NOT_COUNTED` where the
+    point does not count; no value where the seed variance gives no interval (``no interval``),
+    ``–`` without an effect."""
     if point.get("effect") is None:
         return "–"
     interval = point.get("interval")
-    spread = "[n/a]" if interval is None else f"[{_signed(interval[0])}, {_signed(interval[1])}]"
+    if interval is None:
+        return f"no interval ({point.get('seed_df', 0)} seed df)"
+    spread = f"[{_signed(interval[0])}, {_signed(interval[1])}]"
     return f"{_signed(point['effect'])} {spread}" + (NOT_COUNTED if point.get("untestable") else "")
 
 
