@@ -101,6 +101,10 @@ def test_an_undecided_claim_is_read_against_its_design_note():
     assert design_verdict(INCONCLUSIVE, "why", floor)[0] == UNRESOLVABLE
     assert design_verdict(REPRODUCES, "why", floor) == (REPRODUCES, "why")
     assert design_verdict(INCONCLUSIVE, "why", None) == (INCONCLUSIVE, "why")
+    # runs left out: the valid seeds' own interval decides, not the planned design's
+    assert design_verdict(INCONCLUSIVE, "why", note, [0.0, 0.016])[0] == INCONCLUSIVE
+    wide, reason = design_verdict(INCONCLUSIVE, "why", note, [0.0, 0.024])
+    assert wide == UNDERPOWERED and "the valid seeds give ±0.012 against δ = 0.01" in reason
 
 
 def test_the_verdict_refuses_a_claim_without_a_positive_smallest_effect():

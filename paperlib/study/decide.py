@@ -571,7 +571,7 @@ def _verdict(record: dict, alpha: float) -> dict[str, Any]:
         )  # fmt: skip
         return {"verdict": label, "reason": reason}
     verdict, reason = design_verdict(
-        *decide_verdict(_evidence(record, alpha)), record.get("design_note")
+        *decide_verdict(_evidence(record, alpha)), record.get("design_note"), record["interval"]
     )
     interaction = record.get("interaction")
     if not interaction or record["interaction_p_adjusted"] >= INTERACTION_ALPHA:

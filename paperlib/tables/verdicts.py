@@ -205,14 +205,26 @@ def verdict(evidence: Evidence) -> tuple[str, str]:
     return INCONCLUSIVE, f"{_sign_words(e)}, its size not shown beyond {bound}"
 
 
-def design_verdict(label: str, reason: str, note: dict | None) -> tuple[str, str]:
+def design_verdict(
+    label: str, reason: str, note: dict | None, interval: list[float] | None = None
+) -> tuple[str, str]:
     """Step 6's reading of an undecided claim against its design note (``DesignNote.as_dict``):
-    an item floor at or above δ makes it :data:`UNRESOLVABLE`, a design that does not resolve δ
-    :data:`UNDERPOWERED`; a decided claim, or one without a note, keeps its label."""
+    an item floor at or above δ makes it :data:`UNRESOLVABLE`; a design that does not resolve δ
+    makes it :data:`UNDERPOWERED`, judged on the simultaneous ``interval`` the valid seeds gave
+    where there is one (runs left out can leave fewer seeds than planned), else on the note's
+    planned design. A decided claim, or one without a note, keeps its label."""
     if label not in (INCONCLUSIVE, UNDERPOWERED) or note is None:
         return label, reason
     if note["item_floor"] is not None and note["item_floor"] >= note["delta"]:
         return UNRESOLVABLE, f"{reason}; {note['reason']}"
+    if interval is not None:
+        achieved = (interval[1] - interval[0]) / 2
+        if label == INCONCLUSIVE and achieved < note["delta"]:
+            return label, reason
+        return UNDERPOWERED, (
+            f"{reason}; the valid seeds give ±{achieved:.3g} against δ = {note['delta']:g}; "
+            f"{note['reason']}"
+        )
     committed = note["half_width"]
     if label == INCONCLUSIVE and committed is not None and committed < note["delta"]:
         return label, reason
