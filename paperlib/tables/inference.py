@@ -426,12 +426,12 @@ def design_note(
     if floor >= delta:
         reason = f"the item floor ±{floor:.3g} is at least δ = {delta:.3g}: more items, not seeds"
     elif half < delta:
-        reason = f"the committed design resolves δ = {delta:.3g} (±{half:.3g})"
+        reason = f"the planned design resolves δ = {delta:.3g} (±{half:.3g})"
     elif needed is None:
         reason = f"{max_per_base} seeds per base do not resolve δ = {delta:.3g}"
     else:
-        committed = f"±{half:.3g}" if math.isfinite(half) else "no interval"
-        reason = f"{needed} seeds per base resolve δ = {delta:.3g} (committed: {committed})"
+        planned = f"±{half:.3g}" if math.isfinite(half) else "no interval"
+        reason = f"{needed} seeds per base resolve δ = {delta:.3g} (planned: {planned})"
     return DesignNote(half, floor, half < delta or needed is not None, needed, reason)
 
 
