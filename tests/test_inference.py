@@ -493,7 +493,7 @@ def test_design_notes_say_what_resolves_delta():
     assert half > 0.03 and needed is not None
     assert (note.half_width, note.per_base_needed, note.resolvable) == (half, needed, True)
     assert note.item_floor == item_floor(item, family)
-    assert design_note(within, item, committed, family, 1.0).reason.startswith("the committed")
+    assert design_note(within, item, committed, family, 1.0).reason.startswith("the planned design")
     unreachable = design_note(within, item, committed, family, 0.001)
     assert (unreachable.resolvable, unreachable.per_base_needed) == (False, None)
     floor = design_note(within, item, committed, family, note.item_floor)

@@ -105,6 +105,8 @@ def test_the_readme_s_study_cost_is_what_the_committed_runs_recorded():
     assert found.group(4) == f"{sum(seconds.values()):,.0f}"
     assert found.group(5) == ", ".join(f"{stage} {s:,.0f}" for stage, s in seconds.items())
     assert float(found.group(6)) == round((recipe + sum(seconds.values())) / 2 / 3600, 1)
+    assert recipe + sum(seconds.values()) <= 100_000  # the study's budget, bases apart
+    assert "within the study's budget of 100,000 core-seconds" in readme
     mean = (recipe + sum(seconds.values())) / (len(recipe_runs) + len(runs))
     assert "(about five minutes on one core)" in readme and 270 <= mean <= 330, mean
     picks = json.loads((REPO_ROOT / "results" / "full" / "recipe.json").read_text())["arms"]
