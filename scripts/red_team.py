@@ -2408,6 +2408,183 @@ def _(tmp):
         return expect_cli(main, argv, "world-long.json")
 
 
+def _molo(results: Path) -> Path:
+    return results / "himo" / "molo" / "seed0"
+
+
+def _edit_json(path: Path, edit: Callable[[dict], object]) -> None:
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data))
+
+
+def _decide_only(tmp: Path, change: Callable[[Path], object], *names: str) -> Result:
+    """``--decide-only`` on a fresh smoke copy changed by ``change(results/smoke)``."""
+    with _results_env():
+        results = _study_copy(tmp)
+        change(results)
+        return expect_cli(study_main(), ["--scale", "smoke", "--decide-only"], *names)
+
+
+def _unplanned_seed(results: Path) -> None:
+    for variant in ("molo", "infonce-lam-0"):
+        seed1 = results / "himo" / variant / "seed1"
+        shutil.copytree(results / "himo" / variant / "seed0", seed1)
+        _edit_json(seed1 / "run.done", lambda d: d.update(seed=1))
+    items = results / "himo" / "molo" / "seed1" / "items.npz"
+    with np.load(items) as data:
+        values = {k: data[k] for k in data.files}
+    values["world-long/i2t_hit1"] = np.ones_like(values["world-long/i2t_hit1"])
+    np.savez(items, **values)
+
+
+@case("study/files: --decide-only with an unplanned seed1 copied from seed0")
+def _(tmp):
+    return _decide_only(tmp, _unplanned_seed, "seed1", "plan")
+
+
+@case("study/files: --decide-only on a trained run without its log.jsonl")
+def _(tmp):
+    return _decide_only(tmp, lambda r: (_molo(r) / "log.jsonl").unlink(), "molo", "log.jsonl")
+
+
+def _drop_item(results: Path) -> None:
+    items = _molo(results) / "items.npz"
+    with np.load(items) as data:
+        values = {k: data[k] for k in data.files if k != "world-long/i2t_hit1"}
+    np.savez(items, **values)
+
+
+@case("study/files: --decide-only with an item missing from items.npz")
+def _(tmp):
+    return _decide_only(tmp, _drop_item, "items.npz", "world-long/i2t_hit1")
+
+
+@case("study/files: --decide-only on a run.done with an unknown method")
+def _(tmp):
+    def change(results):
+        _edit_json(_molo(results) / "run.done", lambda d: d["config"].update(method="nope"))
+
+    return _decide_only(tmp, change, "run.done", "method", "nope")
+
+
+@case("study/files: --decide-only on a run.done without feature_std")
+def _(tmp):
+    def change(results):
+        _edit_json(_molo(results) / "run.done", lambda d: d.pop("feature_std"))
+
+    return _decide_only(tmp, change, "run.done", "feature_std")
+
+
+@case("study/files: --decide-only with claims.json a folder of the user's")
+def _(tmp):
+    with _results_env():
+        results = _study_copy(tmp)
+        (results / "claims.json").unlink()
+        (results / "claims.json").mkdir()
+        notes = results / "claims.json" / "notes.txt"
+        notes.write_text("mine\n")
+        with guarded(notes) as verdict:
+            result = expect_cli(study_main(), ["--scale", "smoke", "--decide-only"], "claims.json")
+        return worst(result, verdict)
+
+
+def _compare_copy(tmp: Path, change: Callable[[Path], object], *names: str) -> Result:
+    """``compare`` of a fresh smoke copy changed by ``change(results/smoke)`` against the
+    committed results."""
+    from paperlib.study.compare import main
+
+    with _results_env():
+        results = _study_copy(tmp)
+        change(results)
+        argv = ["--scale", "smoke", "--reproduced", str(tmp / "results")]
+        return expect_cli(main, argv, *names)
+
+
+@case('study/files: compare on a re-run metric written as "abc"')
+def _(tmp):
+    def change(results):
+        def edit(d):
+            d["metrics"]["image_retrieval_recall@1"] = "abc"
+
+        _edit_json(_molo(results) / "world-long.json", edit)
+
+    return _compare_copy(tmp, change, "world-long.json", "image_retrieval_recall@1")
+
+
+@case("study/files: compare on a claims.json effect written as a string")
+def _(tmp):
+    def change(results):
+        def edit(d):
+            first = next(c for c in d["claims"] if c.get("effect") is not None)
+            first["effect"] = str(first["effect"])
+
+        _edit_json(results / "claims.json", edit)
+
+    return _compare_copy(tmp, change, "claims.json", "effect")
+
+
+def _summary(tmp: Path, edit: Callable[[dict], object], *names: str) -> Result:
+    with _results_env():
+        results = _study_copy(tmp)
+        _edit_json(results / "claims.json", edit)
+        return expect_cli(study_main(), ["--scale", "smoke", "--summary"], *names)
+
+
+@case("study/files: --summary on a claims.json claim without verdict")
+def _(tmp):
+    return _summary(tmp, lambda d: d["claims"][0].pop("verdict"), "claims.json", "verdict")
+
+
+@case("study/files: --summary on a claims.json with claims null")
+def _(tmp):
+    return _summary(tmp, lambda d: d.update(claims=None), "claims.json", "claims")
+
+
+@case("study/files: --summary on a claims.json with claims []")
+def _(tmp):
+    return _summary(tmp, lambda d: d.update(claims=[]), "claims.json", "claims")
+
+
+@case("study/files: --status on a run.done whose config is []")
+def _(tmp):
+    with _results_env():
+        results = _study_copy(tmp)
+        _edit_json(_molo(results) / "run.done", lambda d: d.update(config=[]))
+        return expect_cli(study_main(), ["--scale", "smoke", "--status"], "run.done", "config")
+
+
+@case("study/files: compare --report onto the re-run's claims.json")
+def _(tmp):
+    from paperlib.study.compare import main
+
+    with _results_env():
+        results = _study_copy(tmp)
+        argv = ["--scale", "smoke", "--reproduced", str(tmp / "results")]
+        with guarded(results / "claims.json") as verdict:
+            result = expect_cli(main, [*argv, "--report", str(results / "claims")], "claims")
+        return worst(result, verdict)
+
+
+@case("study/files: compare --report inside the committed results/")
+def _(tmp):
+    from paperlib.study.compare import main
+
+    report = REPO / "results" / "smoke" / f"red-team-report-{os.getpid()}"
+    written = [report.with_suffix(".md"), report.with_suffix(".json")]
+    with _results_env():
+        _study_copy(tmp)
+        argv = ["--scale", "smoke", "--reproduced", str(tmp / "results")]
+        try:
+            result = expect_cli(main, [*argv, "--report", str(report)], "results")
+            if any(p.exists() for p in written):
+                result = Result(LOST, "wrote a report into the committed results/")
+        finally:
+            for path in written:
+                path.unlink(missing_ok=True)
+        return result
+
+
 # --------------------------------------------------------------------------- driver
 
 

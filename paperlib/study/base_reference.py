@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from paperlib.study.reader import PRETRAIN, read_items, slug
+from paperlib.study.reader import PRETRAIN, item_table, read_items, slug
 from paperlib.study.scales import SCALES
 from paperlib.tables.claims import SMALLER, UNTRAINED, Claim
 from paperlib.tables.inference import based_estimate
@@ -18,7 +18,7 @@ def arm_values(
     scale_name: str, study: str, variant: str, item: str, seeds: list[int]
 ) -> np.ndarray:
     """(seeds, items) values of one variant's per-item metric."""
-    return np.stack([read_items(scale_name, study, variant, s)[item] for s in seeds])
+    return item_table(scale_name, study, variant, item, seeds)
 
 
 def untrained_value(scale_name: str, study: str, item: str) -> float | None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ import numpy as np
 
 from paperlib.atomic import atomic_write_text
 from paperlib.environment import environment_differences
+from paperlib.study import results_files
 from paperlib.study.decide import report
 from paperlib.study.reader import REPO_ROOT, results_root_at
 from paperlib.study.variation import fingerprint, metric_values, spreads
@@ -87,15 +89,18 @@ def floor(kind: str, n: int) -> float:
     return 1e-4
 
 
+def checked(read: Callable[..., Any], path: Path, *args: Any) -> Any:
+    """``read(path, *args)`` (a reader of ``study.results_files``), its refusal a
+    :class:`CompareInputError`."""
+    try:
+        return read(path, *args)
+    except results_files.ResultsFileError as error:
+        raise CompareInputError(str(error)) from None
+
+
 def _items(folder: Path) -> dict[str, np.ndarray]:
     path = folder / "items.npz"
-    if not path.is_file():
-        return {}
-    try:
-        with np.load(path) as data:
-            return {k: data[k] for k in data.files}
-    except (OSError, ValueError) as error:
-        raise CompareInputError(f"{path}: unreadable per-item values ({error})") from None
+    return checked(results_files.read_items, path) if path.is_file() else {}
 
 
 def _read_json(path: Path, what: str) -> dict[str, Any]:
@@ -108,14 +113,6 @@ def _read_json(path: Path, what: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise CompareInputError(f"{path}: expected a JSON object ({what})")
     return data
-
-
-def _result_metrics(path: Path) -> dict[str, float]:
-    data = _read_json(path, "a CLIP_benchmark results file")
-    metrics = data.get("metrics")
-    if not isinstance(metrics, dict):
-        raise CompareInputError(f"{path}: no 'metrics' mapping (a CLIP_benchmark results file)")
-    return metrics
 
 
 def pooled_spreads(spread: dict[str, float]) -> dict[tuple[str, str], float]:
@@ -166,14 +163,12 @@ def compare_runs(committed: Path, reproduced: Path, variation: dict) -> list[dic
     for path in sorted(committed.glob("*/*/seed*/*.json")):
         relative = path.relative_to(committed)
         theirs = reproduced / relative
-        mine = _result_metrics(path)
-        other = _result_metrics(theirs) if theirs.is_file() else {}
+        result = checked(results_files.read_benchmark, path)
+        mine, dataset = result["metrics"], result["dataset"]
+        other = checked(results_files.read_benchmark, theirs)["metrics"] if theirs.is_file() else {}
         if path.parent not in items_of:  # one read of a run's items.npz for all its files
             items_of[path.parent] = _items(path.parent)
-        dataset = json.loads(path.read_text()).get("dataset", path.stem)
         for metric, value in mine.items():
-            if not isinstance(value, (int, float)):
-                continue
             kind = metric_kind(metric)
             n = item_count(dataset, metric, items_of[path.parent])
             again = other.get(metric)
@@ -226,7 +221,9 @@ def check_decided(folder: Path, scale: str, what: str) -> dict[str, Any]:
     """``folder``'s ``claims.json``, checked to be what its results files decide: the same
     claims as ``tables.claims`` declares, the same effects and verdicts; else the comparison
     would check numbers nobody computed. Returns the file's content."""
-    recorded = _read_json(folder / "claims.json", what)
+    if not (folder / "claims.json").exists():
+        raise CompareInputError(f"{folder / 'claims.json'}: missing ({what})")
+    recorded = checked(results_files.read_claims, folder / "claims.json", False)
     try:
         with results_root_at(folder.parent):
             decided = report(scale, partial=True)
@@ -235,7 +232,7 @@ def check_decided(folder: Path, scale: str, what: str) -> dict[str, Any]:
             f"{folder}: its results files cannot be decided ({error})"
         ) from None
     again = {c["claim"]: c for c in decided["claims"]}
-    listed = [c.get("claim") for c in recorded.get("claims", []) if isinstance(c, dict)]
+    listed = [c["claim"] for c in recorded["claims"]]
     if sorted(listed) != sorted(c.id for c in CLAIMS):
         raise CompareInputError(
             f"{folder / 'claims.json'}: lists claims {sorted(set(listed) ^ {c.id for c in CLAIMS})[:5]} "
@@ -257,9 +254,12 @@ def check_decided(folder: Path, scale: str, what: str) -> dict[str, Any]:
 
 
 def read_variation(committed: Path) -> dict[str, Any]:
-    """``variation.json``, checked against the committed results it was measured on."""
+    """``variation.json``, checked against the committed results it was measured on (their
+    results files checked first)."""
     path = committed / "variation.json"
     variation = _read_json(path, "the measured variation; `make variation` writes it")
+    for result in sorted(committed.glob("*/*/seed*/*.json")):  # read by the fingerprint
+        checked(results_files.read_benchmark, result)
     if variation.get("committed_fingerprint") != fingerprint(metric_values(committed)):
         raise CompareInputError(
             f"{path}: measured against other committed results (fingerprint "
@@ -282,7 +282,7 @@ def environments(committed: Path, reproduced: Path) -> list[tuple[str, Any, Any]
 
 def _environment(study: Path) -> dict[str, Any]:
     """A ``study.json``'s environment with its code provenance under ``provenance``."""
-    record = _read_json(study, "the study record")
+    record = checked(results_files.read_study, study)
     return {**record.get("environment", {}), "provenance": record.get("provenance") or {}}
 
 
@@ -320,10 +320,27 @@ def markdown(rows, changes, env) -> str:
     return "\n".join(lines) + "\n"
 
 
+def refuse_outputs(report: Path, inputs: tuple[Path, ...]) -> None:
+    """Refuse a report (``.md``, ``.json``) that would land among the results it compares or
+    inside the committed ``results/`` folder."""
+    places = [(REPO_ROOT / "results", "the committed results/ folder")]
+    places += [(folder, f"the results it compares ({folder})") for folder in inputs]
+    for out in (report.with_suffix(".md"), report.with_suffix(".json")):
+        where = out.resolve()
+        for folder, what in places:
+            folder = folder.resolve()
+            if where == folder or folder in where.parents:
+                raise CompareInputError(
+                    f"--report {report}: would write {out}, inside {what}; expected a path "
+                    "outside the results (e.g. the default <reproduced>/<scale>-comparison)"
+                )
+
+
 def compare(committed: Path, reproduced: Path, report: Path, scale: str = "smoke") -> bool:
     """Compare, print the summary and failures, write ``report``.md/.json; True when all holds."""
     if not reproduced.is_dir():
         raise CompareInputError(f"{reproduced}: no reproduced results")
+    refuse_outputs(report, (committed, reproduced))
     mine = check_decided(committed, scale, "the committed claims")
     theirs = check_decided(reproduced, scale, "the re-run's claims")
     variation = read_variation(committed)
@@ -374,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     report = args.report or args.reproduced / f"{args.scale}-comparison"
     try:
         ok = compare(args.committed / args.scale, reproduced, report, args.scale)
-    except CompareInputError as error:
+    except (CompareInputError, ValueError, FileNotFoundError) as error:
         print(f"compare: {error}", file=sys.stderr)
         return 2
     return 0 if ok else 1

@@ -27,6 +27,7 @@ from paperlib.atomic import atomic_write_text
 from paperlib.engine.validation import validation_records
 from paperlib.study.pretrain import bases_dir
 from paperlib.study.reader import results_dir, slug
+from paperlib.study.results_files import read_log, read_run_done
 from paperlib.study.run_validity import plateau_deltas
 from paperlib.tables.plateau import curves_of, run_plateaus
 from paperlib.train import log_records
@@ -89,10 +90,10 @@ def write_curves(scale_name: str, runs: list) -> dict[str, Any]:
     root = results_dir(scale_name)
     validation, aperture = [], []
     for run in runs:
-        log = root / run.study / slug(run.variant) / f"seed{run.seed}" / "log.jsonl"
-        if not log.is_file():
-            continue
-        records = log_records(log)
+        folder = root / run.study / slug(run.variant) / f"seed{run.seed}"
+        if not (folder / "run.done").is_file():
+            continue  # not finished: no curve yet
+        records = read_log(folder, read_run_done(folder / "run.done"), log_records)
         labels = {"study": run.study, "variant": run.variant, "seed": run.seed}
         validation += _curve_entries(records, **labels)
         aperture += [{**labels, **curve} for curve in aperture_curves(records)]

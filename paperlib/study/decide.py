@@ -54,6 +54,7 @@ from paperlib.study.code_versions import equivalent_hashes
 from paperlib.study.design import EVERY_SEED_ARMS, HEADLINE, trend_label
 from paperlib.study.premise import premise_reason
 from paperlib.study.reader import EVAL_SEED, results_dir, slug
+from paperlib.study.results_files import check_value, read_run_done
 from paperlib.study.run_validity import MissingRunsError, finished_runs, invalid_reason
 from paperlib.study.scales import SCALES, Scale
 from paperlib.study.targets import base_plateaus, check_targets, schedule_checks, schedule_flags
@@ -141,7 +142,7 @@ def regime(scale_name: str, claim: Claim, seeds: list[int]) -> dict[str, Any] | 
     done = (
         results_dir(scale_name) / claim.study / slug(claim.variant) / f"seed{seeds[0]}" / "run.done"
     )
-    config = json.loads(done.read_text())["config"]
+    config = read_run_done(done)["config"]
     train, optim = config.get("train", {}), config.get("optim", {})
     return {
         "batch_size": train.get("batch_size"),
@@ -201,6 +202,8 @@ def _mean_logged(scale_name: str, study: str, variant: str, seed: int, key: str)
     """The mean of ``key`` over a run's logged training steps (None where it logs none)."""
     log = results_dir(scale_name) / study / slug(variant) / f"seed{seed}" / "log.jsonl"
     values = [r[key] for r in log_records(log) if key in r] if log.is_file() else []
+    for value in values:
+        check_value(value, "number", log, key)
     return float(np.mean(values)) if values else None
 
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from paperlib.study import results_files
 from paperlib.study.scales import SCALES
 from paperlib.tables.claims import APERTURE, EUCLIDEAN_CLIP, SMALLER
 from paperlib.tables.inference import summary
@@ -152,21 +152,31 @@ def has_finished_runs(scale_name: str, study: str, variant: str) -> bool:
 
 
 def run_info(scale_name: str, study: str, variant: str, seed: int = 0) -> dict[str, Any]:
-    """The run's ``run.done`` record (config, timings, ``collapsed`` reason or None)."""
-    return json.loads((run_folder(scale_name, study, variant, seed) / "run.done").read_text())
+    """The run's checked ``run.done`` record (config, timings, ``collapsed`` reason or None)."""
+    return results_files.read_run_done(run_folder(scale_name, study, variant, seed) / "run.done")
 
 
 def read_items(scale_name: str, study: str, variant: str, seed: int) -> dict[str, np.ndarray]:
     """Per-item metric values of one run (``metrics.items``), float64."""
+    return results_files.read_items(run_folder(scale_name, study, variant, seed) / "items.npz")
+
+
+def read_item(scale_name: str, study: str, variant: str, seed: int, item: str) -> np.ndarray:
+    """One per-item vector of a run, refused by name when its ``items.npz`` lacks it."""
     path = run_folder(scale_name, study, variant, seed) / "items.npz"
-    try:
-        with np.load(path) as data:
-            return {k: data[k].astype(np.float64) for k in data.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
-        raise ValueError(
-            f"{path}: unreadable per-item values ({type(error).__name__}: {error}); delete the "
-            "run's folder and run the study again"
-        ) from None
+    return results_files.item(results_files.read_items(path), item, path)
+
+
+def item_table(
+    scale_name: str, study: str, variant: str, item: str, seeds: list[int]
+) -> np.ndarray:
+    """(seeds, items) of one per-item metric, its vectors of one length."""
+    rows = [
+        (run_folder(scale_name, study, variant, s) / "items.npz",
+         read_item(scale_name, study, variant, s, item))
+        for s in seeds
+    ]  # fmt: skip
+    return results_files.stack(rows, item)
 
 
 def load_embeddings(scale_name: str, study: str, variant: str) -> dict[str, Any]:
@@ -183,9 +193,9 @@ def load_results(scale_name: str) -> list[dict[str, Any]]:
     """One flat row per (study, variant, seed, dataset) with that result file's metrics."""
     rows = []
     for done in sorted(results_dir(scale_name).glob("*/*/seed*/run.done")):
-        info = json.loads(done.read_text())
+        info = results_files.read_run_done(done)
         for path in sorted(done.parent.glob("*.json")):
-            result = json.loads(path.read_text())
+            result = results_files.read_benchmark(path)
             rows.append(
                 {
                     "study": info["study"],
@@ -202,11 +212,11 @@ def load_results(scale_name: str) -> list[dict[str, Any]]:
 def load_claims(scale_name: str) -> dict[str, Any]:
     """``results/<scale>/claims.json``: ``{"claims": [...], "targets": [...]}``."""
     path = results_dir(scale_name) / "claims.json"
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(
             f"no claims file at {path}: run `python -m paperlib.study --scale {scale_name}`"
         )
-    return json.loads(path.read_text())
+    return results_files.read_claims(path)
 
 
 def valid_seeds(scale_name: str, study: str, variant: str) -> list[int]:
@@ -226,7 +236,7 @@ def item_value(scale_name: str, study: str, variant: str, item: str) -> dict[str
     seeds = valid_seeds(scale_name, study, variant)
     if not seeds:
         return None
-    per_seed = np.stack([read_items(scale_name, study, variant, s)[item] for s in seeds])
+    per_seed = item_table(scale_name, study, variant, item, seeds)
     bases = [SCALES[scale_name].base_of(s) for s in seeds]
     return {**summary(per_seed, bases), "seeds": seeds}
 
@@ -250,11 +260,11 @@ def load_curves(scale_name: str) -> dict[str, list[dict[str, Any]]]:
     validation curves (``validation``), the bases' (``bases``) and the hyperbolic runs'
     aperture diagnostics over training (``aperture``)."""
     path = results_dir(scale_name) / "curves.json"
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(
             f"no curves file at {path}: run `python -m paperlib.study --scale {scale_name}`"
         )
-    return json.loads(path.read_text())
+    return results_files.read_curves(path)
 
 
 def seed_logs(scale: str, study: str, variant: str) -> dict[int, list[dict[str, Any]]]:

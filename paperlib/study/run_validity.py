@@ -3,26 +3,17 @@ log (collapsed, not converged), and why a run is left out of the claims."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from paperlib.study.design import Run, plan, run_target
 from paperlib.study.reader import PRETRAIN, results_dir
+from paperlib.study.results_files import LOSS_TERM, read_log, read_run_done, refuse
 from paperlib.study.scales import SCALES, Scale
 from paperlib.tables.claims import METRICS
 from paperlib.tables.plateau import run_plateaus
 from paperlib.tables.verdicts import collapse_reason
 from paperlib.train import log_records
-
-# the contrastive term of each method's log, the one a collapse leaves at ln B
-LOSS_TERM = {
-    "clip": "contrastive",
-    "himo": "global",
-    "longclip": "long",
-    "meru": "contrastive",
-    "hycoclip": "contrastive",
-    "argent": "contrastive",
-}
 
 
 class MissingRunsError(FileNotFoundError):
@@ -55,18 +46,31 @@ def run_plateau(records: list[dict[str, Any]], study: str) -> str | None:
     return "; ".join(found) if found else None
 
 
-def _read_run(done: Path, scale: Scale) -> dict[str, Any]:
-    """One ``run.done`` with its validity decided anew from its log (named errors)."""
-    try:
-        info = json.loads(done.read_text())
-        info["config"]["method"], info["seed"], info["variant"]  # noqa: B018 - required keys
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise ValueError(
-            f"{done}: not a study run record ({type(error).__name__}: {error}); delete its "
-            "folder and run the study again"
-        ) from None
+def planned_runs(scale_name: str) -> dict[Path, Run]:
+    """Every run of the scale's plan (``design.plan``, its fixed recipe) by results folder."""
+    return {run_target(r, scale_name): r for r in plan(scale_name, searched=False)}
+
+
+def check_planned(done: Path, info: dict[str, Any], planned: dict[Path, Run]) -> None:
+    """Refuse a ``run.done`` whose folder, study, variant or seed the plan does not hold,
+    naming what the plan holds."""
+    run = planned.get(done.parent)
+    if run is None:
+        variant = done.parent.parent
+        seeds = sorted(r.seed for folder, r in planned.items() if folder.parent == variant)
+        holds = f"seeds {seeds} of {variant.name}" if seeds else f"no variant {variant.name!r}"
+        raise refuse(done, "its folder", f"a run of the plan (it holds {holds})", done.parent.name)
+    for field, want in (("study", run.study), ("variant", run.variant), ("seed", run.seed)):
+        if info[field] != want:
+            raise refuse(done, field, f"{want!r}, as the plan holds for its folder", info[field])
+
+
+def _read_run(done: Path, scale: Scale, planned: dict[Path, Run]) -> dict[str, Any]:
+    """One checked ``run.done`` of the plan with its validity decided anew from its log."""
+    info = read_run_done(done)
+    check_planned(done, info, planned)
     log = done.parent / "log.jsonl"
-    records = log_records(log) if log.is_file() else []
+    records = read_log(done.parent, info, log_records)
     steps = [r for r in records if "loss" in r]
     info["collapsed"] = run_collapse(info, steps)
     try:
@@ -78,10 +82,11 @@ def _read_run(done: Path, scale: Scale) -> dict[str, Any]:
 
 
 def finished_runs(scale_name: str) -> list[dict[str, Any]]:
-    """``run.done`` records of every finished run, validity (``collapsed``, ``unconverged``)
-    decided anew from its log."""
-    scale = SCALES[scale_name]
-    return [_read_run(d, scale) for d in sorted(results_dir(scale_name).glob("*/*/seed*/run.done"))]
+    """``run.done`` records of every finished run, each checked (``study.results_files``) and
+    one of the plan, validity (``collapsed``, ``unconverged``) decided anew from its log."""
+    scale, planned = SCALES[scale_name], planned_runs(scale_name)
+    found = sorted(results_dir(scale_name).glob("*/*/seed*/run.done"))
+    return [_read_run(d, scale, planned) for d in found]
 
 
 def invalid_reason(run: dict[str, Any], require_plateau: bool = True) -> str | None:

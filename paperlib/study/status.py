@@ -7,13 +7,13 @@ finished runs."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from paperlib.provenance import code_hash
 from paperlib.study.design import Run, plan, recipe_plan, run_target
 from paperlib.study.execution import finished_record
 from paperlib.study.recipe import RecipeMissingError
+from paperlib.study.results_files import read_run_seconds
 
 
 def stage_of(run: Run) -> str:
@@ -23,7 +23,7 @@ def stage_of(run: Run) -> str:
 
 
 def record_seconds(record: dict[str, Any]) -> float:
-    """A ``run.done`` record's training plus evaluation seconds."""
+    """A checked ``run.done`` record's training plus evaluation seconds."""
     return record.get("train_seconds", 0.0) + record.get("eval_seconds", 0.0)
 
 
@@ -35,7 +35,7 @@ def stage_seconds(runs: list[Run], scale_name: str) -> dict[str, float]:
         done = run_target(run, scale_name) / "run.done"
         if done.is_file():
             stage = stage_of(run)
-            seconds[stage] = seconds.get(stage, 0.0) + record_seconds(json.loads(done.read_text()))
+            seconds[stage] = seconds.get(stage, 0.0) + record_seconds(read_run_seconds(done))
     return seconds
 
 
@@ -46,6 +46,8 @@ def stage_status(runs: list[Run], scale_name: str) -> dict[str, dict[str, Any]]:
     for run in runs:
         row = rows.setdefault(stage_of(run), {"planned": 0, "finished": 0, "seconds": 0.0})
         row["planned"] += 1
+        if (done := run_target(run, scale_name) / "run.done").is_file():
+            read_run_seconds(done)  # checked before the record is compared with the plan
         if (record := finished_record(run, scale_name)) is not None:
             row["finished"] += 1
             row["seconds"] += record_seconds(record)

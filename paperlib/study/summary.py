@@ -13,8 +13,11 @@ from paperlib.study.decide import decide
 from paperlib.study.design import Run, run_target
 from paperlib.study.execution import run_environment
 from paperlib.study.reader import results_dir
+from paperlib.study.results_files import writable_file
 from paperlib.study.scales import SCALES
 from paperlib.study.status import stage_seconds
+
+OUTPUTS = ("curves.json", "claims.json", "study.json")  # what a study writes beside its runs
 
 
 def summarise(
@@ -28,6 +31,8 @@ def summarise(
     or for ``--decide-only``); returns the decided claims. ``study.json`` records the design,
     the runs planned and finished, and each stage's seconds summed over its finished runs'
     ``run.done`` (training plus evaluation, whichever invocation made them)."""
+    for name in OUTPUTS:
+        writable_file(results_dir(scale_name) / name)
     start = time.perf_counter()
     write_curves(scale_name, runs)
     stages = {**(stages or {}), "curves": time.perf_counter() - start}
