@@ -118,9 +118,16 @@ def plot_log(log: list[dict], keys: list[str], title: str = "") -> plt.Figure:
 
 VERDICT_COLORS = {
     "reproduces": "tab:green",
+    "reproduces in sign, below the published effect": "tab:olive",
+    "below the published effect": "tab:orange",
     "contradicts": "tab:red",
     "negligible": "tab:blue",
+    "negligible, with the paper's sign": "tab:blue",
+    "negligible, with the other sign": "tab:blue",
+    "at ceiling": "tab:purple",
     "inconclusive": "tab:gray",
+    "underpowered": "tab:brown",
+    "unresolvable at this test set": "tab:brown",
     "untestable": "0.75",
 }
 UNIT_TEXT = {"%": "percentage points", "ρ": "ρ", "fraction": "fraction of items"}
