@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pickle
 import re
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -47,10 +48,29 @@ def load_tensor_file(
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"checkpoint not found: {path}; {expected}")
+    damaged = damaged_record(path)
+    if damaged:
+        raise ValueError(f"could not read {path} ({damaged}); {expected}")
     try:
         return torch.load(path, map_location=map_location, weights_only=True)
     except Exception as err:  # noqa: BLE001 - every reader failure becomes one named error
         raise ValueError(f"could not read {path} ({unreadable_reason(err)}); {expected}") from None
+
+
+def damaged_record(path: Path) -> str:
+    """Why the zip archive ``torch.save`` wrote at ``path`` does not match the CRC-32 each of
+    its records carries (a byte changed since it was written), or '' when it matches or the
+    file is no zip archive (an older torch format, left to ``torch.load``)."""
+    try:
+        if not zipfile.is_zipfile(path):
+            return ""
+        with zipfile.ZipFile(path) as archive:
+            bad = archive.testzip()
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as err:
+        return f"its zip archive is damaged: {type(err).__name__}: {str(err)[:160]}"
+    if bad is None:
+        return ""
+    return f"record {bad!r} does not match the CRC-32 stored when it was written: corrupted"
 
 
 def tensor_state(

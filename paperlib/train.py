@@ -15,14 +15,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from paperlib.atomic import DiskFullError, atomic_write_text
+from paperlib.atomic import StorageError, atomic_write_text
 from paperlib.engine import distributed
 from paperlib.engine.config import Config, ConfigError, load_config, read_file
 from paperlib.engine.loop import (
@@ -177,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
         help="validate, build and take one step in memory; write nothing",
     )
     args = parser.parse_intermixed_args(argv)
+    if threading.current_thread() is threading.main_thread():  # a file-size limit: EFBIG, named
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     if os.environ.get(DETERMINISTIC) == "1":
         torch.use_deterministic_algorithms(True)
     try:
@@ -197,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     except distributed.DeviceError as err:
         print(f"device error: {error_text(err)}", file=sys.stderr)
         return 2
-    except DiskFullError as err:
+    except StorageError as err:  # a full disk or a file-size limit
         print(f"training stopped: {err.strerror}", file=sys.stderr)
         return 4
     except (ConfigError, ValueError, RuntimeError, OSError) as err:  # named by the engine

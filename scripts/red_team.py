@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 import traceback
+import zipfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -2583,6 +2584,213 @@ def _(tmp):
             for path in written:
                 path.unlink(missing_ok=True)
         return result
+
+
+# --------------------------------------------------------------------------- checkpoints, storage, world cache (inputs)
+
+
+def resumable_run(tmp: Path, **changes) -> tuple[Path, Path]:
+    """A copy of the tiny 1-step run with ``changes`` made to its ``last.pt``, and a config
+    resuming it to 3 steps (the run's folder, the config file)."""
+    out = tmp / "run"
+    shutil.copytree(trained_run(), out)
+    state = torch.load(out / "last.pt", weights_only=True)
+    state.update(changes)
+    torch.save(state, out / "last.pt")
+    return out, write_config(tmp, tiny_config(out, train={"steps": 3}))
+
+
+def flip_float_signs(path: Path, count: int = 60) -> None:
+    """Flip the sign bit of ``count`` float32 entries of the largest tensor record of a torch
+    zip archive, keeping its size and mtime."""
+    with zipfile.ZipFile(path) as archive:
+        info = max(
+            (i for i in archive.infolist() if "/data/" in i.filename), key=lambda i: i.file_size
+        )
+    data = bytearray(path.read_bytes())
+    head = info.header_offset
+    start = head + 30 + int.from_bytes(data[head + 26 : head + 28], "little")
+    start += int.from_bytes(data[head + 28 : head + 30], "little")
+    for entry in range(count):
+        data[start + 4 * entry + 3] ^= 0x80
+    stat = path.stat()
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def limited_train(config: Path, limit_kib: int) -> tuple[int, str]:
+    """``python -m paperlib.train config`` under ``ulimit -f`` (SIGXFSZ ignored by bash's
+    child, so a write past the limit fails with EFBIG): (exit code, stderr)."""
+    code = (
+        "import signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "from paperlib.train import main; sys.exit(main([sys.argv[1]]))"
+    )
+    script = f'ulimit -f {limit_kib}; exec {sys.executable} -c "$0" "$1"'
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run(
+        ["bash", "-c", script, code, str(config)], capture_output=True, text=True, env=env
+    )
+    return proc.returncode, proc.stderr
+
+
+def judge_exit(code: int, text: str, *names: str) -> Result:
+    """A command run in a subprocess: exit 2-4 naming ``names`` with no traceback."""
+    tail = text.strip().splitlines()[-1][:160] if text.strip() else ""
+    if "Traceback (most recent call last)" in text:
+        return Result(TRACEBACK, tail)
+    if code == 0:
+        return Result(SILENT, f"exit 0: {tail}")
+    if code not in (2, 3, 4):
+        return Result(UNNAMED, f"exit {code}: {tail}")
+    return judge_message(text, names, tail)
+
+
+def world_cache_run(tmp: Path, damage) -> Result:
+    """Train on a world cache that ``damage(folder)`` changed (after a first run built it):
+    refused naming the file."""
+    from paperlib.engine import loop
+
+    cache = {"cache_dir": str(tmp / "cache")}
+    loop.train(tiny_config(tmp / "first", data=cache, train={"steps": 1}))
+    names = {damage(folder) for folder in (tmp / "cache").glob("world-*")}
+    raw = tiny_config(tmp / "run", data=cache)
+    return expect_cli(train_main(), [str(write_config(tmp, raw))], *names)
+
+
+# --------------------------------------------------------------------------- checkpoints, storage, world cache
+
+
+@case("train/resume from a checkpoint whose step is -5")
+def _(tmp):
+    out, config = resumable_run(tmp, step=-5)
+    with guarded(out / "log.jsonl") as verdict:
+        result = expect_cli(train_main(), [str(config)], "last.pt", "step")
+    return worst(result, verdict)
+
+
+@case("train/resume from a checkpoint whose step is the string '2'")
+def _(tmp):
+    out, config = resumable_run(tmp, step="2")
+    return expect_cli(train_main(), [str(config)], "last.pt", "step")
+
+
+@case("train/resume from a checkpoint whose step is 2.5")
+def _(tmp):
+    out, config = resumable_run(tmp, step=2.5)
+    return expect_cli(train_main(), [str(config)], "last.pt", "step")
+
+
+@case("train/resume from a checkpoint whose step is 1,000,000 of 3")
+def _(tmp):
+    out, config = resumable_run(tmp, step=1_000_000)
+    with guarded(out / "last.pt") as verdict:
+        result = expect_cli(train_main(), [str(config)], "last.pt", "step")
+    return worst(result, verdict)
+
+
+@case("evaluate/last.pt whose model tensors are int64")
+def _(tmp):
+    state = torch.load(trained_run() / "last.pt", weights_only=True)
+    out, _ = resumable_run(tmp, model={k: v.long() for k, v in state["model"].items()})
+    argv = [str(out), "--output", str(tmp / "o"), "--benchmarks", "world-long"]
+    return expect_cli(evaluate_main(), [*argv, "--world-size", "8"], "last.pt", "int64")
+
+
+@case("evaluate/last.pt with 60 sign bits flipped, same size and mtime, same output")
+def _(tmp):
+    out, _ = resumable_run(tmp)
+    argv = [str(out), "--output", str(tmp / "o"), "--benchmarks", "world-long"]
+    argv += ["--world-size", "8"]
+    code, text, _ = run_main(evaluate_main(), argv)
+    if code != 0:
+        return Result(TRACEBACK, f"first evaluation failed: {text[-160:]}")
+    before = (tmp / "o" / "world-long.json").read_text()
+    flip_float_signs(out / "last.pt")
+    code, text, error = run_main(evaluate_main(), argv)
+    if code == 0 and error is None:
+        after = (tmp / "o" / "world-long.json").read_text()
+        return Result(SILENT, "the old weights' metrics") if after == before else Result(CORRECT)
+    return expect_cli(evaluate_main(), argv, "last.pt", "corrupt")
+
+
+@case("checkpoint/a same-size byte flip in last.pt loads")
+def _(tmp):
+    from paperlib.engine.checkpoint import load_checkpoint
+
+    out, _ = resumable_run(tmp)
+    flip_float_signs(out / "last.pt", count=1)
+    return expect_error(lambda: load_checkpoint(out / "last.pt"), "last.pt", "corrupt")
+
+
+@case("train/a file-size limit (ulimit -f) at the checkpoint")
+def _(tmp):
+    out, config = resumable_run(tmp)
+    with guarded(out / "last.pt") as verdict:
+        code, text = limited_train(config, 2048)
+        result = judge_exit(code, text, "last.pt", "EFBIG")
+        if result.outcome == NAMED and code != 4:
+            result = Result(UNNAMED, f"exit {code}, not the storage exit 4")
+    return worst(result, verdict)
+
+
+@case("atomic_write/replacing a 0644 claims.json under umask 022")
+def _(tmp):
+    from paperlib.atomic import atomic_write_text
+
+    path = tmp / "claims.json"
+    path.write_text("{}")
+    path.chmod(0o644)
+    previous = os.umask(0o022)
+    try:
+        atomic_write_text(path, '{"a": 1}')
+        new = atomic_write_text(tmp / "new.json", "{}")
+    finally:
+        os.umask(previous)
+    modes = (path.stat().st_mode & 0o777, new.stat().st_mode & 0o777)
+    return Result(CORRECT) if modes == (0o644, 0o644) else Result(SILENT, f"modes {modes}")
+
+
+@case("train/world cache whose images.npy has fewer rows than its name")
+def _(tmp):
+    def damage(folder: Path) -> str:
+        np.save(folder / "images.npy", np.load(folder / "images.npy")[:5])
+        return "images.npy"
+
+    return world_cache_run(tmp, damage)
+
+
+@case("train/world cache whose images.npy is a git-lfs pointer")
+def _(tmp):
+    def damage(folder: Path) -> str:
+        pointer = "version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 9\n"
+        (folder / "images.npy").write_text(pointer)
+        return "images.npy"
+
+    return world_cache_run(tmp, damage)
+
+
+@case("train/model.init is the last.pt of train.output_dir")
+def _(tmp):
+    out, _ = resumable_run(tmp)
+    raw = tiny_config(out, model={"init": str(out / "last.pt")}, train={"resume": False})
+    with guarded(out / "last.pt") as verdict:
+        result = expect_cli(train_main(), [str(write_config(tmp, raw))], "model.init")
+    return worst(result, verdict)
+
+
+@case("train/data.cache_dir is train.output_dir")
+def _(tmp):
+    raw = tiny_config(tmp / "run", data={"cache_dir": str(tmp / "run")})
+    return expect_cli(train_main(), [str(write_config(tmp, raw))], "data.cache_dir")
+
+
+@case("evaluate/--output is the run folder of the checkpoint")
+def _(tmp):
+    out, _ = resumable_run(tmp)
+    argv = [str(out), "--output", str(out), "--benchmarks", "world-long", "--world-size", "8"]
+    with guarded(out / "last.pt", out / "config.json") as verdict:
+        result = expect_cli(evaluate_main(), argv, "--output")
+    return worst(result, verdict)
 
 
 # --------------------------------------------------------------------------- driver

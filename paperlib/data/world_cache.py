@@ -109,6 +109,37 @@ def _existing(root: Path, seed: int, size: int, image_size: int, twins: bool) ->
     return sizes[max(fits)] if fits else None
 
 
+LFS_POINTER = b"version https://git-lfs"
+
+
+def cached_array(path: Path, rows: int, side: int) -> np.ndarray:
+    """``path`` memory-mapped: a uint8 ``(rows, side, side, 3)`` array as :func:`_render`
+    wrote it, else ValueError naming the file, what was expected and what was found (a
+    git-lfs pointer, another file, another shape)."""
+    expected = f"expected a uint8 array of shape {(rows, side, side, 3)} (the folder's name)"
+    with open(path, "rb") as handle:
+        head = handle.read(len(LFS_POINTER))
+    if head == LFS_POINTER:
+        raise ValueError(
+            f"{path} is a git-lfs pointer, not the array (run git lfs pull, or delete the "
+            f"folder {path.parent} to render it anew); {expected}"
+        )
+    try:
+        array = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (ValueError, OSError, EOFError) as err:
+        reason = str(err).splitlines()[0][:120] if str(err) else type(err).__name__
+        found = "not a .npy file" if "pickle" in str(err) else reason
+        raise ValueError(f"{path} is unreadable ({found}); {expected}") from None
+    if not isinstance(array, np.ndarray) or array.shape != (rows, side, side, 3):
+        found = getattr(array, "shape", type(array).__name__)
+        raise ValueError(
+            f"{path} holds shape {found}; {expected}; delete the folder to render it anew"
+        )
+    if array.dtype != np.uint8:
+        raise ValueError(f"{path} holds dtype {array.dtype}; {expected}")
+    return array
+
+
 class CachedWorldDataset(Dataset):
     """The training items of ``WorldDataset(seed, size, image_size, twins=twins)`` read from
     :func:`cached_world`'s folder (built on first use): ``image`` and ``box_image`` through
@@ -126,8 +157,9 @@ class CachedWorldDataset(Dataset):
         folder = cached_world(cache_dir, seed, size, image_size, twins)
         self.size, self.folder = size, folder
         self.transform = transform or pil_to_tensor
-        self.images = np.load(folder / "images.npy", mmap_mode="r")
-        self.boxes = np.load(folder / "boxes.npy", mmap_mode="r")
+        rows = int(folder.name.rsplit("-n", 1)[-1])
+        self.images = cached_array(folder / "images.npy", rows, image_size)
+        self.boxes = cached_array(folder / "boxes.npy", rows, image_size)
         self.texts = json.loads((folder / "texts.json").read_text())
 
     def __len__(self) -> int:

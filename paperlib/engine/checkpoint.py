@@ -131,7 +131,28 @@ def state_dict_mismatch(model: torch.nn.Module, saved: dict[str, Any], shown: in
     ]
     if shapes:
         parts.append(f"{len(shapes)} shape(s) differ: {'; '.join(shapes[:shown])}")
+    dtypes = [
+        f"{k} is {saved[k].dtype}, expected floating point"
+        for k, v in own.items()
+        if v.is_floating_point()
+        and isinstance(saved.get(k), torch.Tensor)
+        and not saved[k].is_floating_point()
+    ]
+    if dtypes:
+        parts.append(f"{len(dtypes)} tensor(s) not floating point: {'; '.join(dtypes[:shown])}")
     return "; ".join(parts)
+
+
+def checked_step(state: dict[str, Any], steps: int, source: str | Path) -> int:
+    """The checkpoint's ``step``: an int in ``[0, steps]`` (``train.steps``), else ValueError
+    naming ``source``, the field, what was expected and what was found."""
+    step = state.get("step")
+    if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= steps:
+        raise ValueError(
+            f"{source}: field 'step' must be an int in [0, train.steps={steps}]; "
+            f"found {step!r} ({type(step).__name__})"
+        )
+    return step
 
 
 def restore(

@@ -418,6 +418,7 @@ def validate(config: Config) -> Config:
     _validate_data(config)
     _validate_optim(config)
     _validate_train(config.train)
+    _check_inputs_outside_output(config)
     d, t = config.data, config.train
     if DATASET_REGISTRY[d.dataset].generated and d.size < t.batch_size:
         raise ConfigError(
@@ -519,6 +520,23 @@ def _validate_optim(config: Config) -> None:
         raise ConfigError(f"optim.min_lr_ratio: expected [0, 1], got {o.min_lr_ratio}")
     if o.max_grad_norm is not None:
         _check_positive(o.max_grad_norm, "optim.max_grad_norm")
+
+
+def _check_inputs_outside_output(config: Config) -> None:
+    """No input of training is ``train.output_dir`` or a file in it (training replaces its
+    checkpoints and log there): ``model.init``, ``data.root``, ``data.cache_dir``."""
+    out = Path(config.train.output_dir).resolve()
+    inputs = {
+        "model.init": config.model.init if Path(config.model.init).is_file() else None,
+        "data.root": config.data.root,
+        "data.cache_dir": config.data.cache_dir,
+    }
+    for key, value in inputs.items():
+        if value and (out == (path := Path(value).resolve()) or out == path.parent):
+            raise ConfigError(
+                f"{key}: {brief(value)} is train.output_dir or lies in it, which training "
+                "writes into; choose another train.output_dir"
+            )
 
 
 def _validate_train(t: TrainConfig) -> None:

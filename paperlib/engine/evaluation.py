@@ -1,7 +1,7 @@
 """Evaluate a checkpoint on the papers' benchmarks; results in CLIP_benchmark's format.
 
 One embedding pass per dataset (every image and text any of its benchmarks needs), cached on
-disk under ``cache_dir`` keyed by the checkpoint (resolved path, size, mtime) and by what the
+disk under ``cache_dir`` keyed by the checkpoint (SHA-256 of its bytes) and by what the
 pass reads: the generated world's seed and sizes, or a real data set's content (every sample's
 texts and each image file's path, size and mtime, :func:`content_key`), so an edited caption or
 prefix list or a replaced image is embedded again. A cache file that does not load as one is
@@ -102,24 +102,26 @@ def evaluation_data_section(raw: dict[str, Any]) -> dict[str, Any]:
     return {"dataset": "synthetic", "size": max(batch, 1)}
 
 
-def _stat_key(path: Path, suffix: str, digits: int) -> str:
-    """A hash of a file's resolved path, size and modification time, and ``suffix``."""
-    stat = path.stat()
-    text = f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}{suffix}"
-    return hashlib.sha1(text.encode()).hexdigest()[:digits]
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes (read in 1 MiB chunks)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def checkpoint_key(checkpoint: str | Path, model: str | None = None) -> str:
-    """Cache key of a checkpoint file: hash of its resolved path, size and mtime (and of the
-    released ``model`` name it is read as); a pretrained tag (no file) hashes the tag."""
+    """Cache key of a checkpoint file: hash of its content (SHA-256 of its bytes, so a file
+    rewritten in place with the same size and mtime is embedded again) and of the released
+    ``model`` name it is read as; a pretrained tag (no file) hashes the tag."""
     path = Path(checkpoint).resolve()
     if path.is_dir():
         path = path / "last.pt"
-    if model is None:
-        return _stat_key(path, "", 16)
-    if not path.is_file():
+    if model is not None and not path.is_file():
         return hashlib.sha1(f"{model}:{checkpoint}".encode()).hexdigest()[:16]
-    return _stat_key(path, f":{model}", 16)
+    suffix = "" if model is None else f":{model}"
+    return hashlib.sha1(f"{file_sha256(path)}{suffix}".encode()).hexdigest()[:16]
 
 
 def load_model(

@@ -488,6 +488,7 @@ def _resume_step(config: Config, info: distributed.DistInfo, module, optimizer, 
         return 0
     state = checkpoint.load_checkpoint(last, map_location=info.device)
     _check_resume(state["config"], config, last)
+    checkpoint.checked_step(state, config.train.steps, last)
     scaler = grad_scaler(module)
     if scaler is not None and "grad_scaler" in state:
         scaler.load_state_dict(state["grad_scaler"])

@@ -10,7 +10,8 @@ that a claim tests is written here as a vector over items:
   segments cut by ``paperlib.segments``);
 - SSI: ``100 · |s_noisy − s| / |s|`` per image;
 - COLA: 1 when both captions of a pair pick their own image;
-- zero-shot: 1 when the top-1 class is the image's label, per taxonomy level;
+- zero-shot: 1 when the image's label scores above every other class (a tie is a miss), per
+  taxonomy level;
 - PEP: per image, the fraction of (positive, negative) caption pairs ordered correctly by
   ``1 − 2φ/π`` (the Mann-Whitney AUC of that image; ties count ½; ``p_Ent`` without its clamp
   at 0, which orders pairs the same wherever ``p_Ent > 0`` and would otherwise tie every pair
@@ -176,10 +177,9 @@ def world_items(emb: dict[str, Any], geometry: str, curv: float | None) -> dict[
     out["world-cola/correct"] = cola_items(emb, geometry, curv)
     for level in (1, 2, 3):
         classes = zeroshot.class_embeddings(emb[f"prompts_L{level}"], geometry, curv)
-        pred = pairwise_scores(image, classes, geometry, curv).argmax(dim=1)
-        out[f"world-zeroshot/L{level}_correct"] = (
-            (pred == emb["labels"][:, level - 1]).double().numpy()
-        )
+        scores = pairwise_scores(image, classes, geometry, curv)
+        rank, _ = zeroshot.label_ranks(scores, emb["labels"][:, level - 1].long())
+        out[f"world-zeroshot/L{level}_correct"] = (rank == 0).double().numpy()
     if "chain_texts" in emb:
         out.update(
             {f"world-hierarchy/{k}": v for k, v in hierarchy_items(emb, geometry, curv).items()}

@@ -9,7 +9,9 @@ Class embeddings from per-class prompt features (n_classes, n_prompts, dim):
   the pre-exp features (open_clip features × exp(α_text)), as MERU's own code does. The two
   agree exactly (``log_map0 ∘ exp_map0 = id``) unless ``exp_map0`` clamped a norm.
 
-Scores: cosine (Euclidean) or ``−d_L`` (hyperbolic).
+Scores: cosine (Euclidean) or ``−d_L`` (hyperbolic). Ties
+(``docs/methods/conventions.md#ties``): a class scoring as high as the label counts above it,
+so a tie is a miss.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from paperlib.geometry.lorentz import exp_map0, log_map0
 from paperlib.metrics.scores import Geometry, require_finite
 from paperlib.metrics.scores import pairwise_scores as zero_shot_scores  # images × classes
 
-__all__ = ["class_embeddings", "zero_shot_metrics", "zero_shot_scores"]
+__all__ = ["class_embeddings", "label_ranks", "zero_shot_metrics", "zero_shot_scores"]
 
 
 def class_embeddings(
@@ -80,11 +82,22 @@ def zero_shot_metrics(scores: Tensor, labels: Tensor) -> dict[str, float]:
             f"do not, e.g. {int(labels[outside][0])}"
         )
     labels = labels.to(scores.device).long()
-    top = scores.topk(min(5, scores.shape[1]), dim=1).indices
-    hits = top == labels[:, None]
-    pred = top[:, 0].cpu().numpy()
+    rank, pred = label_ranks(scores, labels)
     return {
-        "acc1": float(hits[:, :1].any(1).float().mean()),
-        "acc5": float(hits.any(1).float().mean()),
-        "mean_per_class_recall": float(balanced_accuracy_score(labels.cpu().numpy(), pred)),
+        "acc1": float((rank < 1).float().mean()),
+        "acc5": float((rank < min(5, n_classes)).float().mean()),
+        "mean_per_class_recall": float(
+            balanced_accuracy_score(labels.cpu().numpy(), pred.cpu().numpy())
+        ),
     }
+
+
+def label_ranks(scores: Tensor, labels: Tensor) -> tuple[Tensor, Tensor]:
+    """Per image: the rank of its label (how many other classes score ``>=`` it: a tie is a
+    miss, as in retrieval) and the prediction (its label when ranked first, else the
+    best-scoring other class, the lowest index among equals)."""
+    true = F.one_hot(labels, scores.shape[1]).bool()
+    own = scores.gather(1, labels[:, None])
+    rank = ((scores >= own) & ~true).sum(dim=1)
+    other = scores.masked_fill(true, float("-inf")).argmax(dim=1)
+    return rank, torch.where(rank == 0, labels, other)
