@@ -92,6 +92,7 @@ from paperlib.study.reader import (
 )
 from paperlib.tables.summary import (
     claims_context,
+    claims_design,
     claims_details,
     claims_table,
     folded,
@@ -164,14 +165,20 @@ claims_table(paper_claims("HiMo-CLIP"))
 
 # %% [markdown]
 # What each verdict rests on: the sign Holm established over the family, where the interval
-# lies against the paper's effect, the claim's design note (the half-width its planned seeds
-# reach against δ, the seeds per base that would resolve δ, or the item floor no seed count
-# passes), its verdict with the runs the plateau rule left out counted in ("–" where none was
-# left out), each arm against the base it started from (arm − base), the regime the claim holds
-# at and the family's size.
+# lies against the paper's effect, each arm against the base it started from (arm − base), the
+# regime the claim holds at and the family's size.
 
 # %%
 claims_context(paper_claims("HiMo-CLIP"))
+
+# %% [markdown]
+# Each claim's design: the valid seeds per base, its design note (the half-width its planned
+# seeds reach against δ, the seeds per base that would resolve δ, or the item floor no seed count
+# passes) and its verdict with the runs the plateau rule left out counted in ("–" where none was
+# left out).
+
+# %%
+claims_design(paper_claims("HiMo-CLIP"))
 
 # %%
 fig = claims_forest(paper_claims("HiMo-CLIP"), title=f"HiMo-CLIP claims ({scale} study)")
@@ -191,6 +198,9 @@ claims_table(paper_claims("ARGENT"))
 
 # %%
 claims_context(paper_claims("ARGENT"))
+
+# %%
+claims_design(paper_claims("ARGENT"))
 
 # %%
 fig = claims_forest(paper_claims("ARGENT"), title=f"ARGENT claims ({scale} study)")

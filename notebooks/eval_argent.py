@@ -44,14 +44,14 @@ from IPython.display import Markdown, display
 
 from paperlib.engine.evaluation import markdown_table
 from paperlib.evaluate import run_or_train
-from paperlib.notebooks import REPO_ROOT
+from paperlib.notebooks import REPO_ROOT, optional_folder
 
 rows = run_or_train(
     checkpoint,
     output_dir,
     train_config=train_config,
     benchmarks=benchmarks,
-    hierarcaps_root=hierarcaps_root,
+    hierarcaps_root=optional_folder(hierarcaps_root, "HierarCaps"),
     roots=roots,
     pep=pep,
     published=published,

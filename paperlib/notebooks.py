@@ -219,6 +219,17 @@ def run_notebook(
     return output
 
 
+def optional_folder(folder: str | None, what: str) -> str | None:
+    """``folder`` (relative to the repository root) where it exists, else None with a line naming
+    it as it was given, never as a local absolute path (an optional data set a clone may lack)."""
+    if folder is None:
+        return None
+    if (REPO_ROOT / folder).expanduser().is_dir():
+        return folder
+    print(f"{what} not found at {folder} (from the repository root): skipped")
+    return None
+
+
 def reproduce(preset: str = "smoke-cpu", only: list[str] | None = None) -> dict[str, float]:
     """Run every notebook (tutorials at their defaults, others with ``preset``); wall times."""
     times = {}

@@ -202,3 +202,33 @@ def test_the_readme_paragraph_is_computed_from_the_claims():
     )
     assert "`c` (the baseline at 95.75 of a best 100, the paper's effect +62.9, here -3.1)" in text
     assert "1 claims are underpowered" in text
+
+
+def test_the_design_table_gives_seeds_per_base_the_note_and_the_verdict_with_exclusions():
+    from paperlib.tables.summary import claims_design
+
+    claim = {
+        "label": "R@1", "variant": "A", "baseline": "B",
+        "design_note": {"item_floor": 0.004, "delta": 0.01, "half_width": 0.008,
+                        "per_base_needed": 3, "valid_per_base": {"0": 3, "1": 4}},
+        "without_exclusions": {"verdict": "negligible", "runs_added": 1, "changes_verdict": True},
+    }  # fmt: skip
+    row = claims_design([claim]).loc["R@1: A vs B"]
+    assert row.to_dict() == {
+        "seeds per base": "3 + 4", "design": "resolves δ (±0.008)",
+        "with the excluded runs": "negligible (+1 pairs)",
+    }  # fmt: skip
+    bare = claims_design([{"label": "x", "variant": "C", "baseline": "D"}]).iloc[0]
+    assert bare.to_dict() == {"seeds per base": "–", "design": "–", "with the excluded runs": "–"}
+
+
+def test_an_absent_optional_folder_is_named_as_given(capsys, tmp_path, monkeypatch):
+    from paperlib import notebooks
+
+    monkeypatch.setattr(notebooks, "REPO_ROOT", tmp_path)
+    (tmp_path / "here").mkdir()
+    assert notebooks.optional_folder("here", "HierarCaps") == "here"
+    assert notebooks.optional_folder("../shared/data/x", "HierarCaps") is None
+    printed = capsys.readouterr().out
+    assert "HierarCaps not found at ../shared/data/x" in printed and str(tmp_path) not in printed
+    assert notebooks.optional_folder(None, "HierarCaps") is None

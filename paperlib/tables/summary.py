@@ -186,17 +186,15 @@ def claims_table(claims: list[dict]) -> pd.DataFrame:
 
 def claims_context(claims: list[dict]) -> pd.DataFrame:
     """What each verdict rests on, one row per claim: the sign Holm established, the size
-    against the paper's, the design note, the verdict with the excluded runs counted in, each
-    arm's effect against the base (the reading is in :func:`claim_line`), the regime and the
-    family's size."""
+    against the paper's, each arm's effect against the base (the reading is in
+    :func:`claim_line`), the regime and the family's size. The design is in
+    :func:`claims_design`."""
     return pd.DataFrame(
         [
             {
                 "claim": claim_name(c),
                 "sign": sign_text(c),
                 "size": size_text(c),
-                "design": design_text(c),
-                "with the excluded runs": exclusions_text(c),
                 "variant − base": _arm_against_base(c, "variant"),
                 "baseline − base": _arm_against_base(c, "baseline"),
                 "regime": regime_text(c),
@@ -205,6 +203,22 @@ def claims_context(claims: list[dict]) -> pd.DataFrame:
             for c in claims
         ]
     ).set_index("claim")
+
+
+def claims_design(claims: list[dict]) -> pd.DataFrame:
+    """Each claim's design, one row per claim: the valid seeds per base, the design note
+    (:func:`design_text`) and the verdict with the runs the plateau rule left out counted in
+    (:func:`exclusions_text`)."""
+    rows = []
+    for c in claims:
+        valid = (c.get("design_note") or {}).get("valid_per_base") or {}
+        rows.append({
+            "claim": claim_name(c),
+            "seeds per base": " + ".join(str(n) for n in valid.values()) or "–",
+            "design": design_text(c),
+            "with the excluded runs": exclusions_text(c),
+        })  # fmt: skip
+    return pd.DataFrame(rows).set_index("claim")
 
 
 def _arm_against_base(claim: dict, arm: str) -> str:
