@@ -13,6 +13,7 @@ html_title = "paperlib — reading edition"
 extensions = [
     "myst_nb",  # the executed notebooks, read as they are (never executed here)
     "sphinx.ext.autodoc",  # one page per paperlib module, from its docstrings
+    "sphinx.ext.napoleon",  # the docstrings' Google-style Args: / Returns: sections
     "sphinx_codeautolink",  # names in code cells link to those pages
     "sphinx-mathjax-offline",  # MathJax 3 served from the site itself: no CDN
 ]

@@ -1,4 +1,4 @@
-"""Evaluate a checkpoint: ``python -m paperlib.evaluate CHECKPOINT [options]``.
+"""Evaluate a checkpoint: ``python -m paperlib.evaluate CHECKPOINT [options]``, for example::
 
     python -m paperlib.evaluate runs/himo-smoke --output results/himo-smoke
     python -m paperlib.evaluate runs/argent/last.pt --benchmarks world-hierarchy hierarcaps \\
@@ -6,7 +6,7 @@
     python -m paperlib.evaluate runs/himo/last.pt --benchmarks urban1k coco \\
         --root urban1k=data/Urban1k --root coco=data/coco --limit coco=1000
 
-Released weights (``paperlib.engine.released.RELEASED_MODELS``) with ``--model``:
+Released weights (``paperlib.engine.released.RELEASED_MODELS``) with ``--model``::
 
     python -m paperlib.evaluate --model longclip-l14 --checkpoint longclip-L.pt \\
         --benchmarks urban1k docci --root urban1k=data/Urban1k --root docci=data/docci --output out

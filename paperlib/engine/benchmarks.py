@@ -23,7 +23,7 @@ embedding; ``a|b`` means either file):
 - ``hierarcaps``: the same metrics as ``world-hierarchy`` on the HierarCaps test set; PEP
   follows :class:`PEPProtocol` (kept ids, per-image or one shared negative pool);
 - ``urban1k`` / ``docci`` / ``long-dci``: 1:1 long-caption retrieval R@1/5/10
-(``docs/methods/himo-clip.md#himo-evaluation``), and
+  (``docs/methods/himo-clip.md#himo-evaluation``), and
   ``<name>-monotonicity``: HiMo@2/HiMo@3 on ``cumulative_segments`` cuts, SSI with one noise
   sentence drawn (seeded) from the other captions;
 - ``flickr30k`` / ``coco``: 5-captions-per-image retrieval (text t belongs to image t // 5);

@@ -10,6 +10,7 @@ caption c, the protocols are:
 - ``"image_to_text"``: each image picks its own caption, ``s[0,0] > s[0,1]`` and
   ``s[1,1] > s[1,0]``;
 - ``"group"``: both of the above.
+
 Inequalities are strict: a tie is a miss. The paper reports "top-1 accuracy" without
 more detail; we use COLA's own rule.
 """

@@ -8,6 +8,7 @@
 - HiMo@K (K > 3, HiMo-Docci): mean over images of Pearson ρ(k, s_k), k = 1..K.
 - SSI: unpublished in the paper; defined here in :func:`semantic_stability_index`, with
   the noise-injection procedure in :func:`inject_noise`.
+
 Scores are cosine similarities of precomputed (batch, dim) features.
 """
 
