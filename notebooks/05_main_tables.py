@@ -223,14 +223,14 @@ HTML(claims_details(CLAIMS, "Every claim in full: statement, numbers and the rul
 # with scale: on the sweep seeds every headline arm trains again at other batch sizes (equal
 # samples seen; the learning rate kept) and training lengths
 # (`paperlib.study.design.trend_runs`). A point counts only where both arms kept their base and
-# learned. The figure shows, per headline claim and axis, one slope in units of its smallest
-# effect of interest (the paper's direction right), and the reading computed from it: the effect's change per doubling of the
-# factor, fitted to every setting that counts on every sweep seed with one intercept per seed
-# (`paperlib.tables.trend_slope`), so its residual degrees of freedom come from all the points.
-# It says the effect moves toward (or away from) the paper's side only where the slope's
-# interval (Bonferroni over the family's claims and both axes) excludes 0; a slope it cannot
-# establish reads *no change established*, and one without enough points for an interval *not
-# estimable*.
+# learned. Per headline claim and axis, the figure shows one slope: the effect's change per
+# doubling of the factor, in units of the claim's smallest effect of interest (the paper's
+# direction right), fitted to every setting that counts on every sweep seed with one intercept
+# per seed (`paperlib.tables.trend_slope`), so its residual degrees of freedom come from all the
+# points. The reading says the effect moves toward (or away from) the paper's side only where
+# the slope's interval (Bonferroni over the family's claims and both axes) excludes 0; a slope
+# it cannot establish reads *no change established*, and one without enough points for an
+# interval *not estimable*.
 
 # %%
 fig = claims_trend([c for c in CLAIMS if c.get("trend")], title=f"scale trend ({scale} study)")
@@ -259,9 +259,9 @@ HTML(
 
 # %% [markdown]
 # The effect at each batch size (samples seen kept equal), with its 95 % interval where the
-# setting's seeds give one (with 2 + 1 seeds over the two bases they do not: *no interval*, and
-# no value is shown without one; `*`: an arm forgot its base or did not learn, so the point does
-# not count):
+# setting's seeds give one (*no interval*, with the seed degrees of freedom they do give, where
+# they give fewer than 2 within-base; no value is shown without an interval; `*`: an arm forgot
+# its base or did not learn, so the point does not count):
 
 # %%
 trend_table(CLAIMS, "batch")

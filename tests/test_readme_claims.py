@@ -117,3 +117,26 @@ def test_the_readme_s_study_cost_is_what_the_committed_runs_recorded():
                       "Long-CLIP": (3e-5, 0.25), "HyCoCLIP": (1e-4, 0.05),
                       "ARGENT": (1e-4, 0.05)}  # fmt: skip
     assert all(e["pick"]["retained"] and e["pick"]["at_grid_edge"] is None for e in picks.values())
+
+
+def test_the_readme_s_seed_counts_are_the_full_scale_s():
+    """The seeds each part of the design runs on, as the README states them, are the full
+    scale's (``study.scales``), balanced over its bases."""
+    from paperlib.study.scales import SCALES
+
+    full, readme = SCALES["full"], _readme()
+    assert (
+        "headline comparisons run on 8 seeds (0-7, four per base), sweeps on 3 (seeds 0-2)"
+        in readme
+    )
+    assert full.seeds == tuple(range(8)) and full.sweep_seeds == (0, 1, 2) and len(full.bases) == 2
+    for pair, words in (("batch", "the batch pair on 6 (three per base)"),
+                        ("HiDe", "the HiDe-scope pair on 8 (four per base)")):  # fmt: skip
+        assert words in readme
+        seeds = {v: s for v, s in full.sweep_arm_seeds.items() if pair in v}
+        n = int(words.split(" on ")[1].split()[0])
+        assert len(seeds) == 2 and all(len(s) == n for s in seeds.values())
+        per_base = [
+            sum(full.base_of(x) == b for x in next(iter(seeds.values()))) for b in full.bases
+        ]
+        assert per_base == [n // 2, n // 2]
