@@ -146,12 +146,16 @@ def run_main(main, argv: list[str]) -> tuple[int | None, str, BaseException | No
     return code, out.getvalue(), error
 
 
-def expect_cli(
-    main, argv: list[str], *names: str, correct: Callable[[], bool] | None = None
+def judge_exit(
+    code: int | None,
+    text: str,
+    *names: str,
+    correct: Callable[[], bool] | None = None,
+    error: BaseException | None = None,
 ) -> Result:
-    """A command must exit 2 (3, 4: a stopped training) naming ``names`` with no traceback;
-    or, when ``correct`` is given, exit 0 with ``correct()`` true."""
-    code, text, error = run_main(main, argv)
+    """A command's exit ``code`` and output ``text`` (an ``error`` it raised): exit 2 (3, 4: a
+    stopped training) naming ``names`` with no traceback; or, when ``correct`` is given, exit 0
+    with ``correct()`` true."""
     tail = text.strip().splitlines()[-1][:160] if text.strip() else ""
     if error is not None or "Traceback (most recent call last)" in text:
         return Result(TRACEBACK, tail)
@@ -162,6 +166,14 @@ def expect_cli(
     if code not in (2, 3, 4):
         return Result(UNNAMED, f"exit {code}: {tail}")
     return judge_message(text, names, tail)
+
+
+def expect_cli(
+    main, argv: list[str], *names: str, correct: Callable[[], bool] | None = None
+) -> Result:
+    """A command run in this process, judged by :func:`judge_exit`."""
+    code, text, error = run_main(main, argv)
+    return judge_exit(code, text, *names, correct=correct, error=error)
 
 
 @contextlib.contextmanager
@@ -2631,18 +2643,6 @@ def limited_train(config: Path, limit_kib: int) -> tuple[int, str]:
         ["bash", "-c", script, code, str(config)], capture_output=True, text=True, env=env
     )
     return proc.returncode, proc.stderr
-
-
-def judge_exit(code: int, text: str, *names: str) -> Result:
-    """A command run in a subprocess: exit 2-4 naming ``names`` with no traceback."""
-    tail = text.strip().splitlines()[-1][:160] if text.strip() else ""
-    if "Traceback (most recent call last)" in text:
-        return Result(TRACEBACK, tail)
-    if code == 0:
-        return Result(SILENT, f"exit 0: {tail}")
-    if code not in (2, 3, 4):
-        return Result(UNNAMED, f"exit {code}: {tail}")
-    return judge_message(text, names, tail)
 
 
 def world_cache_run(tmp: Path, damage) -> Result:

@@ -81,7 +81,7 @@ from paperlib.tables.summary import (
     sign_text,
     size_text,
 )
-from paperlib.tables.trend_slope import slope_estimate
+from paperlib.tables.trend_slope import slope_df, slope_estimate
 from paperlib.tables.verdicts import (
     BASE_DEPENDENT,
     INTERACTION_ALPHA,
@@ -332,8 +332,7 @@ def trend_slope(
             points.setdefault(seed, []).append((factor, table.effects[row]))
     alpha = bonferroni_alpha(FAMILY_SIZES[claim.family] * len(AXES))
     estimate = slope_estimate(points)
-    seeds = sorted(s for s, p in points.items() if len(p) >= 2)
-    df = max(0, sum(len(points[s]) for s in seeds) - len(seeds) - 1)
+    seeds, df = slope_df(points)
     if estimate is None:
         return {"slope": None, "interval": None, "alpha": alpha, "seeds": seeds, "df": df}
     return {

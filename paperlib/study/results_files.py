@@ -13,6 +13,7 @@ file may leave out. Fields a shape does not name are not read and not checked.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import zipfile
@@ -84,7 +85,6 @@ KINDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "verdict": (f"one of the {len(VERDICTS)} verdicts", lambda v: v in VERDICTS),
     "better": ("'higher' or 'lower'", lambda v: v in ("higher", "lower")),
     "object": ("a JSON object", lambda v: isinstance(v, dict)),
-    "list": ("a list", lambda v: isinstance(v, list)),
 }
 
 
@@ -244,9 +244,18 @@ def read_log(folder: Path, record: dict[str, Any], read: Callable[[Path], list])
 
 
 def read_items(path: Path) -> dict[str, np.ndarray]:
-    """A run's per-item values: each a non-empty 1-D vector of finite numbers, float64."""
+    """A run's per-item values: each a non-empty 1-D vector of finite numbers, float64 (read
+    only). A file is read and checked once while its size and modification time stand: deciding
+    the claims asks for the same run's values once per claim and arm."""
     if not path.is_file():
         raise FileNotFoundError(f"{path}: missing; run the study again")
+    stat = path.stat()
+    return dict(_checked_items(str(path), stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=1024)
+def _checked_items(path: str, mtime_ns: int, size: int) -> dict[str, np.ndarray]:
+    """:func:`read_items` of one version of a file (``mtime_ns`` and ``size`` key it)."""
     try:
         with np.load(path, allow_pickle=False) as data:
             values = {k: data[k] for k in data.files}
@@ -258,11 +267,14 @@ def read_items(path: Path) -> dict[str, np.ndarray]:
     for key, value in values.items():
         if value.ndim != 1 or value.size == 0 or value.dtype.kind not in "biuf":
             raise refuse(
-                path, key, "a non-empty vector of numbers", f"<{value.dtype} {value.shape}>"
+                Path(path), key, "a non-empty vector of numbers", f"<{value.dtype} {value.shape}>"
             )
         if not np.isfinite(value).all():
-            raise refuse(path, key, "finite values", "<NaN or infinity>")
-    return {k: v.astype(np.float64) for k, v in values.items()}
+            raise refuse(Path(path), key, "finite values", "<NaN or infinity>")
+    checked = {k: v.astype(np.float64) for k, v in values.items()}
+    for value in checked.values():
+        value.flags.writeable = False  # shared between callers: never changed in place
+    return checked
 
 
 def item(values: dict[str, np.ndarray], key: str, path: Path) -> np.ndarray:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from paperlib.study import recipe
 from paperlib.study.design import Run, plan, run_target
 from paperlib.study.reader import PRETRAIN, results_dir
 from paperlib.study.results_files import LOSS_TERM, read_log, read_run_done, refuse
@@ -27,9 +28,13 @@ def run_collapse(info: dict[str, Any], log: list[dict[str, Any]]) -> str | None:
     return collapse_reason(losses, info["config"]["train"]["batch_size"], info["feature_std"])
 
 
+# the claims' metric of each primary validation metric, whose δ the plateau reads
+CLAIMED_AS = {"long_i2t_r1": "long-i2t", "zeroshot_L1": "zs-l1"}
 # the metric each study's plateau is judged on: the primary metric its recipe maximises
-# (``study.recipe.SEARCHED_ARMS``), with the smallest effect of interest of the claims' metric
-PLATEAU_METRIC = {"himo": ("long_i2t_r1", "long-i2t"), "argent": ("zeroshot_L1", "zs-l1")}
+# (``study.recipe.SEARCHED_ARMS``), with the claims' metric whose δ it takes
+PLATEAU_METRIC = {
+    study: (metric, CLAIMED_AS[metric]) for study, metric in recipe.SEARCHED_ARMS.values()
+}
 
 
 def plateau_deltas(study: str) -> dict[str, float]:

@@ -41,6 +41,13 @@ def _seed_design(points: Sequence[tuple[float, np.ndarray]]) -> tuple[np.ndarray
     return x - x.mean(), rows
 
 
+def slope_df(points: Mapping[int, Sequence[tuple[float, np.ndarray]]]) -> tuple[list[int], int]:
+    """The seeds that enter the slope (two points or more) and its residual degrees of freedom,
+    ``Σ_s K_s − S − 1`` (0 where that is not positive)."""
+    seeds = sorted(s for s, p in points.items() if len(p) >= 2)
+    return seeds, max(0, sum(len(points[s]) for s in seeds) - len(seeds) - 1)
+
+
 def slope_estimate(
     points: Mapping[int, Sequence[tuple[float, np.ndarray]]],
 ) -> Estimate | None:
@@ -54,7 +61,7 @@ def slope_estimate(
     if len(items) != 1:
         raise ValueError(f"every point must hold the same test items; got sizes {sorted(items)}")
     sxx = sum(float(x @ x) for x, _ in fits)
-    df = sum(len(x) for x, _ in fits) - len(fits) - 1
+    _, df = slope_df(points)
     if sxx == 0.0 or df < MIN_SEED_DF:
         return None
     per_item = sum(x @ rows for x, rows in fits) / sxx  # β_i, one per test item
