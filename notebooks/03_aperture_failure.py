@@ -113,6 +113,7 @@ from paperlib.study.reader import (
     run_info,
     seed_logs,
 )
+from paperlib.tables.claims import METRICS
 from paperlib.tables.summary import claim_line
 from paperlib.tables.verdicts import VERDICTS
 
@@ -466,7 +467,8 @@ for (variant, features), fractions in sorted(arm_last.items()):
 # (`aperture/short_caption_inside_radius`), ARGENT against HyCoCLIP at the learned curvature and
 # against HyCoCLIP and MERU at κ = 0.1, paired by seed. The fraction has no chance level, so a
 # claim counts only when both models learned (their short-caption retrieval clears its guard) and
-# the baseline leaves room for the smallest effect of interest (1 % of the captions): a baseline
+# the baseline leaves room for the smallest effect of interest δ (ARGENT's lead in its own table,
+# in the same unit: the method page's rule, `claims.json` → `smallest`): a baseline
 # with no caption inside the radius makes the claim *untestable*. Bars: mean over valid seeds;
 # error bars: the 95 % interval of `paperlib.tables.inference` (the claims' estimator), clipped
 # to [0, 1]; dots: seeds.
@@ -529,30 +531,32 @@ print(
 # the study is re-run at another scale or with more seeds.
 
 # %%
+delta = f"{100 * METRICS['aperture'].smallest:.1f} % of the captions"  # δ, by the rule
 reading = {
     "reproduces": "fewer held-out captions inside the radius than the baseline, the "
-    "simultaneous interval beyond 1 % of the captions: the paper's direction",
+    "simultaneous interval beyond {delta}: the paper's direction",
     "reproduces in sign, below the published effect": "fewer held-out captions inside the "
     "radius, by less than the paper reports",
     "below the published effect": "an interval below the paper's effect, its sign not established",
     "at ceiling": "a baseline with less room than the paper's effect: the effect cannot occur here",
     "contradicts": "more held-out captions inside the radius than the baseline, the "
-    "simultaneous interval beyond 1 % of the captions: against the paper",
-    "negligible": "a difference smaller than 1 % of the captions either way",
+    "simultaneous interval beyond {delta}: against the paper",
+    "negligible": "a difference smaller than {delta} either way",
     "negligible, with the paper's sign": "fewer held-out captions inside the radius, by less "
-    "than 1 % of the captions",
+    "than {delta}",
     "negligible, with the other sign": "more held-out captions inside the radius, by less than "
-    "1 % of the captions",
-    "inconclusive": "neither the sign nor a size beyond 1 % of the captions is established",
-    "underpowered": "too few valid seeds per base for an interval that resolves 1 % of the captions",
-    "unresolvable at this test set": "the test captions alone put the interval wider than 1 %",
+    "{delta}",
+    "inconclusive": "neither the sign nor a size beyond {delta} is established",
+    "underpowered": "too few valid seeds per base for an interval that resolves {delta}",
+    "unresolvable at this test set": "the test captions alone put the interval wider than {delta}",
     "depends on the base": "the two pre-trained bases disagree",
     "untestable": "not testable at this scale (reason above)",
 }
 assert set(reading) == set(VERDICTS), set(VERDICTS) ^ set(reading)
 for claim in aperture_claims:
     print(
-        f"{claim['variant']} vs {claim['baseline']}: {claim['verdict']} — {reading[claim['verdict']]}"
+        f"{claim['variant']} vs {claim['baseline']}: {claim['verdict']} — "
+        + reading[claim["verdict"]].format(delta=delta)
     )
 
 # %%

@@ -56,8 +56,9 @@ def _exclusions(decided: dict[str, Any]) -> str:
         for c in claims
         if (c.get("without_exclusions") or {}).get("changes_verdict")
     ]
-    out = f"{len(decided['unconverged_runs'])} runs still rising past δ in their last fifth"
-    out += " are left out with their seed's other arm (`unconverged_runs`); counted in, they "
+    n = len(decided["unconverged_runs"])
+    out = f"{n} {'run' if n == 1 else 'runs'} still rising past δ in their last fifth"
+    out += f" {'is' if n == 1 else 'are'} left out with their seed's other arm (`unconverged_runs`); counted in, they "
     return out + (f"would change {len(moved)} verdicts: {', '.join(moved)}" if moved else
                   "would change no verdict")  # fmt: skip
 
@@ -71,7 +72,8 @@ def _ceiling(claims: list[dict]) -> str:
         f"{c['ceiling']:g}, the paper's effect {c['paper_effect']:+.3g}, here {c['effect']:+.3g})"
         for c in at
     ]
-    return f"{len(at)} claims compare at a ceiling, where the paper's effect cannot occur: " + (
+    verb = "claim compares" if len(at) == 1 else "claims compare"
+    return f"{len(at)} {verb} at a ceiling, where the paper's effect cannot occur: " + (
         "; ".join(items) + "."
     )
 
