@@ -43,3 +43,39 @@ def test_a_tiny_pretraining_exports_bases_a_fine_tune_loads(tmp_path, monkeypatc
     for key, value in module.clip.state_dict().items():  # the fine-tune's start is the base
         assert torch.equal(value, saved[key].to(value.dtype)), key
     assert entry["weights"] == reader.repo_relative(weights)
+
+
+@pytest.mark.slow
+def test_hyperbolic_bases_carry_their_geometry_into_a_fine_tune(tmp_path, monkeypatch):
+    """A MERU base keeps its curvature, α and logit scale beside its float16 encoders, in its
+    own folder, and an ARGENT fine-tune that names it starts from all of them."""
+    monkeypatch.setenv("PAPERLIB_RUNS", str(tmp_path / "runs"))
+    out = pretrain.pretrain("smoke", workers=1, geometry="hyperbolic")
+    assert out == tmp_path / "runs" / "pretrain-smoke" / "bases-hyperbolic"
+    summary = json.loads((out / "bases.json").read_text())
+    assert summary["geometry"] == "hyperbolic"
+    assert {c["method"] for c in summary["config"].values()} == {"meru"}
+    entry = summary["bases"][0]
+    weights = out / f"{entry['model']}-base{entry['base']}.pt"
+    run = tmp_path / "runs" / "pretrain-smoke" / f"{entry['model']}-meru-base0" / "last.pt"
+    trained, scalars = read_init_checkpoint(str(run))
+    saved, saved_scalars = read_init_checkpoint(str(weights))
+    assert set(scalars) == {"model.log_curv", "model.visual_alpha", "model.textual_alpha",
+                            "model.logit_scale"}  # fmt: skip
+    assert set(saved) == set(trained)
+    for key, value in saved.items():
+        assert value.dtype == torch.float16 or not trained[key].is_floating_point(), key
+        assert torch.equal(value.float(), trained[key].half().float()), key
+    for key, value in scalars.items():  # full precision: the curvature is not rounded
+        assert torch.equal(saved_scalars[key], value), key
+    config = build_config(
+        {"method": "argent", "model": {"name": entry["model"], "init": str(weights)}}
+    )
+    module, _, _ = build_module(config)
+    for key, value in scalars.items():
+        assert torch.equal(module.get_parameter(key).detach(), value), key
+    for key, value in module.model.clip.state_dict().items():
+        assert torch.equal(value, saved[key].to(value.dtype)), key
+    # a Euclidean base is trained with another method, into another folder
+    euclidean = pretrain.base_config(entry["model"], 0, pretrain.RECIPES["smoke"], tmp_path)
+    assert euclidean["method"] == "clip" and euclidean["train"]["output_dir"] != str(run.parent)

@@ -10,11 +10,22 @@ base's seed) until its held-out validation curve (``engine.validation``) is flat
 model-size arm's :data:`MODEL_SMALLER`: seed variance comes from the fine-tunes, and the
 verdicts show whether they hinge on one base.
 
-``python -m paperlib.study.pretrain`` (``make pretrain``) trains them, two at a time on one
-thread each, resumably (``runs/pretrain/``), and writes ``results/bases/``:
+Each base has a geometry (:data:`GEOMETRIES`). The Euclidean bases are CLIPs. The hyperbolic
+bases are MERU models of the same towers, world, recipe and budget, trained from random
+weights with MERU's initialisation (learned curvature from 1, α = 1/√ of the embedding width,
+MERU's logit scale), so that the hyperbolic fine-tunes can start in their
+own geometry; they go to ``results/bases-hyperbolic/`` and keep their curvature, α and logit
+scale beside the encoders.
+
+``python -m paperlib.study.pretrain [--geometry hyperbolic]`` (``make pretrain``) trains them,
+two at a time on one thread each, resumably (``runs/pretrain/``), and writes
+``results/bases/`` (``results/bases-hyperbolic/`` for the hyperbolic ones):
 
 - ``<model>-base<k>.pt``: the weights as an open_clip state dict in float16 (what every
-  fine-tune's ``model.init`` names; float16 keeps each file under 25 MB);
+  fine-tune's ``model.init`` names; float16 keeps each file under 25 MB); a hyperbolic base's
+  file is a training checkpoint's shape (``config``, ``model``) holding the encoders in
+  float16 and the curvature, α and logit scale in float32, which ``model.init`` reads the same
+  way;
 - ``<model>-base<k>.log.jsonl``: its training log (loss, validation records);
 - ``bases.json``: the recipe, and per base its steps, CPU and wall seconds, SHA-256 of the
   weights, validation curve, plateau check and environment.
@@ -46,6 +57,21 @@ MODEL_SMALLER = "paper-micro-rn"  # the same at half the width (2.9M): the model
 BASES = (0, 1)
 PLATEAU_METRICS = ("zeroshot_L1", "short_i2t_r1")  # the curves a base must flatten on
 VAL_METRICS = (*PLATEAU_METRICS, "zeroshot_L3")
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """A kind of base: the method that pre-trains it and the folder its bases go to."""
+
+    method: str
+    folder: str  # under results/
+    run_suffix: str  # added to the model's name in the runs folder
+
+
+GEOMETRIES = {
+    "euclidean": Geometry("clip", "bases", ""),
+    "hyperbolic": Geometry("meru", "bases-hyperbolic", "-meru"),
+}
 
 
 @dataclass(frozen=True)
@@ -86,9 +112,10 @@ RECIPES = {
 }
 
 
-def bases_dir() -> Path:
-    """``results/bases/``: the committed bases every study scale fine-tunes from."""
-    return REPO_ROOT / "results" / "bases"
+def bases_dir(geometry: str = "euclidean") -> Path:
+    """``results/bases/`` (``results/bases-hyperbolic/``): the committed bases of a geometry
+    that every study scale fine-tunes from."""
+    return REPO_ROOT / "results" / GEOMETRIES[geometry].folder
 
 
 def base_path(model: str, base: int, folder: Path | None = None) -> Path:
@@ -96,11 +123,15 @@ def base_path(model: str, base: int, folder: Path | None = None) -> Path:
     return (folder or bases_dir()) / f"{model}-base{base}.pt"
 
 
-def base_config(model: str, base: int, recipe: Recipe, runs: Path) -> dict[str, Any]:
-    """The training config of one base."""
+def base_config(
+    model: str, base: int, recipe: Recipe, runs: Path, geometry: str = "euclidean"
+) -> dict[str, Any]:
+    """The training config of one base of ``geometry`` (the method's own initialisation:
+    MERU's defaults for a hyperbolic base)."""
     every = recipe.steps // recipe.val_points
+    kind = GEOMETRIES[geometry]
     return {
-        "method": "clip",
+        "method": kind.method,
         "model": {"name": model, "init": "random"},
         "data": {
             "dataset": "world",
@@ -127,19 +158,29 @@ def base_config(model: str, base: int, recipe: Recipe, runs: Path) -> dict[str, 
             "val_every": every,
             "val_size": recipe.val_size,
             "val_metrics": list(VAL_METRICS),
-            "output_dir": str(runs / f"{model}-base{base}"),
+            "output_dir": str(runs / f"{model}{kind.run_suffix}-base{base}"),
             "progress": False,
             "device": "cpu",
         },
     }
 
 
+def _half(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    return {k: (v.half() if v.is_floating_point() else v) for k, v in state.items()}
+
+
 def export_weights(checkpoint: Path, target: Path) -> str:
-    """Write the checkpoint's open_clip state (floating tensors in float16) to ``target``;
-    returns its SHA-256."""
-    clip_state, _ = read_init_checkpoint(str(checkpoint))
-    clip = {k: (v.half() if v.is_floating_point() else v) for k, v in clip_state.items()}
-    atomic_write(target, lambda handle: torch.save(clip, handle))
+    """Write the checkpoint's open_clip state (floating tensors in float16) to ``target``, and
+    for a hyperbolic checkpoint its curvature, α and logit scale (float32) with it, in a
+    training checkpoint's shape that ``model.init`` reads; returns its SHA-256."""
+    clip_state, scalars = read_init_checkpoint(str(checkpoint))
+    if scalars:
+        config = torch.load(checkpoint, map_location="cpu", weights_only=True)["config"]
+        model = {f"model.clip.{k}": v for k, v in _half(clip_state).items()}
+        saved: dict[str, Any] = {"config": config, "model": {**model, **scalars}}
+    else:
+        saved = _half(clip_state)
+    atomic_write(target, lambda handle: torch.save(saved, handle))
     return hashlib.sha256(target.read_bytes()).hexdigest()
 
 
@@ -174,15 +215,18 @@ def base_record(config: dict[str, Any], model: str, base: int, weights: Path) ->
     }
 
 
-def pretrain(scale: str = "full", workers: int = 2, out: Path | None = None) -> Path:
-    """Train every base of :data:`BASES` × (``MODEL``, ``MODEL_SMALLER``) at ``scale``, export
-    them into ``out`` and write ``bases.json``; returns ``out``. ``out`` defaults to the
-    committed ``results/bases/`` for the full recipe only (another scale's bases go to
-    ``runs/pretrain-<scale>/bases/``, never over the committed ones)."""
+def pretrain(
+    scale: str = "full", workers: int = 2, out: Path | None = None, geometry: str = "euclidean"
+) -> Path:
+    """Train every base of :data:`BASES` × (``MODEL``, ``MODEL_SMALLER``) of ``geometry`` at
+    ``scale``, export them into ``out`` and write ``bases.json``; returns ``out``. ``out``
+    defaults to the committed folder of the geometry for the full recipe only (another scale's
+    bases go to ``runs/pretrain-<scale>/<folder>/``, never over the committed ones)."""
     recipe, runs = RECIPES[scale], runs_root() / f"pretrain-{scale}"
-    out = out or (bases_dir() if scale == "full" else runs / "bases")
+    folder = GEOMETRIES[geometry].folder
+    out = out or (bases_dir(geometry) if scale == "full" else runs / folder)
     jobs = [
-        (base_config(model, base, recipe, runs), f"{model}-base{base}")
+        (base_config(model, base, recipe, runs, geometry), f"{model}-base{base}")
         for model in (MODEL, MODEL_SMALLER)
         for base in BASES
     ]
@@ -202,6 +246,7 @@ def pretrain(scale: str = "full", workers: int = 2, out: Path | None = None) -> 
     summary = {
         "recipe": asdict(recipe),
         "scale": scale,
+        "geometry": geometry,
         "config": {name: portable_config(config) for config, name in jobs},
         "bases": entries,
         "wall_seconds": round(time.perf_counter() - start, 1),
@@ -216,8 +261,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m paperlib.study.pretrain", description=__doc__)
     parser.add_argument("--scale", choices=sorted(RECIPES), default="full")
     parser.add_argument("--workers", type=int, default=2, help="bases trained at once")
+    parser.add_argument(
+        "--geometry", choices=sorted(GEOMETRIES), default="euclidean",
+        help="Euclidean CLIP bases (results/bases/) or hyperbolic MERU ones "
+        "(results/bases-hyperbolic/)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
-    out = pretrain(args.scale, args.workers)
+    out = pretrain(args.scale, args.workers, geometry=args.geometry)
     print(f"[pretrain] bases written to {repo_relative(out)}")
     return 0
 
