@@ -63,6 +63,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
+from IPython.display import Markdown, display
 
 from paperlib.analysis.hyperbolic import (
     aperture_profile,
@@ -138,7 +139,8 @@ print(f"study scale: {scale}")
 # moves away from the origin: far parents have narrow cones (they are specific), parents near
 # the origin have wide ones (they are generic). Below the boundary (shaded) there is no cone;
 # what the implementations return there is a choice. A smaller curvature moves the boundary
-# outward — for $c = 0.1$ it sits at $0.63$, close to the norms that features actually take.
+# outward — for $c = 0.1$ it sits at $0.63$ (printed and asserted below), the curvature of the
+# study's aperture arm (section 5b).
 
 # %%
 radii = {c: aperture_radius(c, min_radius) for c in curvatures}
@@ -151,6 +153,16 @@ apertures = {c: aperture_profile(norms, c, min_radius, asin_margin=0.0)[0] for c
 fig = half_aperture_curves(norms, apertures, radii, min_radius)
 save(fig, "aperture_half_aperture")
 plt.show()
+
+# %%
+c_high, c_low = max(radii, key=radii.get), min(radii, key=radii.get)
+display(
+    Markdown(
+        f"The cone exists only outside $2K/\\sqrt c$, a radius that grows from "
+        f"{radii[c_low]:.2f} at $c = {c_low:g}$ to {radii[c_high]:.2f} at $c = {c_high:g}$: "
+        "the smaller the curvature, the larger the ball of parents without a cone."
+    )
+)
 
 # %% [markdown]
 # ## 2. Its gradient: a blow-up at the boundary, nothing inside
@@ -201,6 +213,7 @@ assert float(inside_grad.abs().max()) == 0.0
 assert abs(slope + 0.5) < 0.01
 meru_peak, ours_peak = peaks["MERU's clamp 1e-8 (float32)"], peaks["ours, clamp 1e-4 (float32)"]
 assert ours_peak < meru_peak / 10, (ours_peak, meru_peak)
+assert 1.3e4 < meru_peak < 1.6e4, meru_peak  # the docs' ≈ 1.4·10⁴, quoted below
 fig = aperture_gradient_panels(zoom, profiles, r0, curv)
 save(fig, "aperture_gradient")
 plt.show()
@@ -208,10 +221,10 @@ plt.show()
 # %% [markdown]
 # The exact gradient follows the $-\tfrac12$ power law down to the smallest gap; MERU's version
 # follows it until float32 can no longer resolve $r - r_0$ and peaks at the value printed above
-# (`docs/methods/conventions.md#geometry-numerics` quotes ≈ 1.4·10⁴), ours stops more than ten times lower (printed and asserted, with
-# the slope and the zero gradient inside). Either way, a
-# parent that crosses the boundary meets a spike of gradient on one side and no gradient at all
-# on the other.
+# (`docs/methods/conventions.md#geometry-numerics` quotes ≈ 1.4·10⁴; both asserted), ours stops
+# more than ten times lower (printed and asserted, with the slope and the zero gradient inside).
+# Either way, a parent that crosses the boundary meets a spike of gradient on one side and no
+# gradient at all on the other.
 #
 # ## 3. Why the entailment loss pushes parents toward the origin
 #
@@ -274,6 +287,18 @@ fig = ray_panels(parent_norms, angles_on_ray, slopes, float(stationary), r0)
 save(fig, "aperture_ray")
 plt.show()
 
+# %%
+meru_active = float(parent_norms[meru > 0].min())
+display(
+    Markdown(
+        f"On this ray MERU's cone loss pushes the parent toward the origin wherever it is active "
+        f"(‖x‖ > {meru_active:.3f}) and not at all below, AdaEnt alone pushes it inward at every "
+        f"norm, and with the regularizer the push balances at ‖x‖ ≈ {float(stationary):.3f}, "
+        f"{'outside' if stationary > r0 else 'inside'} the radius {r0:.3f} (asserted above: "
+        "the signs of the three derivatives)."
+    )
+)
+
 # %% [markdown]
 # ## 4. ARGENT's fix: penalise the angle, weight intra-modality pairs by distance
 #
@@ -317,6 +342,26 @@ fig = adaent_panels(angles, adaent, hinge, r0, paired_dist(parent, child_pts, cu
 save(fig, "aperture_adaent")
 plt.show()
 
+# %%
+ada_by_norm = {n: per_pair(ada_loss[beta], *pairs[n]) for n in pairs}
+same_everywhere = all(torch.allclose(a, ada_near, atol=1e-6) for a in ada_by_norm.values())
+hinge_free = float(angles[hinge[0.5 * r0] > 0].min())  # the smallest angle the hinge penalises
+display(
+    Markdown(
+        "AdaEnt penalises every exterior angle above zero, "
+        + (
+            "by the same amount for each parent norm tried "
+            if same_everywhere
+            else "by an amount that depends on the parent norm, for the norms tried "
+        )
+        + f"({', '.join(f'{n:.2f}' for n in sorted(pairs))}, inside and outside the radius "
+        f"{r0:.2f}), whereas MERU's hinge leaves a parent inside the radius unpenalised for "
+        f"every angle below {hinge_free:.3f} rad (π/2 = {np.pi / 2:.3f}), and the intra weight "
+        f"h rises from {float(h[0]):.2f} for a duplicate to {float(h[-1]):.2f} at "
+        f"$d_L$ = {float(distances[-1]):g}."
+    )
+)
+
 # %% [markdown]
 # ## 5. In the training runs: do the parents move inward?
 #
@@ -341,8 +386,9 @@ plt.show()
 #
 # The paper's claim, read at this scale: with MERU's or HyCoCLIP's cone loss the caption norms fall
 # to the radius and a share of parents ends up inside it; with AdaEnt and the regularizer they stay
-# outside. Section 3 predicts that AdaEnt alone (the no-regularizer ablation) also pulls parents
-# inward.
+# outside. Section 3 predicts that AdaEnt alone pulls parents inward, so the no-regularizer
+# ablation should end with lower parent norms than ARGENT; the cell after the box-norm figure
+# compares them.
 
 # %%
 STUDY = "argent"
@@ -380,7 +426,8 @@ print(
 # The figure: caption norms (with the radius $2K/\sqrt c$ of ARGENT's learned curvature,
 # dotted), the fraction of captions inside the radius, their half aperture, and, right, each
 # variant's caption norm minus its seed's common value, averaged over its seeds, with the spread
-# at the first logged step shaded.
+# at the first logged step shaded. The sentence after the figure says what its second panel shows
+# at this curvature, and why.
 
 # %%
 keys = (NORM, FRAC, "diag/text->image/aperture_mean")  # the panels, in APERTURE_PANELS' order
@@ -391,6 +438,35 @@ title = f"aperture diagnostics over training ({scale} study; means over each var
 fig = aperture_training_panels(stacked, radius, drifts, start, styles, title)
 save(fig, "aperture_training")
 plt.show()
+
+
+# %%
+def logged(key: str) -> np.ndarray:
+    """Every logged value of ``key``, over every variant, seed and diagnostic step."""
+    return np.array([r[key] for v in variants for log in logs[v].values() for r in log if key in r])
+
+
+frac_max, norm_min = float(logged(FRAC).max()), float(logged(NORM).min())
+radius_max = float(logged("diag/aperture_radius").max())
+display(
+    Markdown(
+        "At the learned curvature the panel of captions inside the radius "
+        + (
+            "is zero at every logged step of every variant and seed"
+            if frac_max == 0
+            else f"reaches at most {frac_max:.3f}"
+        )
+        + f": the radius $2K/\\sqrt c$ is at most {radius_max:.3f} there, and the batch-mean "
+        f"caption norm never falls below {norm_min:.3f}, {norm_min / radius_max:.1f} times the "
+        "radius"
+        + (
+            ", so this figure cannot show the failure; the figure that does is "
+            "`aperture_arm_training` (section 5b), at the paper's curvature κ = 0.1."
+            if frac_max == 0
+            else "; `aperture_arm_training` (section 5b) shows the paper's curvature κ = 0.1."
+        )
+    )
+)
 
 # %% [markdown]
 # Each variant's drift from the common start, read against the spread at the first logged step,
@@ -426,17 +502,67 @@ pd.DataFrame(summary).T.rename_axis(f"last logged step ({scale})")
 # %%
 box_keys = ("diag/box_text/norm_mean", "diag/box_image/norm_mean")  # phrases, crops
 boxed = [v for v in variants if any(box_keys[0] in r for log in logs[v].values() for r in log)]
+assert "MERU" not in boxed, boxed  # the text above: MERU has no boxes
 boxes = {v: [stack_seeds(list(logs[v].values()), key) for key in box_keys] for v in boxed}
 fig = box_norm_panels(boxes, radius, styles, f"{scale} study")  # box phrases, box crops
 save(fig, "aperture_training_boxes")
 plt.show()
 
+# %%
+NO_REG = "ARGENT, no regularizer"
+parent_keys = {"captions": NORM, "box phrases": box_keys[0], "box crops": box_keys[1]}
+
+
+def parent_norms_at_end(variant: str) -> dict[str, float]:
+    """Mean over seeds of each parent kind's batch-mean norm at the last logged step."""
+    seed_values = list(logs[variant].values())
+    return {
+        kind: float(stack_seeds(seed_values, key).mean[-1]) for kind, key in parent_keys.items()
+    }
+
+
+if "ARGENT" in logs and NO_REG in logs:
+    with_reg, without_reg = parent_norms_at_end("ARGENT"), parent_norms_at_end(NO_REG)
+    higher = [k for k in parent_keys if without_reg[k] > with_reg[k]]
+    reg_optimum, argent_caption = 2**-0.5, with_reg["captions"]
+    pull = "inward" if argent_caption > reg_optimum else "outward"
+    display(
+        Markdown(
+            "Without the regularizer the parents end "
+            + (
+                "higher than"
+                if len(higher) == len(parent_keys)
+                else "no higher than"
+                if not higher
+                else f"higher for the {' and '.join(higher)} and not for the others than"
+            )
+            + " ARGENT's ("
+            + "; ".join(f"{k} {without_reg[k]:.3f} vs {with_reg[k]:.3f}" for k in parent_keys)
+            + "; means over each variant's seeds at the last logged step, no interval), "
+            + (
+                "against section 3's prediction that AdaEnt alone ends with lower parent norms"
+                if higher
+                else "as section 3 predicts"
+            )
+            + f": ARGENT's mean caption norm {argent_caption:.3f} lies "
+            f"{'above' if pull == 'inward' else 'below'} the regularizer's optimum "
+            f"1/√2 = {reg_optimum:.3f}, where $\\mathcal L_{{Reg}}$ pulls norms {pull}, while "
+            f"section 3's ray covers only ‖x‖ ≤ {float(parent_norms.max()):.3f}"
+            + (
+                ", below that optimum, where it pushes parents out."
+                if parent_norms.max() < reg_optimum
+                else "."
+            )
+        )
+    )
+
 # %% [markdown]
 # ### 5b. At the paper's curvature: the aperture arm
 #
-# With a learned curvature that stays near its initial c = 1, the radius $2K/\sqrt c$ is 0.2,
-# well below the caption norms above. The paper's example regime is κ = 0.1 (K = 0.1), where the
-# radius is 0.63: the study's aperture arm trains MERU, HyCoCLIP and ARGENT from the same bases
+# The sentence after the first figure of this section compares the radius $2K/\sqrt c$ at the
+# learned curvature with the caption norms. The paper's example regime is
+# κ = 0.1 (K = 0.1), where the radius is 0.63 (asserted in section 1): the study's aperture arm
+# trains MERU, HyCoCLIP and ARGENT from the same bases
 # at that fixed curvature (`paperlib.study.design.APERTURE_ARM`, every seed). The figure is
 # the fraction of each training batch's parents inside the radius, from the study's
 # `curves.json` (seeds thin, mean thick).
@@ -457,6 +583,38 @@ for (variant, features), fractions in sorted(arm_last.items()):
         f"{variant:20s} {features:9s} parents inside 2K/√κ at the last logged step: "
         f"{np.mean(fractions):.2f} (mean of {len(fractions)} seed(s))"
     )
+
+# %%
+arm_text = {  # method (the variant's name before ", κ = 0.1") -> caption parents inside
+    v.split(",")[0]: float(np.mean(f)) for (v, kind), f in arm_last.items() if kind == "text"
+}
+most = max(arm_text.values())
+top = [m for m, f in arm_text.items() if f == most]  # the largest share, ties kept
+leaders = "every method alike" if len(top) == len(arm_text) else " and ".join(top)
+most_for = leaders if len(top) == len(arm_text) else f"most for {leaders}"
+display(
+    Markdown(
+        (
+            "At the learned curvature no caption parent enters the radius"
+            if frac_max == 0
+            else f"At the learned curvature at most {frac_max:.3f} of the caption parents enter "
+            "the radius"
+        )
+        + "; at κ = 0.1 the share inside it at the last logged step is "
+        + ", ".join(f"{v} {f:.2f}" for v, f in sorted(arm_text.items(), key=lambda x: -x[1]))
+        + " (caption parents, seed means): "
+        + (
+            f"the failure shows at κ = 0.1, {most_for}, and "
+            if most > 0
+            else "the failure does not show at κ = 0.1 either, and "
+        )
+        + (
+            "ARGENT's share is the lowest."
+            if all(arm_text["ARGENT"] < f for m, f in arm_text.items() if m != "ARGENT")
+            else "ARGENT's share is not below every baseline's."
+        )
+    )
+)
 
 # %% [markdown]
 # ## 6. The aperture claims on held-out captions
@@ -524,6 +682,64 @@ print(
     "captions inside the radius: " + (", ".join(f"{a:g}" for a in reached) or "none")
 )
 
+
+# %%
+def probe_shares(after: bool) -> dict[float, dict[str, float]]:
+    """Start norm -> {method: share of held-out captions inside}, before or after training."""
+    return {
+        a: {
+            r["run"].split("/")[1].split(",")[0]: r["held_out_captions_inside"]
+            / r["held_out_captions"]
+            for r in probe
+            if r["trained"] == after and r["alpha_norm"] == a
+        }
+        for a in sorted({r["alpha_norm"] for r in probe if r["trained"] == after})
+    }
+
+
+trained, untrained = probe_shares(after=True), probe_shares(after=False)
+smallest = aperture_claims[0]["smallest"]
+argent_inside_too = [a for a in reached if trained[a].get("ARGENT", 0.0) >= smallest]
+contrast = [  # ARGENT below every baseline by more than the smallest effect
+    a
+    for a in reached
+    if all(trained[a]["ARGENT"] + smallest < f for m, f in trained[a].items() if m != "ARGENT")
+]
+per_start = "; ".join(
+    f"start norm {a:g}: " + ", ".join(f"{m} {f:.1%}" for m, f in sorted(trained[a].items()))
+    for a in trained
+)
+display(
+    Markdown(
+        f"After training, the probe leaves these shares of held-out captions inside the radius: "
+        f"{per_start}. "
+        + (
+            "ARGENT too keeps at least the smallest effect's share "
+            f"({smallest:.1%}) of the captions inside after training at start norm"
+            f"{'s' if len(argent_inside_too) > 1 else ''} "
+            + ", ".join(
+                f"{a:g} ({untrained.get(a, {}).get('ARGENT', float('nan')):.1%} before training, "
+                f"{trained[a]['ARGENT']:.1%} after)"
+                for a in argent_inside_too
+            )
+            + ": there ARGENT leaves its captions inside the radius as the baselines do, "
+            f"although its regularizer's optimum 1/√2 = {2**-0.5:.3f} lies outside the radius "
+            f"{aperture_radius(0.1, min_radius):.3f} at κ = 0.1. "
+            if argent_inside_too
+            else "ARGENT keeps fewer than the smallest effect's share inside at every start norm. "
+        )
+        + "On held-out captions the claims read "
+        + "; ".join(f"{c['variant']} vs {c['baseline']}: *{c['verdict']}*" for c in aperture_claims)
+        + ", and the probe finds the contrast they test (ARGENT below every baseline by more than "
+        + (
+            f"the smallest effect) at start norm{'s' if len(contrast) > 1 else ''} "
+            f"{', '.join(f'{a:g}' for a in contrast)} only."
+            if contrast
+            else "the smallest effect) at no start norm."
+        )
+    )
+)
+
 # %% [markdown]
 # ## What shows at this scale
 #
@@ -575,12 +791,12 @@ print(
     "variants whose caption norms drifted inward beyond the spread at the common start: "
     + (", ".join(inward) or "none")
 )
-if "ARGENT" in drifts and "ARGENT, no regularizer" in drifts:
-    gap_norm = drifts["ARGENT, no regularizer"].final - drifts["ARGENT"].final
+if "ARGENT" in drifts and NO_REG in drifts:
+    gap_norm = drifts[NO_REG].final - drifts["ARGENT"].final
     print(
         f"without the regularizer, caption norms end {gap_norm:+.4f} from ARGENT's "
-        f"({'lower' if gap_norm < 0 else 'not lower'}; mean over the seeds each ran, no "
-        "interval: an observation, not a tested claim)"
+        f"({'lower, as section 3 predicts' if gap_norm < 0 else 'not lower, against section 3'}; "
+        "mean over the seeds each ran, no interval: an observation, not a tested claim)"
     )
 
 # %% [markdown]
@@ -593,3 +809,26 @@ if "ARGENT" in drifts and "ARGENT, no regularizer" in drifts:
 # held-out caption inside the radius for either, so there is no difference to find); the drift
 # lines then say only where the norms went. The aperture diagnostics are computed on training
 # batches, so they describe the state the optimiser sees.
+
+# %%
+display(
+    Markdown(
+        f"At the {scale} scale, "
+        + (
+            "no caption parent of any variant ends inside the radius at the learned curvature, "
+            if all(f == 0 for f in inside.values())
+            else "some caption parents end inside the radius at the learned curvature, "
+        )
+        + f"at κ = 0.1 ARGENT ends with {arm_text['ARGENT']:.2f} of its caption parents inside "
+        f"the radius, the largest share being {most:.2f} ({leaders}), and the held-out claims read "
+        + ", ".join(
+            f"*{c['verdict']}* ({c['variant']} vs {c['baseline']})" for c in aperture_claims
+        )
+        + (
+            f"; without the regularizer, caption norms end {gap_norm:+.4f} from ARGENT's, "
+            + ("as section 3 predicts." if gap_norm < 0 else "against section 3's prediction.")
+            if "ARGENT" in drifts and NO_REG in drifts
+            else "."
+        )
+    )
+)

@@ -61,6 +61,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
+from IPython.display import Markdown, display
 from scipy.stats import kendalltau
 
 from paperlib.analysis.hyperbolic import (
@@ -73,7 +74,7 @@ from paperlib.analysis.hyperbolic import (
 )
 from paperlib.figures import crop_weight_ecdfs, disc_grid, norm_boxplots, save, use_style
 from paperlib.geometry.lorentz import aperture_radius
-from paperlib.study.reader import available_scale, load_embeddings
+from paperlib.study.reader import available_scale, load_embeddings, run_info
 
 use_style()
 torch.manual_seed(seed)
@@ -90,8 +91,9 @@ print(f"study scale: {scale}; embeddings of the seed-0 runs (every figure below 
 # ## The points
 #
 # For each model: the distinct captions of the four chain levels and the images. General levels
-# repeat across images (there are only a handful of distinct level-1 captions), and a repeated
-# point would be a zero distance in the distortion, so each distinct point is kept once.
+# repeat across images (the cell after the table counts the distinct level-1 captions), and a
+# repeated point would be a zero distance in the distortion, so each distinct point is kept once.
+# Above `max_points` distinct points a seeded subsample is drawn; the table counts what is kept.
 
 # %%
 generator = torch.Generator().manual_seed(seed)
@@ -105,6 +107,28 @@ for v, emb in embeddings.items():
 pd.DataFrame(
     {v: np.bincount(level.numpy(), minlength=len(LEVEL_NAMES)) for v, (_, level) in points.items()},
     index=list(LEVEL_NAMES),
+)
+
+# %%
+distinct = {  # every distinct point, before the subsample
+    v: np.bincount(hierarchy_points(emb)[1].numpy(), minlength=len(LEVEL_NAMES))
+    for v, emb in embeddings.items()
+}
+display(
+    Markdown(
+        "Before the subsample the models have "
+        + ", ".join(
+            f"{v} {n[0]} distinct level-1 and {n[3]} distinct level-4 captions"
+            for v, n in distinct.items()
+        )
+        + ": "
+        + (
+            "the general levels contribute far fewer points to the views below than the "
+            "specific ones."
+            if all(10 * n[0] <= n[3] for n in distinct.values())
+            else "the general levels are not much smaller groups than the specific ones here."
+        )
+    )
 )
 
 # %% [markdown]
@@ -145,8 +169,8 @@ pd.DataFrame(
 # one caveat: HoroPCA maximises the variance of the horospherical projections about the Fréchet
 # mean ([HoroPCA](../docs/methods/conventions.md#horopca)), not the agreement of pairwise distances, so nothing guarantees it a lower
 # distortion than tangent PCA; the line printed below says which view keeps the distances better
-# on these embeddings. UMAP's distortion before rescaling mostly measures its arbitrary scale;
-# the rescaled column measures the shape of its layout.
+# on these embeddings. UMAP's distortion before rescaling includes its arbitrary scale; the
+# rescaled column measures only the shape of its layout.
 
 # %%
 for v in variants:
@@ -157,6 +181,35 @@ for v in variants:
         f"{better} keeps the distances better"
     )
 
+# %%
+horo_better = [
+    v for v in variants if views[v]["HoroPCA"].distortion < views[v]["tangent PCA"].distortion
+]
+tangent_better = [v for v in variants if v not in horo_better]
+umap = {v: (views[v]["UMAP"].distortion, views[v]["UMAP"].scaled_distortion) for v in variants}
+display(
+    Markdown(
+        "HoroPCA keeps the distances better than tangent PCA for "
+        + (
+            "every model"
+            if not tangent_better
+            else "no model"
+            if not horo_better
+            else f"{', '.join(horo_better)} and not for {', '.join(tangent_better)}"
+        )
+        + "; UMAP's distortion falls from "
+        + ", ".join(f"{a:.2f}" for a, _ in umap.values())
+        + " to "
+        + ", ".join(f"{b:.2f}" for _, b in umap.values())
+        + f" ({', '.join(umap)}) at its best uniform rescaling, so most of its raw distortion "
+        + (
+            "is its arbitrary scale."
+            if all(b < a / 2 for a, b in umap.values())
+            else "is not its scale alone."
+        )
+    )
+)
+
 # %% [markdown]
 # ## Norms per hierarchy level, and crops vs full images
 #
@@ -164,7 +217,9 @@ for v in variants:
 # every distinct caption at each chain level, of the images, and of the box crops, split by
 # kind: **object crops** (one object of the scene) and **near-full crops** (almost the whole
 # image). The dotted line is the undefined-aperture radius $2K/\sqrt c$ of notebook 03, the
-# dashed line ARGENT's regularizer optimum $1/\sqrt2$.
+# dashed line ARGENT's regularizer optimum $1/\sqrt2$. Each model has its own norm axis, on a log
+# scale: one group far out (the table below gives each group's mean and spread) then neither
+# stretches another model's axis nor flattens the other groups of its own model to a line.
 
 # %%
 groups = {v: norm_groups(emb) for v, emb in embeddings.items()}
@@ -181,11 +236,35 @@ pd.DataFrame(
     }
 )
 
+# %%
+medians = {v: {name: float(g.median()) for name, g in groups[v].items()} for v in variants}
+farthest = {v: max(m, key=m.get) for v, m in medians.items()}
+lowest = {v: min(float(g.min()) for g in groups[v].values()) for v in variants}
+display(
+    Markdown(
+        "The group with the largest median norm is "
+        + ", ".join(
+            f"{v}'s {farthest[v]} ({medians[v][farthest[v]]:.2f}, "
+            f"{medians[v][farthest[v]] / medians[v]['image']:.1f} times its median image norm)"
+            for v in variants
+        )
+        + ", and "
+        + (
+            "no caption, image or crop of any model lies inside its radius $2K/\\sqrt c$ "
+            f"(smallest norm {min(lowest.values()):.2f}, largest radius {max(radii.values()):.2f})."
+            if all(lowest[v] > radii[v] for v in variants)
+            else "some points lie inside the radius $2K/\\sqrt c$: "
+            + ", ".join(f"{v} down to {lowest[v]:.2f}" for v in variants if lowest[v] <= radii[v])
+            + "."
+        )
+    )
+)
+
 # %% [markdown]
 # ## The case ARGENT's intra weight is about
 #
 # HyCoCLIP asks each box crop to entail its full image with the same force whatever the crop.
-# A near-full crop shows almost the same pixels as the image, so the encoder places it almost on
+# A near-full crop shows almost the same pixels as the image, so an encoder can place it almost on
 # top of the image; an entailment cone between two nearly identical points is ill-posed (the
 # exterior angle of a child next to its parent is arbitrary). ARGENT scales the intra-modality
 # loss by $h = 1 - e^{-d_L(\text{crop}, \text{image})}$, so near-duplicates contribute little.
@@ -197,6 +276,38 @@ pd.DataFrame(
 weights = {v: crop_weights(emb) for v, emb in embeddings.items()}
 save(crop_weight_ecdfs(weights), "horopca_crop_weights")
 plt.show()
+
+# %%
+crop_d = {
+    v: {kind: float(weights[v][kind][0].median()) for kind in BOX_KIND_NAMES} for v in variants
+}
+crop_h = {
+    v: {kind: float(weights[v][kind][1].median()) for kind in BOX_KIND_NAMES} for v in variants
+}
+near, obj = "near-full crop", "object crop"
+nearer = [v for v in variants if crop_d[v][near] < crop_d[v][obj]]
+display(
+    Markdown(
+        "Near-full crops sit nearer their image than object crops in "
+        + ("every model" if len(nearer) == len(variants) else ", ".join(nearer) or "no model")
+        + (
+            f" (not in {', '.join(v for v in variants if v not in nearer)})"
+            if len(nearer) < len(variants)
+            else ""
+        )
+        + " (median $d_L$ near-full / object: "
+        + ", ".join(f"{v} {crop_d[v][near]:.2f} / {crop_d[v][obj]:.2f}" for v in variants)
+        + "), and the median weights $h$, near-full / object, are "
+        + ", ".join(f"{v} {crop_h[v][near]:.2f} / {crop_h[v][obj]:.2f}" for v in variants)
+        + ": "
+        + (
+            "ARGENT's weight discounts near-full crops on every model's embeddings."
+            if all(round(crop_h[v][near], 2) < round(crop_h[v][obj], 2) for v in variants)
+            else "ARGENT's weight does not discount near-full crops on every model's embeddings "
+            "(where both medians are 1.00 the weight is saturated)."
+        )
+    )
+)
 
 # %% [markdown]
 # ## What shows at this scale
@@ -237,8 +348,46 @@ for v in variants:
 pd.DataFrame(verdicts)
 
 # %% [markdown]
-# A short schedule on a toy world need not produce a clean hierarchy, and a negative or near-zero
-# $\tau$ is a result, not a plotting error: the contrastive term dominates early training and
-# the entailment terms (weights 0.1–0.2) shape the radial layout only slowly. The smoke study
-# trains for a few dozen steps; re-run with `python -m paperlib.study --scale full` and this
-# notebook picks up the full-scale embeddings automatically.
+# A negative or near-zero $\tau$ is a result, not a plotting error: the hyperbolic losses ask for
+# specific captions farther out, and $\tau$ measures whether the trained embeddings place them
+# there. The sentences below read the table above.
+
+# %%
+tau = {v: verdicts[v]["Kendall τ (level vs norm)"] for v in variants}
+sign = {v: "negative" if t < 0 else "positive" if t > 0 else "zero" for v, t in tau.items()}
+by_sign = {s: [v for v in variants if sign[v] == s] for s in dict.fromkeys(sign.values())}
+meaning = {
+    "negative": "by rank, the more specific a caption, the nearer the origin it tends to sit, "
+    "against the layout the hyperbolic losses ask for",
+    "positive": "by rank, the more specific a caption, the farther out it tends to sit, as the "
+    "hyperbolic losses ask",
+    "zero": "caption level and norm are not ranked together",
+}
+image_median = {v: medians[v]["image"] for v in variants}
+specific_median = {v: medians[v][LEVEL_NAMES[3]] for v in variants}
+place = {v: "inside" if image_median[v] < specific_median[v] else "beyond" for v in variants}
+steps = run_info(scale, "argent", variants[0])["config"]["train"]["steps"]  # seed 0, as loaded
+display(
+    Markdown(
+        f"These are the {scale} study's seed-0 embeddings, after {steps} training steps"
+        + (
+            " (`python -m paperlib.study --scale full` trains the full study, and this notebook "
+            "reads its embeddings once its results exist). "
+            if scale == "smoke"
+            else ". "
+        )
+        + "Kendall's τ between caption level and norm is "
+        + "; ".join(
+            f"{s} for {'every model' if len(vs) == len(variants) else ' and '.join(vs)} "
+            f"({', '.join(f'{v} {tau[v]:+.2f}' for v in vs)}): {meaning[s]}"
+            for s, vs in by_sign.items()
+        )
+        + ". Measured by median norm, "
+        + "; ".join(
+            f"{v}'s images sit {place[v]} its most specific captions "
+            f"({image_median[v]:.3f} against {specific_median[v]:.3f})"
+            for v in variants
+        )
+        + "."
+    )
+)

@@ -19,6 +19,7 @@ from torch import Tensor
 
 matplotlib.use(os.environ.get("MPLBACKEND", "Agg"))
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter  # noqa: E402
 
 from paperlib.analysis.hyperbolic import (  # noqa: E402
     LEVEL_NAMES,
@@ -1041,15 +1042,18 @@ def norm_boxplots(
 ) -> plt.Figure:
     """Per model, a box plot (with jittered points) of the space norms of each group
     (``analysis.hyperbolic.norm_groups``), the undefined-aperture radius ``radii[model]``
-    (dotted) and ARGENT's regularizer optimum ``1/√2`` (dashed)."""
+    (dotted) and ARGENT's regularizer optimum ``1/√2`` (dashed).
+
+    Norms are positive and one group can lie orders of magnitude above the others (MERU's object
+    crops), so each model has its own logarithmic norm axis: a group far out neither stretches
+    another model's axis nor flattens the boxes of its own model to a line."""
     models = list(groups)
     names = list(groups[models[0]])
     palette = [*plt.cm.viridis(np.linspace(0.0, 0.85, 4)), "C3", "C1", "C2"]  # as the discs
-    fig, axes = plt.subplots(
-        1, len(models), figsize=(5.2 * len(models), 4.4), sharey=True, squeeze=False
-    )
+    fig, axes = plt.subplots(1, len(models), figsize=(5.2 * len(models), 4.6), squeeze=False)
     for ax, model in zip(axes[0], models):
         data = [groups[model][name].numpy() for name in names]
+        ax.set_yscale("log")
         ax.boxplot(data, showfliers=False, widths=0.6, medianprops={"color": "k"})
         for i, values in enumerate(data, start=1):
             jitter = np.random.default_rng(seed).uniform(-0.18, 0.18, len(values))
@@ -1062,10 +1066,14 @@ def norm_boxplots(
             lw=0.8,
             label=r"$1/\sqrt{2}$ (ARGENT's $\mathcal{L}_{Reg}$)",
         )
+        # ticks at 1, 2, 5 × 10^k, written as plain numbers (0.2, 0.5, 1, 2, ...)
+        ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
         labels = [n.replace(" (", "\n(") for n in names]
         ax.set_xticks(range(1, len(names) + 1), labels, rotation=35, ha="right", fontsize=8)
         ax.set_title(model)
-    axes[0, 0].set_ylabel(r"norm of the space part $\|x\|$")
+        ax.set_ylabel(r"norm of the space part $\|x\|$ (log scale)")
     axes[0, 0].legend(fontsize=8, loc="upper left")
     if title:
         fig.suptitle(title)

@@ -58,7 +58,7 @@ def test_batch_size_panels_plot_means_and_spreads():
     np.testing.assert_allclose(fig.axes[1].lines[0].get_ydata(), [30.0, 10.0])
 
 
-def test_disc_grid_norms_and_crop_weights():
+def test_disc_grid_and_crop_weights():
     level = torch.tensor([0, 1, 2, 3, 4])
     points = torch.tensor([[0.0, 0.1], [0.1, 0.0], [0.2, 0.1], [0.0, 0.3], [0.5, 0.5]])
     view = DiscView(points, torch.zeros(2), 0.1, 0.05)
@@ -69,12 +69,28 @@ def test_disc_grid_norms_and_crop_weights():
     ]
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert legend == [*LEVEL_NAMES, "origin O of the model"]  # general → specific, then O
-    groups = {"M": {"a": torch.tensor([0.2, 0.4]), "b": torch.tensor([1.0, 1.2])}}
-    fig = figures.norm_boxplots(groups, {"M": 0.63}, "title")
-    assert 0.63 in [line.get_ydata()[0] for line in fig.axes[0].lines]
     weights = {"M": {"object crop": (torch.tensor([1.0, 2.0]), torch.tensor([0.6, 0.8]))}}
     fig = figures.crop_weight_ecdfs(weights)
     assert [len(ax.lines) for ax in fig.axes] == [1, 1]
+
+
+def test_norm_boxplots_keep_every_group_readable_beside_a_far_group():
+    """One model's group far out (MERU's object crops, norms in the tens and hundreds) must not
+    flatten the other groups: each model has its own log-scale norm axis."""
+    groups = {
+        "A": {"a": torch.tensor([0.2, 0.4]), "b": torch.tensor([1.0, 1.2])},
+        "M": {"a": torch.tensor([0.8, 0.9, 1.0]), "b": torch.tensor([20.0, 40.0, 300.0])},
+    }
+    fig = figures.norm_boxplots(groups, {"A": 0.63, "M": 0.2}, "title")
+    fig.canvas.draw()
+    assert [ax.get_title() for ax in fig.axes] == ["A", "M"]
+    for ax, radius in zip(fig.axes, (0.63, 0.2)):
+        assert ax.get_yscale() == "log"
+        assert radius in [line.get_ydata()[0] for line in ax.lines]
+        to_axes = ax.transData + ax.transAxes.inverted()
+        height = to_axes.transform([(1, 1.0)])[0, 1] - to_axes.transform([(1, 0.5)])[0, 1]
+        assert height > 0.05, (ax.get_title(), height)  # norms 0.5 → 1: ≥ 5 % of the axis
+    assert fig.axes[0].get_ylim()[1] < 10  # A's axis is not stretched by M's far group
 
 
 def test_mean_and_band_plots_the_seed_mean_and_a_clipped_band():
