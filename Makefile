@@ -3,7 +3,8 @@
 #                    then a comparison with the committed results (exit 1 beyond tolerance)
 #   make test        ruff + the unit tests + nbval over every tutorial notebook (figures to build/),
 #                    on every core; leaves out the tests marked slow or distributed
-#   make test-all    make test with those tests too (what CI runs)
+#   make test-all    make test with those tests too, with the tracking and cluster extras
+#                    (what CI runs)
 #   make pretrain    the study's pre-trained bases into results/bases/ (rewrites them on purpose)
 #   make study       the full CPU-scale study (8 seeds) from the committed bases, then every
 #                    notebook: rewrites the committed results/full and figures/ on purpose
@@ -30,13 +31,14 @@ NB_BUILD := build/notebooks
 REPRO := build/reproduce
 LAB_STAMP := $(VENV)/.paperlib-lab-installed
 DOCS_STAMP := $(VENV)/.paperlib-docs-installed
+EXTRAS_STAMP := $(VENV)/.paperlib-extras-installed
 # the venv's JupyterLab settings: jupytext's viewer opens Python text notebooks (jupytext-config)
 LAB_SETTINGS := $(VENV)/etc/jupyter/labconfig/default_setting_overrides.json
 LAB_ARGS ?=
 # pytest on every core: one worker per CPU, each taking the next test when it is free
 XDIST := -n auto --dist worksteal
 
-.PHONY: setup test test-all lint unit unit-all nbval reproduce refresh study pretrain variation lock lab lab-setup book book-check bench clean
+.PHONY: setup extras-setup test test-all lint unit unit-all nbval reproduce refresh study pretrain variation lock lab lab-setup book book-check bench clean
 
 $(STAMP): pyproject.toml constraints.txt $(LOCK)
 	$(PYTHON) -m venv $(VENV)
@@ -52,7 +54,9 @@ lint: setup
 unit: setup  # leaves out the tests marked slow or distributed
 	HF_HUB_OFFLINE=1 $(PY) -m pytest $(XDIST) -m "not slow and not distributed" tests
 
-unit-all: setup
+# the whole suite, with the tracking and cluster extras: the live-log tests read real event
+# files, and the smoke study runs on a two-node Ray cluster
+unit-all: extras-setup
 	HF_HUB_OFFLINE=1 $(PY) -m pytest $(XDIST) tests
 
 nbval: setup
@@ -89,12 +93,18 @@ variation: setup
 lock:
 	$(PYTHON) -m venv $(LOCK_VENV)
 	$(LOCK_VENV)/bin/pip install --quiet uv==0.13.9
-	$(LOCK_VENV)/bin/uv pip compile pyproject.toml --extra dev --extra lab --extra docs \
+	$(LOCK_VENV)/bin/uv pip compile pyproject.toml --extra dev --extra lab --extra docs --extra tracking --extra cluster \
 	  --constraint constraints.txt --python-version 3.11 --python-platform x86_64-manylinux_2_28 \
 	  --custom-compile-command "make lock" --output-file $(LOCK)
 
 bench: setup
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+$(EXTRAS_STAMP): $(STAMP) pyproject.toml constraints.txt $(LOCK)
+	$(PY) -m pip install --quiet $(PIP_PINS) -e ".[dev,tracking,cluster]"
+	touch $(EXTRAS_STAMP)
+
+extras-setup: $(EXTRAS_STAMP)
 
 $(LAB_STAMP): $(STAMP) pyproject.toml constraints.txt $(LOCK)
 	$(PY) -m pip install --quiet $(PIP_PINS) -e ".[dev,lab]"

@@ -16,8 +16,14 @@ autocast, global batch 256 on one device, it prints per configuration:
   model's preprocessing on the CPU, then the image tower), as ``python -m paperlib.evaluate``
   runs it.
 
+``--study-runs`` times instead one seed-0 run of each headline arm of the CPU-scale study as
+``python -m paperlib.study --device cuda`` trains it (its planned config on the device, from
+the committed bases, into a temporary folder): wall seconds, steps, samples/s.
+
     python benchmarks/gpu_step.py                    # the GPU check (about 5 minutes on H100)
     python benchmarks/gpu_step.py --tiny             # the same code on CPU, paper-tiny
+    python benchmarks/gpu_step.py --study-runs       # the study's runs on the GPU (full scale)
+    python benchmarks/gpu_step.py --study-runs --tiny  # the smoke scale's, on CPU
 """
 
 from __future__ import annotations
@@ -25,8 +31,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
+import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 import torch
 from PIL import Image
@@ -43,6 +51,10 @@ from paperlib.engine.loop import (
 )
 from paperlib.engine.methods import build_module, input_size
 from paperlib.losses.himo import molo_loss
+from paperlib.study.design import plan
+from paperlib.study.devices import on_device
+from paperlib.study.execution import study_settings
+from paperlib.train import train_run
 
 # dense bf16 tensor-core peaks (TFLOP/s) by device name
 PEAK_TFLOPS = {"H200": 989.0, "H100": 989.0, "A100": 312.0}
@@ -204,6 +216,30 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+STUDY_ARMS = (("himo", "MoLo"), ("argent", "ARGENT"))
+
+
+def study_run_timing(scale: str, device: str) -> list[dict]:
+    """Seconds of one seed-0 run of each :data:`STUDY_ARMS` arm of the study at ``scale`` on
+    ``device`` (training only, one torch thread as the study runs it)."""
+    rows = []
+    for study, variant in STUDY_ARMS:
+        run = next(r for r in plan(scale, (study,)) if r.variant == variant and r.seed == 0)
+        with tempfile.TemporaryDirectory() as folder:
+            train = {**run.config["train"], "output_dir": str(Path(folder) / "run")}
+            config = on_device(replace(run, config={**run.config, "train": train}), device).config
+            start = time.perf_counter()
+            with study_settings(1):
+                result = train_run(config)
+            seconds = time.perf_counter() - start
+        steps, batch = config["train"]["steps"], config["train"]["batch_size"]
+        rows.append({
+            "study run": run.name, "device": device, "status": result.status, "steps": steps,
+            "seconds": seconds, "samples/s": steps * batch / seconds,
+        })  # fmt: skip
+    return rows
+
+
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tiny", action="store_true", help="paper-tiny at 32 px on the CPU")
@@ -213,7 +249,14 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--eval-images", type=int, default=1024)
     parser.add_argument("--peak-tflops", type=float, help="the device's dense bf16 peak")
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
+    parser.add_argument("--study-runs", action="store_true", help="time the study's runs")
     args = parser.parse_args(argv)
+    if args.study_runs:
+        if not args.tiny and not torch.cuda.is_available():
+            parser.error("no CUDA device: run with --tiny for the smoke scale on CPU")
+        rows = study_run_timing("smoke" if args.tiny else "full", "cpu" if args.tiny else "cuda")
+        print(table(rows))
+        return rows
     if args.tiny:
         setting = Setting(8, "cpu", "fp32", 1, 1, 16, True)
     else:

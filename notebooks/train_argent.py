@@ -20,8 +20,10 @@
 # page](../docs/methods/argent.md#argent-objective)).
 # The `config` parameter is a whole training config (`paperlib.engine.config`); the parameter
 # files in `params/train_argent/` hold the CPU smoke preset (the generated world, minutes here)
-# and the paper presets (run those with torchrun on GPUs, see the README). A run resumes from
-# `<output_dir>/last.pt` when it exists.
+# and the paper presets (run those with torchrun on GPUs: docs/full-scale.md). A run resumes from
+# `<output_dir>/last.pt` when it exists. `report_to` mirrors the log to live views while the
+# run trains (`tensorboard`: event files in `<output_dir>/tensorboard`; `wandb`: offline unless
+# `WANDB_MODE` says otherwise; both need `pip install -e ".[tracking]"`).
 
 # %% tags=["parameters"]
 config = {
@@ -31,6 +33,7 @@ config = {
     "train": {"steps": 10, "batch_size": 32, "log_every": 1, "output_dir": "runs/notebook/argent"},
 }
 overrides = []
+report_to = []  # e.g. ["tensorboard"]; the config's train.report_to when non-empty
 
 # %%
 import os
@@ -39,6 +42,8 @@ from paperlib.figures import plot_log
 from paperlib.notebooks import REPO_ROOT
 from paperlib.train import read_log, run_in
 
+if report_to:
+    config = {**config, "train": {**config.get("train", {}), "report_to": list(report_to)}}
 result = run_in(REPO_ROOT, config, overrides)
 print(result.status, "at step", result.step, "->", os.path.relpath(result.checkpoint, REPO_ROOT))
 

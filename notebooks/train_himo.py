@@ -19,8 +19,10 @@
 # PCA-reconstructed text features, [HiMo-CLIP method page](../docs/methods/himo-clip.md#molo)).
 # The `config` parameter is a whole training config (`paperlib.engine.config`); the parameter
 # files in `params/train_himo/` hold the CPU smoke preset (the generated world, minutes here)
-# and the paper presets (run those with torchrun on GPUs, see the README). A run resumes from
-# `<output_dir>/last.pt` when it exists.
+# and the paper presets (run those with torchrun on GPUs: docs/full-scale.md). A run resumes from
+# `<output_dir>/last.pt` when it exists. `report_to` mirrors the log to live views while the
+# run trains (`tensorboard`: event files in `<output_dir>/tensorboard`; `wandb`: offline unless
+# `WANDB_MODE` says otherwise; both need `pip install -e ".[tracking]"`).
 
 # %% tags=["parameters"]
 config = {
@@ -30,6 +32,7 @@ config = {
     "train": {"steps": 10, "batch_size": 32, "log_every": 1, "output_dir": "runs/notebook/himo"},
 }
 overrides = []
+report_to = []  # e.g. ["tensorboard"]; the config's train.report_to when non-empty
 
 # %%
 import os
@@ -38,6 +41,8 @@ from paperlib.figures import plot_log
 from paperlib.notebooks import REPO_ROOT
 from paperlib.train import read_log, run_in
 
+if report_to:
+    config = {**config, "train": {**config.get("train", {}), "report_to": list(report_to)}}
 result = run_in(REPO_ROOT, config, overrides)
 print(result.status, "at step", result.step, "->", os.path.relpath(result.checkpoint, REPO_ROOT))
 

@@ -35,3 +35,11 @@ def test_peak_lookup_and_table():
     assert gpu_step.peak_tflops(torch.device("cpu"), 100.0) == 100.0
     text = gpu_step.table([{"method": "clip", "samples/s": 12.345, "MFU %": math.nan}])
     assert text.splitlines()[2] == "| clip | 12.35 | — |"
+
+
+@pytest.mark.slow
+def test_the_study_run_timing_trains_the_smoke_scale_s_headline_runs():
+    rows = gpu_step.main(["--study-runs", "--tiny"])
+    assert [r["study run"] for r in rows] == ["himo/MoLo/seed0", "argent/ARGENT/seed0"]
+    assert all(r["status"] == "finished" and r["device"] == "cpu" for r in rows)
+    assert all(r["seconds"] > 0 and r["samples/s"] > 0 for r in rows)

@@ -1,6 +1,6 @@
 """The package's layer order holds: no upward or sideways import, no import cycle (the
 annotations' imports included), and imports inside functions only where a slow or optional
-third-party module would otherwise load on import, each listed with its reason (README,
+third-party module would otherwise load on import, each listed with its reason (docs/layout.md,
 Layout)."""
 
 from __future__ import annotations
@@ -55,8 +55,13 @@ DEFERRED = {
     ("paperlib.data.images", "torchvision"): (
         "torchvision (≈ 1.5 s) only where a model's transform is rebuilt"
     ),
+    ("paperlib.engine.reporting", "torch.utils.tensorboard"): (
+        "the tracking extra's tensorboard, only for a run that reports to it"
+    ),
+    ("paperlib.engine.reporting", "wandb"): "the tracking extra, only for a run that reports to it",
     ("paperlib.notebooks", "jupytext"): "only the commands that convert a notebook",
     ("paperlib.notebooks", "papermill"): "only the command that executes a notebook",
+    ("paperlib.study.executors", "ray"): "the cluster extra, only for --executor ray",
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import pytest
@@ -86,3 +87,12 @@ def test_the_runner_command_names_bad_presets_notebooks_and_parameter_kinds(caps
     assert "train_himo.py: parameter 'config' must be a mapping" in err and "notadict" in err
     assert main(["run", "notebooks/train_himo.py", "-p", "overrides", "3"]) == 2
     assert "parameter 'overrides' must be a list" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tensorboard") is None, reason="tracking extra")
+def test_the_train_notebook_s_report_to_parameter_writes_event_files(tmp_path):
+    params = _params("train_himo")
+    params["config"]["train"].update(output_dir=str(tmp_path / "run"), steps=2)
+    params["report_to"] = ["tensorboard"]
+    run_notebook(NOTEBOOK_DIR / "train_himo.py", params, output_dir=tmp_path / "nb")
+    assert list((tmp_path / "run" / "tensorboard").glob("events.out.tfevents.*"))

@@ -29,6 +29,7 @@ import open_clip
 import paperlib.models.clip  # noqa: F401  (registers paperlib's small model configs)
 from paperlib.atomic import atomic_write_text
 from paperlib.engine.registry import DATASET_REGISTRY, METHOD_REGISTRY
+from paperlib.engine.reporting import check_report_to
 from paperlib.models import LOGIT_SCALE_MAX
 from paperlib.models.meru_checkpoint import HYCOCLIP_MODEL_NAMES
 from paperlib.untrusted import YamlError, brief, load_yaml, unique_keys
@@ -142,6 +143,8 @@ class TrainConfig:
     val_every: int = 0
     val_size: int = 500
     val_metrics: tuple[str, ...] = ("short_i2t_r1",)
+    # live views of the run beside log.jsonl (engine.reporting): "tensorboard", "wandb"
+    report_to: tuple[str, ...] = ()
 
 
 @dataclass
@@ -554,6 +557,10 @@ def _validate_train(t: TrainConfig) -> None:
         raise ConfigError(
             f"train.device: expected auto, cpu, cuda or cuda:N, got {brief(t.device)}"
         )
+    try:
+        check_report_to(t.report_to)
+    except ValueError as error:
+        raise ConfigError(str(error)) from error
 
 
 # --------------------------------------------------------------------------- public API

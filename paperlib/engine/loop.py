@@ -52,6 +52,7 @@ from paperlib.engine.config import Config, ConfigError, load_config, save_config
 from paperlib.engine.data import build_dataset, build_loader
 from paperlib.engine.methods import LossResult, build_module, input_size
 from paperlib.engine.registry import DATASET_REGISTRY
+from paperlib.engine.reporting import RunLog, open_reporters
 from paperlib.engine.run_folder import claim_run_folder, orphaned_temporaries
 from paperlib.engine.validation import build_validation_set, validate
 from paperlib.tensor_checks import NonFiniteInputError
@@ -314,6 +315,7 @@ RESUMABLE = {
     "train.diag_every",
     "train.ckpt_every",
     "train.keep_checkpoints",
+    "train.report_to",
     "train.val_every",
     "train.val_size",
     "train.val_metrics",
@@ -621,10 +623,9 @@ def _train(config: Config, info: distributed.DistInfo) -> TrainResult:
     t, out_dir = config.train, Path(config.train.output_dir)
     run = _prepare(config, info)
     module, optimizer, scheduler, start = run.module, run.optimizer, run.scheduler, run.start
-    log, amp = (
-        JsonlLog(out_dir / "log.jsonl", info.is_main),
-        autocast_context(t.precision, info.device),
-    )
+    reporters = open_reporters(t.report_to, out_dir, to_dict(config), info.is_main)
+    log = RunLog(JsonlLog(out_dir / "log.jsonl", info.is_main), reporters)
+    amp = autocast_context(t.precision, info.device)
     history: list[dict[str, Any]] = []
     status, step, progress = "finished", start, _progress(t, start, info.is_main)
     module.train()
@@ -673,6 +674,7 @@ def _train(config: Config, info: distributed.DistInfo) -> TrainResult:
     progress.close()
     path, skipped = save(step), skipped_images(run.loader)
     log.write({"step": step, "status": status, **skipped})
+    log.close()
     if info.is_main and status == "interrupted":
         print(f"[train] SIGTERM/SIGINT: stopped after step {step}; checkpoint {path}", flush=True)
     return TrainResult(out_dir, step, status, path, history, skipped.get("skipped_images", 0))

@@ -12,8 +12,10 @@ import torch
 from paperlib.study import design
 from paperlib.study.decide import summary_table
 from paperlib.study.design import plan
+from paperlib.study.devices import DeviceUnavailableError
+from paperlib.study.executors import EXECUTORS
 from paperlib.study.exports import refresh_items
-from paperlib.study.parallel import RunsFailedError, run_study
+from paperlib.study.parallel import Execution, RunsFailedError, run_study
 from paperlib.study.reader import load_claims
 from paperlib.study.run_validity import MissingRunsError
 from paperlib.study.scales import SCALES
@@ -44,6 +46,30 @@ def main(argv: list[str] | None = None) -> int:
         "core count; default 1)",
     )
     parser.add_argument(
+        "--executor",
+        choices=sorted(EXECUTORS),
+        default="local",
+        help="what executes the runs: worker processes here (local), or a Ray cluster (ray: "
+        'pip install -e ".[cluster]"; one CPU per run, two for the two-rank runs)',
+    )
+    parser.add_argument(
+        "--address",
+        default=None,
+        help="the Ray cluster to use (HEAD:PORT or ray://...); default: start one here",
+    )
+    parser.add_argument(
+        "--device",
+        default="cpu",
+        help="cpu (the committed results), cuda or cuda:N: where the single-process runs "
+        "train (refused when torch sees no such device)",
+    )
+    parser.add_argument(
+        "--runs-per-device",
+        type=int,
+        default=1,
+        help="with --device cuda: runs training on the GPU at once (default 1)",
+    )
+    parser.add_argument(
         "--partial",
         action="store_true",
         help="decide the claims although planned runs are missing (marked partial)",
@@ -57,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--summary",
         action="store_true",
-        help="print the decided claims as the README's markdown table",
+        help="print the study page's paragraph and markdown table of the decided claims "
+        "(docs/study.md)",
     )
     parser.add_argument(
         "--status",
@@ -91,8 +118,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.decide_only or args.refresh_items:
             summarise(args.scale, plan(args.scale, searched=False), args.partial)
             return 0
-        run_study(args.scale, tuple(args.studies), args.workers, args.threads, args.partial)
-    except (MissingRunsError, RunsFailedError, ValueError, FileNotFoundError) as error:
+        execution = Execution(
+            args.workers, args.threads, args.executor, args.address, args.device,
+            args.runs_per_device,
+        )  # fmt: skip
+        run_study(args.scale, tuple(args.studies), execution, args.partial)
+    except (
+        MissingRunsError, RunsFailedError, DeviceUnavailableError, ValueError, FileNotFoundError,
+        RuntimeError,
+    ) as error:  # fmt: skip
         print(f"study: {error}", file=sys.stderr)
         return 2
     return 0

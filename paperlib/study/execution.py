@@ -25,6 +25,7 @@ from paperlib.environment import environment, environment_differences, package_v
 from paperlib.provenance import code_hash, read_run_record, run_provenance
 from paperlib.study.code_versions import equivalent_hashes
 from paperlib.study.design import Run, run_target
+from paperlib.study.devices import device_record, without_device
 from paperlib.study.exports import evaluate_into, export_embeddings, write_items
 from paperlib.study.reader import EMBEDDING_VARIANTS, portable_config, repo_relative
 from paperlib.study.run_validity import run_collapse
@@ -87,8 +88,9 @@ def record_differences(record: dict[str, Any], run: Run) -> list[str]:
     if "provenance" not in record:
         return ["provenance"]
     differences = []
-    if record["config"] != (planned := portable_config(run.config)):
-        keys = [key for key, _, _ in environment_differences(record["config"], planned)]
+    done_config = without_device(record["config"])
+    if done_config != (planned := without_device(portable_config(run.config))):
+        keys = [key for key, _, _ in environment_differences(done_config, planned)]
         differences += [f"config.{key}" for key in keys] or ["config"]
     if record["init_sha256"] != init_checksum(run.config):
         differences.append("init_sha256")
@@ -166,6 +168,7 @@ def execute(run: Run, scale_name: str) -> dict[str, Any]:
         "feature_std": feature_std,
         "collapsed": collapsed,
         "evaluated": run.evaluate,
+        **device_record(config["train"].get("device", "cpu")),
         "environment": environment(),
         "provenance": made_by,
     }

@@ -1,5 +1,6 @@
 """Executing the whole study: the recipe stage's unfinished runs, then every other unfinished
-run, on a pool of worker processes, then the summary (:func:`run_study`); one run's failure
+run, on an executor (``study.executors``: local worker processes or a Ray cluster) and a device
+(``study.devices``: CPU or a GPU), then the summary (:func:`run_study`); one run's failure
 stops no other."""
 
 from __future__ import annotations
@@ -7,17 +8,19 @@ from __future__ import annotations
 import json
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from paperlib.atomic import atomic_write_text
 from paperlib.study.design import Run, plan, recipe_plan
+from paperlib.study.devices import CPU, check_device, concurrent_runs, on_device
 from paperlib.study.execution import execute, finished, study_settings
+from paperlib.study.executors import open_executor
 from paperlib.study.reader import results_dir
 from paperlib.study.recipe import write_recipe
 from paperlib.study.status import stage_of
 from paperlib.study.summary import summarise
-from paperlib.study.workers import worker_pool
 
 
 class RunsFailedError(RuntimeError):
@@ -34,24 +37,53 @@ def _execute_in_worker(job: tuple[Run, str, int]) -> dict[str, Any]:
     return {"record": record, "seconds": time.perf_counter() - start}
 
 
+@dataclass(frozen=True)
+class Execution:
+    """How the study's runs execute: on which executor (``address``: a Ray cluster's), with
+    how many runs at once (``workers`` on CPU, ``runs_per_device`` on a GPU), with how many
+    torch threads each, on which device."""
+
+    workers: int = 2
+    threads: int = 1
+    executor: str = "local"
+    address: str | None = None
+    device: str = CPU
+    runs_per_device: int = 1
+
+    @property
+    def slots(self) -> int:
+        return concurrent_runs(self.device, self.runs_per_device, self.workers)
+
+    def resources(self, run: Run) -> tuple[int, float]:
+        """The CPUs and GPU share one run asks a cluster for."""
+        on_gpu = self.device != CPU and run.nproc == 1
+        return run.nproc * self.threads, (1 / self.runs_per_device if on_gpu else 0.0)
+
+
 def execute_all(
-    runs: list[Run], scale_name: str, workers: int, threads: int = 1
+    runs: list[Run], scale_name: str, execution: Execution = Execution()
 ) -> dict[str, float]:
-    """Execute every run, ``workers`` at a time (each in its own process with ``threads``
-    threads); prints progress; returns the wall seconds per stage (summed over its runs)."""
+    """Execute every run, ``execution.slots`` at a time (each in its own process with
+    ``execution.threads`` threads, on ``execution.device``); prints progress; returns the
+    wall seconds per stage (summed over its runs)."""
+    runs = [on_device(r, execution.device) for r in runs]
     pending = [r for r in runs if not finished(r, scale_name)]
     print(
         f"[study {scale_name}] {len(runs) - len(pending)} of {len(runs)} runs finished; "
-        f"{len(pending)} to run on {workers} worker(s)",
+        f"{len(pending)} to run, {execution.slots} at a time ({execution.executor}, "
+        f"{execution.device})",
         flush=True,
     )
     stages: dict[str, float] = {}
     if not pending:
         return stages
     failed: list[str] = []
-    with worker_pool(workers) as pool:
+    with open_executor(execution.executor, execution.slots, execution.address) as submit:
         futures: dict[Future, Run] = {
-            pool.submit(_execute_in_worker, (r, scale_name, threads)): r for r in pending
+            submit(
+                _execute_in_worker, (r, scale_name, execution.threads), *execution.resources(r)
+            ): r
+            for r in pending
         }
         done_count, remaining = 0, set(futures)
         while remaining:
@@ -85,26 +117,29 @@ def execute_all(
 def run_study(
     scale_name: str,
     studies: tuple[str, ...] = ("himo", "argent"),
-    workers: int = 2,
-    threads: int = 1,
+    execution: Execution = Execution(),
     partial: bool = False,
 ) -> Path:
     """Run (or finish) every run of the study: the recipe stage first where the scale has a
     grid (its runs, then ``recipe.json``), then the planned runs at the picked recipes, then
-    the curves and claims; returns the folder."""
+    the curves and claims; returns the folder. A device this machine lacks is refused first."""
+    check_device(execution.device)
     total = time.perf_counter()
     stages: dict[str, float] = {}
     if searches := recipe_plan(scale_name, studies):
-        stages = execute_all(searches, scale_name, workers, threads)
+        stages = execute_all(searches, scale_name, execution)
         write_recipe(scale_name, studies)
     runs = plan(scale_name, studies)
-    for stage, seconds in execute_all(runs, scale_name, workers, threads).items():
+    for stage, seconds in execute_all(runs, scale_name, execution).items():
         stages[stage] = stages.get(stage, 0.0) + seconds
+    threads = execution.threads
     summarise(scale_name, runs, partial or set(studies) != {"himo", "argent"}, stages, threads)
     record = json.loads((results_dir(scale_name) / "study.json").read_text())
     record.update(
-        workers=workers,
+        workers=execution.slots,
         threads_per_run=threads,
+        executor=execution.executor,
+        device=execution.device,
         seconds_this_invocation=round(time.perf_counter() - total),
     )
     atomic_write_text(results_dir(scale_name) / "study.json", json.dumps(record, indent=1) + "\n")

@@ -1,0 +1,81 @@
+"""What executes the study's runs: worker processes on this machine, or a Ray cluster.
+
+An executor is a registry entry (:data:`EXECUTORS`) that opens as a context manager and
+``submit(fn, job, cpus, gpus)`` returns a :class:`concurrent.futures.Future`, so the study's
+scheduling (``study.parallel``) is the same whatever runs the tasks:
+
+- ``local``: a pool of spawned processes that stop with the study (``study.workers``);
+- ``ray``: Ray tasks (``pip install -e ".[cluster]"``), each asking the cluster for one CPU per
+  training process (two for the two-rank runs) and, on a GPU, ``1 / runs_per_device`` of one.
+  ``address`` names a running cluster (``ray start --head`` on one machine, ``ray start
+  --address HEAD:PORT`` on the others, or Ray on Kubernetes or Slurm); without it Ray starts
+  one on this machine. Every node must see the same repository checkout, virtual environment
+  and results folders at the same paths (a shared filesystem): each task writes its run's
+  results where the local executor would, under the same run-folder lock, and a finished run is
+  skipped exactly as it is locally. The ``PAPERLIB_*`` and ``HF_HUB_OFFLINE`` variables of the
+  study's process travel to every task.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from typing import Any
+
+from paperlib.study.workers import worker_pool
+
+FORWARDED_PREFIXES = ("PAPERLIB_", "HF_HUB_OFFLINE", "ATEN_CPU_CAPABILITY")
+
+
+@contextlib.contextmanager
+def local_executor(slots: int, address: str | None = None) -> Iterator[Callable[..., Future]]:
+    """``slots`` worker processes on this machine (``address`` must be None)."""
+    if address is not None:
+        raise ValueError("--address names a Ray cluster; it needs --executor ray")
+    with worker_pool(slots) as pool:
+        yield lambda fn, job, cpus=1, gpus=0.0: pool.submit(fn, job)
+
+
+def forwarded_environment() -> dict[str, str]:
+    """The variables of this process that every Ray task gets (module docstring)."""
+    return {k: v for k, v in os.environ.items() if k.startswith(FORWARDED_PREFIXES)}
+
+
+@contextlib.contextmanager
+def ray_executor(slots: int, address: str | None = None) -> Iterator[Callable[..., Future]]:
+    """Ray tasks on the cluster at ``address`` (or a local one of ``slots`` CPUs)."""
+    try:
+        import ray
+    except ImportError as error:
+        raise RuntimeError(
+            "--executor ray needs the package 'ray', which is not installed; install the "
+            'cluster extra: pip install -e ".[cluster]"'
+        ) from error
+    runtime = {"env_vars": forwarded_environment()}
+    options: dict[str, Any] = {"runtime_env": runtime, "include_dashboard": False}
+    if address is None:
+        options["num_cpus"] = slots
+    ray.init(address=address, log_to_driver=True, **options)
+    try:
+
+        def submit(fn: Callable[..., Any], job: Any, cpus: int = 1, gpus: float = 0.0) -> Future:
+            task = ray.remote(fn).options(num_cpus=cpus, num_gpus=gpus, max_retries=0)
+            return task.remote(job).future()
+
+        yield submit
+    finally:
+        ray.shutdown()
+
+
+EXECUTORS = {"local": local_executor, "ray": ray_executor}
+
+
+def open_executor(name: str, slots: int, address: str | None = None):
+    """The executor ``name`` of :data:`EXECUTORS` (a context manager yielding ``submit``)."""
+    if name not in EXECUTORS:
+        raise ValueError(
+            f"--executor: unknown executor {name!r}; expected one of {list(EXECUTORS)}"
+        )
+    return EXECUTORS[name](slots, address)
