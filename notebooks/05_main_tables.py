@@ -15,47 +15,17 @@
 # %% [markdown]
 # # Main tables: each paper's claims beside this project's CPU-scale study
 #
-# For every claim of both papers that the study tests: **the paper's effect** (read from
-# `paperlib/tables/published.json`, in the study's units), **this study's effect** with its
-# simultaneous interval over the claims of that paper, the **smallest effect of interest**, the
-# **sign** Holm established, the **size** against the paper's, both arms against the **base**
-# they started from, the **regime** (batch, steps, learning rate) it holds at, the family's
-# size, the **verdict** and the valid / total seeds. Nothing below is typed in: the numbers come from
-# `results/<scale>/claims.json`, which `paperlib.study.decide` wrote from the study's results
-# files; this notebook renders them and decides nothing itself.
-#
-# **The study** runs both papers' comparisons on the generated hierarchical world with an
-# 8.5M-parameter CLIP at 32 px. Every fine-tune starts from one of two pre-trained *bases* (CLIPs
-# of the world trained once to their plateau, `results/bases/`), as the papers start from
-# released CLIP weights; a comparison's two runs differ in exactly the thing under test, and the
-# full study runs each headline comparison on 8 seeds over both bases (the numbers at this scale
-# are printed below). Every trained run logs a held-out validation curve and, in the full study,
-# counts only once it has stopped improving (its primary metric rose by no more than δ over its
-# last fifth); a run left out takes its seed's other arm with it, and each claim also records its
-# verdict with those runs counted in.
-#
-# **The verdicts** ([the rule](../docs/methods/conventions.md#verdicts)). The paired effect over
-# seeds and shared test items is estimated with the pre-trained base as a fixed level
-# (`paperlib.tables.inference.based_estimate`: the mean of the per-base means, the pooled
-# within-base seed variance; its coverage is tested on simulated data), and a base × method
-# interaction test asks whether the bases disagree. Each paper's claims form one family declared
-# before any run is read; Holm over the whole family decides the **sign** and, by two one-sided
-# tests against the smallest effect of interest δ, the **equivalence**; the interval shown is
-# simultaneous over the family (Bonferroni), so it shows size whatever the claim's own p, and no
-# interval comes from fewer than 2 within-base degrees of freedom. Before any run, each claim's
-# **design note** gives the half-width its planned seeds reach, the *item floor* the test items
-# alone impose, and the seeds per base that resolve δ. Then **at ceiling** (the baseline leaves
-# less room than the paper's own effect: its sign is recorded, never read as a contradiction),
-# **negligible** (equivalent within ±δ; *…with the paper's sign* or *…with the other sign* where
-# the sign is established too), **contradicts** (the other sign, the interval beyond −δ),
-# **reproduces in sign, below the published effect** (the paper's sign, the interval below the
-# paper's effect, where the metric is the paper's quantity; **below the published effect**
-# without an established sign), **reproduces** (the paper's sign, the interval beyond +δ),
-# **depends on the base** (a significant interaction and the bases' verdicts differ),
-# **underpowered** (a design that does not resolve δ: its note names the seeds per base that
-# would), **unresolvable at this test set** (the item floor is at least δ), **untestable** (a
-# model did not learn, a side at chance, no headroom: judged on mean values), else
-# **inconclusive** (a design that resolves δ, and data that do not decide).
+# Which of the two papers' claims this project's study reproduces, which it does not, and why.
+# The study runs both papers' comparisons on the generated hierarchical world with small CLIPs
+# (named below); every fine-tune starts from one of the pre-trained *bases*, as the papers start
+# from released CLIP weights, and a comparison's two runs differ in exactly the thing under test.
+# Nothing below is typed in: every number comes from `results/<scale>/claims.json`, which
+# `paperlib.study.decide` wrote from the study's results files by
+# [the verdict rules](../docs/methods/conventions.md#verdicts) (the base as a level, Holm over
+# each paper's family, simultaneous intervals, the smallest effect of interest δ, the design
+# note and the order the labels are tried in). This notebook renders them and decides nothing
+# itself; the cell after the imports re-decides every verdict from the results files and checks
+# that `claims.json` still holds it.
 
 # %% tags=["parameters"]
 scale = "auto"  # "full" when its results exist, else "smoke" (1 seed)
@@ -67,85 +37,52 @@ import json
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from IPython.display import HTML
+from IPython.display import HTML, Markdown, display
 
-from paperlib.figures import (
-    aperture_over_training,
-    assert_values_match_claims,
-    claims_forest,
-    claims_trend,
-    metric_panels,
-    save,
-    use_style,
-    validation_curves,
-)
+from paperlib import figures
+from paperlib.geometry.lorentz import aperture_radius
+from paperlib.study import reader
 from paperlib.study.decide import report as decide_report
-from paperlib.study.reader import (
-    ARGENT_COLORS,
-    HIMO_COLORS,
-    HIMO_MODELS,
-    available_scale,
-    claim_panels,
-    load_claims,
-    load_curves,
-    results_dir,
-)
-from paperlib.tables.summary import (
-    claims_context,
-    claims_design,
-    claims_details,
-    claims_table,
-    folded,
-    hide_components,
-    trend_readings,
-    trend_table,
-)
-from paperlib.tables.verdicts import VERDICTS
+from paperlib.tables import summary, verdicts
+from paperlib.tables.study_paragraph import verdict_counts
 
-use_style()
+# %%
+figures.use_style()
 pd.set_option("display.width", 160, "display.max_columns", 12, "display.max_colwidth", 60)
-scale = available_scale(scale)
-CLAIMS_FILE = load_claims(scale)
+scale = reader.available_scale(scale)
+CLAIMS_FILE = reader.load_claims(scale)
 CLAIMS = CLAIMS_FILE["claims"]
+STUDY = json.loads((reader.results_dir(scale) / "study.json").read_text())
+PAPERS = list(dict.fromkeys(c["paper"] for c in CLAIMS))
 assert CLAIMS_FILE["scale"] == scale, (CLAIMS_FILE["scale"], scale)
+assert {c["verdict"] for c in CLAIMS} <= set(verdicts.VERDICTS)
+for paper in PAPERS:  # each paper's family, declared before any run was read
+    members = [c for c in CLAIMS if c["paper"] == paper]
+    assert {c["family_size"] for c in members} == {len(members)} == {CLAIMS_FILE["families"][paper]}
 # the committed verdicts must still follow from the committed results files and the rules
 fresh = {c["claim"]: c for c in decide_report(scale, partial=CLAIMS_FILE["partial"])["claims"]}
 assert set(fresh) == {c["claim"] for c in CLAIMS}, "claims.json and the declared claims differ"
 for c in CLAIMS:
     assert fresh[c["claim"]]["verdict"] == c["verdict"], (c["claim"], c["verdict"])
     assert np.allclose(fresh[c["claim"]]["interval"] or [0, 0], c["interval"] or [0, 0]), c["claim"]
-assert {c["verdict"] for c in CLAIMS} <= set(VERDICTS)
-STUDY = json.loads((results_dir(scale) / "study.json").read_text())
+models = sorted({c["regime"]["model"] for c in CLAIMS if (c.get("regime") or {}).get("model")})
+versions = CLAIMS_FILE["code_versions"]
 print(
-    f"{scale} study: bases {STUDY['bases']}, headline seeds {STUDY['seeds']}, sweep seeds "
-    f"{STUDY['sweep_seeds']}, {STUDY['runs_finished']} of {STUDY['runs']} planned runs finished"
+    f"{scale} study of {', '.join(models)}: bases {STUDY['bases']}, headline seeds "
+    f"{STUDY['seeds']}, sweep seeds {STUDY['sweep_seeds']}, {STUDY['runs_finished']} of "
+    f"{STUDY['runs']} planned runs finished"
     + (" (a partial study: the claims on missing runs are untestable, 'not run')"
        if STUDY["partial"] else "")
+    + f"; {len(CLAIMS)} claims, each verdict re-decided from the results files and unchanged"
 )  # fmt: skip
-versions = CLAIMS_FILE["code_versions"]
 print(
     f"the decided runs were trained by {len(versions)} code version(s): "
     + "; ".join(
         f"{v['runs']} run(s) by "
-        + (
-            f"training code {v['code_hash'][:12]}"
-            if v["code_hash"]
-            else "code that recorded no provenance"
-        )
+        + (f"training code {v['code_hash'][:12]}" if v["code_hash"] else "code without provenance")
         for v in versions
     )
 )
-if scale == "full":  # the design the text above states: 8 seeds over both bases
-    assert len(STUDY["seeds"]) == 8 and len(STUDY["bases"]) == 2, STUDY
-PAPERS = list(dict.fromkeys(c["paper"] for c in CLAIMS))
-for paper in PAPERS:
-    members = [c for c in CLAIMS if c["paper"] == paper]
-    assert {c["family_size"] for c in members} == {len(members)}, paper  # the declared family
-    counts = pd.Series([c["verdict"] for c in members]).value_counts()
-    print(
-        f"{paper}: a family of {len(members)} claims (Holm over all {len(members)}); "
-        + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS if counts.get(v, 0))
-    )
 
 
 def paper_claims(paper: str) -> list[dict]:
@@ -153,15 +90,276 @@ def paper_claims(paper: str) -> list[dict]:
 
 
 # %% [markdown]
-# ## HiMo-CLIP
+# ## What reproduced, what did not, and why
 #
-# The paper's effect is HiMo-CLIP L/14 against the named baseline in its Tables 1-2 (retrieval
-# and COLA as fractions, HiMo@2/3 in points, HiMo@K as ρ, SSI in its own units); against
-# InfoNCE (λ=0) only HiMo@K has a published number (the component term's +0.19, from the
-# ablation); "–" where the paper states the direction in words only.
+# Per paper: how many claims received each verdict, the claims that reproduce with their effect
+# and simultaneous interval against δ, and for every other claim the reason `claims.json`
+# records (its first clause; for a claim its design could not decide, the design note; where
+# the two bases disagree, each base's verdict). A claim *reproduces* when Holm establishes the
+# paper's sign and its simultaneous interval lies beyond +δ; *reproduces in sign, below the
+# published effect* when the sign is the paper's but the interval lies below the paper's own
+# effect.
 
 # %%
-claims_table(paper_claims("HiMo-CLIP"))
+OUTCOMES = {  # every verdict in one of four outcomes
+    "reproduce": (verdicts.REPRODUCES,),
+    "reproduce in sign, below the published effect": (verdicts.SMALLER,),
+    "decided otherwise (too small, below the paper's, or the other sign)": (
+        verdicts.NEGLIGIBLE, verdicts.NEGLIGIBLE_PAPER_SIGN, verdicts.NEGLIGIBLE_OTHER_SIGN,
+        verdicts.BELOW_PUBLISHED, verdicts.CONTRADICTS,
+    ),
+    "not decided at this scale": (
+        verdicts.AT_CEILING, verdicts.INCONCLUSIVE, verdicts.UNDERPOWERED, verdicts.UNRESOLVABLE,
+        verdicts.UNTESTABLE, verdicts.BASE_DEPENDENT,
+    ),
+}  # fmt: skip
+assert sorted(v for vs in OUTCOMES.values() for v in vs) == sorted(verdicts.VERDICTS)
+
+
+def why(c: dict) -> str:
+    """The reason claims.json records for a claim's verdict, in a few words."""
+    if c["verdict"] in (verdicts.REPRODUCES, verdicts.SMALLER):
+        paper = "" if c.get("paper_effect") is None else f", the paper's {c['paper_effect']:+.3g}"
+        lower = " (lower is better)" if c["better"] == "lower" else ""
+        return f"{summary.effect_text(c)}{lower} against δ = ±{c['smallest']:g}{paper}"
+    if c["verdict"] == verdicts.BASE_DEPENDENT:
+        per_base = ", ".join(f"base {b}: {v}" for b, v in c["verdict_per_base"].items())
+        return f"the bases disagree ({per_base})"
+    first = c["reason"].split("; ")[0]
+    if c["verdict"] in (verdicts.UNDERPOWERED, verdicts.UNRESOLVABLE) and c.get("design_note"):
+        return f"{first}; {c['design_note']['reason']}"
+    return first
+
+
+def outcome_lines(claims: list[dict]) -> list[str]:
+    lines = []
+    for outcome, members in OUTCOMES.items():
+        found = [c for c in claims if c["verdict"] in members]
+        lines.append(f"- *{outcome}*: {len(found)}")
+        for verdict in members:
+            lines += [
+                f"    - {summary.claim_name(c)}{'' if len(members) == 1 else f' ({verdict})'}: "
+                f"{why(c)}"
+                for c in found
+                if c["verdict"] == verdict
+            ]
+    return lines
+
+
+display(
+    Markdown(
+        "\n\n".join(
+            f"**{verdict_counts(CLAIMS, paper)}.**\n\n"
+            + "\n".join(outcome_lines(paper_claims(paper)))
+            for paper in PAPERS
+        )
+    )
+)
+
+# %% [markdown]
+# The same claims as forest plots, one row per claim, one panel per unit: the effect in the
+# paper's direction (right of zero is the paper's side) with its simultaneous interval (thick)
+# and raw 95 % interval (thin), the grey band ±δ, the paper's own effect (◇), and the verdict
+# as the dot's colour.
+
+# %%
+fig = figures.claims_forest(paper_claims("HiMo-CLIP"), title=f"HiMo-CLIP claims ({scale} study)")
+figures.save(fig, "tables_claims_forest_himo")
+plt.show()
+fig = figures.claims_forest(paper_claims("ARGENT"), title=f"ARGENT claims ({scale} study)")
+figures.save(fig, "tables_claims_forest_argent")
+plt.show()
+
+# %% [markdown]
+# Every claim in full (folded; click to open): the statement, its effect and simultaneous
+# interval, the paper's effect with the table and rows it is read from, δ, valid / total seeds,
+# the whole reason for the verdict and the runs left out.
+
+# %%
+display(
+    HTML(
+        summary.claims_details(
+            CLAIMS, "Every claim in full: statement, numbers and the rule that decided it"
+        )
+    )
+)
+tally = {
+    outcome: sum(c["verdict"] in members for c in CLAIMS) for outcome, members in OUTCOMES.items()
+}
+open_counts = pd.Series(
+    [c["verdict"] for c in CLAIMS if c["verdict"] in OUTCOMES["not decided at this scale"]]
+).value_counts()
+(reproduced, in_sign, otherwise, undecided) = tally.values()
+display(
+    Markdown(
+        f"Of the {len(CLAIMS)} claims, {reproduced} reproduce and {in_sign} more reproduce in "
+        f"sign with a smaller effect than the paper's; {otherwise} are decided otherwise, and "
+        f"the other {undecided} are not decided at this scale ("
+        + ", ".join(f"{n} {v}" for v, n in open_counts.items())
+        + ")."
+    )
+)
+
+# %% [markdown]
+# ## One verdict, from its effect to its label
+#
+# The rules at work on one claim: the first claim whose label says it reproduces (in full or in
+# sign) and that has a simultaneous interval, a published effect in the paper's units and a
+# design that resolves δ, so that every step of the rule reads a number. Each line is read from
+# that claim's record in `claims.json`; the table then tries the labels in the rules' order,
+# and the first that holds must be the label `claims.json` records and the label
+# `paperlib.tables.verdicts.verdict` gives from the same numbers.
+
+# %%
+alpha = CLAIMS_FILE["alpha"]
+candidates = [
+    c for c in CLAIMS
+    if c["verdict"] in (verdicts.REPRODUCES, verdicts.SMALLER) and c.get("interval")
+    and c.get("paper_units") and c.get("paper_effect") is not None
+    and (c.get("design_note") or {}).get("resolvable")
+]  # fmt: skip
+
+
+def vs(a: float, b: float) -> str:
+    return "<" if a < b else "≥"
+
+
+def explain(walk: dict) -> tuple[str, str]:
+    """The walk through one claim's verdict: its numbers and rule table, and the conclusion."""
+    direction = 1.0 if walk["better"] == "higher" else -1.0
+    low, high = verdicts.signed(walk["interval"], walk["better"])  # the paper's direction positive
+    paper_effect = direction * walk["paper_effect"]
+    delta, note = walk["smallest"], walk["design_note"]
+    level = CLAIMS_FILE["interval_levels"][walk["paper"]]
+    assert np.isclose(level, 1 - alpha / walk["family_size"])  # Bonferroni at the family's size
+    variant_mean, baseline_mean = walk["variant_value"]["mean"], walk["baseline_value"]["mean"]
+    assert walk["guard"]["failed"] is None and not verdicts.untestable_reason(
+        variant_mean, baseline_mean, walk["chance"], walk["ceiling"], walk["better"], delta
+    )  # both arms learned, neither at chance, headroom both ways: testable
+    assert walk["seed_df"] >= verdicts.MIN_SEED_DF and paper_effect > 0
+    room = direction * (walk["ceiling"] - baseline_mean)
+    sign_known, paper_side = walk["p_adjusted"] < alpha, direction * walk["effect"] > 0
+    side = "the paper's sign" if paper_side else "the other sign"
+
+    guard = walk["guard"]
+    p_sign, p_equivalence = walk["p_adjusted"], walk["p_equivalence_adjusted"]
+    sign_words = f"{side}, Holm p = {p_sign:.3g} {vs(p_sign, alpha)} α = {alpha:g}"
+    rules = [  # (label, whether it holds, the numbers it reads), in the order the rules try them
+        (verdicts.UNTESTABLE, False,
+         f"the guard ({guard['why']}) is met by both arms ({guard['variant']['mean']:.3g}, "
+         f"{guard['baseline']['mean']:.3g}); the means {variant_mean:.4g} and {baseline_mean:.4g} "
+         "lie more than δ from chance and leave δ of headroom"),
+        (verdicts.UNDERPOWERED, False,
+         f"{walk['seed_df']} within-base degrees of freedom ≥ {verdicts.MIN_SEED_DF}; "
+         f"{note['reason']}"),
+        (verdicts.AT_CEILING, room < paper_effect,
+         f"the baseline's room to the best value {walk['ceiling']:g}, {room:.3g}, "
+         f"{vs(room, paper_effect)} the paper's effect {paper_effect:+.3g}"),
+        (verdicts.NEGLIGIBLE, p_equivalence < alpha,
+         f"two one-sided tests of an effect within ±δ: Holm p = {p_equivalence:.3g} "
+         f"{vs(p_equivalence, alpha)} α = {alpha:g}"),
+        (verdicts.CONTRADICTS, sign_known and not paper_side and high < -delta,
+         f"{sign_words}; the interval's upper end {high:+.3g} {vs(high, -delta)} −δ = {-delta:+g}"),
+        (verdicts.SMALLER if sign_known and paper_side else verdicts.BELOW_PUBLISHED,
+         high < paper_effect,
+         f"the interval's upper end {high:+.3g} {vs(high, paper_effect)} the paper's effect "
+         f"{paper_effect:+.3g}"),
+        (verdicts.REPRODUCES, sign_known and paper_side and low > delta,
+         f"{sign_words}; the interval's lower end {low:+.3g} {'>' if low > delta else '≤'} "
+         f"+δ = {delta:g}"),
+    ]  # fmt: skip
+    deciding = next((i for i, rule in enumerate(rules) if rule[1]), None)
+    label, _, because = (
+        rules[deciding] if deciding is not None else (verdicts.INCONCLUSIVE, True, "no rule holds")
+    )
+    later = [name for name, holds, _ in rules[(deciding or 0) + 1 :] if holds]
+    evidence = verdicts.Evidence(
+        effect=walk["effect"], simultaneous=tuple(walk["interval"]), p_sign=walk["p_adjusted"],
+        p_equivalence=walk["p_equivalence_adjusted"], better=walk["better"], smallest=delta,
+        paper_effect=walk["paper_effect"], paper_units=True, alpha=alpha, room=room,
+    )  # fmt: skip
+    assert label == verdicts.verdict(evidence)[0] == walk["verdict"], (label, walk["verdict"])
+    per_base = "; ".join(
+        f"base {b}: {e['effect']:+.3g} over {e['seeds']} seeds" for b, e in walk["per_base"].items()
+    )
+    interaction = walk.get("interaction")
+    if interaction and walk["interaction_p_adjusted"] < verdicts.INTERACTION_ALPHA:
+        bases = (
+            f"the base × method interaction is significant (F({interaction['df_between']}, "
+            f"{interaction['df_within']}) = {interaction['F']:.3g}, Holm p = "
+            f"{walk['interaction_p_adjusted']:.3g}), so each base is judged alone: "
+            + "; ".join(f"base {b}: {v}" for b, v in walk["verdict_per_base"].items())
+            + (": they agree, and the pooled label stands"
+               if len(set(walk["verdict_per_base"].values())) == 1 else ": they differ")
+        )  # fmt: skip
+    else:
+        bases = "the base × method interaction is not significant: the pooled label stands"
+    raw_low, raw_high = walk["interval_raw"]
+    facts = (
+        f"**{walk['statement']}** ({summary.claim_name(walk)}; {walk['units']}, "
+        f"{walk['better']} is better).\n\n"
+        f"- **Effect**: variant − baseline = {walk['effect']:+.3g}, the mean of the per-base "
+        f"means ({per_base}), from {len(walk['seeds'])} valid seed pairs of "
+        f"{walk['runs_total']}.\n"
+        f"- **Simultaneous interval**: [{walk['interval'][0]:+.3g}, {walk['interval'][1]:+.3g}] "
+        f"at {level:.2%}, Bonferroni's level over the {walk['family_size']} claims of the "
+        f"{walk['paper']} family (the raw 95 % interval: [{raw_low:+.3g}, {raw_high:+.3g}]).\n"
+        f"- **δ = {delta:g}**: {walk['smallest_reason']}.\n"
+        f"- **Design note**, fixed before any run: {note['reason']}; the test items alone put "
+        f"the half-width at ±{note['item_floor']:.3g}.\n"
+        f"- **The bases**: {bases}.\n\n"
+        "| label tried | the numbers it reads | holds |\n|---|---|---|\n"
+        + "\n".join(
+            f"| {name} | {reads} | {'yes' if holds else 'no'} |" for name, holds, reads in rules
+        )
+    )
+    conclusion = (
+        f"The first label that holds is **{label}** ({because}), and it is the label "
+        "`claims.json` records for this claim"
+        + (
+            f"; {', '.join(later)} would hold as well, but the rules try it later."
+            if later
+            else "."
+        )
+    )
+    return facts, conclusion
+
+
+if candidates:
+    facts, conclusion = explain(candidates[0])
+    display(Markdown(facts))
+else:
+    counts = pd.Series([c["verdict"] for c in CLAIMS]).value_counts()
+    conclusion = (
+        f"At the {scale} scale no claim reproduces with a simultaneous interval ("
+        + ", ".join(f"{n} {v}" for v, n in counts.items())
+        + "), so no verdict here passes every step of the rules; each claim's reason is in the "
+        "folded list above."
+    )
+display(Markdown(conclusion))
+
+# %% [markdown]
+# ## HiMo-CLIP: the claims in detail
+#
+# The paper's effect is HiMo-CLIP L/14 against the named baseline in its Tables 1-2 (retrieval
+# and COLA as fractions, HiMo@2/3 in points, HiMo@K as ρ, SSI in its own units), read from
+# `paperlib/tables/published.json` in the study's units; "–" where the paper states the
+# direction in words only. Against InfoNCE (λ=0) the paper reports an ablation, not a table
+# row; the line under the table names the claims that have a published number there.
+
+
+# %%
+def published_against(paper: str, baseline: str) -> str:
+    found = [
+        f"{summary.claim_name(c)} ({c['paper_effect']:+.3g}, {c['paper_effect_source']})"
+        for c in paper_claims(paper)
+        if c["baseline"] == baseline and c.get("paper_effect") is not None
+    ]
+    return ", ".join(found) or "none"
+
+
+print("published effects against InfoNCE (λ=0):", published_against("HiMo-CLIP", "InfoNCE (λ=0)"))
+summary.claims_table(paper_claims("HiMo-CLIP"))
 
 # %% [markdown]
 # What each verdict rests on: the sign Holm established over the family, where the interval
@@ -169,7 +367,7 @@ claims_table(paper_claims("HiMo-CLIP"))
 # regime the claim holds at and the family's size.
 
 # %%
-claims_context(paper_claims("HiMo-CLIP"))
+summary.claims_context(paper_claims("HiMo-CLIP"))
 
 # %% [markdown]
 # Each claim's design: the valid seeds per base, its design note (the half-width its planned
@@ -177,78 +375,82 @@ claims_context(paper_claims("HiMo-CLIP"))
 # passes) and its verdict with the runs the plateau rule left out counted in ("–" where none was
 # left out).
 
-# %%
-claims_design(paper_claims("HiMo-CLIP"))
 
 # %%
-fig = claims_forest(paper_claims("HiMo-CLIP"), title=f"HiMo-CLIP claims ({scale} study)")
-save(fig, "tables_claims_forest_himo")
-plt.show()
+def tables_conclusion(paper: str) -> str:
+    """One sentence from a paper's context and design columns: signs, sizes, designs."""
+    members = paper_claims(paper)
+    signs = [summary.sign_text(c) for c in members]
+    sizes = [summary.size_text(c) for c in members]
+    compared = [s for s in sizes if s.endswith("the paper's")]
+    resolving = sum(summary.design_text(c).startswith("resolves δ") for c in members)
+    own, other = signs.count("the paper's"), signs.count("the other")
+    below = compared.count("below the paper's")
+    changed = [
+        c["claim"] for c in members if (c.get("without_exclusions") or {}).get("changes_verdict")
+    ]
+    return (
+        f"Of {paper}'s {len(members)} claims, Holm establishes the paper's sign for "
+        f"{own} and the other sign for {other}; of "
+        f"the {len(compared)} whose size compares with the paper's, the interval lies below it "
+        f"for {below}; {resolving} designs resolve δ, and "
+        "counting the runs the plateau rule left out changes "
+        + (f"{len(changed)} verdict(s): {', '.join(changed)}." if changed else "no verdict.")
+    )
+
+
+display(summary.claims_design(paper_claims("HiMo-CLIP")))
+display(Markdown(tables_conclusion("HiMo-CLIP")))
 
 # %% [markdown]
-# ## ARGENT
+# ## ARGENT: the claims in detail
 #
 # The paper's effect is ARGENT-S against HyCoCLIP-S in its Table 2 (ImageNet, COCO T2I R@5,
 # PEP AUC), the full ARGENT against each ablation in Table 3, ARGENT-L against ARGENT-S for the
 # model-size claims, and CLIP LFT's hierarchical P/R after against before the cleaning in
-# Table 1; the aperture claims have no published number.
+# Table 1; the line under the table names the claims without a published number.
 
 # %%
-claims_table(paper_claims("ARGENT"))
+print(
+    "claims without a published effect:",
+    ", ".join(summary.claim_name(c) for c in paper_claims("ARGENT") if c["paper_effect"] is None)
+    or "none",
+)
+summary.claims_table(paper_claims("ARGENT"))
 
 # %%
-claims_context(paper_claims("ARGENT"))
+summary.claims_context(paper_claims("ARGENT"))
 
 # %%
-claims_design(paper_claims("ARGENT"))
-
-# %%
-fig = claims_forest(paper_claims("ARGENT"), title=f"ARGENT claims ({scale} study)")
-save(fig, "tables_claims_forest_argent")
-plt.show()
-
-# %% [markdown]
-# Every claim in full, from `claims.json` (folded; click to open): the statement, its effect and
-# simultaneous interval, the paper's effect with the table and rows it is read from, the smallest
-# effect of interest, valid / total seeds, the reason for the verdict and the runs left out.
-
-# %%
-HTML(claims_details(CLAIMS, "Every claim in full: statement, numbers and the rule that decided it"))
+display(summary.claims_design(paper_claims("ARGENT")))
+display(Markdown(tables_conclusion("ARGENT")))
 
 # %% [markdown]
 # ## The scale trend
 #
-# The papers fine-tune at batch 1024 for epochs, this study at batch 64 for a few hundred steps.
-# Whether a verdict is a property of the method or of that regime shows in how the effect moves
-# with scale: on the sweep seeds every headline arm trains again at other batch sizes (equal
-# samples seen; the learning rate kept) and training lengths
-# (`paperlib.study.design.trend_runs`). A point counts only where both arms kept their base and
-# learned. Per headline claim and axis, the figure shows one slope: the effect's change per
-# doubling of the factor, in units of the claim's smallest effect of interest (the paper's
-# direction right), fitted to every setting that counts on every sweep seed with one intercept
-# per seed (`paperlib.tables.trend_slope`), so its residual degrees of freedom come from all the
-# points. The reading says the effect moves toward (or away from) the paper's side only where
-# the slope's interval (Bonferroni over the family's claims and both axes) excludes 0; a slope
-# it cannot establish reads *no change established*, and one without enough points for an
-# interval *not estimable*.
+# The papers fine-tune with far larger batches and for far longer
+# ([running at scale](../docs/methods/conventions.md#distributed)); this study fine-tunes at the
+# batch and steps printed below. Whether a verdict is a property of the method or of that regime
+# shows in how the effect moves with scale: on the sweep seeds every headline arm trains again
+# at other batch sizes and training lengths, and each headline claim gets one slope per axis,
+# the effect's change per doubling of the factor
+# ([the trend rule](../docs/methods/conventions.md#verdicts)). The figure shows each slope in
+# units of the claim's δ, the paper's direction right; the folded list gives each reading in
+# words.
 
 # %%
-fig = claims_trend([c for c in CLAIMS if c.get("trend")], title=f"scale trend ({scale} study)")
-save(fig, "tables_claims_trend")
-plt.show()
-readings = trend_readings(CLAIMS)
-moving = [
-    f"{name} ({axis})"
-    for name, reading in readings.items()
-    for axis, text in reading.items()
-    if text.startswith("moves toward")
-]
-print(
-    f"{len(readings)} headline claims with a trend; the effect moves toward the paper's side as "
-    "the scale grows in: " + (", ".join(moving) or "none")
+regimes = pd.Series(
+    [summary.regime_text(c) for c in CLAIMS if c["headline"] and c.get("regime")]
+).value_counts()
+print("the headline claims' regimes:", "; ".join(f"{r} ({n} claims)" for r, n in regimes.items()))
+fig = figures.claims_trend(
+    [c for c in CLAIMS if c.get("trend")], title=f"scale trend ({scale} study)"
 )
+figures.save(fig, "tables_claims_trend")
+plt.show()
+readings = summary.trend_readings(CLAIMS)
 HTML(
-    folded(
+    summary.folded(
         [
             html.escape(f"{name}: batch {reading['batch']}; length {reading['length']}")
             for name, reading in readings.items()
@@ -264,20 +466,43 @@ HTML(
 # its base or did not learn, so the point does not count):
 
 # %%
-trend_table(CLAIMS, "batch")
+summary.trend_table(CLAIMS, "batch")
 
 # %% [markdown]
 # And at each training length (the batch kept):
 
 # %%
-trend_table(CLAIMS, "length")
+summary.trend_table(CLAIMS, "length")
 
 # %% [markdown]
 # HiDe's component count at each batch size: the mean number of principal components HiDe kept
-# per training step, for each arm that logs it, at each batch size:
+# per training step, for each arm that logs it:
 
 # %%
-hide_components(CLAIMS)
+display(summary.hide_components(CLAIMS))
+kinds = {  # each reading's first words, and how the sentence below says them
+    "moves toward": "move toward the paper's side",
+    "moves away": "move away from the paper's side",
+    "no change established": "establish no change",
+    "not estimable": "are not estimable",
+    "not measured": "are not measured",
+}
+found = {kind: [] for kind in kinds}
+for name, reading in readings.items():
+    for axis, text in reading.items():
+        found[next(k for k in kinds if text.startswith(k))].append(f"{name} ({axis})")
+display(
+    Markdown(
+        f"Of the {sum(len(r) for r in readings.values())} slopes ({len(readings)} headline claims "
+        "× batch and length), "
+        + ", ".join(
+            f"{len(found[k])} {w}" for k, w in kinds.items() if found[k] and k != "moves toward"
+        )
+        + f", and {len(found['moves toward'])} move toward the paper's side as the scale grows ("
+        + ("; ".join(found["moves toward"]) or "none")
+        + ")."
+    )
+)
 
 # %% [markdown]
 # ## Both arms against the base
@@ -301,13 +526,22 @@ against = pd.DataFrame(
         if (c.get("against_base") or {}).get("variant") and c["against_base"].get("baseline")
     ]
 ).set_index("claim")
+display(against.round(4))
 damage = against[against["reading"].str.contains("less damage")]
-print(
-    f"{len(against)} claims have both arms against the base; in {len(damage)} the variant's "
-    "difference over its baseline is less damage (both arms below the base): "
-    + (", ".join(f"{i} ({r.verdict})" for i, r in damage.iterrows()) or "none")
+display(
+    Markdown(
+        f"Of the {len(against)} claims with both arms against the base, "
+        f"{len(damage)} read as less damage (both arms below the base)"
+        + (
+            ": " + ", ".join(f"{i} ({r.verdict})" for i, r in damage.iterrows())
+            if len(damage)
+            else ""
+        )
+        + "; the readings of all of them: "
+        + ", ".join(f"{n} {r}" for r, n in against["reading"].value_counts().items())
+        + "."
+    )
 )
-against.round(4)
 
 # %% [markdown]
 # ## What the compared models reach
@@ -315,33 +549,57 @@ against.round(4)
 # Each claimed metric per variant: the mean over its valid seeds with its 95 % interval (the
 # claims' estimator), its seeds as dots and the chance level dashed.
 
-
 # %%
-himo_panels = claim_panels(scale, "himo", CLAIMS, HIMO_MODELS)
-fig = metric_panels(himo_panels, HIMO_COLORS, title=f"HiMo-CLIP study ({scale})")
-save(fig, "tables_himo_study")
+himo_panels = reader.claim_panels(scale, "himo", CLAIMS, reader.HIMO_MODELS)
+fig = figures.metric_panels(himo_panels, reader.HIMO_COLORS, title=f"HiMo-CLIP study ({scale})")
+figures.save(fig, "tables_himo_study")
 plt.show()
-argent_panels = claim_panels(scale, "argent", CLAIMS, {v: v for v in ARGENT_COLORS})
-fig = metric_panels(argent_panels, ARGENT_COLORS, ncols=3, title=f"ARGENT study ({scale})")
-save(fig, "tables_argent_study")
+argent_variants = {v: v for v in reader.ARGENT_COLORS}
+argent_panels = reader.claim_panels(scale, "argent", CLAIMS, argent_variants)
+fig = figures.metric_panels(
+    argent_panels, reader.ARGENT_COLORS, ncols=3, title=f"ARGENT study ({scale})"
+)
+figures.save(fig, "tables_argent_study")
 plt.show()
-for study, shown, names in (("himo", himo_panels, HIMO_MODELS), ("argent", argent_panels, {})):
-    claimed = [c for c in CLAIMS if c["study"] == study]  # the panels show the claims' own numbers
-    assert_values_match_claims(claimed, {c["item"]: values for c, values in shown}, names)
+for study, shown, names in (
+    ("himo", himo_panels, reader.HIMO_MODELS),
+    ("argent", argent_panels, {}),
+):  # the panels show the claims' own numbers
+    claimed = [c for c in CLAIMS if c["study"] == study]
+    figures.assert_values_match_claims(claimed, {c["item"]: v for c, v in shown}, names)
+beyond, at_chance = 0, []
+for claim, values in himo_panels + argent_panels:
+    if claim["chance"] is None:
+        continue
+    for label, value in values.items():
+        if not (value or {}).get("interval"):
+            continue  # no valid seed, or too few for an interval
+        low = verdicts.signed(value["interval"], claim["better"])[0]
+        if low > (1 if claim["better"] == "higher" else -1) * claim["chance"]:
+            beyond += 1
+        else:
+            at_chance.append(f"{label} on {claim['label']}")
+display(
+    Markdown(
+        f"Of the {beyond + len(at_chance)} (model, metric) pairs with a chance level and an "
+        f"interval, {beyond} "
+        "have their whole 95 % interval on the better side of chance"
+        + (f"; not so: {', '.join(at_chance)}." if at_chance else ".")
+    )
+)
 
 # %% [markdown]
 # ## Did the models learn, and stop improving?
 #
 # Learning targets (medians over valid runs) for the bases and the headline fine-tunes, and
 # every run's held-out validation curve (`results/<scale>/curves.json`): seeds thin, mean thick;
-# the shaded last fifth is where the plateau criterion looks. Runs that collapsed or were still
+# the shaded last fifth is where the plateau rule looks. Runs that collapsed or were still
 # improving are listed and left out of every claim.
 
 # %%
 targets = pd.DataFrame(CLAIMS_FILE["targets"])[
     ["study", "variant", "metric", "target", "median", "runs", "met"]
 ]
-print(f"{int(targets['met'].sum())} of {len(targets)} learning targets met at the {scale} scale")
 print(
     f"runs left out ({len(CLAIMS_FILE['excluded_runs'])}):"
     + ("".join(f"\n  - {r}" for r in CLAIMS_FILE["excluded_runs"]) or " none")
@@ -349,60 +607,97 @@ print(
 targets
 
 # %%
-curves = load_curves(scale)
+curves = reader.load_curves(scale)
 target_of = {"long_i2t_r1": 0.5, "short_i2t_r1": 0.85, "zeroshot_L1": 0.8, "zeroshot_L3": 0.3}
 for t in CLAIMS_FILE["targets"]:  # the figure's target lines are the study's own
     name = {"world-long/i2t_hit1": "long_i2t_r1", "world-short/i2t_hit1": "short_i2t_r1",
             "world-zeroshot/L1_correct": "zeroshot_L1", "world-zeroshot/L3_correct": "zeroshot_L3"}[t["metric"]]  # fmt: skip
     assert target_of[name] == t["target"], (name, t["target"])
 if curves["bases"]:
-    fig = validation_curves(curves["bases"], targets=target_of)
+    fig = figures.validation_curves(curves["bases"], targets=target_of)
     fig.suptitle("the pre-trained bases: held-out validation over training", y=1.03)
-    save(fig, "tables_base_curves")
+    figures.save(fig, "tables_base_curves")
     plt.show()
 headline = {"MoLo", "InfoNCE (λ=0)", "Long-CLIP", "HyCoCLIP", "ARGENT"}
 shown = [c for c in curves["validation"] if c["variant"] in headline]
-fig = validation_curves(shown, {**HIMO_COLORS, **ARGENT_COLORS}, target_of)
+fig = figures.validation_curves(shown, {**reader.HIMO_COLORS, **reader.ARGENT_COLORS}, target_of)
 fig.suptitle(f"headline fine-tunes, every seed ({scale} study)", y=1.03)
-save(fig, "tables_learning_curves")
+figures.save(fig, "tables_learning_curves")
 plt.show()
-reached = [c["plateau"]["reached"] for c in curves["validation"] if c["plateau"]]
-print(f"{sum(reached)} of {len(reached)} validation curves flat over their last fifth")
 
 # %% [markdown]
-# **Would a longer schedule still have helped?** The plateau criterion reads a run's own curve,
-# and a cosine schedule flattens its end by design; so, where the scale asks for it
-# (`Scale.schedule_check`), seed 0 of every headline fine-tune also runs at twice its steps.
-# Below: each final validation value at the study's and at twice its steps, and whether the
-# gain stays below one standard error.
+# **Would a longer schedule still have helped?** The plateau rule reads a run's own curve, and a
+# cosine schedule flattens its end by design; so headline fine-tunes also run at twice their
+# steps, on the seeds named below
+# ([the plateau rule](../docs/methods/conventions.md#verdicts)). Below: each final validation
+# value at the study's and at twice its steps, and whether the gain stays below one standard
+# error.
 
 # %%
 checks = pd.DataFrame(CLAIMS_FILE["schedule_checks"])
 if len(checks):
     checks["values"] = checks["values"].map(lambda v: f"{v[0]:.3f} → {v[1]:.3f}")
     checks["steps"] = checks["steps"].map(lambda v: f"{v[0]} → {v[1]}")
-    helped = checks[~checks["within_noise"]]
-    print(
-        f"{len(checks) - len(helped)} of {len(checks)} curves gain less than one standard error "
-        "at twice the steps" + ("" if helped.empty else "; more steps helped: " + ", ".join(
-            f"{r.variant} {r.metric} ({r.gain:+.3f})" for r in helped.itertuples()))
-    )  # fmt: skip
-    display_checks = checks[["variant", "metric", "steps", "values", "gain", "within_noise"]]
-else:
-    display_checks = "no schedule check at this scale"
-display_checks
+    print(f"schedule checks on seeds {sorted(checks['seed'].unique().tolist())}")
+    display(checks[["variant", "seed", "metric", "steps", "values", "gain", "within_noise"]])
+helped = checks[~checks["within_noise"]] if len(checks) else checks
+reached = [c["plateau"]["reached"] for c in curves["validation"] if c["plateau"]]
+display(
+    Markdown(
+        f"{int(targets['met'].sum())} of {len(targets)} learning targets are met, {sum(reached)} "
+        f"of {len(reached)} validation curves are flat over their last fifth, "
+        f"{len(CLAIMS_FILE['excluded_runs'])} runs are left out, and "
+        + (
+            f"{len(checks) - len(helped)} of {len(checks)} curves gain less than one standard "
+            "error at twice the steps"
+            + ("" if helped.empty else " (more steps helped: " + ", ".join(
+                f"{r.variant} {r.metric}, {r.gain:+.3f}" for r in helped.itertuples()) + ")")
+            if len(checks) else "no schedule check runs at this scale"
+        )
+        + "."
+    )
+)  # fmt: skip
 
 # %% [markdown]
 # ## The aperture arm
 #
-# MERU, HyCoCLIP and ARGENT at the paper's fixed curvature κ = 0.1, where MERU's half-aperture
-# radius $2K/\sqrt{\kappa}$ = 0.63 lies among the embeddings' norms: the fraction of each
-# training batch's caption and box-phrase parents inside that radius (notebook 03 derives why it
-# matters).
+# MERU, HyCoCLIP and ARGENT at the paper's fixed curvature κ = 0.1: the fraction of each
+# training batch's caption and box-phrase parents inside MERU's half-aperture radius
+# $2K/\sqrt{\kappa}$, below which a parent's entailment cone is undefined (notebook 03 derives
+# why it matters). The sentence under the figure gives the radius and where the batches' norms
+# lie against it.
 
 # %%
 arm = [c for c in curves["aperture"] if c["variant"].endswith("κ = 0.1")]
 if arm:
-    fig = aperture_over_training(arm, ARGENT_COLORS)
-    save(fig, "tables_aperture_arm")
+    (kappa,) = {float(c["variant"].rsplit("κ = ", 1)[1]) for c in arm}
+    radius = aperture_radius(kappa)
+    assert all(np.isclose(c["radius"], radius) for c in arm), {c["radius"] for c in arm}
+    fig = figures.aperture_over_training(arm, reader.ARGENT_COLORS)
+    figures.save(fig, "tables_aperture_arm")
     plt.show()
+    norms = [p["norm_mean"] for c in arm for p in c["points"]]
+    parents = {"text": "captions", "box_text": "box phrases"}
+    last = pd.DataFrame(
+        [
+            {"arm": f"{c['variant']}, {parents[c['features']]}", "inside": c["points"][-1]["frac_inside_radius"]}
+            for c in arm
+        ]
+    ).groupby("arm")["inside"].mean()  # fmt: skip
+    where = (
+        "within"
+        if min(norms) <= radius <= max(norms)
+        else "above"
+        if radius > max(norms)
+        else "below"
+    )
+    conclusion = (
+        f"At κ = {kappa:g} the radius 2K/√κ is {radius:.3f}, {where} the span of the batches' "
+        f"mean norms over training ({min(norms):.3f} to {max(norms):.3f}); at the last step the share of "
+        "parents inside the radius, averaged over seeds, is "
+        + "; ".join(f"{name}: {share:.0%}" for name, share in last.items())
+        + "."
+    )
+else:
+    conclusion = "No run of the aperture arm at this scale."
+display(Markdown(conclusion))

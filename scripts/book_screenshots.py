@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Screenshots of chosen pages of the built reading edition, for the README.
+"""Screenshots of chosen pages of the built reading edition, for its page (docs/reading-edition.md).
 
 Each shot is one 1280×900 view of a page, scrolled to an anchor when one is given, written as
 a palette PNG (kept under 400 KB).
 
-    python scripts/book_screenshots.py                       # the README's two shots
+    python scripts/book_screenshots.py                       # the reading-edition page's two shots
     python scripts/book_screenshots.py --page 02_monotonicity.html --out docs/screenshots
 """
 

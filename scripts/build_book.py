@@ -6,7 +6,9 @@ under ``build/book-src/`` with what the page needs: where its results came from,
 parameters, the figures its cells saved (found by their write times), and code cells folded.
 The method pages (``docs/methods/*.md``, the references the code cites by anchor) are staged
 under ``methods/``, and a notebook's links to them (``../docs/methods/<page>.md#<anchor>``)
-are pointed there. Sphinx (myst-nb, autodoc, sphinx-codeautolink; ``docs/conf.py``) then
+are pointed there. The project pages (``docs/*.md``: what the README leaves out) are staged
+beside the notebooks, with the images they show, so their links to each other and to
+``methods/`` hold in the book as in the repository. Sphinx (myst-nb, autodoc, sphinx-codeautolink; ``docs/conf.py``) then
 writes ``build/book/``.
 
     python scripts/build_book.py
@@ -44,6 +46,10 @@ FIGURE_SLACK_S = 2.0  # a figure written this close to a cell, outside it, still
 #: the method pages in the order of the book's table of contents (``docs/methods/<page>.md``)
 METHOD_PAGES = ("himo-clip", "argent", "conventions")
 METHOD_LINK = re.compile(r"\]\((?:\.\./)?docs/methods/")
+#: the project pages in the order of the book's table of contents (``docs/<page>.md``)
+DOC_PAGES = ("study", "reproducibility", "full-scale", "data", "layout", "reading-edition")
+#: a Markdown image with a relative path: ``![alt](path)``
+DOC_IMAGE = re.compile(r"!\[[^\]]*\]\((?![a-z]+://)([^)\s#]+)\)")
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
@@ -425,11 +431,38 @@ def stage_method_pages(methods: Path, src: Path) -> list[Path]:
     ]
 
 
+def stage_doc_pages(docs: Path, src: Path) -> list[Path]:
+    """Copy the project pages (:data:`DOC_PAGES`) to ``<src>/``, and each image a page shows
+    (``![alt](path)``, relative to ``docs/``) to the same path under ``<src>/``; BookError naming
+    a listed page that is missing, a page the list does not name, or an image that is missing."""
+    found = {p.stem for p in docs.glob("*.md")}
+    missing, unlisted = set(DOC_PAGES) - found, found - set(DOC_PAGES)
+    if missing or unlisted:
+        raise BookError(
+            f"{docs}: the project pages must be {', '.join(DOC_PAGES)} "
+            f"(missing: {sorted(missing) or 'none'}; not in DOC_PAGES: {sorted(unlisted) or 'none'})"
+        )
+    written = []
+    for stem in DOC_PAGES:
+        text = (docs / f"{stem}.md").read_text(encoding="utf-8")
+        written.append(write_if_changed(src / f"{stem}.md", text))
+        for image in DOC_IMAGE.findall(text):
+            source = docs / image
+            if not source.is_file():
+                raise BookError(f"{docs / stem}.md shows {image}, which does not exist")
+            target = src / image
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if not target.is_file() or target.read_bytes() != source.read_bytes():
+                target.write_bytes(source.read_bytes())
+    return written
+
+
 def write_index(entries: list[tuple[str, str]], modules: list[str], src: Path) -> Path:
     """The home page: the reader's path as a table, then the tables of contents (notebooks,
-    method pages, API reference)."""
+    project pages, method pages, API reference)."""
     rows = "\n".join(f"| [{stem}]({stem}.ipynb) | {text} |" for stem, text in entries)
     pages = "\n".join(stem for stem, _ in entries)
+    project = "\n".join(DOC_PAGES)
     methods = "\n".join(f"methods/{stem}" for stem in METHOD_PAGES)
     api = "\n".join(f"api/{name}" for name in modules)
     text = f"""# paperlib — the reading edition
@@ -437,9 +470,10 @@ def write_index(entries: list[tuple[str, str]], modules: list[str], src: Path) -
 The companion's notebooks as `make reproduce` executed them, with every figure inline, the
 parameters papermill ran them with, and each page's sources: the results it read, their seeds,
 and the git commit. Code cells are folded (click to unfold); each `paperlib` function they call
-links to its module's page. The method pages state what each paper and its reference code
-define, in this project's words; the code and the notebooks cite their sections. Rebuild with
-`make book` after `make reproduce`.
+links to its module's page. The project pages hold the study's design and claims in full,
+reproducibility, full-scale training and evaluation, data layouts and the code's layout. The
+method pages state what each paper and its reference code define, in this project's words; the
+code and the notebooks cite their sections. Rebuild with `make book` after `make reproduce`.
 
 Built from the checkout at {git_commit()}.
 
@@ -452,6 +486,13 @@ Built from the checkout at {git_commit()}.
 :maxdepth: 1
 
 {pages}
+```
+
+```{{toctree}}
+:caption: The project (what the README leaves out)
+:maxdepth: 1
+
+{project}
 ```
 
 ```{{toctree}}
@@ -524,6 +565,7 @@ def build(opts) -> tuple[int, int]:
             print(f"[book] warning: {warning}; its page says so", file=sys.stderr)
     modules = opts.modules or module_names()
     written += stage_method_pages(opts.methods, opts.src)
+    written += stage_doc_pages(opts.docs, opts.src)
     written += write_api_pages(modules, opts.src)
     written.append(write_index(entries, modules, opts.src))
     prune(opts.src, written)
@@ -554,6 +596,7 @@ def parse_args(argv: list[str] | None):
     parser.add_argument(
         "--methods", type=Path, default=REPO / "docs/methods", help="the method pages (.md)"
     )
+    parser.add_argument("--docs", type=Path, default=REPO / "docs", help="the project pages (.md)")
     parser.add_argument(
         "--readme", type=Path, default=REPO / "README.md", help="its reader's path is the ToC"
     )

@@ -6,6 +6,10 @@ every page in headless Chromium.
   ``docs/methods/<page>.md#<anchor>`` (notebooks link ``../docs/methods/...``); every cited
   page must exist and every anchor be one of its ``(anchor)=`` targets, the method pages'
   links to each other too, and no file may cite a document outside the project.
+- **Links of the README and the project pages.** Every relative link or image of
+  ``README.md``, ``docs/*.md`` and ``docs/methods/*.md`` must reach a file from the page's
+  folder (a link to a method page's anchor, that anchor), and every project and method page
+  must have its page in the built site.
 - **Outputs.** No cell output on any page may show a warning (``SomethingWarning:``) or an
   absolute path of the machine that built it (the checkout, the home folder, the Python
   environment, the temporary folder, a ``site-packages`` folder).
@@ -51,6 +55,8 @@ METHODS = REPO / "docs/methods"
 CITATION = re.compile(r"(?<![\w/.])(?:\.\./)?docs/methods/([\w-]+)\.md(?:#([\w-]+))?")
 SIBLING_LINK = re.compile(r"\]\(([\w-]+)\.md(?:#([\w-]+))?\)")  # a method page's link to another
 TARGET = re.compile(r"^\(([\w-]+)\)=[ \t]*$", re.MULTILINE)  # a MyST target: (anchor)=
+#: a relative link or image of a Markdown page: ``[text](path#anchor)``, ``src="path"``
+RELATIVE_LINK = re.compile(r"(?:\]\(|\bsrc=\")(?![a-z]+:|#|/)([^)\s\"#]+)(?:#([\w-]+))?")
 OUTSIDE_DOCUMENTS = ("SPEC §", "SPEC.md")  # the notes the pages were written from: not shipped
 TEXT_SUFFIXES = {".py", ".md", ".yaml", ".yml", ".toml", ".txt", ".json", ".cfg", ".ini", ".rst"}
 WARNING = re.compile(r"\b[A-Z]\w*Warning\b:?")
@@ -155,7 +161,50 @@ def citation_problems(files: list[Path], methods: Path = METHODS, root: Path = R
                 for text in OUTSIDE_DOCUMENTS
                 if text in line and path.name != Path(__file__).name
             ]
+            if is_page(path, methods, root):
+                problems += page_link_problems(path, line, anchors, methods, f"{where}:{number}")
     return problems
+
+
+def is_page(path: Path, methods: Path = METHODS, root: Path = REPO) -> bool:
+    """Whether ``path`` is the README, a project page (``docs/*.md``) or a method page."""
+    folders = {root.resolve(), methods.parent.resolve(), methods.resolve()}
+    return path.suffix == ".md" and path.parent.resolve() in folders
+
+
+def page_link_problems(
+    page: Path, line: str, anchors: dict[str, list[str]], methods: Path, where: str
+) -> list[str]:
+    """Each relative link or image on ``line`` of ``page`` that reaches no file from the
+    page's folder, and each link from outside the method pages to a method page's anchor that
+    the page lacks (the method pages' own links are :data:`SIBLING_LINK`'s)."""
+    problems = []
+    for target, anchor in RELATIVE_LINK.findall(line):
+        found = page.parent / target
+        if not found.exists():
+            problems.append(f"{where}: links {target}, which is not there from {page.parent.name}/")
+        elif (
+            anchor
+            and found.suffix == ".md"
+            and found.resolve().parent == methods.resolve() != page.parent.resolve()
+            and anchor not in anchors.get(found.stem, [])
+        ):
+            problems.append(f"{where}: links {target}#{anchor}, an anchor {found.name} lacks")
+    return problems
+
+
+def unbuilt_pages(site: Path, methods: Path = METHODS) -> list[str]:
+    """Each project page (``docs/*.md``) and method page with no page in the built site."""
+    docs = methods.parent.name
+    expected = [(f"{p.stem}.html", f"{docs}/{p.name}") for p in sorted(methods.parent.glob("*.md"))]
+    expected += [
+        (f"methods/{p.stem}.html", f"{docs}/methods/{p.name}") for p in sorted(methods.glob("*.md"))
+    ]
+    return [
+        f"{rel}: not in the site, though {source} is a page"
+        for rel, source in expected
+        if not (site / rel).is_file()
+    ]
 
 
 # --------------------------------------------------------------------------- cell outputs
@@ -418,7 +467,7 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ChromiumUnavailable) as err:
         print(f"book-check: {err}", file=sys.stderr)
         return 1
-    report.failures[:0] = cited
+    report.failures[:0] = cited + unbuilt_pages(args.site)
     for failure in report.failures:
         print(f"FAIL {failure}")
     print(

@@ -229,6 +229,11 @@ def test_tiny_site_has_what_a_page_needs(tiny_site):
     argent = (tiny_site / "methods/argent.html").read_text(encoding="utf-8")
     assert 'id="adaent"' in argent and 'href="conventions.html#half-aperture"' in argent
     assert 'href="methods/himo-clip.html"' in (tiny_site / "index.html").read_text()
+    index = (tiny_site / "index.html").read_text()
+    assert all(f'href="{stem}.html"' in index for stem in build_book.DOC_PAGES)
+    study = (tiny_site / "study.html").read_text(encoding="utf-8")
+    assert 'href="reproducibility.html#other-targets"' in study
+    assert check_book.unbuilt_pages(tiny_site) == []
 
 
 @pytest.mark.slow
@@ -415,3 +420,61 @@ def test_method_pages_are_staged_and_notebook_links_point_at_them(tmp_path):
     assert "[AdaEnt](methods/argent.md#adaent)" in page.cells[2].source
     assert page.cells[3].source == nb.cells[1].source  # code is left as written
     assert page.cells[3].outputs == [printed]  # a tqdm widget papermill kept no state of
+
+
+def test_project_pages_are_staged_with_the_images_they_show(tmp_path):
+    docs = tmp_path / "docs"
+    (docs / "shots").mkdir(parents=True)
+    (docs / "shots/view.png").write_bytes(b"png")
+    for stem in build_book.DOC_PAGES:
+        (docs / f"{stem}.md").write_text(f"# {stem}\n")
+    first = build_book.DOC_PAGES[0]
+    (docs / f"{first}.md").write_text(f"# {first}\n\n![a view](shots/view.png)\n")
+    staged = build_book.stage_doc_pages(docs, tmp_path / "src")
+    assert [p.relative_to(tmp_path / "src").as_posix() for p in staged] == [
+        f"{stem}.md" for stem in build_book.DOC_PAGES
+    ]
+    assert (tmp_path / "src/shots/view.png").read_bytes() == b"png"
+    (docs / "shots/view.png").unlink()
+    with pytest.raises(build_book.BookError, match="shows shots/view.png, which does not exist"):
+        build_book.stage_doc_pages(docs, tmp_path / "src")
+    (docs / f"{first}.md").write_text(f"# {first}\n")
+    (docs / "extra.md").write_text("# extra\n")
+    with pytest.raises(build_book.BookError, match="not in DOC_PAGES: \\['extra'\\]"):
+        build_book.stage_doc_pages(docs, tmp_path / "src")
+
+
+def test_a_page_s_link_that_reaches_nothing_from_its_folder_fails_the_check(tmp_path):
+    methods = method_pages(tmp_path)
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures/plot.png").write_bytes(b"png")
+    readme = tmp_path / "README.md"
+    readme.write_text(
+        '[a page](docs/page.md) <img src="figures/plot.png"> [web](https://example.org)\n'
+        '[moved](docs/gone.md) <img src="docs/plot.png">\n'
+    )
+    page = tmp_path / "docs/page.md"
+    cite = "docs/" + "methods"  # spelt in two parts: this file's own lines are checked too
+    page.write_text(
+        "[first](methods/one.md#first-anchor) [back](#top) ![plot](../figures/plot.png)\n"
+        f"[from the root]({cite}/one.md) [no anchor](methods/one.md#gone)\n"
+    )
+    problems = check_book.citation_problems([readme, page], methods, tmp_path)
+    assert problems == [
+        "README.md:2: links docs/gone.md, which is not there from " + f"{tmp_path.name}/",
+        "README.md:2: links docs/plot.png, which is not there from " + f"{tmp_path.name}/",
+        f"docs/page.md:2: links {cite}/one.md, which is not there from docs/",
+        "docs/page.md:2: links methods/one.md#gone, an anchor one.md lacks",
+    ]
+
+
+def test_a_project_or_method_page_missing_from_the_site_fails_the_check(tmp_path):
+    methods = method_pages(tmp_path)
+    (methods.parent / "study.md").write_text("# The study\n")
+    site = tmp_path / "site"
+    (site / "methods").mkdir(parents=True)
+    (site / "methods/one.html").write_text("<html></html>")
+    assert check_book.unbuilt_pages(site, methods) == [
+        "study.html: not in the site, though docs/study.md is a page",
+        "methods/other.html: not in the site, though docs/" + "methods/other.md is a page",
+    ]

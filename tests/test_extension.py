@@ -1,4 +1,4 @@
-"""The extension points the README names: a method and a training dataset added through their
+"""The extension points docs/layout.md names: a method and a training dataset added through their
 registries alone train, with their config section validated like the built-in ones."""
 
 from __future__ import annotations

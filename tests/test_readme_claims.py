@@ -1,42 +1,108 @@
-"""The README's summary of the committed study is the table of ``results/full/claims.json``."""
+"""The README's findings and the study page's summary of the committed study are
+``results/full/claims.json``: the README's compact tables and sentences, and ``docs/study.md``'s
+full table, paragraph and aperture figures, are what the code writes from it;
+``docs/reproducibility.md``'s cost of ``make study`` is what the runs recorded."""
 
 from __future__ import annotations
 
 import json
 import re
 from collections import Counter
+from pathlib import Path
 
-from paperlib.study.decide import summary_table
+from paperlib.study.decide import compact_table, findings, findings_sentences, summary_table
 from paperlib.study.reader import REPO_ROOT, load_claims
 from paperlib.tables.study_paragraph import study_paragraph, verdict_counts
 
+README = REPO_ROOT / "README.md"
+STUDY_PAGE = REPO_ROOT / "docs" / "study.md"
+REPRODUCIBILITY_PAGE = REPO_ROOT / "docs" / "reproducibility.md"
+PASTE_FINDINGS = (
+    'paste `python -c "from paperlib.study.decide import findings; from paperlib.study.reader '
+    "import load_claims; print(findings(load_claims('full')))\"`"
+)
 
-def test_readme_summarises_the_committed_claims():
-    readme = (REPO_ROOT / "README.md").read_text()
+
+def test_the_study_page_summarises_the_committed_claims():
+    readme = STUDY_PAGE.read_text()
     table = summary_table(load_claims("full"))
     assert table in readme, (
-        "README's claims table is stale: paste `python -m paperlib.study --scale full --summary`"
+        "docs/study.md's claims table is stale: paste "
+        "`python -m paperlib.study --scale full --summary`"
     )
 
 
-def _readme() -> str:
-    """The README with its line breaks and runs of spaces read as single spaces."""
-    return " ".join((REPO_ROOT / "README.md").read_text().split())
+def _page(page: Path = STUDY_PAGE) -> str:
+    """A page (the study page unless named) with its line breaks and runs of spaces read as
+    single spaces."""
+    return " ".join(page.read_text().split())
+
+
+def test_the_readme_s_findings_are_the_committed_claims():
+    """The README's findings, above its 80th line, are exactly what ``findings`` writes from
+    claims.json: the two sentences, then each paper's compact table; the README stays within
+    250 lines and shows both forest plots."""
+    decided = load_claims("full")
+    text = README.read_text()
+    block = findings(decided)
+    assert block in text, f"README's findings are stale: {PASTE_FINDINGS}"
+    lines = text.splitlines()
+    assert len(lines) <= 250, len(lines)
+    header = compact_table(decided).splitlines()[0]
+    assert lines.index(header) + 1 < 80  # the first findings table starts above line 80
+    assert lines.index("## What the study found") < lines.index(header)
+    papers = list(dict.fromkeys(c["paper"] for c in decided["claims"]))
+    assert all(compact_table(decided, paper) in block for paper in papers)
+    rows = [line for line in block.splitlines() if line.startswith("| ") and line != header]
+    assert len(rows) == len(decided["claims"])  # every claim once
+    for paper in ("himo", "argent"):
+        figure = f"figures/tables_claims_forest_{paper}.png"
+        assert figure in text and (REPO_ROOT / figure).is_file()
+
+
+def test_the_findings_sentences_count_every_claim_once():
+    """The verdict counts the sentences state, recounted here: the claims that reproduce in
+    the paper's direction, those not decided at this scale and the rest add up to all."""
+    claims = load_claims("full")["claims"]
+    counts = Counter(c["verdict"] for c in claims)
+    sentences = findings_sentences({"claims": claims})
+    signed = counts["reproduces"] + counts["reproduces in sign, below the published effect"]
+    undecided = (
+        counts["underpowered"] + counts["unresolvable at this test set"] + counts["inconclusive"]
+    )
+    assert f"Of the {len(claims)} claims" in sentences
+    assert f", {signed} reproduce in the paper's direction" in sentences
+    assert f"{undecided} are not decided at this scale" in sentences
+    assert f"the other {len(claims) - signed - undecided} read" in sentences
+    assert ("none contradicts its paper" in sentences) == (counts["contradicts"] == 0)
+
+
+def test_the_readme_s_run_time_is_what_the_smoke_study_recorded():
+    """The one run time the README states is the committed smoke study's, from its
+    ``study.json``."""
+    study = json.loads((REPO_ROOT / "results" / "smoke" / "study.json").read_text())
+    seconds = sum(study["stage_seconds_of_finished_runs"].values())
+    assert study["runs_finished"] == study["runs"]
+    assert (
+        f"recorded {seconds:,} seconds of training and evaluation over its {study['runs']} runs"
+        in _page(README)
+    )
 
 
 def _percent(share: float) -> str:
-    """A share as the README writes it: whole percent from 10 %, one decimal below."""
+    """A share as the study page writes it: whole percent from 10 %, one decimal below."""
     return f"{100 * share:.0f} %" if share >= 0.1 else f"{100 * share:.1f} %"
 
 
-def test_the_readme_says_what_the_committed_runs_are():
+def test_the_study_page_says_what_the_committed_runs_are():
     """The paragraph above the table is the one ``--summary`` writes from claims.json (code
     version, recipe, retention, runs left out, seed pairs, verdict counts, ceilings, undecided
     designs); the verdict counts are recounted here on their own."""
-    readme = _readme()
+    readme = _page()
     decided = load_claims("full")
     assert " ".join(study_paragraph(decided).split()) in readme, (
-        "README's study paragraph is stale: paste `python -m paperlib.study --scale full --summary`"
+        "docs/study.md's study paragraph is stale: paste "
+        "`python -m paperlib.study --scale full --summary`"
     )
     for paper in ("HiMo-CLIP", "ARGENT"):
         counts = Counter(c["verdict"] for c in decided["claims"] if c["paper"] == paper)
@@ -49,7 +115,7 @@ def test_the_readme_says_what_the_committed_runs_are():
 
 
 def _aperture_sentence(claims: list[dict]) -> str:
-    """The κ = 0.1 arm's shares and effects as the README states them, from claims.json."""
+    """The κ = 0.1 arm's shares and effects as the study page states them, from claims.json."""
     aperture = {c["claim"]: c for c in claims if c["claim"].endswith("-k01")}
     hycoclip = aperture["argent-aperture-vs-hycoclip-k01"]
     meru = aperture["argent-aperture-vs-meru-k01"]
@@ -69,12 +135,12 @@ def _aperture_sentence(claims: list[dict]) -> str:
     return sentence
 
 
-def test_the_readme_s_aperture_figures_are_the_claims():
+def test_the_study_page_s_aperture_figures_are_the_claims():
     """The aperture arm's share of captions inside the radius per model, and its two claims'
     verdicts and effects, read from claims.json; at the learned curvature no caption is
     inside."""
     claims = load_claims("full")["claims"]
-    readme = _readme()
+    readme = _page()
     sentence = _aperture_sentence(claims)
     assert sentence in readme, sentence
     (learned,) = [c for c in claims if c["claim"] == "argent-aperture-vs-hycoclip"]
@@ -83,20 +149,22 @@ def test_the_readme_s_aperture_figures_are_the_claims():
     assert "At the learned curvature neither HyCoCLIP nor ARGENT leaves a caption inside" in readme
 
 
-def test_the_readme_s_study_cost_is_what_the_committed_runs_recorded():
+def test_the_reproducibility_page_s_study_cost_is_what_the_runs_recorded():
     """The `make study` paragraph's figures: the recipe stage's and then per stage the
     core-seconds their ``run.done`` records under ``results/full`` sum to, and the hours all
     of it is on two workers."""
     from paperlib.study.design import plan, recipe_plan
     from paperlib.study.status import stage_seconds
 
-    readme = _readme()
+    readme = _page(REPRODUCIBILITY_PAGE)
     found = re.search(
         r"the recipe stage's (\d+) runs took ([\d,]+) core-seconds and the study's (\d+) runs "
         r"took ([\d,]+) core-seconds \(([^)]*)\), about ([\d.]+) hours on two workers in all",
         readme,
     )
-    assert found, "README's make study paragraph no longer states the study's measured cost"
+    assert found, (
+        "docs/reproducibility.md's make study paragraph no longer states the measured cost"
+    )
     recipe_runs, runs = recipe_plan("full"), plan("full")
     recipe = sum(stage_seconds(recipe_runs, "full").values())
     seconds = stage_seconds(runs, "full")
@@ -119,12 +187,12 @@ def test_the_readme_s_study_cost_is_what_the_committed_runs_recorded():
     assert all(e["pick"]["retained"] and e["pick"]["at_grid_edge"] is None for e in picks.values())
 
 
-def test_the_readme_s_seed_counts_are_the_full_scale_s():
-    """The seeds each part of the design runs on, as the README states them, are the full
+def test_the_study_page_s_seed_counts_are_the_full_scale_s():
+    """The seeds each part of the design runs on, as the study page states them, are the full
     scale's (``study.scales``), balanced over its bases."""
     from paperlib.study.scales import SCALES
 
-    full, readme = SCALES["full"], _readme()
+    full, readme = SCALES["full"], _page()
     assert (
         "headline comparisons run on 8 seeds (0-7, four per base), sweeps on 3 (seeds 0-2)"
         in readme

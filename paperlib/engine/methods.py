@@ -2,7 +2,7 @@
 and the training module (batch -> features (``forward``) -> loss terms (``compute_loss``)).
 
 This module registers one :class:`~paperlib.engine.registry.Method` per method into
-``engine.registry.METHOD_REGISTRY``; adding a method is adding one entry (the README's "Adding a
+``engine.registry.METHOD_REGISTRY``; adding a method is adding one entry (docs/layout.md, "Adding a
 loss, a dataset or a benchmark"). The training config's ``method`` names
 the entry and its ``loss`` section is built as the entry's config dataclass.
 

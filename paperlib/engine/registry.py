@@ -3,7 +3,7 @@
 ``engine.config`` reads them to build and validate a config; ``engine.methods`` and
 ``engine.data`` register their entries into them when imported, and the ``paperlib.engine``
 package imports both, so every entry is present whichever engine module is imported first.
-Adding a method or a training dataset is adding one entry (the README's "Adding a loss, a
+Adding a method or a training dataset is adding one entry (docs/layout.md, "Adding a loss, a
 dataset or a benchmark"; benchmarks are entries of ``engine.benchmarks.BENCHMARK_REGISTRY``,
 which no config reads).
 """

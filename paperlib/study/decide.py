@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from collections import Counter
 from dataclasses import replace
 from typing import Any, NamedTuple
@@ -84,9 +85,14 @@ from paperlib.tables.summary import (
 from paperlib.tables.trend_slope import slope_df, slope_estimate
 from paperlib.tables.verdicts import (
     BASE_DEPENDENT,
+    CONTRADICTS,
+    INCONCLUSIVE,
     INTERACTION_ALPHA,
     MIN_SEED_DF,
+    REPRODUCES,
+    SMALLER,
     UNDERPOWERED,
+    UNRESOLVABLE,
     UNTESTABLE,
     Evidence,
     design_verdict,
@@ -696,10 +702,10 @@ def decide(scale_name: str, partial: bool = False) -> dict[str, Any]:
 
 
 def summary_table(decided: dict[str, Any]) -> str:
-    """Markdown tables of the decided claims and the learning targets (the README's summary of
-    ``claims.json``): verdict, effect with its simultaneous interval, the sign Holm established,
-    the size against the paper's, the design note, the verdict with the excluded runs counted
-    in, both arms against the base, the regime and the family's size."""
+    """Markdown tables of the decided claims and the learning targets (``docs/study.md``'s
+    summary of ``claims.json``): verdict, effect with its simultaneous interval, the sign Holm
+    established, the size against the paper's, the design note, the verdict with the excluded
+    runs counted in, both arms against the base, the regime and the family's size."""
     lines = [
         "| claim | paper | verdict | effect [simultaneous interval] | paper's effect | smallest "
         "effect | sign | size | design | with the excluded runs | variant / baseline − base | "
@@ -724,3 +730,81 @@ def summary_table(decided: dict[str, Any]) -> str:
             f"≥ {t['target']:g} | {'yes' if t['met'] else 'no'} |"
         )
     return "\n".join(lines)
+
+
+#: the verdicts of a claim the study could not decide at its scale
+UNDECIDED_VERDICTS = (UNDERPOWERED, UNRESOLVABLE, INCONCLUSIVE)
+
+
+def compact_table(decided: dict[str, Any], paper: str | None = None) -> str:
+    """The README's table of the decided claims (of ``paper``, or all): each claim's statement,
+    its verdict, the effect with its simultaneous interval, the paper's effect and the valid /
+    total seeds. :func:`summary_table` has every column."""
+    lines = [
+        "| claim | verdict | effect [simultaneous interval] | paper's effect | valid / total seeds |",
+        "|---|---|---|---|---|",
+    ]
+    for c in decided["claims"]:
+        if paper is not None and c["paper"] != paper:
+            continue
+        published = "–" if c["paper_effect"] is None else f"{c['paper_effect']:+.3g}"
+        verdict = c["verdict"] + (" (not run)" if c.get("reason", "").startswith("not run") else "")
+        lines.append(
+            f"| {c['statement']} | {verdict} | {effect_text(c)} | {published} | "
+            f"{len(c['seeds'])} / {c['runs_total']} |"
+        )
+    return "\n".join(lines)
+
+
+def _counted(counts: Counter) -> str:
+    """``5 *negligible*, 3 *depends on the base*``: counts, largest first (ties by name), each
+    verdict in italics (some have commas of their own)."""
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(f"{n} *{verdict}*" for verdict, n in ranked)
+
+
+def findings_sentences(decided: dict[str, Any]) -> str:
+    """The README's two sentences on what the study found, counted from the decided claims:
+    the claims that reproduce in the paper's direction (per paper) and the ones that contradict
+    it, then the claims left undecided at this scale and how the rest read."""
+    claims = decided["claims"]
+    counts = Counter(c["verdict"] for c in claims)
+    papers = Counter(c["paper"] for c in claims)
+    signed = [c for c in claims if c["verdict"] in (REPRODUCES, SMALLER)]
+    per_paper = ", ".join(f"{paper} {sum(c['paper'] == paper for c in signed)}" for paper in papers)
+    against = counts[CONTRADICTS]
+    contradicts = (
+        "none contradicts its paper"
+        if not against
+        else f"{against} {'contradicts its' if against == 1 else 'contradict their'} paper"
+    )
+    undecided = Counter({v: counts[v] for v in UNDECIDED_VERDICTS if counts[v]})
+    rest = Counter(
+        {v: n for v, n in counts.items() if v not in (REPRODUCES, SMALLER, *UNDECIDED_VERDICTS)}
+    )
+    of_papers = ", ".join(f"{n} {paper}" for paper, n in papers.items())
+    n_undecided = sum(undecided.values())
+    second = (
+        f"{n_undecided} {'is' if n_undecided == 1 else 'are'} not decided at this scale "
+        f"({_counted(undecided)})"
+        if n_undecided
+        else "Every claim is decided at this scale"
+    )
+    if rest:
+        second += f", and the other {sum(rest.values())} read {_counted(rest)}"
+    return (
+        f"Of the {len(claims)} claims ({of_papers}), {len(signed)} reproduce in the paper's "
+        f"direction ({per_paper}), {counts[REPRODUCES]} with their interval beyond the smallest "
+        f"effect of interest and {counts[SMALLER]} below the published effect; {contradicts}. "
+        f"{second}."
+    )
+
+
+def findings(decided: dict[str, Any]) -> str:
+    """The README's findings: :func:`findings_sentences` wrapped at 100 columns, then each
+    paper's :func:`compact_table` under its name and claim count."""
+    papers = Counter(c["paper"] for c in decided["claims"])
+    parts = [textwrap.fill(findings_sentences(decided), 100, break_on_hyphens=False)]
+    for paper, n in papers.items():
+        parts += [f"**{paper}** ({n} claims)", compact_table(decided, paper)]
+    return "\n\n".join(parts)

@@ -1,10 +1,11 @@
-"""The README's paragraph on the committed study, written from ``claims.json`` alone.
+"""The study page's paragraph on the committed study, written from ``claims.json`` alone.
 
 Every figure the paragraph states (code version, recipe, retention, seed pairs kept, runs left
 out and what counting them in would change, verdict counts, the claims at a ceiling and the
-claims a design could not decide) is read here from the decided claims, so the README and
-``claims.json`` cannot drift apart: ``python -m paperlib.study --summary`` prints it above the
-claims table, and ``tests/test_readme_claims.py`` finds both in the README.
+claims a design could not decide) is read here from the decided claims, so the study page
+(``docs/study.md``) and ``claims.json`` cannot drift apart: ``python -m paperlib.study
+--summary`` prints it above the claims table, and ``tests/test_readme_claims.py`` finds both on
+that page.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ def _undecided(claims: list[dict]) -> str:
 
 
 def study_paragraph(decided: dict[str, Any]) -> str:
-    """The README's paragraph on the committed study (module docstring)."""
+    """The study page's paragraph on the committed study (module docstring)."""
     claims = decided["claims"]
     versions = decided["code_versions"]
     hashes = ", ".join(f"`{v['code_hash'][:12]}`" for v in versions)
