@@ -54,7 +54,7 @@ from IPython.display import Markdown, display
 from paperlib.data.world import MAX_SHORT_WORDS, World
 from paperlib.engine.config import build_config
 from paperlib.engine.methods import build_module, input_size
-from paperlib.figures import sample_strip, save, use_style
+from paperlib.figures import sample_strip, save, similarity_heatmaps, use_style
 from paperlib.models.clip import create_model, embed_images, embed_texts, similarity
 from paperlib.study.pretrain import base_path
 from paperlib.study.reader import EVAL_SEED, repo_relative
@@ -155,15 +155,8 @@ def own_best(sim: torch.Tensor) -> int:
     return int((sim.argmax(dim=1) == torch.arange(len(sim))).sum())
 
 
-fig, axes = plt.subplots(1, len(sims), figsize=(4.4 * len(sims), 3.6))
-for ax, (name, sim) in zip(axes, sims.items()):
-    shown = sim[:num_samples, :num_samples]
-    image = ax.imshow(shown.numpy(), cmap="viridis")
-    ax.set(xlabel="caption index", ylabel="image index", title=f"{model_name}, {name}")
-    ax.grid(False)
-    fig.colorbar(image, ax=ax, label="cosine similarity")
-fig.tight_layout()
-_ = save(fig, "quickstart_similarity")
+shown = {f"{model_name}, {name}": sim[:num_samples, :num_samples] for name, sim in sims.items()}
+_ = save(similarity_heatmaps(shown), "quickstart_similarity")
 plt.show()
 display(
     Markdown(

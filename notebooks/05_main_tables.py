@@ -43,7 +43,7 @@ from paperlib import figures
 from paperlib.geometry.lorentz import aperture_radius
 from paperlib.study import reader
 from paperlib.study.decide import report as decide_report
-from paperlib.tables import summary, verdicts
+from paperlib.tables import summary, synthesis, verdicts
 from paperlib.tables.study_paragraph import verdict_counts
 
 # %%
@@ -83,10 +83,7 @@ print(
         for v in versions
     )
 )
-
-
-def paper_claims(paper: str) -> list[dict]:
-    return [c for c in CLAIMS if c["paper"] == paper]
+paper_claims = {paper: synthesis.paper_claims(CLAIMS, paper) for paper in PAPERS}
 
 
 # %% [markdown]
@@ -101,56 +98,11 @@ def paper_claims(paper: str) -> list[dict]:
 # effect.
 
 # %%
-OUTCOMES = {  # every verdict in one of four outcomes
-    "reproduce": (verdicts.REPRODUCES,),
-    "reproduce in sign, below the published effect": (verdicts.SMALLER,),
-    "decided otherwise (too small, below the paper's, or the other sign)": (
-        verdicts.NEGLIGIBLE, verdicts.NEGLIGIBLE_PAPER_SIGN, verdicts.NEGLIGIBLE_OTHER_SIGN,
-        verdicts.BELOW_PUBLISHED, verdicts.CONTRADICTS,
-    ),
-    "not decided at this scale": (
-        verdicts.AT_CEILING, verdicts.INCONCLUSIVE, verdicts.UNDERPOWERED, verdicts.UNRESOLVABLE,
-        verdicts.UNTESTABLE, verdicts.BASE_DEPENDENT,
-    ),
-}  # fmt: skip
-assert sorted(v for vs in OUTCOMES.values() for v in vs) == sorted(verdicts.VERDICTS)
-
-
-def why(c: dict) -> str:
-    """The reason claims.json records for a claim's verdict, in a few words."""
-    if c["verdict"] in (verdicts.REPRODUCES, verdicts.SMALLER):
-        paper = "" if c.get("paper_effect") is None else f", the paper's {c['paper_effect']:+.3g}"
-        lower = " (lower is better)" if c["better"] == "lower" else ""
-        return f"{summary.effect_text(c)}{lower} against δ = ±{c['smallest']:g}{paper}"
-    if c["verdict"] == verdicts.BASE_DEPENDENT:
-        per_base = ", ".join(f"base {b}: {v}" for b, v in c["verdict_per_base"].items())
-        return f"the bases disagree ({per_base})"
-    first = c["reason"].split("; ")[0]
-    if c["verdict"] in (verdicts.UNDERPOWERED, verdicts.UNRESOLVABLE) and c.get("design_note"):
-        return f"{first}; {c['design_note']['reason']}"
-    return first
-
-
-def outcome_lines(claims: list[dict]) -> list[str]:
-    lines = []
-    for outcome, members in OUTCOMES.items():
-        found = [c for c in claims if c["verdict"] in members]
-        lines.append(f"- *{outcome}*: {len(found)}")
-        for verdict in members:
-            lines += [
-                f"    - {summary.claim_name(c)}{'' if len(members) == 1 else f' ({verdict})'}: "
-                f"{why(c)}"
-                for c in found
-                if c["verdict"] == verdict
-            ]
-    return lines
-
-
 display(
     Markdown(
         "\n\n".join(
             f"**{verdict_counts(CLAIMS, paper)}.**\n\n"
-            + "\n".join(outcome_lines(paper_claims(paper)))
+            + "\n".join(synthesis.outcome_lines(paper_claims[paper]))
             for paper in PAPERS
         )
     )
@@ -163,10 +115,10 @@ display(
 # as the dot's colour.
 
 # %%
-fig = figures.claims_forest(paper_claims("HiMo-CLIP"), title=f"HiMo-CLIP claims ({scale} study)")
+fig = figures.claims_forest(paper_claims["HiMo-CLIP"], title=f"HiMo-CLIP claims ({scale} study)")
 figures.save(fig, "tables_claims_forest_himo")
 plt.show()
-fig = figures.claims_forest(paper_claims("ARGENT"), title=f"ARGENT claims ({scale} study)")
+fig = figures.claims_forest(paper_claims["ARGENT"], title=f"ARGENT claims ({scale} study)")
 figures.save(fig, "tables_claims_forest_argent")
 plt.show()
 
@@ -183,22 +135,7 @@ display(
         )
     )
 )
-tally = {
-    outcome: sum(c["verdict"] in members for c in CLAIMS) for outcome, members in OUTCOMES.items()
-}
-open_counts = pd.Series(
-    [c["verdict"] for c in CLAIMS if c["verdict"] in OUTCOMES["not decided at this scale"]]
-).value_counts()
-(reproduced, in_sign, otherwise, undecided) = tally.values()
-display(
-    Markdown(
-        f"Of the {len(CLAIMS)} claims, {reproduced} reproduce and {in_sign} more reproduce in "
-        f"sign with a smaller effect than the paper's; {otherwise} are decided otherwise, and "
-        f"the other {undecided} are not decided at this scale ("
-        + ", ".join(f"{n} {v}" for v, n in open_counts.items())
-        + ")."
-    )
-)
+display(Markdown(synthesis.outcomes_sentence(CLAIMS)))
 
 # %% [markdown]
 # ## One verdict, from its effect to its label
@@ -211,122 +148,11 @@ display(
 # `paperlib.tables.verdicts.verdict` gives from the same numbers.
 
 # %%
-alpha = CLAIMS_FILE["alpha"]
-candidates = [
-    c for c in CLAIMS
-    if c["verdict"] in (verdicts.REPRODUCES, verdicts.SMALLER) and c.get("interval")
-    and c.get("paper_units") and c.get("paper_effect") is not None
-    and (c.get("design_note") or {}).get("resolvable")
-]  # fmt: skip
-
-
-def vs(a: float, b: float) -> str:
-    return "<" if a < b else "≥"
-
-
-def explain(walk: dict) -> tuple[str, str]:
-    """The walk through one claim's verdict: its numbers and rule table, and the conclusion."""
-    direction = 1.0 if walk["better"] == "higher" else -1.0
-    low, high = verdicts.signed(walk["interval"], walk["better"])  # the paper's direction positive
-    paper_effect = direction * walk["paper_effect"]
-    delta, note = walk["smallest"], walk["design_note"]
-    level = CLAIMS_FILE["interval_levels"][walk["paper"]]
-    assert np.isclose(level, 1 - alpha / walk["family_size"])  # Bonferroni at the family's size
-    variant_mean, baseline_mean = walk["variant_value"]["mean"], walk["baseline_value"]["mean"]
-    assert walk["guard"]["failed"] is None and not verdicts.untestable_reason(
-        variant_mean, baseline_mean, walk["chance"], walk["ceiling"], walk["better"], delta
-    )  # both arms learned, neither at chance, headroom both ways: testable
-    assert walk["seed_df"] >= verdicts.MIN_SEED_DF and paper_effect > 0
-    room = direction * (walk["ceiling"] - baseline_mean)
-    sign_known, paper_side = walk["p_adjusted"] < alpha, direction * walk["effect"] > 0
-    side = "the paper's sign" if paper_side else "the other sign"
-
-    guard = walk["guard"]
-    p_sign, p_equivalence = walk["p_adjusted"], walk["p_equivalence_adjusted"]
-    sign_words = f"{side}, Holm p = {p_sign:.3g} {vs(p_sign, alpha)} α = {alpha:g}"
-    rules = [  # (label, whether it holds, the numbers it reads), in the order the rules try them
-        (verdicts.UNTESTABLE, False,
-         f"the guard ({guard['why']}) is met by both arms ({guard['variant']['mean']:.3g}, "
-         f"{guard['baseline']['mean']:.3g}); the means {variant_mean:.4g} and {baseline_mean:.4g} "
-         "lie more than δ from chance and leave δ of headroom"),
-        (verdicts.UNDERPOWERED, False,
-         f"{walk['seed_df']} within-base degrees of freedom ≥ {verdicts.MIN_SEED_DF}; "
-         f"{note['reason']}"),
-        (verdicts.AT_CEILING, room < paper_effect,
-         f"the baseline's room to the best value {walk['ceiling']:g}, {room:.3g}, "
-         f"{vs(room, paper_effect)} the paper's effect {paper_effect:+.3g}"),
-        (verdicts.NEGLIGIBLE, p_equivalence < alpha,
-         f"two one-sided tests of an effect within ±δ: Holm p = {p_equivalence:.3g} "
-         f"{vs(p_equivalence, alpha)} α = {alpha:g}"),
-        (verdicts.CONTRADICTS, sign_known and not paper_side and high < -delta,
-         f"{sign_words}; the interval's upper end {high:+.3g} {vs(high, -delta)} −δ = {-delta:+g}"),
-        (verdicts.SMALLER if sign_known and paper_side else verdicts.BELOW_PUBLISHED,
-         high < paper_effect,
-         f"the interval's upper end {high:+.3g} {vs(high, paper_effect)} the paper's effect "
-         f"{paper_effect:+.3g}"),
-        (verdicts.REPRODUCES, sign_known and paper_side and low > delta,
-         f"{sign_words}; the interval's lower end {low:+.3g} {'>' if low > delta else '≤'} "
-         f"+δ = {delta:g}"),
-    ]  # fmt: skip
-    deciding = next((i for i, rule in enumerate(rules) if rule[1]), None)
-    label, _, because = (
-        rules[deciding] if deciding is not None else (verdicts.INCONCLUSIVE, True, "no rule holds")
-    )
-    later = [name for name, holds, _ in rules[(deciding or 0) + 1 :] if holds]
-    evidence = verdicts.Evidence(
-        effect=walk["effect"], simultaneous=tuple(walk["interval"]), p_sign=walk["p_adjusted"],
-        p_equivalence=walk["p_equivalence_adjusted"], better=walk["better"], smallest=delta,
-        paper_effect=walk["paper_effect"], paper_units=True, alpha=alpha, room=room,
-    )  # fmt: skip
-    assert label == verdicts.verdict(evidence)[0] == walk["verdict"], (label, walk["verdict"])
-    per_base = "; ".join(
-        f"base {b}: {e['effect']:+.3g} over {e['seeds']} seeds" for b, e in walk["per_base"].items()
-    )
-    interaction = walk.get("interaction")
-    if interaction and walk["interaction_p_adjusted"] < verdicts.INTERACTION_ALPHA:
-        bases = (
-            f"the base × method interaction is significant (F({interaction['df_between']}, "
-            f"{interaction['df_within']}) = {interaction['F']:.3g}, Holm p = "
-            f"{walk['interaction_p_adjusted']:.3g}), so each base is judged alone: "
-            + "; ".join(f"base {b}: {v}" for b, v in walk["verdict_per_base"].items())
-            + (": they agree, and the pooled label stands"
-               if len(set(walk["verdict_per_base"].values())) == 1 else ": they differ")
-        )  # fmt: skip
-    else:
-        bases = "the base × method interaction is not significant: the pooled label stands"
-    raw_low, raw_high = walk["interval_raw"]
-    facts = (
-        f"**{walk['statement']}** ({summary.claim_name(walk)}; {walk['units']}, "
-        f"{walk['better']} is better).\n\n"
-        f"- **Effect**: variant − baseline = {walk['effect']:+.3g}, the mean of the per-base "
-        f"means ({per_base}), from {len(walk['seeds'])} valid seed pairs of "
-        f"{walk['runs_total']}.\n"
-        f"- **Simultaneous interval**: [{walk['interval'][0]:+.3g}, {walk['interval'][1]:+.3g}] "
-        f"at {level:.2%}, Bonferroni's level over the {walk['family_size']} claims of the "
-        f"{walk['paper']} family (the raw 95 % interval: [{raw_low:+.3g}, {raw_high:+.3g}]).\n"
-        f"- **δ = {delta:g}**: {walk['smallest_reason']}.\n"
-        f"- **Design note**, fixed before any run: {note['reason']}; the test items alone put "
-        f"the half-width at ±{note['item_floor']:.3g}.\n"
-        f"- **The bases**: {bases}.\n\n"
-        "| label tried | the numbers it reads | holds |\n|---|---|---|\n"
-        + "\n".join(
-            f"| {name} | {reads} | {'yes' if holds else 'no'} |" for name, holds, reads in rules
-        )
-    )
-    conclusion = (
-        f"The first label that holds is **{label}** ({because}), and it is the label "
-        "`claims.json` records for this claim"
-        + (
-            f"; {', '.join(later)} would hold as well, but the rules try it later."
-            if later
-            else "."
-        )
-    )
-    return facts, conclusion
-
-
+candidates = [c for c in CLAIMS if synthesis.walkable(c)]
 if candidates:
-    facts, conclusion = explain(candidates[0])
+    walk = candidates[0]
+    level = CLAIMS_FILE["interval_levels"][walk["paper"]]
+    facts, conclusion = synthesis.verdict_walk(walk, CLAIMS_FILE["alpha"], level)
     display(Markdown(facts))
 else:
     counts = pd.Series([c["verdict"] for c in CLAIMS]).value_counts()
@@ -349,17 +175,11 @@ display(Markdown(conclusion))
 
 
 # %%
-def published_against(paper: str, baseline: str) -> str:
-    found = [
-        f"{summary.claim_name(c)} ({c['paper_effect']:+.3g}, {c['paper_effect_source']})"
-        for c in paper_claims(paper)
-        if c["baseline"] == baseline and c.get("paper_effect") is not None
-    ]
-    return ", ".join(found) or "none"
-
-
-print("published effects against InfoNCE (λ=0):", published_against("HiMo-CLIP", "InfoNCE (λ=0)"))
-summary.claims_table(paper_claims("HiMo-CLIP"))
+print(
+    "published effects against InfoNCE (λ=0):",
+    synthesis.published_against(paper_claims["HiMo-CLIP"], "InfoNCE (λ=0)"),
+)
+summary.claims_table(paper_claims["HiMo-CLIP"])
 
 # %% [markdown]
 # What each verdict rests on: the sign Holm established over the family, where the interval
@@ -367,7 +187,7 @@ summary.claims_table(paper_claims("HiMo-CLIP"))
 # regime the claim holds at and the family's size.
 
 # %%
-summary.claims_context(paper_claims("HiMo-CLIP"))
+summary.claims_context(paper_claims["HiMo-CLIP"])
 
 # %% [markdown]
 # Each claim's design: the valid seeds per base, its design note (the half-width its planned
@@ -377,30 +197,8 @@ summary.claims_context(paper_claims("HiMo-CLIP"))
 
 
 # %%
-def tables_conclusion(paper: str) -> str:
-    """One sentence from a paper's context and design columns: signs, sizes, designs."""
-    members = paper_claims(paper)
-    signs = [summary.sign_text(c) for c in members]
-    sizes = [summary.size_text(c) for c in members]
-    compared = [s for s in sizes if s.endswith("the paper's")]
-    resolving = sum(summary.design_text(c).startswith("resolves δ") for c in members)
-    own, other = signs.count("the paper's"), signs.count("the other")
-    below = compared.count("below the paper's")
-    changed = [
-        c["claim"] for c in members if (c.get("without_exclusions") or {}).get("changes_verdict")
-    ]
-    return (
-        f"Of {paper}'s {len(members)} claims, Holm establishes the paper's sign for "
-        f"{own} and the other sign for {other}; of "
-        f"the {len(compared)} whose size compares with the paper's, the interval lies below it "
-        f"for {below}; {resolving} designs resolve δ, and "
-        "counting the runs the plateau rule left out changes "
-        + (f"{len(changed)} verdict(s): {', '.join(changed)}." if changed else "no verdict.")
-    )
-
-
-display(summary.claims_design(paper_claims("HiMo-CLIP")))
-display(Markdown(tables_conclusion("HiMo-CLIP")))
+display(summary.claims_design(paper_claims["HiMo-CLIP"]))
+display(Markdown(synthesis.design_conclusion(CLAIMS, "HiMo-CLIP")))
 
 # %% [markdown]
 # ## ARGENT: the claims in detail
@@ -413,17 +211,17 @@ display(Markdown(tables_conclusion("HiMo-CLIP")))
 # %%
 print(
     "claims without a published effect:",
-    ", ".join(summary.claim_name(c) for c in paper_claims("ARGENT") if c["paper_effect"] is None)
+    ", ".join(summary.claim_name(c) for c in paper_claims["ARGENT"] if c["paper_effect"] is None)
     or "none",
 )
-summary.claims_table(paper_claims("ARGENT"))
+summary.claims_table(paper_claims["ARGENT"])
 
 # %%
-summary.claims_context(paper_claims("ARGENT"))
+summary.claims_context(paper_claims["ARGENT"])
 
 # %%
-display(summary.claims_design(paper_claims("ARGENT")))
-display(Markdown(tables_conclusion("ARGENT")))
+display(summary.claims_design(paper_claims["ARGENT"]))
+display(Markdown(synthesis.design_conclusion(CLAIMS, "ARGENT")))
 
 # %% [markdown]
 # ## The scale trend
@@ -480,29 +278,7 @@ summary.trend_table(CLAIMS, "length")
 
 # %%
 display(summary.hide_components(CLAIMS))
-kinds = {  # each reading's first words, and how the sentence below says them
-    "moves toward": "move toward the paper's side",
-    "moves away": "move away from the paper's side",
-    "no change established": "establish no change",
-    "not estimable": "are not estimable",
-    "not measured": "are not measured",
-}
-found = {kind: [] for kind in kinds}
-for name, reading in readings.items():
-    for axis, text in reading.items():
-        found[next(k for k in kinds if text.startswith(k))].append(f"{name} ({axis})")
-display(
-    Markdown(
-        f"Of the {sum(len(r) for r in readings.values())} slopes ({len(readings)} headline claims "
-        "× batch and length), "
-        + ", ".join(
-            f"{len(found[k])} {w}" for k, w in kinds.items() if found[k] and k != "moves toward"
-        )
-        + f", and {len(found['moves toward'])} move toward the paper's side as the scale grows ("
-        + ("; ".join(found["moves toward"]) or "none")
-        + ")."
-    )
-)
+display(Markdown(synthesis.trend_sentence(readings)))
 
 # %% [markdown]
 # ## Both arms against the base

@@ -54,7 +54,7 @@ module that ``paperlib.train`` and ``paperlib.evaluate`` import (directly or not
 counts whole, its ``.py`` and ``.json`` files, e.g. the model configs and the zero-shot suite),
 and ``study/exports.py``, which evaluates a run and writes its per-item values. Left out: what
 only reads or presents results (``tables``, whose ``beside_published`` formats the evaluation's
-printed table; ``study.decide``, ``figures.py``, the notebooks) and what plans runs (their
+printed table; ``study.decide``, ``figures``, the notebooks) and what plans runs (their
 configs are recorded on their own)."""
 
 CODE_SUFFIXES = (".py", ".json")

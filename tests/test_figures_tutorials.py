@@ -28,7 +28,21 @@ def test_sample_strip_and_similarity_heatmap():
     assert [ax.get_title() for ax in fig.axes] == [s.short_caption for s in samples]
     sim = torch.tensor([[0.1, 0.2], [0.3, 0.4]])
     fig = figures.similarity_heatmap(sim, "t")
-    np.testing.assert_allclose(fig.axes[0].images[0].get_array(), sim.numpy())
+    np.testing.assert_allclose(fig.axes[0].collections[0].get_array().reshape(2, 2), sim.numpy())
+
+
+def test_similarity_heatmaps_give_each_matrix_its_panel_title_and_colour_scale():
+    sims = {"untrained": torch.tensor([[0.9, 0.8], [0.85, 0.95]]), "base": np.eye(3) * 0.5}
+    fig = figures.similarity_heatmaps(sims)
+    panels = [ax for ax in fig.axes if ax.get_title()]
+    assert [ax.get_title() for ax in panels] == ["untrained", "base"]
+    for ax, sim in zip(panels, sims.values()):
+        shown, (mesh,) = np.asarray(sim), ax.collections
+        np.testing.assert_allclose(mesh.get_array().reshape(shown.shape), shown)
+        assert mesh.get_clim() == pytest.approx((shown.min(), shown.max()))
+        assert (ax.get_xlabel(), ax.get_ylabel()) == ("caption index", "image index")
+    bars = [ax for ax in fig.axes if not ax.get_title()]  # one colour bar per panel
+    assert [ax.get_ylabel() for ax in bars] == ["cosine similarity"] * 2
 
 
 def test_spectrum_panels_star_the_kept_m():
@@ -48,6 +62,11 @@ def test_paired_bars_and_eta_heatmaps():
     eta = {"m": np.array([[0.1, 0.9], [0.4, 0.2]])}
     fig = figures.eta_heatmaps(eta, ["f1", "f2"])
     assert [t.get_text() for t in fig.axes[0].texts] == ["0.10", "0.90", "0.40", "0.20"]
+    (mesh,) = fig.axes[0].collections
+    np.testing.assert_allclose(mesh.get_array().reshape(2, 2), eta["m"])
+    assert mesh.get_clim() == (0, 1)
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["f1", "f2"]
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["PC1", "PC2"]
 
 
 def test_batch_size_panels_plot_means_and_spreads():

@@ -52,7 +52,7 @@ def test_the_code_hash_follows_the_training_code_only(tmp_path):
     config.write_text(config.read_text().replace('"embed_dim": 64', '"embed_dim": 65'))
     assert code_hash(root) != before
     shutil.copy(PACKAGE_ROOT / "model_configs" / "paper-tiny.json", root / "model_configs")
-    for reader in ("study/decide.py", "tables/claims.py", "figures.py", "study/design.py"):
+    for reader in ("study/decide.py", "tables/claims.py", "figures/common.py", "study/design.py"):
         _append(root / reader, "\nREAD_ONLY = 1\n")
     (root / "engine" / "notes.txt").write_text("not code")
     assert code_hash(root) == before
