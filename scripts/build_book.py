@@ -26,6 +26,7 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -415,16 +416,22 @@ def write_api_pages(modules: list[str], src: Path) -> list[Path]:
     return written
 
 
+def check_page_list(folder: Path, pages: Sequence[str], what: str, name: str) -> None:
+    """BookError naming a page of ``pages`` missing from ``folder`` or a ``.md`` page there that
+    the list (``name``) does not hold."""
+    found = {p.stem for p in folder.glob("*.md")}
+    missing, unlisted = set(pages) - found, found - set(pages)
+    if missing or unlisted:
+        raise BookError(
+            f"{folder}: {what} must be {', '.join(pages)} "
+            f"(missing: {sorted(missing) or 'none'}; not in {name}: {sorted(unlisted) or 'none'})"
+        )
+
+
 def stage_method_pages(methods: Path, src: Path) -> list[Path]:
     """Copy the method pages (:data:`METHOD_PAGES`) to ``<src>/methods/``; BookError naming a
     listed page that is missing or a page the list does not name."""
-    found = {p.stem for p in methods.glob("*.md")}
-    missing, unlisted = set(METHOD_PAGES) - found, found - set(METHOD_PAGES)
-    if missing or unlisted:
-        raise BookError(
-            f"{methods}: the method pages must be {', '.join(METHOD_PAGES)} "
-            f"(missing: {sorted(missing) or 'none'}; not in METHOD_PAGES: {sorted(unlisted) or 'none'})"
-        )
+    check_page_list(methods, METHOD_PAGES, "the method pages", "METHOD_PAGES")
     return [
         write_if_changed(src / "methods" / f"{stem}.md", (methods / f"{stem}.md").read_text())
         for stem in METHOD_PAGES
@@ -435,13 +442,7 @@ def stage_doc_pages(docs: Path, src: Path) -> list[Path]:
     """Copy the project pages (:data:`DOC_PAGES`) to ``<src>/``, and each image a page shows
     (``![alt](path)``, relative to ``docs/``) to the same path under ``<src>/``; BookError naming
     a listed page that is missing, a page the list does not name, or an image that is missing."""
-    found = {p.stem for p in docs.glob("*.md")}
-    missing, unlisted = set(DOC_PAGES) - found, found - set(DOC_PAGES)
-    if missing or unlisted:
-        raise BookError(
-            f"{docs}: the project pages must be {', '.join(DOC_PAGES)} "
-            f"(missing: {sorted(missing) or 'none'}; not in DOC_PAGES: {sorted(unlisted) or 'none'})"
-        )
+    check_page_list(docs, DOC_PAGES, "the project pages", "DOC_PAGES")
     written = []
     for stem in DOC_PAGES:
         text = (docs / f"{stem}.md").read_text(encoding="utf-8")
