@@ -68,6 +68,8 @@ def test_hyperbolic_bases_carry_their_geometry_into_a_fine_tune(tmp_path, monkey
         assert torch.equal(value.float(), trained[key].half().float()), key
     for key, value in scalars.items():  # full precision: the curvature is not rounded
         assert torch.equal(saved_scalars[key], value), key
+    recorded = torch.load(weights, weights_only=True)["config"]
+    assert recorded == {"method": "meru", "model": {"name": entry["model"]}}  # no local paths
     config = build_config(
         {"method": "argent", "model": {"name": entry["model"], "init": str(weights)}}
     )

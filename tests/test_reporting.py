@@ -13,7 +13,13 @@ import pytest
 
 from paperlib.engine.config import ConfigError, build_config
 from paperlib.engine.loop import train
-from paperlib.engine.reporting import RunLog, WandbReporter, record_scalars
+from paperlib.engine.reporting import (
+    REPORTERS,
+    RunLog,
+    WandbReporter,
+    open_reporters,
+    record_scalars,
+)
 from tests.engine_helpers import tiny_config
 
 
@@ -109,11 +115,65 @@ def test_an_unknown_backend_is_refused_by_name(tmp_path):
         build_config(raw)
 
 
-def test_an_absent_package_is_named_with_its_extra(tmp_path, monkeypatch):
+def test_a_backend_named_twice_is_refused(tmp_path):
+    raw = tiny_config("clip", tmp_path, train={"report_to": ["tensorboard", "tensorboard"]})
+    with pytest.raises(ConfigError, match="named twice"):
+        build_config(raw)
+
+
+def test_an_absent_package_is_named_when_the_run_opens_it(tmp_path, monkeypatch):
+    """The config (and so a checkpoint that names the backend, read for evaluation) loads
+    without the package; opening the backend names the package and its extra."""
     real = importlib.util.find_spec
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "wandb" else real(name, *a)
     )
     raw = tiny_config("clip", tmp_path, train={"report_to": ["wandb"]})
-    with pytest.raises(ConfigError, match=r"needs the package 'wandb'.*\[tracking\]"):
-        build_config(raw)
+    assert build_config(raw).train.report_to == ("wandb",)
+    with pytest.raises(ValueError, match=r"needs the package 'wandb'.*\[tracking\]"):
+        open_reporters(["wandb"], tmp_path, raw, is_main=True)
+    assert open_reporters(["wandb"], tmp_path, raw, is_main=False) == []  # rank > 0: none
+
+
+def test_a_failing_backend_closes_those_already_open(tmp_path, monkeypatch):
+    closed = []
+
+    class Opened:
+        def __init__(self, *args):
+            pass
+
+        def close(self):
+            closed.append(True)
+
+    def broken(*args):
+        raise OSError("disk full")
+
+    monkeypatch.setitem(REPORTERS, "tensorboard", (Opened, "json"))
+    monkeypatch.setitem(REPORTERS, "wandb", (broken, "json"))
+    with pytest.raises(OSError, match="disk full"):
+        open_reporters(["tensorboard", "wandb"], tmp_path, {}, is_main=True)
+    assert closed == [True]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tensorboard") is None, reason="tracking extra")
+def test_a_resumed_run_s_events_hold_each_step_once(tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    train(tiny_config("clip", tmp_path, train={"steps": 2, "report_to": ["tensorboard"]}))
+    train(tiny_config("clip", tmp_path, train={"steps": 4, "report_to": ["tensorboard"]}))
+    events = EventAccumulator(str(tmp_path / "tensorboard"), size_guidance={"scalars": 0})
+    events.Reload()
+    assert [e.step for e in events.Scalars("train/loss")] == [1, 2, 3, 4]
+    assert _jsonl_scalars(tmp_path / "log.jsonl")["train/loss"].keys() == {1, 2, 3, 4}
+
+
+@pytest.mark.skipif(importlib.util.find_spec("wandb") is None, reason="tracking extra")
+def test_a_real_wandb_run_is_offline_and_written_in_the_run_folder(tmp_path, monkeypatch):
+    monkeypatch.delenv("WANDB_MODE", raising=False)
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    reporter = WandbReporter(tmp_path, {"method": "clip"})
+    assert reporter.run.settings.mode == "offline"
+    reporter.scalars(1, {"train/loss": 2.5})
+    reporter.close()
+    (run,) = (tmp_path / "wandb").glob("offline-run-*")
+    assert list(run.glob("run-*.wandb"))  # the offline record `wandb sync` would upload

@@ -87,3 +87,19 @@ def test_an_absent_method_row_is_named():
     lead = PaperLead("himo_ssi", (("ssi",),), {"model": "CLIP"}, "SSI", better="lower")
     with pytest.raises(KeyError, match="CLIP"):
         lead.value()
+
+
+@pytest.mark.parametrize("scale", ["full", "smoke"])
+def test_the_committed_claims_carry_the_deltas_the_rule_gives(scale):
+    """claims.json is decided under the declared δ: each claim's δ and its reason are its
+    metric's."""
+    from paperlib.study.reader import load_claims
+    from paperlib.tables.claims import CLAIMS
+
+    by_id = {c.id: c.metric for c in CLAIMS}
+    for claim in load_claims(scale)["claims"]:
+        metric = by_id[claim["claim"]]
+        assert (claim["smallest"], claim["smallest_reason"]) == (
+            metric.smallest,
+            metric.smallest_reason,
+        ), claim["claim"]

@@ -5,6 +5,7 @@ and the resources a run asks a cluster for."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 import torch
@@ -82,6 +83,25 @@ def test_a_run_finished_on_a_gpu_counts_as_finished_for_the_cpu_plan():
     assert record_differences(changed, single) == ["config.optim.lr"]
 
 
+def test_a_gpu_index_under_ray_is_refused_and_a_cluster_checks_its_own_gpus():
+    with pytest.raises(ValueError, match="under --executor ray use --device cuda"):
+        Execution(executor="ray", device="cuda:1").check()
+    # the machine that starts a study on a cluster needs no GPU: the cluster is asked
+    Execution(executor="ray", address="head:6379", device="cuda").check()
+
+
+def test_a_ray_task_no_node_can_hold_is_refused_by_name():
+    from paperlib.study.executors import ExecutorUnavailableError, _submit_task
+
+    nodes = [{"CPU": 1.0}, {"CPU": 1.0}]
+    with pytest.raises(
+        ExecutorUnavailableError, match=r"asks for 2 CPU\(s\) on one node.*largest has 1"
+    ):
+        _submit_task(None, abs, -1, 2, 0.0, where="head:6379", nodes=nodes)
+    with pytest.raises(ExecutorUnavailableError, match="GPUs: 0"):
+        _submit_task(None, abs, -1, 1, 0.5, where="head:6379", nodes=nodes)
+
+
 def test_resources_a_run_asks_a_cluster_for():
     single, ranks = _runs()
     assert Execution().resources(single) == (1, 0.0)
@@ -120,3 +140,17 @@ def test_ray_tasks_get_the_study_s_folders_and_offline_flag(monkeypatch):
     forwarded = forwarded_environment()
     assert forwarded["PAPERLIB_RESULTS"] == "/shared/results" and forwarded["HF_HUB_OFFLINE"] == "1"
     assert "SOME_OTHER" not in forwarded
+
+
+def test_execute_all_runs_a_plan_on_the_local_executor(tmp_path, monkeypatch):
+    """The scheduling path the study takes, end to end on one cheap run: the executor opened
+    with the largest run's CPUs, the run executed in a worker, its stage timed."""
+    from paperlib.study import parallel
+
+    monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv("PAPERLIB_RUNS", str(tmp_path / "runs"))
+    search = design.recipe_plan("smoke", ("himo",))[0]  # a recipe point: trained, not evaluated
+    stages = parallel.execute_all([search], "smoke", Execution(workers=1))
+    assert set(stages) == {"recipe"} and stages["recipe"] > 0
+    done = json.loads((tmp_path / "results" / "smoke" / search.name / "run.done").read_text())
+    assert done["device"] == "cpu" and done["config"] == portable_config(search.config)

@@ -71,22 +71,34 @@ def test_outcome_lines_count_each_outcome_and_group_its_claims_by_verdict():
         "the paper's -0.1",
         "- *decided otherwise (too small, below the paper's, or the other sign)*: 1",
         "    - SSI: X vs Y (negligible): equivalent within ±0.02",
-        "- *not decided at this scale*: 3",
-        "    - PEP: X vs Y (underpowered): 1 seed df; needs 6 seeds per base",
+        "- *not testable here, or split by the base*: 2",
         "    - L1: X vs Y (untestable): the variant's mean lies at chance",
         "    - COLA: X vs Y (depends on the base): the bases disagree (base 0: reproduces, "
         "base 1: inconclusive)",
+        "- *not decided at this scale*: 1",
+        "    - PEP: X vs Y (underpowered): 1 seed df; needs 6 seeds per base",
     ]
 
 
 def test_outcome_counts_and_sentence():
     counts = synthesis.outcome_counts(CLAIMS)
-    assert list(counts.values()) == [1, 1, 1, 4] and list(counts) == list(synthesis.OUTCOMES)
+    assert list(counts.values()) == [1, 1, 1, 3, 1] and list(counts) == list(synthesis.OUTCOMES)
     assert synthesis.outcomes_sentence(CLAIMS[:4] + CLAIMS[5:]) == (
-        "Of the 6 claims, 1 reproduce and 1 more reproduce in sign with a smaller effect than "
-        "the paper's; 1 are decided otherwise, and the other 3 are not decided at this scale "
-        "(2 untestable, 1 underpowered)."
+        "Of the 6 claims, 1 reproduces and 1 more reproduces in sign with a smaller effect than "
+        "the paper's; 1 is decided otherwise, 2 are not testable here or split by the base "
+        "(2 untestable), and 1 is not decided at this scale (1 underpowered)."
     )
+    assert synthesis.outcomes_sentence(CLAIMS[:2]).endswith(
+        "0 are not testable here or split by the base, and 0 are not decided at this scale."
+    )
+
+
+def test_the_notebook_s_and_the_readme_s_undecided_claims_are_the_same():
+    from paperlib.study.decide import findings_sentences
+
+    counts = synthesis.outcome_counts(CLAIMS)
+    undecided = counts[synthesis.UNDECIDED]
+    assert f"{undecided} is not decided at this scale" in findings_sentences({"claims": CLAIMS})
 
 
 def test_published_against_names_the_claims_with_a_published_effect():

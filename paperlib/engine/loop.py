@@ -619,12 +619,22 @@ def _validate(run: _Prepared, config: Config, step: int) -> dict[str, Any]:
 
 
 def _train(config: Config, info: distributed.DistInfo) -> TrainResult:
-    """The loop (the one place with state) over :func:`_prepare`'s run."""
+    """:func:`_loop` over :func:`_prepare`'s run, its log open throughout (the live views of
+    ``train.report_to`` are closed however the loop ends)."""
     t, out_dir = config.train, Path(config.train.output_dir)
     run = _prepare(config, info)
-    module, optimizer, scheduler, start = run.module, run.optimizer, run.scheduler, run.start
-    reporters = open_reporters(t.report_to, out_dir, to_dict(config), info.is_main)
+    reporters = open_reporters(t.report_to, out_dir, to_dict(config), info.is_main, run.start)
     log = RunLog(JsonlLog(out_dir / "log.jsonl", info.is_main), reporters)
+    try:
+        return _loop(config, info, run, log)
+    finally:
+        log.close()
+
+
+def _loop(config: Config, info: distributed.DistInfo, run: _Prepared, log: RunLog) -> TrainResult:
+    """The loop (the one place with state)."""
+    t, out_dir = config.train, Path(config.train.output_dir)
+    module, optimizer, scheduler, start = run.module, run.optimizer, run.scheduler, run.start
     amp = autocast_context(t.precision, info.device)
     history: list[dict[str, Any]] = []
     status, step, progress = "finished", start, _progress(t, start, info.is_main)
@@ -674,7 +684,6 @@ def _train(config: Config, info: distributed.DistInfo) -> TrainResult:
     progress.close()
     path, skipped = save(step), skipped_images(run.loader)
     log.write({"step": step, "status": status, **skipped})
-    log.close()
     if info.is_main and status == "interrupted":
         print(f"[train] SIGTERM/SIGINT: stopped after step {step}; checkpoint {path}", flush=True)
     return TrainResult(out_dir, step, status, path, history, skipped.get("skipped_images", 0))

@@ -22,12 +22,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from paperlib.engine.config import ConfigError
+from paperlib.engine.reporting import REPORT_FOLDERS
 from paperlib.untrusted import brief
 
 MARKER = ".paperlib-run"
 # every name training writes in its folder (regular expressions on the whole name)
 _WRITTEN = (r"last\.pt", r"step\d+\.pt", r"log\.jsonl", r"config\.json", r"launch\.json")
-RUN_FILES = tuple(re.compile(p) for p in (*_WRITTEN, re.escape(MARKER), r"\.lock"))
+RUN_FILES = tuple(re.compile(p) for p in (*_WRITTEN, *REPORT_FOLDERS, re.escape(MARKER), r"\.lock"))
 # atomic writes' temporaries: ".<name>.<random>.tmp" (paperlib.atomic)
 TEMPORARY = tuple(re.compile(rf"\.{p}\.[^/]+\.tmp") for p in _WRITTEN)
 _SHOWN = 5

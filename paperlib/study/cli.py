@@ -13,7 +13,7 @@ from paperlib.study import design
 from paperlib.study.decide import summary_table
 from paperlib.study.design import plan
 from paperlib.study.devices import DeviceUnavailableError
-from paperlib.study.executors import EXECUTORS
+from paperlib.study.executors import EXECUTORS, ExecutorUnavailableError
 from paperlib.study.exports import refresh_items
 from paperlib.study.parallel import Execution, RunsFailedError, run_study
 from paperlib.study.reader import load_claims
@@ -23,110 +23,90 @@ from paperlib.study.status import status_lines, study_code_line, study_status
 from paperlib.study.summary import summarise
 from paperlib.tables.study_paragraph import study_paragraph
 
+# (flags, keyword arguments) of the command's options, in --help's order
+OPTIONS: tuple[tuple[tuple[str, ...], dict], ...] = (
+    (("--scale",), {"choices": sorted(SCALES), "default": "smoke"}),
+    (("--studies",), {"nargs": "+", "choices": ("himo", "argent"), "default": ["himo", "argent"]}),
+    (("--workers",), {"type": int, "default": 2, "help": "runs at once, one thread each (default 2)"}),
+    (("--threads",), {"type": int, "default": 1, "help": "torch threads of each run (fixed, so "
+                      "results do not depend on the machine's core count; default 1)"}),
+    (("--executor",), {"choices": sorted(EXECUTORS), "default": "local", "help": "what executes "
+                       "the runs: worker processes here (local), or a Ray cluster (ray: pip "
+                       'install -e ".[cluster]"; a run asks for its threads in CPUs, two for a '
+                       "two-rank run)"}),
+    (("--address",), {"default": None, "help": "the Ray cluster to use (HEAD:PORT or "
+                      "ray://...); default: start one here"}),
+    (("--device",), {"default": "cpu", "help": "cpu (the committed results), cuda or cuda:N: "
+                     "where the single-process runs train (refused when torch sees no such "
+                     "device)"}),
+    (("--runs-per-device",), {"type": int, "default": 1, "help": "with --device cuda: runs "
+                              "training on the GPU at once (default 1)"}),
+    (("--partial",), {"action": "store_true", "help": "decide the claims although planned runs "
+                      "are missing (marked partial)"}),
+    (("--decide-only",), {"action": "store_true", "help": "re-write curves.json, claims.json "
+                          "and study.json from the finished runs' results files (train "
+                          "nothing)"}),
+    (("--summary",), {"action": "store_true", "help": "print the study page's paragraph and "
+                      "markdown table of the decided claims (docs/study.md)"}),
+    (("--status",), {"action": "store_true", "help": "print, per stage, the runs planned and "
+                     "finished and the core-seconds spent (train nothing)"}),
+    (("--refresh-items",), {"action": "store_true", "help": "recompute finished runs' results "
+                            "files and per-item values from cached embeddings, then re-decide "
+                            "the claims"}),
+)  # fmt: skip
+# what the command reports as "study: <message>" with exit status 2 (a bug keeps its traceback)
+REPORTED = (
+    MissingRunsError, RunsFailedError, DeviceUnavailableError, ExecutorUnavailableError,
+    ValueError, FileNotFoundError,
+)  # fmt: skip
 
-def main(argv: list[str] | None = None) -> int:
-    """The command line (``--help``); exit status 2 on missing or failed runs, bad inputs."""
-    parser = argparse.ArgumentParser(
+
+def parser() -> argparse.ArgumentParser:
+    """The command's arguments (:data:`OPTIONS`)."""
+    made = argparse.ArgumentParser(
         prog="python -m paperlib.study",
         description=design.__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--scale", choices=sorted(SCALES), default="smoke")
-    parser.add_argument(
-        "--studies", nargs="+", choices=("himo", "argent"), default=["himo", "argent"]
-    )
-    parser.add_argument(
-        "--workers", type=int, default=2, help="runs at once, one thread each (default 2)"
-    )
-    parser.add_argument(
-        "--threads",
-        type=int,
-        default=1,
-        help="torch threads of each run (fixed, so results do not depend on the machine's "
-        "core count; default 1)",
-    )
-    parser.add_argument(
-        "--executor",
-        choices=sorted(EXECUTORS),
-        default="local",
-        help="what executes the runs: worker processes here (local), or a Ray cluster (ray: "
-        'pip install -e ".[cluster]"; one CPU per run, two for the two-rank runs)',
-    )
-    parser.add_argument(
-        "--address",
-        default=None,
-        help="the Ray cluster to use (HEAD:PORT or ray://...); default: start one here",
-    )
-    parser.add_argument(
-        "--device",
-        default="cpu",
-        help="cpu (the committed results), cuda or cuda:N: where the single-process runs "
-        "train (refused when torch sees no such device)",
-    )
-    parser.add_argument(
-        "--runs-per-device",
-        type=int,
-        default=1,
-        help="with --device cuda: runs training on the GPU at once (default 1)",
-    )
-    parser.add_argument(
-        "--partial",
-        action="store_true",
-        help="decide the claims although planned runs are missing (marked partial)",
-    )
-    parser.add_argument(
-        "--decide-only",
-        action="store_true",
-        help="re-write curves.json, claims.json and study.json from the finished runs' "
-        "results files (train nothing)",
-    )
-    parser.add_argument(
-        "--summary",
-        action="store_true",
-        help="print the study page's paragraph and markdown table of the decided claims "
-        "(docs/study.md)",
-    )
-    parser.add_argument(
-        "--status",
-        action="store_true",
-        help="print, per stage, the runs planned and finished and the core-seconds spent "
-        "(train nothing)",
-    )
-    parser.add_argument(
-        "--refresh-items",
-        action="store_true",
-        help="recompute finished runs' results files and per-item values from "
-        "cached embeddings, then re-decide the claims",
-    )
-    args = parser.parse_args(argv)
+    for flags, options in OPTIONS:
+        made.add_argument(*flags, **options)
+    return made
+
+
+def _act(args: argparse.Namespace) -> None:
+    """Do what the arguments ask: print the status or summary, re-decide, or run the study."""
+    if args.status:
+        studies = tuple(args.studies)
+        lines = status_lines(*study_status(args.scale, studies), args.workers)
+        code = study_code_line(args.scale, studies)
+        print("\n".join(lines + ([code] if code else [])))
+        return
+    if args.summary:
+        decided = load_claims(args.scale)
+        print(textwrap.fill(study_paragraph(decided), 100, break_on_hyphens=False) + "\n")
+        print(summary_table(decided))
+        return
+    if args.refresh_items:
+        count = refresh_items(args.scale)
+        print(f"[study {args.scale}] per-item values of {count} runs rewritten")
+    if args.decide_only or args.refresh_items:
+        summarise(args.scale, plan(args.scale, searched=False), args.partial)
+        return
+    execution = Execution(
+        args.workers, args.threads, args.executor, args.address, args.device,
+        args.runs_per_device,
+    )  # fmt: skip
+    run_study(args.scale, tuple(args.studies), execution, args.partial)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line (``--help``); exit status 2 on missing or failed runs, bad inputs, and
+    a device or executor this machine lacks."""
+    args = parser().parse_args(argv)
     torch.set_num_threads(1)
     try:
-        if args.status:
-            studies = tuple(args.studies)
-            lines = status_lines(*study_status(args.scale, studies), args.workers)
-            code = study_code_line(args.scale, studies)
-            print("\n".join(lines + ([code] if code else [])))
-            return 0
-        if args.summary:
-            decided = load_claims(args.scale)
-            print(textwrap.fill(study_paragraph(decided), 100, break_on_hyphens=False) + "\n")
-            print(summary_table(decided))
-            return 0
-        if args.refresh_items:
-            count = refresh_items(args.scale)
-            print(f"[study {args.scale}] per-item values of {count} runs rewritten")
-        if args.decide_only or args.refresh_items:
-            summarise(args.scale, plan(args.scale, searched=False), args.partial)
-            return 0
-        execution = Execution(
-            args.workers, args.threads, args.executor, args.address, args.device,
-            args.runs_per_device,
-        )  # fmt: skip
-        run_study(args.scale, tuple(args.studies), execution, args.partial)
-    except (
-        MissingRunsError, RunsFailedError, DeviceUnavailableError, ValueError, FileNotFoundError,
-        RuntimeError,
-    ) as error:  # fmt: skip
+        _act(args)
+    except REPORTED as error:
         print(f"study: {error}", file=sys.stderr)
         return 2
     return 0

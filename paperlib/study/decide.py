@@ -86,13 +86,12 @@ from paperlib.tables.trend_slope import slope_df, slope_estimate
 from paperlib.tables.verdicts import (
     BASE_DEPENDENT,
     CONTRADICTS,
-    INCONCLUSIVE,
     INTERACTION_ALPHA,
     MIN_SEED_DF,
     REPRODUCES,
     SMALLER,
+    UNDECIDED,
     UNDERPOWERED,
-    UNRESOLVABLE,
     UNTESTABLE,
     Evidence,
     design_verdict,
@@ -732,8 +731,7 @@ def summary_table(decided: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-#: the verdicts of a claim the study could not decide at its scale
-UNDECIDED_VERDICTS = (UNDERPOWERED, UNRESOLVABLE, INCONCLUSIVE)
+UNDECIDED_VERDICTS = UNDECIDED  # the verdicts of a claim not decided at its scale
 
 
 def compact_table(decided: dict[str, Any], paper: str | None = None) -> str:

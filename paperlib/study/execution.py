@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import platform
 import shutil
 import time
@@ -247,6 +248,8 @@ def study_settings(threads: int = 1):
     """What every study run executes under: a fixed number of torch threads and torch's
     deterministic algorithms (restored afterwards)."""
     before = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    # deterministic cuBLAS needs a fixed workspace, set before CUDA's first matmul
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     torch.set_num_threads(threads)
     torch.use_deterministic_algorithms(True)
     try:

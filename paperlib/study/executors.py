@@ -5,11 +5,13 @@ An executor is a registry entry (:data:`EXECUTORS`) that opens as a context mana
 scheduling (``study.parallel``) is the same whatever runs the tasks:
 
 - ``local``: a pool of spawned processes that stop with the study (``study.workers``);
-- ``ray``: Ray tasks (``pip install -e ".[cluster]"``), each asking the cluster for one CPU per
-  training process (two for the two-rank runs) and, on a GPU, ``1 / runs_per_device`` of one.
-  ``address`` names a running cluster (``ray start --head`` on one machine, ``ray start
-  --address HEAD:PORT`` on the others, or Ray on Kubernetes or Slurm); without it Ray starts
-  one on this machine. Every node must see the same repository checkout, virtual environment
+- ``ray``: Ray tasks (``pip install -e ".[cluster]"``), each asking the cluster for its
+  training processes' threads in CPUs (two for a two-rank run of one thread each, on one node)
+  and, on a GPU, ``1 / runs_per_device`` of one (Ray gives each task its GPU, so the device is
+  ``cuda``, never ``cuda:N``). ``address`` names a running cluster (``ray start --head`` on one
+  machine, ``ray start --address HEAD:PORT`` on the others, or Ray on Kubernetes or Slurm);
+  without it Ray starts one on this machine with room for the largest run. A run that no node
+  of the cluster can hold, or a GPU run on a cluster without GPUs, is refused by name. Every node must see the same repository checkout, virtual environment
   and results folders at the same paths (a shared filesystem): each task writes its run's
   results where the local executor would, under the same run-folder lock, and a finished run is
   skipped exactly as it is locally. The ``PAPERLIB_*`` and ``HF_HUB_OFFLINE`` variables of the
@@ -19,6 +21,7 @@ scheduling (``study.parallel``) is the same whatever runs the tasks:
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
@@ -26,12 +29,19 @@ from typing import Any
 
 from paperlib.study.workers import worker_pool
 
-FORWARDED_PREFIXES = ("PAPERLIB_", "HF_HUB_OFFLINE", "ATEN_CPU_CAPABILITY")
+FORWARDED_PREFIXES = ("PAPERLIB_", "HF_HUB_OFFLINE", "ATEN_CPU_CAPABILITY", "CUBLAS_")
+
+
+class ExecutorUnavailableError(RuntimeError):
+    """The executor cannot run the study's tasks here; the message says what is missing."""
 
 
 @contextlib.contextmanager
-def local_executor(slots: int, address: str | None = None) -> Iterator[Callable[..., Future]]:
-    """``slots`` worker processes on this machine (``address`` must be None)."""
+def local_executor(
+    slots: int, address: str | None = None, cpus: int = 1
+) -> Iterator[Callable[..., Future]]:
+    """``slots`` worker processes on this machine (``address`` must be None; ``cpus``, the
+    largest run's request, is a cluster's concern)."""
     if address is not None:
         raise ValueError("--address names a Ray cluster; it needs --executor ray")
     with worker_pool(slots) as pool:
@@ -44,38 +54,52 @@ def forwarded_environment() -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def ray_executor(slots: int, address: str | None = None) -> Iterator[Callable[..., Future]]:
-    """Ray tasks on the cluster at ``address`` (or a local one of ``slots`` CPUs)."""
+def ray_executor(
+    slots: int, address: str | None = None, cpus: int = 1
+) -> Iterator[Callable[..., Future]]:
+    """Ray tasks on the cluster at ``address``, or on one started here with room for ``slots``
+    runs and for the largest run's ``cpus``."""
     try:
         import ray
     except ImportError as error:
-        raise RuntimeError(
+        raise ExecutorUnavailableError(
             "--executor ray needs the package 'ray', which is not installed; install the "
             'cluster extra: pip install -e ".[cluster]"'
         ) from error
     runtime = {"env_vars": forwarded_environment()}
     options: dict[str, Any] = {"runtime_env": runtime, "include_dashboard": False}
     if address is None:
-        options["num_cpus"] = slots
+        options["num_cpus"] = max(slots, cpus)
     ray.init(address=address, log_to_driver=True, **options)
     try:
-
-        def submit(fn: Callable[..., Any], job: Any, cpus: int = 1, gpus: float = 0.0) -> Future:
-            task = ray.remote(fn).options(num_cpus=cpus, num_gpus=gpus, max_retries=0)
-            return task.remote(job).future()
-
-        yield submit
+        nodes = [n["Resources"] for n in ray.nodes() if n.get("Alive")]
+        yield functools.partial(_submit_task, ray, where=address or "this machine", nodes=nodes)
     finally:
         ray.shutdown()
+
+
+def _submit_task(ray, fn, job, cpus=1, gpus=0.0, *, where: str, nodes: list[dict]) -> Future:
+    """One Ray task of ``fn(job)``, refused by name where no node can hold it."""
+    if not any(n.get("CPU", 0) >= cpus and n.get("GPU", 0) >= gpus for n in nodes):
+        largest = max((n.get("CPU", 0) for n in nodes), default=0)
+        gpu = f" and {gpus:g} GPU" if gpus else ""
+        raise ExecutorUnavailableError(
+            f"--executor ray: a run asks for {cpus} CPU(s){gpu} on one node; no node of the "
+            f"cluster at {where} has them (the largest has {largest:g} CPU(s), GPUs: "
+            f"{sum(n.get('GPU', 0) for n in nodes):g})"
+        )
+    task = ray.remote(fn).options(num_cpus=cpus, num_gpus=gpus, max_retries=0)
+    return task.remote(job).future()
 
 
 EXECUTORS = {"local": local_executor, "ray": ray_executor}
 
 
-def open_executor(name: str, slots: int, address: str | None = None):
-    """The executor ``name`` of :data:`EXECUTORS` (a context manager yielding ``submit``)."""
+def open_executor(name: str, slots: int, address: str | None = None, cpus: int = 1):
+    """The executor ``name`` of :data:`EXECUTORS` (a context manager yielding ``submit``):
+    ``slots`` runs at once, on the cluster at ``address``, the largest run asking ``cpus``."""
     if name not in EXECUTORS:
         raise ValueError(
             f"--executor: unknown executor {name!r}; expected one of {list(EXECUTORS)}"
         )
-    return EXECUTORS[name](slots, address)
+    return EXECUTORS[name](slots, address, cpus)

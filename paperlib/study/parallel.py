@@ -50,6 +50,14 @@ class Execution:
     device: str = CPU
     runs_per_device: int = 1
 
+    def check(self) -> None:
+        """Refuse a device this machine lacks (where the runs execute here) and a GPU index
+        under Ray, which gives each task its own GPU."""
+        if self.executor == "ray" and self.device.startswith("cuda:"):
+            raise ValueError(f"--device {self.device}: under --executor ray use --device cuda")
+        if self.executor != "ray" or self.address is None:
+            check_device(self.device)
+
     @property
     def slots(self) -> int:
         return concurrent_runs(self.device, self.runs_per_device, self.workers)
@@ -78,7 +86,8 @@ def execute_all(
     if not pending:
         return stages
     failed: list[str] = []
-    with open_executor(execution.executor, execution.slots, execution.address) as submit:
+    largest = max(execution.resources(r)[0] for r in pending)
+    with open_executor(execution.executor, execution.slots, execution.address, largest) as submit:
         futures: dict[Future, Run] = {
             submit(
                 _execute_in_worker, (r, scale_name, execution.threads), *execution.resources(r)
@@ -122,8 +131,9 @@ def run_study(
 ) -> Path:
     """Run (or finish) every run of the study: the recipe stage first where the scale has a
     grid (its runs, then ``recipe.json``), then the planned runs at the picked recipes, then
-    the curves and claims; returns the folder. A device this machine lacks is refused first."""
-    check_device(execution.device)
+    the curves and claims; returns the folder. A device this machine lacks is refused first
+    (on a Ray cluster, by the cluster: the machine that starts the study needs no GPU)."""
+    execution.check()
     total = time.perf_counter()
     stages: dict[str, float] = {}
     if searches := recipe_plan(scale_name, studies):

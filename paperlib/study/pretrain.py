@@ -23,9 +23,9 @@ two at a time on one thread each, resumably (``runs/pretrain/``), and writes
 
 - ``<model>-base<k>.pt``: the weights as an open_clip state dict in float16 (what every
   fine-tune's ``model.init`` names; float16 keeps each file under 25 MB); a hyperbolic base's
-  file is a training checkpoint's shape (``config``, ``model``) holding the encoders in
-  float16 and the curvature, α and logit scale in float32, which ``model.init`` reads the same
-  way;
+  file is a training checkpoint's shape (``config``: its method and model name; ``model``)
+  holding the encoders in float16 and the curvature, α and logit scale in float32, which
+  ``model.init`` reads the same way;
 - ``<model>-base<k>.log.jsonl``: its training log (loss, validation records);
 - ``bases.json``: the recipe, and per base its steps, CPU and wall seconds, SHA-256 of the
   weights, validation curve, plateau check and environment.
@@ -174,8 +174,9 @@ def export_weights(checkpoint: Path, target: Path) -> str:
     for a hyperbolic checkpoint its curvature, α and logit scale (float32) with it, in a
     training checkpoint's shape that ``model.init`` reads; returns its SHA-256."""
     clip_state, scalars = read_init_checkpoint(str(checkpoint))
-    if scalars:
-        config = torch.load(checkpoint, map_location="cpu", weights_only=True)["config"]
+    if scalars:  # the method and model only: no machine's paths in a committed file
+        trained = torch.load(checkpoint, map_location="cpu", weights_only=True)["config"]
+        config = {"method": trained["method"], "model": {"name": trained["model"]["name"]}}
         model = {f"model.clip.{k}": v for k, v in _half(clip_state).items()}
         saved: dict[str, Any] = {"config": config, "model": {**model, **scalars}}
     else:

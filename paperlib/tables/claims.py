@@ -274,6 +274,13 @@ BORROWED = {
     "image's own, so δ is the paper's lead in AUC points: ",
 }
 BORROWED["pep-finest"] = BORROWED["pep"]
+BORROWED["short-t2i"] = (
+    "the paper's retrieval column is R@5 and the study's R@1, both shares of test items: "
+)
+BORROWED["zs-l1"] = BORROWED["zs-l3"] = (
+    "the paper's zero-shot column is ImageNet top-1, read for each level of the world's "
+    "taxonomy: "
+)
 
 
 def _delta(name: str) -> tuple[float, str]:

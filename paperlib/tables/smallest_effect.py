@@ -6,9 +6,10 @@ table, at the model size the claims compare, averaged over the datasets the pape
 the metric on (the paper's own "avg" column where it prints one). An effect smaller than δ
 would not have made the method the best in the paper's own table, so it is not a gain of the
 kind the paper reports. Where a table compares only two settings (ARGENT's Table 1), the
-runner-up is the other setting. Where no paper prints the metric (the aperture fraction), δ is
-the lead on the paper's metric in the same unit (a share of test items), and the reason says
-which.
+runner-up is the other setting. Where the study's metric is not the paper's own column (R@1
+against R@5, the world's zero-shot levels against ImageNet top-1, PEP per image against
+pooled), or no paper prints it (the aperture fraction), δ is the lead on the paper's nearest
+column in the same unit, and the reason says which (``claims.BORROWED``).
 
 :class:`PaperLead` declares where a metric's lead is read; :meth:`PaperLead.value` computes it
 from ``tables/published.json`` and :meth:`PaperLead.reason` states it with its rows.

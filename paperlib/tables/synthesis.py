@@ -16,7 +16,8 @@ import pandas as pd
 
 from paperlib.tables import summary, verdicts
 
-#: every verdict in one of four outcomes, in the order the summary names them
+#: every verdict in one of five outcomes, in the order the summary names them (the last two as
+#: the README's findings count them)
 OUTCOMES: dict[str, tuple[str, ...]] = {
     "reproduce": (verdicts.REPRODUCES,),
     "reproduce in sign, below the published effect": (verdicts.SMALLER,),
@@ -24,12 +25,10 @@ OUTCOMES: dict[str, tuple[str, ...]] = {
         verdicts.NEGLIGIBLE, verdicts.NEGLIGIBLE_PAPER_SIGN, verdicts.NEGLIGIBLE_OTHER_SIGN,
         verdicts.BELOW_PUBLISHED, verdicts.CONTRADICTS,
     ),
-    "not decided at this scale": (
-        verdicts.AT_CEILING, verdicts.INCONCLUSIVE, verdicts.UNDERPOWERED, verdicts.UNRESOLVABLE,
-        verdicts.UNTESTABLE, verdicts.BASE_DEPENDENT,
-    ),
+    "not testable here, or split by the base": verdicts.NOT_TESTED,
+    "not decided at this scale": verdicts.UNDECIDED,
 }  # fmt: skip
-UNDECIDED = "not decided at this scale"
+NOT_TESTED, UNDECIDED = "not testable here, or split by the base", "not decided at this scale"
 
 
 def paper_claims(claims: list[dict], paper: str) -> list[dict]:
@@ -82,20 +81,33 @@ def outcome_counts(claims: list[dict]) -> dict[str, int]:
     }
 
 
+def _split(claims: list[dict], outcome: str) -> str:
+    """`` (2 untestable, 1 at ceiling)``: an outcome's claims by verdict, most frequent first;
+    empty where it has none."""
+    counts = pd.Series([c["verdict"] for c in claims if c["verdict"] in OUTCOMES[outcome]])
+    shown = ", ".join(f"{n} {v}" for v, n in counts.value_counts().items())
+    return f" ({shown})" if shown else ""
+
+
 def outcomes_sentence(claims: list[dict]) -> str:
-    """One sentence of the four outcomes' counts, the undecided ones split by verdict (most
+    """One sentence of the five outcomes' counts, the last two split by verdict (most
     frequent first)."""
-    reproduced, in_sign, otherwise, undecided = outcome_counts(claims).values()
-    open_counts = pd.Series(
-        [c["verdict"] for c in claims if c["verdict"] in OUTCOMES[UNDECIDED]]
-    ).value_counts()
+    reproduced, in_sign, otherwise, untested, undecided = outcome_counts(claims).values()
     return (
-        f"Of the {len(claims)} claims, {reproduced} reproduce and {in_sign} more reproduce in "
-        f"sign with a smaller effect than the paper's; {otherwise} are decided otherwise, and "
-        f"the other {undecided} are not decided at this scale ("
-        + ", ".join(f"{n} {v}" for v, n in open_counts.items())
-        + ")."
+        f"Of the {len(claims)} claims, {reproduced} {_verb(reproduced, 'reproduces')} and "
+        f"{in_sign} more {_verb(in_sign, 'reproduces')} in sign with a smaller effect than the "
+        f"paper's; {otherwise} {_verb(otherwise)} decided otherwise, {untested} "
+        f"{_verb(untested)} not testable here or split by the base{_split(claims, NOT_TESTED)}, "
+        f"and {undecided} {_verb(undecided)} not decided at this scale"
+        f"{_split(claims, UNDECIDED)}."
     )
+
+
+def _verb(n: int, singular: str = "is") -> str:
+    """``singular`` for one claim, its plural otherwise ("is"/"are", "reproduces"/"reproduce")."""
+    if n == 1:
+        return singular
+    return "are" if singular == "is" else singular.removesuffix("s")
 
 
 def walkable(claim: dict) -> bool:
@@ -143,27 +155,65 @@ def verdict_walk(claim: dict, alpha: float, level: float) -> tuple[str, str]:
     have enough seeds; a ``ValueError`` says which of these fails, or that the first label that
     holds is not the one ``claims.json`` records and
     :func:`paperlib.tables.verdicts.verdict` gives."""
-    walk = claim
+    _check_walkable(claim, alpha, level)
+    rules, room = _walk_rules(claim, alpha)
+    deciding = next((i for i, rule in enumerate(rules) if rule[1]), None)
+    label, _, because = (
+        rules[deciding] if deciding is not None else (verdicts.INCONCLUSIVE, True, "no rule holds")
+    )
+    later = [name for name, holds, _ in rules[(deciding or 0) + 1 :] if holds]
+    evidence = verdicts.Evidence(
+        effect=claim["effect"], simultaneous=tuple(claim["interval"]),
+        p_sign=claim["p_adjusted"], p_equivalence=claim["p_equivalence_adjusted"],
+        better=claim["better"], smallest=claim["smallest"], paper_effect=claim["paper_effect"],
+        paper_units=True, alpha=alpha, room=room,
+    )  # fmt: skip
+    decided = verdicts.verdict(evidence)[0]
+    if not label == decided == claim["verdict"]:
+        raise ValueError(
+            f"{claim['claim']}: the walk gives {label!r}, the rule {decided!r} and claims.json "
+            f"{claim['verdict']!r}"
+        )
+    conclusion = (
+        f"The first label that holds is **{label}** ({because}), and it is the label "
+        "`claims.json` records for this claim"
+        + (
+            f"; {', '.join(later)} would hold as well, but the rules try it later."
+            if later
+            else "."
+        )
+    )
+    return _walk_facts(claim, level, rules), conclusion
+
+
+def _check_walkable(walk: dict, alpha: float, level: float) -> None:
+    """Refuse a claim :func:`verdict_walk` cannot walk, naming why (its docstring)."""
     if not walkable(walk):
         raise ValueError(f"{walk['claim']}: no step-by-step walk (see walkable)")
     if not math.isclose(level, 1 - alpha / walk["family_size"], rel_tol=1e-5, abs_tol=1e-8):
         raise ValueError(f"{walk['claim']}: level {level} is not Bonferroni's at the family's size")
     direction = 1.0 if walk["better"] == "higher" else -1.0
+    variant_mean, baseline_mean = walk["variant_value"]["mean"], walk["baseline_value"]["mean"]
+    if walk["guard"]["failed"] is not None or verdicts.untestable_reason(
+        variant_mean, baseline_mean, walk["chance"], walk["ceiling"], walk["better"],
+        walk["smallest"],
+    ):  # fmt: skip
+        raise ValueError(f"{walk['claim']}: untestable, no walk past step 1")
+    if walk["seed_df"] < verdicts.MIN_SEED_DF or direction * walk["paper_effect"] <= 0:
+        raise ValueError(f"{walk['claim']}: too few seeds, or no published effect on its side")
+
+
+def _walk_rules(walk: dict, alpha: float) -> tuple[list[tuple[str, bool, str]], float]:
+    """The labels in the order the rules try them, each ``(label, holds, the numbers it
+    reads)``, and the baseline's room to the best value."""
+    direction = 1.0 if walk["better"] == "higher" else -1.0
     low, high = verdicts.signed(walk["interval"], walk["better"])  # the paper's direction positive
     paper_effect = direction * walk["paper_effect"]
-    delta, note = walk["smallest"], walk["design_note"]
+    delta, note, guard = walk["smallest"], walk["design_note"], walk["guard"]
     variant_mean, baseline_mean = walk["variant_value"]["mean"], walk["baseline_value"]["mean"]
-    guard = walk["guard"]
-    if guard["failed"] is not None or verdicts.untestable_reason(
-        variant_mean, baseline_mean, walk["chance"], walk["ceiling"], walk["better"], delta
-    ):
-        raise ValueError(f"{walk['claim']}: untestable, no walk past step 1")
-    if walk["seed_df"] < verdicts.MIN_SEED_DF or paper_effect <= 0:
-        raise ValueError(f"{walk['claim']}: too few seeds, or no published effect on its side")
     room = direction * (walk["ceiling"] - baseline_mean)
     sign_known, paper_side = walk["p_adjusted"] < alpha, direction * walk["effect"] > 0
     side = "the paper's sign" if paper_side else "the other sign"
-
     p_sign, p_equivalence = walk["p_adjusted"], walk["p_equivalence_adjusted"]
     sign_words = f"{side}, Holm p = {p_sign:.3g} {_vs(p_sign, alpha)} α = {alpha:g}"
     rules = [  # (label, whether it holds, the numbers it reads), in the order the rules try them
@@ -191,27 +241,17 @@ def verdict_walk(claim: dict, alpha: float, level: float) -> tuple[str, str]:
          f"{sign_words}; the interval's lower end {low:+.3g} {'>' if low > delta else '≤'} "
          f"+δ = {delta:g}"),
     ]  # fmt: skip
-    deciding = next((i for i, rule in enumerate(rules) if rule[1]), None)
-    label, _, because = (
-        rules[deciding] if deciding is not None else (verdicts.INCONCLUSIVE, True, "no rule holds")
-    )
-    later = [name for name, holds, _ in rules[(deciding or 0) + 1 :] if holds]
-    evidence = verdicts.Evidence(
-        effect=walk["effect"], simultaneous=tuple(walk["interval"]), p_sign=walk["p_adjusted"],
-        p_equivalence=walk["p_equivalence_adjusted"], better=walk["better"], smallest=delta,
-        paper_effect=walk["paper_effect"], paper_units=True, alpha=alpha, room=room,
-    )  # fmt: skip
-    decided = verdicts.verdict(evidence)[0]
-    if not label == decided == walk["verdict"]:
-        raise ValueError(
-            f"{walk['claim']}: the walk gives {label!r}, the rule {decided!r} and claims.json "
-            f"{walk['verdict']!r}"
-        )
+    return rules, room
+
+
+def _walk_facts(walk: dict, level: float, rules: list[tuple[str, bool, str]]) -> str:
+    """The walk's facts as Markdown: effect, interval, δ, design note, bases, the rules' table."""
+    delta, note = walk["smallest"], walk["design_note"]
     per_base = "; ".join(
         f"base {b}: {e['effect']:+.3g} over {e['seeds']} seeds" for b, e in walk["per_base"].items()
     )
     raw_low, raw_high = walk["interval_raw"]
-    facts = (
+    return (
         f"**{walk['statement']}** ({summary.claim_name(walk)}; {walk['units']}, "
         f"{walk['better']} is better).\n\n"
         f"- **Effect**: variant − baseline = {walk['effect']:+.3g}, the mean of the per-base "
@@ -229,16 +269,6 @@ def verdict_walk(claim: dict, alpha: float, level: float) -> tuple[str, str]:
             f"| {name} | {reads} | {'yes' if holds else 'no'} |" for name, holds, reads in rules
         )
     )
-    conclusion = (
-        f"The first label that holds is **{label}** ({because}), and it is the label "
-        "`claims.json` records for this claim"
-        + (
-            f"; {', '.join(later)} would hold as well, but the rules try it later."
-            if later
-            else "."
-        )
-    )
-    return facts, conclusion
 
 
 def published_against(claims: list[dict], baseline: str) -> str:
@@ -294,15 +324,14 @@ def trend_sentence(readings: dict[str, dict[str, str]]) -> str:
     for name, reading in readings.items():
         for axis, text in reading.items():
             found[next(k for k in TREND_KINDS if text.startswith(k))].append(f"{name} ({axis})")
+    others = [f"{len(found[k])} {w}" for k, w in TREND_KINDS.items()
+              if found[k] and k != "moves toward"]  # fmt: skip
+    toward = (
+        f"{len(found['moves toward'])} move toward the paper's side as the scale grows ("
+        + ("; ".join(found["moves toward"]) or "none")
+        + ")"
+    )
     return (
         f"Of the {sum(len(r) for r in readings.values())} slopes ({len(readings)} headline claims "
-        "× batch and length), "
-        + ", ".join(
-            f"{len(found[k])} {w}"
-            for k, w in TREND_KINDS.items()
-            if found[k] and k != "moves toward"
-        )
-        + f", and {len(found['moves toward'])} move toward the paper's side as the scale grows ("
-        + ("; ".join(found["moves toward"]) or "none")
-        + ")."
+        f"× batch and length), {', '.join(others) + ', and ' if others else ''}{toward}."
     )

@@ -71,6 +71,10 @@ VERDICTS = (
     NEGLIGIBLE_OTHER_SIGN, AT_CEILING, INCONCLUSIVE, UNDERPOWERED, UNRESOLVABLE, UNTESTABLE,
     BASE_DEPENDENT,
 )  # fmt: skip
+# the verdicts of a claim the study could not decide at its scale (README and notebook 05 alike)
+UNDECIDED = (UNDERPOWERED, UNRESOLVABLE, INCONCLUSIVE)
+# the claims the study could not test here, or whose two bases split
+NOT_TESTED = (AT_CEILING, UNTESTABLE, BASE_DEPENDENT)
 COLLAPSE_LOSS_FRACTION = 0.01  # loss within 1 % of ln B over the last fifth of training
 COLLAPSE_FEATURE_STD = 1e-3  # features whose std over the test set is below this
 # no interval from fewer within-base degrees of freedom: with one, the family-level t is in the
