@@ -69,6 +69,8 @@ rows = run_or_train(
 
 # %%
 display(Markdown(markdown_table(REPO_ROOT / output_dir)))
+evaluated = sorted(p.stem for p in (REPO_ROOT / output_dir).glob("*.json") if p.stem != "published")
+display(Markdown(f"{len(evaluated)} benchmark(s) evaluated: {', '.join(evaluated)}."))
 
 # %% [markdown]
 # ## Beside the published numbers
@@ -78,3 +80,7 @@ display(Markdown(markdown_table(REPO_ROOT / output_dir)))
 beside = REPO_ROOT / output_dir / "published.md"
 if beside.is_file():
     display(Markdown(beside.read_text()))
+display(Markdown(
+    "The table above sets these results beside the published rows."
+    if beside.is_file() else "No published rows were named, so no comparison was written."
+))  # fmt: skip
