@@ -39,7 +39,7 @@ import os
 
 from IPython.display import Markdown, display
 
-from paperlib.figures import plot_log
+from paperlib.figures import loss_sentence, plot_log
 from paperlib.notebooks import REPO_ROOT
 from paperlib.train import read_log, run_in
 
@@ -56,11 +56,5 @@ print(result.status, "at step", result.step, "->", os.path.relpath(result.checkp
 fig = plot_log(read_log(result.output_dir), ["global", "comp", "hide_m"])
 
 # %%
-steps = [r for r in read_log(result.output_dir) if "loss" in r]
-first, last = steps[0], steps[-1]
-moved = "fell" if last["loss"] < first["loss"] else "did not fall"
 log_file = f"{os.path.relpath(result.output_dir, REPO_ROOT)}/log.jsonl"
-display(Markdown(
-    f"The loss {moved}: {first['loss']:.4g} at step {first['step']}, {last['loss']:.4g} at step "
-    f"{last['step']} ({len(steps)} logged steps, `{log_file}`)."
-))  # fmt: skip
+display(Markdown(loss_sentence(read_log(result.output_dir), log_file)))

@@ -131,3 +131,14 @@ def test_mean_and_band_plots_the_seed_mean_and_a_clipped_band():
     fig, ax = plt.subplots()
     figures.mean_and_band(ax, one, "MERU", color="C1")
     assert not ax.collections  # one seed: no spread to draw
+
+
+def test_loss_sentence_reads_the_first_and_last_logged_loss():
+    from paperlib.figures import loss_sentence
+
+    log = [{"step": 0, "val": {}}, {"step": 1, "loss": 2.0}, {"step": 5, "loss": 0.5}]
+    assert loss_sentence(log, "run/log.jsonl") == (
+        "The loss fell: 2 at step 1, 0.5 at step 5 (2 logged steps, `run/log.jsonl`)."
+    )
+    rising = [{"step": 1, "loss": 1.0}, {"step": 2, "loss": 1.5}]
+    assert loss_sentence(rising, "x").startswith("The loss did not fall: 1 at step 1, 1.5")

@@ -87,6 +87,7 @@ from paperlib.figures.quickstart import (  # noqa: E402
     similarity_heatmaps,
 )
 from paperlib.figures.training import (  # noqa: E402
+    loss_sentence,
     plot_log,
 )
 
@@ -141,5 +142,6 @@ __all__ = [
     "disc_grid",
     "draw_disc",
     "norm_boxplots",
+    "loss_sentence",
     "plot_log",
 ]

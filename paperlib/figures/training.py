@@ -17,3 +17,15 @@ def plot_log(log: list[dict], keys: list[str], title: str = "") -> plt.Figure:
         fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def loss_sentence(log: list[dict], log_file: str) -> str:
+    """The loss curve in one sentence: whether it fell, from its first logged value to its last
+    (``log_file``: where the records were read, as the reader should see it)."""
+    steps = [r for r in log if "loss" in r]
+    first, last = steps[0], steps[-1]
+    moved = "fell" if last["loss"] < first["loss"] else "did not fall"
+    return (
+        f"The loss {moved}: {first['loss']:.4g} at step {first['step']}, {last['loss']:.4g} at "
+        f"step {last['step']} ({len(steps)} logged steps, `{log_file}`)."
+    )
