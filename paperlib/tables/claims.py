@@ -278,8 +278,7 @@ BORROWED["short-t2i"] = (
     "the paper's retrieval column is R@5 and the study's R@1, both shares of test items: "
 )
 BORROWED["zs-l1"] = BORROWED["zs-l3"] = (
-    "the paper's zero-shot column is ImageNet top-1, read for each level of the world's "
-    "taxonomy: "
+    "the paper's zero-shot column is ImageNet top-1, read for each level of the world's taxonomy: "
 )
 
 
