@@ -158,7 +158,7 @@ plt.show()
 c_high, c_low = max(radii, key=radii.get), min(radii, key=radii.get)
 display(
     Markdown(
-        f"The cone exists only outside $2K/\\sqrt c$, a radius that grows from "
+        f"The cone exists only outside 2K/√c, a radius that grows from "
         f"{radii[c_low]:.2f} at $c = {c_low:g}$ to {radii[c_high]:.2f} at $c = {c_high:g}$: "
         "the smaller the curvature, the larger the ball of parents without a cone."
     )
@@ -456,7 +456,7 @@ display(
             if frac_max == 0
             else f"reaches at most {frac_max:.3f}"
         )
-        + f": the radius $2K/\\sqrt c$ is at most {radius_max:.3f} there, and the batch-mean "
+        + f": the radius 2K/√c is at most {radius_max:.3f} there, and the batch-mean "
         f"caption norm never falls below {norm_min:.3f}, {norm_min / radius_max:.1f} times the "
         "radius"
         + (
@@ -546,7 +546,7 @@ if "ARGENT" in logs and NO_REG in logs:
             )
             + f": ARGENT's mean caption norm {argent_caption:.3f} lies "
             f"{'above' if pull == 'inward' else 'below'} the regularizer's optimum "
-            f"1/√2 = {reg_optimum:.3f}, where $\\mathcal L_{{Reg}}$ pulls norms {pull}, while "
+            f"1/√2 = {reg_optimum:.3f}, where ARGENT's norm regularizer pulls norms {pull}, while "
             f"section 3's ray covers only ‖x‖ ≤ {float(parent_norms.max()):.3f}"
             + (
                 ", below that optimum, where it pushes parents out."

@@ -250,10 +250,10 @@ display(
         )
         + ", and "
         + (
-            "no caption, image or crop of any model lies inside its radius $2K/\\sqrt c$ "
+            "no caption, image or crop of any model lies inside its radius 2K/√c "
             f"(smallest norm {min(lowest.values()):.2f}, largest radius {max(radii.values()):.2f})."
             if all(lowest[v] > radii[v] for v in variants)
-            else "some points lie inside the radius $2K/\\sqrt c$: "
+            else "some points lie inside the radius 2K/√c: "
             + ", ".join(f"{v} down to {lowest[v]:.2f}" for v in variants if lowest[v] <= radii[v])
             + "."
         )
