@@ -81,3 +81,25 @@ def test_hyperbolic_bases_carry_their_geometry_into_a_fine_tune(tmp_path, monkey
     # a Euclidean base is trained with another method, into another folder
     euclidean = pretrain.base_config(entry["model"], 0, pretrain.RECIPES["smoke"], tmp_path)
     assert euclidean["method"] == "clip" and euclidean["train"]["output_dir"] != str(run.parent)
+
+
+def test_the_committed_hyperbolic_bases_are_what_their_record_says():
+    """Each committed hyperbolic base is the file bases.json checks, a MERU model with its
+    curvature, trained by the Euclidean bases' recipe, with its curve and plateau check."""
+    import hashlib
+
+    folder = pretrain.bases_dir("hyperbolic")
+    if not (folder / "bases.json").is_file():
+        pytest.skip("no hyperbolic bases committed")
+    summary = json.loads((folder / "bases.json").read_text())
+    euclidean = json.loads((pretrain.bases_dir() / "bases.json").read_text())
+    assert summary["geometry"] == "hyperbolic" and summary["recipe"] == euclidean["recipe"]
+    expected = {(m, b) for m in (pretrain.MODEL, pretrain.MODEL_SMALLER) for b in pretrain.BASES}
+    assert {(e["model"], e["base"]) for e in summary["bases"]} == expected
+    for entry in summary["bases"]:
+        weights = reader.REPO_ROOT / entry["weights"]
+        assert hashlib.sha256(weights.read_bytes()).hexdigest() == entry["sha256"]
+        _, scalars = read_init_checkpoint(str(weights))
+        assert scalars["model.log_curv"].exp().item() > 0 and "model.visual_alpha" in scalars
+        assert entry["steps"] == summary["recipe"]["steps"] and entry["cpu_seconds"] > 0
+        assert set(entry["plateau"]) == set(pretrain.PLATEAU_METRICS)
