@@ -731,9 +731,6 @@ def summary_table(decided: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-UNDECIDED_VERDICTS = UNDECIDED  # the verdicts of a claim not decided at its scale
-
-
 def compact_table(decided: dict[str, Any], paper: str | None = None) -> str:
     """The README's table of the decided claims (of ``paper``, or all): each claim's statement,
     its verdict, the effect with its simultaneous interval, the paper's effect and the valid /
@@ -776,10 +773,8 @@ def findings_sentences(decided: dict[str, Any]) -> str:
         if not against
         else f"{against} {'contradicts its' if against == 1 else 'contradict their'} paper"
     )
-    undecided = Counter({v: counts[v] for v in UNDECIDED_VERDICTS if counts[v]})
-    rest = Counter(
-        {v: n for v, n in counts.items() if v not in (REPRODUCES, SMALLER, *UNDECIDED_VERDICTS)}
-    )
+    undecided = Counter({v: counts[v] for v in UNDECIDED if counts[v]})
+    rest = Counter({v: n for v, n in counts.items() if v not in (REPRODUCES, SMALLER, *UNDECIDED)})
     of_papers = ", ".join(f"{n} {paper}" for paper, n in papers.items())
     n_undecided = sum(undecided.values())
     second = (
