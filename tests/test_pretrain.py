@@ -103,3 +103,36 @@ def test_the_committed_hyperbolic_bases_are_what_their_record_says():
         assert scalars["model.log_curv"].exp().item() > 0 and "model.visual_alpha" in scalars
         assert entry["steps"] == summary["recipe"]["steps"] and entry["cpu_seconds"] > 0
         assert set(entry["plateau"]) == set(pretrain.PLATEAU_METRICS)
+
+
+def test_a_fine_tune_takes_the_checkpoint_scalars_it_names():
+    """``model.init_scalars`` picks which of a hyperbolic base's scalars a run starts from; the
+    others start where a from-scratch run's do, and the encoders are the base's either way."""
+    weights = pretrain.base_path(pretrain.MODEL_SMALLER, 0, pretrain.bases_dir("hyperbolic"))
+    saved, saved_scalars = read_init_checkpoint(str(weights))
+    fresh = build_module(
+        build_config({"method": "argent", "model": {"name": pretrain.MODEL_SMALLER}})
+    )
+    fresh_scalars = {k: fresh[0].get_parameter(k).detach() for k in saved_scalars}
+    for names, kept in (
+        (["curvature", "alpha", "logit_scale"], set(saved_scalars)),
+        (["logit_scale"], {"model.logit_scale"}),
+        ([], set()),
+    ):
+        model = {"name": pretrain.MODEL_SMALLER, "init": str(weights), "init_scalars": names}
+        module, _, _ = build_module(build_config({"method": "argent", "model": model}))
+        for key, value in saved_scalars.items():
+            expected = value if key in kept else fresh_scalars[key]
+            assert torch.equal(module.get_parameter(key).detach(), expected), (names, key)
+        for key, value in module.model.clip.state_dict().items():
+            assert torch.equal(value, saved[key].to(value.dtype)), key
+    assert not torch.equal(saved_scalars["model.log_curv"], fresh_scalars["model.log_curv"])
+    fixed = {"name": pretrain.MODEL_SMALLER, "init": str(weights), "init_scalars": [],
+             "curv_init": 0.1, "learn_curv": False}  # fmt: skip
+    module, _, _ = build_module(build_config({"method": "argent", "model": fixed}))
+    assert module.model.curv.item() == pytest.approx(0.1)
+    with pytest.raises(ValueError, match="model.init_scalars: unknown scalar"):
+        build_config({"method": "argent", "model": {"init_scalars": ["curv"]}})
+    with pytest.raises(ValueError, match="leave alpha out of model.init_scalars"):
+        model = {"name": pretrain.MODEL_SMALLER, "init": str(weights), "alpha_rule": "feature-norm"}
+        build_module(build_config({"method": "argent", "model": model}))

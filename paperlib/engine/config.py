@@ -34,6 +34,9 @@ from paperlib.models import LOGIT_SCALE_MAX
 from paperlib.models.meru_checkpoint import HYCOCLIP_MODEL_NAMES
 from paperlib.untrusted import YamlError, brief, load_yaml, unique_keys
 
+# the scalars a hyperbolic checkpoint holds beside its encoders (``model.init_scalars``)
+INIT_SCALARS = ("curvature", "alpha", "logit_scale")
+
 
 class ConfigError(ValueError):
     """A config problem; the message starts with the dotted key at fault."""
@@ -57,6 +60,11 @@ class ModelConfig:
     # whose features are far longer than MERU's rule assumes; docs/methods/argent.md)
     alpha_rule: Literal["embed-dim", "fixed-512", "feature-norm"] = "embed-dim"
     alpha_norm: float = 1.0
+    # hyperbolic methods from a hyperbolic checkpoint: which of its scalars the run starts from
+    # (the rest start as a from-scratch run's: curv_init, the α rule, MERU's logit scale); all
+    # by default, as a fine-tune continues its base. A run at another fixed curvature takes
+    # the encoders alone (docs/methods/argent.md#starting-from-a-hyperbolic-base)
+    init_scalars: tuple[str, ...] = INIT_SCALARS
 
 
 @dataclass
@@ -455,6 +463,12 @@ def _validate_model(config: Config) -> None:
         )
     _check_positive(m.curv_init, "model.curv_init")
     _check_positive(m.alpha_norm, "model.alpha_norm")
+    unknown = sorted(set(m.init_scalars) - set(INIT_SCALARS))
+    if unknown:
+        raise ConfigError(
+            f"model.init_scalars: unknown scalar(s) {unknown}; expected a subset of "
+            f"{list(INIT_SCALARS)}"
+        )
     _check_long_text(m)
 
 

@@ -313,12 +313,19 @@ def method_spec(name: str) -> Method:
     return METHOD_REGISTRY[name]
 
 
-HYPERBOLIC_SCALARS = (
-    "model.log_curv",
-    "model.visual_alpha",
-    "model.textual_alpha",
-    "model.logit_scale",
-)
+# the hyperbolic scalars a checkpoint holds, by the name ``model.init_scalars`` gives them
+SCALAR_PARAMETERS = {
+    "curvature": ("model.log_curv",),
+    "alpha": ("model.visual_alpha", "model.textual_alpha"),
+    "logit_scale": ("model.logit_scale",),
+}
+HYPERBOLIC_SCALARS = tuple(key for keys in SCALAR_PARAMETERS.values() for key in keys)
+
+
+def kept_scalars(scalars: dict[str, Tensor], names: tuple[str, ...]) -> dict[str, Tensor]:
+    """The checkpoint's scalars a run starts from: those of ``model.init_scalars`` ``names``."""
+    keys = {key for name in names for key in SCALAR_PARAMETERS[name]}
+    return {key: value for key, value in scalars.items() if key in keys}
 
 
 INIT_EXPECTED = (
@@ -367,11 +374,12 @@ def build_module(config: Config, device: torch.device | str = "cpu"):
             learn_curv=m.learn_curv,
             alpha_init=meru_alpha_init(width),
         )
+        scalars = kept_scalars(scalars, m.init_scalars)
         if m.alpha_rule == "feature-norm" and any(k.endswith("_alpha") for k in scalars):
             raise ValueError(
                 f"model.alpha_rule: feature-norm would replace the α that the hyperbolic "
                 f"checkpoint model.init={m.init!r} holds; use alpha_rule=embed-dim (the "
-                "checkpoint's α is kept)"
+                "checkpoint's α is kept), or leave alpha out of model.init_scalars"
             )
         module = method_spec(config.method).module(model, config.method, config.loss)
         with torch.no_grad():
