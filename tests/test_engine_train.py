@@ -200,7 +200,7 @@ def test_feature_norm_alpha_comes_from_the_first_training_batch(tmp_path, steps)
     one_step = load_config(raw, ["train.steps=1"])
     loader = build_loader(one_step, dataset, tokenizer, rank=0, world_size=1, start_step=0)
     batch = next(iter(loader))
-    module.eval()
+    module.train()  # a random tower: α is read off the features its first step sees
     with torch.no_grad():
         image = module.clip.encode_image(batch["image"], normalize=False)
         text = module.clip.encode_text(batch["text"], normalize=False)

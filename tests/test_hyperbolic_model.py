@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 
 import pytest
@@ -127,11 +128,21 @@ def test_alpha_for_norm_scales_the_mean_norm_to_the_target():
             alpha_for_norm(bad)
 
 
+def _trained_batchnorm(clip, images: torch.Tensor) -> None:
+    """Update ``clip``'s BatchNorm statistics on a few other batches, as training would."""
+    clip.train()
+    with torch.no_grad():
+        for i in range(3):
+            clip.encode_image(images.roll(i + 1, dims=-1) * 0.5, normalize=False)
+
+
 def test_calibrate_alpha_sets_each_tower_from_its_own_features_and_keeps_batchnorm():
+    """With trained BatchNorm statistics, α is measured in eval mode and the statistics kept."""
     torch.manual_seed(3)
     clip, _, tokenizer = create_model("paper-tiny-rn")
-    model = HyperbolicCLIP(clip).train()
     images, tokens = _batch(tokenizer, n=6)
+    _trained_batchnorm(clip, images)
+    model = HyperbolicCLIP(clip).train()
     buffers = {k: v.clone() for k, v in model.named_buffers() if "running" in k}
     model.calibrate_alpha_(images, tokens, norm=0.02)  # below both raw norms
     assert model.training  # its mode is given back
@@ -145,3 +156,29 @@ def test_calibrate_alpha_sets_each_tower_from_its_own_features_and_keeps_batchno
     assert image.norm(dim=-1).mean().item() == pytest.approx(0.02, rel=1e-4)
     assert text.norm(dim=-1).mean().item() == pytest.approx(0.02, rel=1e-4)
     assert model.visual_alpha.item() != pytest.approx(model.textual_alpha.item())
+
+
+def test_calibrate_alpha_of_a_random_tower_measures_what_its_first_step_sees():
+    """A random ResNet's eval-mode features are one constant vector (its BatchNorm statistics
+    were never updated), so α is measured on the train-mode features, the ones the loss lifts;
+    the BatchNorm buffers are given back bit for bit."""
+    torch.manual_seed(4)
+    clip, _, tokenizer = create_model("paper-tiny-rn")
+    model = HyperbolicCLIP(clip).train()
+    images, tokens = _batch(tokenizer, n=8)
+    reference = copy.deepcopy(clip).train()  # the independent reference: a copy's first step
+    with torch.no_grad():
+        step = reference.encode_image(images, normalize=False)
+        constant = reference.eval().encode_image(images, normalize=False)
+    spread = (constant - constant.mean(0)).norm(dim=-1).max() / constant.norm(dim=-1).mean()
+    assert spread < 0.01  # eval mode: all but the same vector for every input, and short
+    assert step.norm(dim=-1).mean() > 5 * constant.norm(dim=-1).mean()
+    buffers = {k: v.clone() for k, v in model.named_buffers()}
+    model.calibrate_alpha_(images, tokens, norm=1.0)
+    for key, value in model.named_buffers():
+        assert torch.equal(value, buffers[key]), key
+    expected = min(0.0, math.log(1.0 / step.norm(dim=-1).mean().item()))
+    assert model.visual_alpha.item() == pytest.approx(expected, abs=1e-6)
+    assert model.visual_alpha.item() < 0.0  # the train-mode features are longer than 1
+    lifted = (step * model.visual_alpha.exp()).norm(dim=-1).mean().item()
+    assert lifted == pytest.approx(1.0, rel=1e-5)

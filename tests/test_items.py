@@ -14,7 +14,7 @@ from paperlib.engine.benchmarks import Scoring, benchmark_metrics
 from paperlib.geometry.lorentz import exp_map0, exterior_angle
 from paperlib.metrics import results
 from paperlib.metrics.hierarchy import build_pep_pairs, entailment_score
-from paperlib.metrics.items import item_means, k_cut_scores, pep_items, world_items
+from paperlib.metrics.items import item_means, k_cut_scores, parent_items, pep_items, world_items
 from paperlib.tables.claims import CLAIMS, MEASURED
 
 
@@ -154,3 +154,16 @@ def test_k_cut_scores_pick_the_segment_ends_of_paperlib_segments():
     items = world_items(emb, "euclidean", None)
     long_enough = int((emb["segments_all_lengths"] >= 7).sum())
     assert items["world-monotonicity/himoK7"].shape == (long_enough,)
+
+
+def test_parent_items_count_each_kind_inside_the_radius_and_their_share_per_sample():
+    torch.manual_seed(5)
+    curv = 0.25  # radius 2 · 0.1 / 0.5 = 0.4
+    norms = {k: torch.rand(50) * 0.8 for k in ("short_caption", "box_text", "box_image")}
+    items = parent_items(norms, curv)
+    inside = {k: np.array([float(v < 0.4) for v in norms[k].tolist()]) for k in norms}
+    for kind, expected in inside.items():
+        np.testing.assert_array_equal(items[f"aperture/{kind}_inside_radius"], expected)
+    per_sample = [sum(inside[k][i] for k in inside) / 3 for i in range(50)]
+    np.testing.assert_allclose(items["aperture/parents_inside_radius"], per_sample)
+    assert 0 < items["aperture/parents_inside_radius"].mean() < 1

@@ -735,6 +735,13 @@ class World:
         )
 
 
+def chosen_box(world_seed: int, index: int, sample: Sample) -> BoxSample:
+    """The box crop and phrase item ``index`` of world ``world_seed`` carries: one of the
+    sample's boxes, drawn from (seed, index), the same in every epoch."""
+    choice = int(np.random.default_rng([world_seed, index, 1]).integers(len(sample.boxes)))
+    return sample.boxes[choice]
+
+
 class WorldDataset(Dataset):
     """Torch Dataset over ``World(seed, image_size)``: ``size`` dict samples for the engine.
 
@@ -775,8 +782,7 @@ class WorldDataset(Dataset):
         twin = self.twins and index % 2 == 1
         sample = self.world.twin_sample(index - 1) if twin else self.world.sample(index)
         item = sample_to_item(sample, sample.image)
-        choice = int(np.random.default_rng([self.world.seed, index, 1]).integers(len(sample.boxes)))
-        box = sample.boxes[choice]
+        box = chosen_box(self.world.seed, index, sample)
         side = self.world.image_size
         item["box_image"] = box.image.resize((side, side), Image.BICUBIC)
         item["box_phrase"] = box.phrase

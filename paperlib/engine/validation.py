@@ -10,7 +10,13 @@ Metrics (:data:`VALIDATION_METRICS`; geometry-aware scores, ``metrics.scores``):
 
 - ``short_i2t_r1`` / ``long_i2t_r1``: image→text R@1 with the short / long captions (a
   duplicate short caption counts as a hit, as ``world-short`` does);
-- ``zeroshot_L1`` / ``zeroshot_L3``: zero-shot accuracy at taxonomy level 1 / 3.
+- ``zeroshot_L1`` / ``zeroshot_L3``: zero-shot accuracy at taxonomy level 1 / 3;
+- hyperbolic runs, the parents of the entailment pairs against MERU's aperture radius
+  ``2K/√c`` (K = 0.1, the run's curvature; ``docs/methods/argent.md#why-argent-drops-the-aperture``):
+  ``inside_<kind>``, the share of held-out parents whose space norm lies inside it (where the
+  half-aperture is undefined), and ``norm_<kind>``, their mean space norm, for each
+  :data:`PARENT_KINDS` kind: ``short`` captions, ``box_text`` phrases and ``box_image`` crops
+  (each sample's box as its training item carries it, ``data.world.chosen_box``).
 
 Only the generated world has a validation set here; other datasets log nothing.
 """
@@ -22,14 +28,24 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from PIL import Image
 from torch import Tensor, nn
 
-from paperlib.data.world import World, class_names, zeroshot_prompts
+from paperlib.data.world import World, chosen_box, class_names, zeroshot_prompts
+from paperlib.geometry.lorentz import aperture_radius
 from paperlib.metrics import retrieval, zeroshot
 from paperlib.metrics.scores import pairwise_scores
 
 VALIDATION_SEED = 20_000
-VALIDATION_METRICS = ("short_i2t_r1", "long_i2t_r1", "zeroshot_L1", "zeroshot_L3")
+PARENT_KINDS = ("short", "box_text", "box_image")  # the parents of HyCoCLIP's entailment pairs
+APERTURE_K = 0.1  # K of MERU's half-aperture, as the losses' ``min_radius`` default
+VALIDATION_METRICS = (
+    "short_i2t_r1",
+    "long_i2t_r1",
+    "zeroshot_L1",
+    "zeroshot_L3",
+    *(f"{stat}_{kind}" for stat in ("inside", "norm") for kind in PARENT_KINDS),
+)
 BATCH = 256
 
 
@@ -42,6 +58,7 @@ class ValidationSet:
     short_positive: Tensor  # (n, n) duplicate short captions count as hits
     labels: Tensor  # (n, 3) taxonomy labels
     prompts_per_class: int
+    box_images: Tensor | None = None  # (n, 3, H, W) each sample's box crop, where asked
 
 
 def _prompt_texts(level: int) -> list[str]:
@@ -69,12 +86,21 @@ def build_validation_set(
     for level in (1, 3):
         if f"zeroshot_L{level}" in metrics:
             texts[f"prompts_L{level}"] = tokenizer(_prompt_texts(level))
+    box_images = None
+    if any(m.endswith(("_box_text", "_box_image")) for m in metrics):
+        boxes = [chosen_box(seed, i, s) for i, s in enumerate(samples)]
+        texts["box_text"] = tokenizer([b.phrase for b in boxes])
+        side = world.image_size  # resized as the training crops are (``WorldDataset``)
+        box_images = torch.stack(
+            [preprocess(b.image.resize((side, side), Image.BICUBIC)) for b in boxes]
+        )
     return ValidationSet(
         images=torch.stack([preprocess(s.image) for s in samples]),
         texts=texts,
         short_positive=retrieval.same_text_positives([s.short_caption for s in samples]),
         labels=torch.tensor([s.meta["labels"] for s in samples]),
         prompts_per_class=len(zeroshot_prompts(1)[class_names(1)[0]]),
+        box_images=box_images,
     )
 
 
@@ -104,8 +130,30 @@ def validate(module: nn.Module, data: ValidationSet, metrics: Sequence[str]) -> 
     return out
 
 
+def parent_statistic(norms: Tensor, stat: str, curv: float) -> float:
+    """``inside``: the share of ``norms`` below the aperture radius ``2K/√c``; ``norm``: their
+    mean."""
+    if stat == "inside":
+        return float((norms < aperture_radius(curv, APERTURE_K)).double().mean())
+    return float(norms.double().mean())
+
+
+def _parent_metric(name, module, data, geometry, curv, device) -> float:
+    """``inside_<kind>`` / ``norm_<kind>`` of the held-out parents of one kind."""
+    if geometry != "hyperbolic":
+        raise ValueError(f"train.val_metrics: {name} measures a hyperbolic model's parents")
+    stat, kind = name.split("_", 1)
+    if kind == "box_image":
+        features = _batched(module.embed_image, data.box_images, device)
+    else:
+        features = _batched(module.embed_text, data.texts[kind], device)
+    return parent_statistic(features.norm(dim=-1), stat, curv)
+
+
 def _metric(name, module, data, image, geometry, curv, device) -> float:
     """One validation metric from the image features and the module's text encoder."""
+    if name.startswith(("inside_", "norm_")):
+        return _parent_metric(name, module, data, geometry, curv, device)
     if name.endswith("_i2t_r1"):
         kind = name.removesuffix("_i2t_r1")
         text = _batched(module.embed_text, data.texts[kind], device)

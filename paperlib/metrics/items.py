@@ -194,6 +194,20 @@ def world_items(emb: dict[str, Any], geometry: str, curv: float | None) -> dict[
     return {k: np.asarray(v, dtype=np.float64) for k, v in out.items()}
 
 
+PARENTS = ("short_caption", "box_text", "box_image")  # the parents of HyCoCLIP's pairs
+
+
+def parent_items(norms: dict[str, Tensor], curv: float) -> dict[str, np.ndarray]:
+    """Per held-out sample, 1 where each kind of parent of :data:`PARENTS` (its space norms in
+    ``norms``) lies inside ``2K/√c``, and ``aperture/parents_inside_radius``, the share of the
+    sample's three parents inside (docs/methods/argent.md#why-argent-drops-the-aperture)."""
+    radius = float(aperture_radius(float(curv)))
+    out = {f"aperture/{k}_inside_radius": (norms[k] < radius).double().numpy() for k in PARENTS}
+    out["aperture/parents_inside_radius"] = np.mean([out[f"aperture/{k}_inside_radius"]
+                                                     for k in PARENTS], axis=0)  # fmt: skip
+    return out
+
+
 def item_means(items: dict[str, np.ndarray]) -> dict[str, float]:
     """The metric of each item vector: its mean (vectors without items are left out)."""
     return {k: float(np.mean(v)) for k, v in items.items() if v.size}

@@ -50,6 +50,17 @@ def alpha_for_norm(features: Tensor, norm: float = 1.0) -> float:
     return min(0.0, math.log(norm / mean_norm))
 
 
+def untrained_batchnorm(module: nn.Module) -> bool:
+    """Whether ``module`` has a BatchNorm layer whose running statistics were never updated
+    (``num_batches_tracked`` 0: a randomly initialised tower)."""
+    return any(
+        isinstance(m, nn.modules.batchnorm._BatchNorm)
+        and m.num_batches_tracked is not None
+        and int(m.num_batches_tracked) == 0
+        for m in module.modules()
+    )
+
+
 class HyperbolicCLIP(nn.Module):
     """Wrap an open_clip CLIP model; features are Lorentz space components (batch, embed_dim).
 
@@ -99,11 +110,17 @@ class HyperbolicCLIP(nn.Module):
     @torch.no_grad()
     def calibrate_alpha_(self, images: Tensor, tokens: Tensor, norm: float = 1.0) -> None:
         """Set ``α_visual`` and ``α_text`` to :func:`alpha_for_norm` of this batch's
-        unnormalised features (eval mode, so BatchNorm statistics stay as they are)."""
+        unnormalised features, as the first training step will see them: in eval mode where the
+        BatchNorm statistics were trained, in train mode where they were never updated (a
+        random tower, whose eval-mode features are one constant vector whatever the input);
+        the BatchNorm buffers are given back as they were either way."""
         was_training = self.training
-        self.eval()
+        untrained = untrained_batchnorm(self.clip)
+        buffers = {k: v.clone() for k, v in self.clip.named_buffers()}
+        self.train(untrained)
         image = self.clip.encode_image(images, normalize=False)
         text = text_features(self.clip, tokens)
+        self.clip.load_state_dict(buffers, strict=False)
         self.train(was_training)
         self.visual_alpha.fill_(alpha_for_norm(image, norm))
         self.textual_alpha.fill_(alpha_for_norm(text, norm))

@@ -12,14 +12,15 @@ from typing import Any
 
 import numpy as np
 import torch
+from PIL import Image
 
 from paperlib.atomic import atomic_write
-from paperlib.data.world import World
+from paperlib.data.world import World, chosen_box
 from paperlib.engine.checkpoint import load_checkpoint
 from paperlib.engine.evaluation import Embedder, checkpoint_key, load_trained, world_texts
 from paperlib.engine.methods import HYPERBOLIC_METHODS, input_size
 from paperlib.evaluate import evaluate_run
-from paperlib.metrics.items import world_items
+from paperlib.metrics.items import parent_items, world_items
 from paperlib.study.design import Run, plan, run_target, study_root
 from paperlib.study.reader import EVAL_SEED, repo_relative
 from paperlib.study.scales import SCALES
@@ -78,10 +79,17 @@ def _geometry(checkpoint: Path) -> tuple[str, float | None]:
     return "hyperbolic", float(state["model"]["model.log_curv"].exp())
 
 
-def write_items(checkpoint: Path, emb: dict[str, Any], target: Path) -> float:
-    """``items.npz`` (per-item metric values) for the run; returns its feature std."""
+def write_items(
+    checkpoint: Path, emb: dict[str, Any], target: Path, parents: bool = False
+) -> float:
+    """``items.npz`` (per-item metric values) for the run, with each held-out sample's parents
+    inside the aperture radius where ``parents`` (``Run.parents``); returns its feature std."""
     geometry, curv = _geometry(checkpoint)
     items = world_items(emb, geometry, curv)
+    if parents:
+        norms = {"short_caption": emb["short_caption"].float().norm(dim=-1)}
+        norms.update(box_parent_norms(checkpoint, len(emb["image"]), EVAL_SEED))
+        items.update(parent_items(norms, curv))
     atomic_save_npz(target / "items.npz", items)
     return float(min(emb["image"].float().std(0).mean(), emb["caption"].float().std(0).mean()))
 
@@ -111,6 +119,23 @@ def export_embeddings(emb: dict[str, Any], checkpoint: Path, target: Path, run: 
     if run.study == "argent":
         out.update(box_embeddings(checkpoint, n, EVAL_SEED))
     atomic_write(target / "embeddings.pt", lambda h: torch.save(out, h))
+
+
+@torch.no_grad()
+def box_parent_norms(checkpoint: Path, size: int, seed: int) -> dict[str, torch.Tensor]:
+    """Space norms of each held-out sample's box phrase and crop, the box its training item
+    would carry (``data.world.chosen_box``, the crop resized as ``WorldDataset`` resizes it)."""
+    module, preprocess, tokenizer, _ = load_trained(checkpoint)
+    world = World(seed=seed, image_size=input_size(module))
+    boxes = [chosen_box(seed, i, world.sample(i)) for i in range(size)]
+    side = world.image_size
+    embed = Embedder(module, preprocess, tokenizer, batch_size=256)
+    return {
+        "box_text": embed.texts([b.phrase for b in boxes]).float().norm(dim=-1),
+        "box_image": embed.images([b.image.resize((side, side), Image.BICUBIC) for b in boxes])
+        .float()
+        .norm(dim=-1),
+    }
 
 
 @torch.no_grad()
