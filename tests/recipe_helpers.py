@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from paperlib.study import design, reader, recipe
+from paperlib.study import design, pretrain, reader, recipe
 from paperlib.study.scales import SCALES
 
 
@@ -29,11 +29,15 @@ def write_picks(scale_name: str, picks: dict[str, tuple[float, float]] | None = 
 
 def toy_repository(tmp_path: Path, monkeypatch) -> Path:
     """Point the study at ``tmp_path`` as its repository (runs under ``tmp_path/runs``) with a
-    fake base 0 of the study's model; returns the bases folder."""
+    fake base 0 of the study's model in each geometry; returns the Euclidean bases folder."""
     monkeypatch.setattr(reader, "REPO_ROOT", tmp_path.resolve())
     monkeypatch.setenv("PAPERLIB_RUNS", str(tmp_path / "runs"))
-    bases = tmp_path / "results" / "bases"
-    bases.mkdir(parents=True, exist_ok=True)
-    monkeypatch.setattr(design, "base_path", lambda model, base: bases / f"{model}-base{base}.pt")
-    (bases / f"{design.MODEL}-base0.pt").write_bytes(b"weights")
-    return bases
+
+    def bases_dir(geometry: str = "euclidean") -> Path:
+        return tmp_path / "results" / pretrain.GEOMETRIES[geometry].folder
+
+    monkeypatch.setattr(design, "bases_dir", bases_dir)
+    for geometry in pretrain.GEOMETRIES:
+        bases_dir(geometry).mkdir(parents=True, exist_ok=True)
+        (bases_dir(geometry) / f"{design.MODEL}-base0.pt").write_bytes(b"weights")
+    return bases_dir()

@@ -138,15 +138,18 @@ def test_compared_runs_differ_only_in_the_thing_under_test(scale):
     assert [runs[(v, seed)].nproc for v in scope] == [2, 2]
     scale_ = design.SCALES[scale]
     for run in runs.values():  # every trained run starts from its seed's base of its model
-        smaller = run.variant.endswith(reader.SMALLER)
+        smaller = run.variant.endswith(reader.SMALLER)  # and of its own geometry
         model = design.MODEL_SMALLER if smaller else design.MODEL
         assert run.config["model"]["name"] == model
         if run.variant != claims.UNTRAINED:
-            base = run.seed if run.variant.startswith(reader.PRETRAIN) else scale_.base_of(run.seed)
-            expected = reader.repo_relative(design.base_path(model, base))
+            base = run.seed if reader.is_base_reference(run.variant) else scale_.base_of(run.seed)
+            geometry = "hyperbolic" if run.study == "argent" else "euclidean"
+            expected = reader.repo_relative(
+                design.base_path(model, base, design.bases_dir(geometry))
+            )
             assert reader.portable_config(run.config)["model"]["init"] == expected
     # the model-size arm: the same pair at the smaller size; the model (and its base) differ
-    for variant in ("HyCoCLIP", "ARGENT", reader.PRETRAIN):
+    for variant in ("HyCoCLIP", "ARGENT", reader.PRETRAIN, reader.PRETRAIN_HYPERBOLIC):
         sized = variant + reader.SMALLER
         assert _differences(resolved(variant, seed), resolved(sized, seed)) == {
             "model.name",
@@ -155,8 +158,15 @@ def test_compared_runs_differ_only_in_the_thing_under_test(scale):
     # the aperture arm: each method at the fixed curvature κ = 0.1 and its start norm
     for method in ("MERU", "HyCoCLIP", "ARGENT"):
         fixed = _differences(resolved(method, seed), resolved(method + claims.APERTURE, seed))
-        assert fixed == {"model.curv_init", "model.learn_curv", "model.alpha_norm"}, method
-        assert runs[(method + claims.APERTURE, seed)].config["model"]["curv_init"] == 0.1
+        assert fixed == {
+            "model.curv_init",
+            "model.learn_curv",
+            "model.init_scalars",
+            "model.alpha_rule",
+            "model.alpha_norm",
+        }, method
+        aperture = runs[(method + claims.APERTURE, seed)].config["model"]
+        assert aperture["curv_init"] == 0.1 and aperture["init_scalars"] == []
     assert claims.EUCLIDEAN_CLIP == reader.PRETRAIN and claims.SMALLER == reader.SMALLER
 
 
@@ -406,7 +416,7 @@ def test_train_distributed_runs_two_ranks_and_names_a_failed_run(tmp_path):
 
 @pytest.mark.usefixtures("picks")
 def test_a_finished_run_is_skipped_and_a_changed_config_or_base_runs_again(tmp_path, monkeypatch):
-    bases = toy_repository(tmp_path, monkeypatch)
+    toy_repository(tmp_path, monkeypatch)
     run = next(r for r in design.plan("smoke") if r.variant == "HyCoCLIP")
     target = design.run_target(run, "smoke")
     target.mkdir(parents=True)
@@ -415,7 +425,8 @@ def test_a_finished_run_is_skipped_and_a_changed_config_or_base_runs_again(tmp_p
     assert execution.finished(run, "smoke")
     monkeypatch.setattr(execution, "train_run", lambda config: pytest.fail("trained again"))
     assert execution.execute(run, "smoke") == record  # skipped: nothing trains
-    (bases / f"{design.MODEL}-base0.pt").write_bytes(b"other weights")
+    hyperbolic = design.bases_dir("hyperbolic")  # HyCoCLIP's base: the hyperbolic one
+    (hyperbolic / f"{design.MODEL}-base0.pt").write_bytes(b"other weights")
     assert not execution.finished(run, "smoke")  # another base: the fine-tune must run again
     changed = json.loads(json.dumps(run.config))
     changed["optim"]["lr"] = 0.123
@@ -425,7 +436,7 @@ def test_a_finished_run_is_skipped_and_a_changed_config_or_base_runs_again(tmp_p
     assert not execution.finished(run, "smoke")
     recorded = json.loads((target / "run.done").read_text())
     assert execution.record_differences(recorded, run) == ["config.optim.lr", "init_sha256"]
-    (bases / f"{design.MODEL}-base0.pt").unlink()
+    (hyperbolic / f"{design.MODEL}-base0.pt").unlink()
     with pytest.raises(FileNotFoundError, match="make pretrain"):
         execution.init_checksum(run.config)
 

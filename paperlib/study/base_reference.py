@@ -8,7 +8,14 @@ from typing import Any
 
 import numpy as np
 
-from paperlib.study.reader import PRETRAIN, item_table, read_items, slug
+from paperlib.study.reader import (
+    PRETRAIN,
+    PRETRAIN_HYPERBOLIC,
+    is_base_reference,
+    item_table,
+    read_items,
+    slug,
+)
 from paperlib.study.scales import SCALES
 from paperlib.tables.claims import SMALLER, UNTRAINED, Claim
 from paperlib.tables.inference import based_estimate
@@ -33,19 +40,25 @@ def _mean(values: np.ndarray) -> float:
     return float(np.mean(values))
 
 
-def base_variant(variant: str) -> str:
-    """The reference run of the pre-trained base a study variant starts from (the smaller
-    model's bases for its arm); the hyperbolic fine-tunes start from the same Euclidean bases."""
-    return PRETRAIN + (SMALLER if variant.endswith(SMALLER) else "")
+def base_variant(study: str, variant: str) -> tuple[str, str]:
+    """The reference run (study, variant) of the pre-trained base a study variant starts from:
+    the Euclidean bases for HiMo, the hyperbolic ones for ARGENT (the smaller model's bases for
+    its arm)."""
+    suffix = SMALLER if variant.endswith(SMALLER) else ""
+    if study == "argent":
+        return "argent", PRETRAIN_HYPERBOLIC + suffix
+    return "himo", PRETRAIN + suffix
 
 
-def _base_items(scale_name: str, variant: str, item: str, bases: list[int]) -> np.ndarray | None:
-    """(seeds, items) values of ``item`` of each seed's base, None where a base lacks it (the
-    Euclidean bases have no hyperbolic metric)."""
+def _base_items(
+    scale_name: str, study: str, variant: str, item: str, bases: list[int]
+) -> np.ndarray | None:
+    """(seeds, items) values of ``item`` of each seed's base, None where a base lacks it."""
     rows = []
+    base_study, base = base_variant(study, variant)
     for b in bases:
         try:
-            rows.append(read_items(scale_name, "himo", base_variant(variant), b)[item])
+            rows.append(read_items(scale_name, base_study, base, b)[item])
         except (FileNotFoundError, KeyError):
             return None
     return np.stack(rows)
@@ -56,7 +69,7 @@ def measured_levels(scale_name: str, claim: Claim) -> dict[str, Any]:
     scale = SCALES[scale_name]
     base = {}
     for b in scale.bases:
-        values = _base_items(scale_name, claim.variant, claim.item, [b])
+        values = _base_items(scale_name, claim.study, claim.variant, claim.item, [b])
         base[str(b)] = None if values is None else _mean(values)
     return {"untrained": untrained_value(scale_name, claim.study, claim.item), "base": base}
 
@@ -70,7 +83,7 @@ def against_base(scale_name: str, claim: Claim, seeds: list[int], alpha: float) 
         ("variant", claim.variant, claim.item),
         ("baseline", claim.baseline, claim.baseline_metric),
     ):
-        base = _base_items(scale_name, variant, item, bases)
+        base = _base_items(scale_name, claim.study, variant, item, bases)
         if base is None:
             out[name] = None
             continue
@@ -109,12 +122,12 @@ RETENTION = 0.8  # the share of the base's value a fine-tune must keep
 def retention(scale_name: str, study: str, variant: str, seeds: list[int]) -> dict[str, float]:
     """Per retention item, the arm's mean over ``seeds`` as a share of the mean of the bases
     those seeds started from (``{}`` for a base reference or where a base lacks the item)."""
-    if variant.startswith(PRETRAIN) or variant == UNTRAINED or not seeds:
+    if is_base_reference(variant) or variant == UNTRAINED or not seeds:
         return {}
     bases = [SCALES[scale_name].base_of(s) for s in seeds]
     out = {}
     for item in RETENTION_ITEMS:
-        base = _base_items(scale_name, variant, item, bases)
+        base = _base_items(scale_name, study, variant, item, bases)
         if base is not None and _mean(base) > 0:
             out[item] = _mean(arm_values(scale_name, study, variant, item, seeds)) / _mean(base)
     return out

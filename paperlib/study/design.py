@@ -1,7 +1,8 @@
 """The CPU-scale study's design: every run it plans, and the config each trains with.
 
 Every fine-tune starts from one of the pre-trained bases of :mod:`paperlib.study.pretrain`
-(``results/bases/``; fine-tune seed ``s`` uses base ``bases[s % len(bases)]``), as both papers
+(``results/bases/`` for HiMo, ``results/bases-hyperbolic/`` for ARGENT; fine-tune seed ``s``
+uses base ``bases[s % len(bases)]``), as both papers
 start from released CLIP weights, and trains on a world of its own base (world seed
 :data:`FINETUNE_WORLD` + base, scenes the base never saw); the fine-tune seed sets the batch
 order. So seed variance comes from the fine-tunes, and each verdict shows whether it hinges on
@@ -26,8 +27,9 @@ one base.
 - **The scale trend** (:func:`trend_runs`): on the sweep seeds every headline arm again at
   other batch sizes (equal samples seen) and training lengths (``Scale.trend_*_factors``), so
   each headline claim's effect can be read against scale (``study.trend``).
-- **References**: each base evaluated as it is (variant ``pretrain (short captions)``, seed =
-  base), and an untrained model of each geometry (the level a guard must clear).
+- **References**: each base evaluated as it is (variants ``pretrain (short captions)`` and
+  ``pretrain, hyperbolic (short captions)``, seed = base), and an untrained model of each
+  geometry (the level a guard must clear).
 
 Every trained run logs a held-out validation curve (``engine.validation``, world
 ``VALIDATION_SEED``) every fifth of its schedule; ``tables.plateau`` checks it stopped
@@ -59,10 +61,12 @@ for the hyperbolic arms), written to ``results/<scale>/recipe.json``; every run 
 and of the sweep arms that vary it (``recipe.RECIPE_OF``), then trains with it. Without a grid
 the arms keep the scale's fixed learning rate and the design's 10 warm-up steps.
 
-Choices the papers do not make for us (CPU scale): the hyperbolic runs start from the
-Euclidean base (its encoders and projections; α, curvature and logit scale at MERU's initial
-values) instead of from scratch; Long-CLIP keeps ``pcm_dim`` = 8 of 64 dimensions (the paper:
-32 of 768).
+The hyperbolic runs fine-tune in their own geometry, from the hyperbolic bases
+(``results/bases-hyperbolic/``: MERU models of the same towers, world and pre-training budget),
+with the base's learned curvature, α and logit scale; the aperture arm takes the base's encoders
+alone (``model.init_scalars``, docs/methods/argent.md#starting-from-a-hyperbolic-base). Choices
+the papers do not make for us (CPU scale): Long-CLIP keeps ``pcm_dim`` = 8 of 64 dimensions
+(the paper: 32 of 768).
 """
 
 from __future__ import annotations
@@ -74,8 +78,15 @@ from typing import Any
 
 from paperlib.models import LOGIT_SCALE_MAX
 from paperlib.study import recipe
-from paperlib.study.pretrain import MODEL, MODEL_SMALLER, base_path
-from paperlib.study.reader import PRETRAIN, SMALLER, results_dir, runs_root, slug
+from paperlib.study.pretrain import GEOMETRIES, MODEL, MODEL_SMALLER, base_path, bases_dir
+from paperlib.study.reader import (
+    PRETRAIN,
+    PRETRAIN_HYPERBOLIC,
+    SMALLER,
+    results_dir,
+    runs_root,
+    slug,
+)
 from paperlib.study.scales import SCALES, Scale
 from paperlib.tables.claims import APERTURE, HEADLINE_FINETUNES, LONGER, UNTRAINED
 
@@ -123,14 +134,17 @@ def _config(
     batch: int,
     output: Path,
     architecture: str = MODEL,
+    geometry: str = "euclidean",
     **sections,
 ) -> dict:
-    """A fine-tune's training config from base ``scale.base_of(seed)`` of ``architecture``."""
+    """A fine-tune's training config from base ``scale.base_of(seed)`` of ``architecture`` and
+    ``geometry`` (``study.pretrain.GEOMETRIES``)."""
     base = scale.base_of(seed)
     every = max(LOG_EVERY, steps // VAL_POINTS)
+    weights = base_path(architecture, base, bases_dir(geometry))
     config = {
         "method": method,
-        "model": {"name": architecture, "init": str(base_path(architecture, base))},
+        "model": {"name": architecture, "init": str(weights)},
         "data": {
             "dataset": "world",
             "size": scale.train_size,
@@ -159,18 +173,34 @@ def _config(
     return config
 
 
-def reference_runs(scale: Scale, root: Path) -> list[Run]:
-    """The bases as they are (seed = base) and an untrained model of each geometry (seed 0):
-    evaluated, not trained (0 steps: the checkpoint is the start)."""
+# the bases evaluated as they are: geometry -> (study, variant, method, benchmarks, batch field)
+BASE_REFERENCES = {
+    "euclidean": ("himo", PRETRAIN, "clip", HIMO_BENCHMARKS, "finetune_batch"),
+    "hyperbolic": ("argent", PRETRAIN_HYPERBOLIC, "meru", ARGENT_BENCHMARKS, "hyperbolic_batch"),
+}
+
+
+def base_reference_runs(scale: Scale, root: Path, geometry: str) -> list[Run]:
+    """The bases of ``geometry`` of both model sizes, evaluated as they are (seed = base)."""
+    study, variant, method, benchmarks, batch = BASE_REFERENCES[geometry]
     runs = []
     for model, suffix in ((MODEL, ""), (MODEL_SMALLER, SMALLER)):
         for base in scale.bases:
-            output = root / f"bases/{model}-base{base}"
-            config = _config("clip", base, scale, 0, scale.finetune_batch, output, model)
+            output = root / f"bases/{model}{GEOMETRIES[geometry].run_suffix}-base{base}"
+            config = _config(method, base, scale, 0, getattr(scale, batch), output, model,
+                             geometry)  # fmt: skip
             runs.append(
-                Run("himo", PRETRAIN + suffix, base, _evaluation_only(config), HIMO_BENCHMARKS,
+                Run(study, variant + suffix, base, _evaluation_only(config), benchmarks,
                     stage="references")
             )  # fmt: skip
+    return runs
+
+
+def reference_runs(scale: Scale, root: Path) -> list[Run]:
+    """The bases of both geometries as they are (seed = base) and an untrained model of each
+    geometry (seed 0): evaluated, not trained (0 steps: the checkpoint is the start)."""
+    runs = base_reference_runs(scale, root, "euclidean")
+    runs += base_reference_runs(scale, root, "hyperbolic")
     himo = _config("himo", 0, scale, 0, scale.finetune_batch, root / "untrained/himo",
                    **_himo_sections(scale, {}))  # fmt: skip
     argent = _config("argent", 0, scale, 0, scale.hyperbolic_batch, root / "untrained/argent",
@@ -288,10 +318,11 @@ EVERY_SEED_ARMS = tuple(APERTURE_ARM)
 
 
 def _argent_sections(scale: Scale, loss: dict[str, Any], model: str) -> dict[str, dict[str, Any]]:
-    """The config sections every hyperbolic fine-tune shares, with ``loss``'s changes."""
+    """The config sections every hyperbolic fine-tune shares, with ``loss``'s changes (the
+    curvature, α and logit scale are the hyperbolic base's)."""
     return {
         "data": {"caption": "short_caption"},
-        "model": {"name": model, "alpha_rule": scale.hyperbolic_alpha_rule},
+        "model": {"name": model},
         "optim": {"lr": scale.hyperbolic_lr, "warmup_steps": 10, "weight_decay": 0.2},
         "loss": dict(loss),
         "train": {"val_metrics": list(ARGENT_METRICS)},
@@ -302,13 +333,15 @@ def _argent_run(
     label: str, method: str, loss: dict[str, Any], scale: Scale, seed: int, root: Path,
     model: str = MODEL, curvature: float | None = None,
 ) -> Run:  # fmt: skip
-    """One hyperbolic fine-tune of ``model`` from that model's base of the seed (at a fixed
-    ``curvature`` when given, else MERU's learned one from 1)."""
+    """One hyperbolic fine-tune of ``model`` from that model's hyperbolic base of the seed (at a
+    fixed ``curvature`` when given: the base's encoders alone, α scaled to
+    :data:`APERTURE_ALPHA_NORM`; else the base's learned curvature, α and logit scale)."""
     sections = _argent_sections(scale, loss, model)
     if curvature is not None:
         sections["model"].update(
-            curv_init=curvature, learn_curv=False, alpha_norm=APERTURE_ALPHA_NORM
-        )
+            curv_init=curvature, learn_curv=False, init_scalars=[],
+            alpha_rule="feature-norm", alpha_norm=APERTURE_ALPHA_NORM,
+        )  # fmt: skip
     config = _config(
         method,
         seed,
@@ -317,6 +350,7 @@ def _argent_run(
         scale.hyperbolic_batch,
         root / f"argent/{slug(label)}/seed{seed}",
         model,
+        "hyperbolic",
         **sections,
     )
     return Run("argent", label, seed, config, ARGENT_BENCHMARKS)
@@ -324,16 +358,15 @@ def _argent_run(
 
 def argent_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
     """Hyperbolic fine-tunes from the seed's base (ARGENT's tables 2-3) and the aperture arm; on
-    the sweep seeds also the ablations and the model-size arm."""
+    each arm's seeds (``Scale.arm_seeds``) also MERU, the ablations and the model-size arm."""
     variants = dict(ARGENT_HEADLINE)
-    if seed in scale.sweep_seeds:
-        variants.update(ARGENT_SWEEP)
+    variants.update({k: v for k, v in ARGENT_SWEEP.items() if seed in scale.arm_seeds(k)})
     runs = [_argent_run(label, m, loss, scale, seed, root) for label, (m, loss) in variants.items()]
-    if seed in scale.sweep_seeds:
-        runs += [
-            _argent_run(label + SMALLER, m, loss, scale, seed, root, MODEL_SMALLER)
-            for label, (m, loss) in ARGENT_HEADLINE.items()
-        ]
+    runs += [
+        _argent_run(label + SMALLER, m, loss, scale, seed, root, MODEL_SMALLER)
+        for label, (m, loss) in ARGENT_HEADLINE.items()
+        if seed in scale.arm_seeds(label + SMALLER)
+    ]
     runs += [
         _argent_run(label, m, loss, scale, seed, root, curvature=APERTURE_CURVATURE)
         for label, (m, loss) in APERTURE_ARM.items()
@@ -436,9 +469,7 @@ def plan(
     if scale_name not in SCALES:
         raise ValueError(f"unknown study scale {scale_name!r}; expected one of {list(SCALES)}")
     scale, root = SCALES[scale_name], study_root(scale_name)
-    references = [
-        r for r in reference_runs(scale, root) if r.study in studies or r.variant == PRETRAIN
-    ]
+    references = [r for r in reference_runs(scale, root) if r.study in studies]
     finetunes = []
     for seed in scale.seeds:
         if "himo" in studies:

@@ -15,7 +15,7 @@ import torch
 
 from paperlib.study import results_files
 from paperlib.study.scales import SCALES
-from paperlib.tables.claims import APERTURE, EUCLIDEAN_CLIP, SMALLER
+from paperlib.tables.claims import APERTURE, EUCLIDEAN_CLIP, HYPERBOLIC_MERU, SMALLER
 from paperlib.tables.inference import summary
 from paperlib.train import read_log
 
@@ -24,6 +24,14 @@ REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 # narrower model with its own pre-training; ARGENT's Table 2 compares sizes): declared with the
 # claims that name them
 PRETRAIN = EUCLIDEAN_CLIP
+PRETRAIN_HYPERBOLIC = HYPERBOLIC_MERU  # the ARGENT study's bases (``study.pretrain``'s MERU)
+
+
+def is_base_reference(variant: str) -> bool:
+    """Whether ``variant`` is a base evaluated as it is (either geometry, either model size)."""
+    return variant.removesuffix(SMALLER) in (PRETRAIN, PRETRAIN_HYPERBOLIC)
+
+
 EVAL_SEED = 10_000  # the held-out world every run is evaluated on (scenes no training draws)
 # the HiMo runs the tutorials compare: study variant -> short label, and their colours
 HIMO_MODELS = {

@@ -22,12 +22,6 @@ class Scale:
     eval_size: int
     val_size: int
     pcm_dim: int = 8
-    # the hyperbolic fine-tunes' α rule (``model.alpha_rule``): "feature-norm" scales each
-    # tower's base features to unit mean norm before the lift; MERU's log(512^-½) leaves the
-    # full bases' image features about 13 long, where ARGENT's norm regularizer swamps the loss.
-    # The smoke study keeps "fixed-512", with which its committed results and measured
-    # kernel spreads were made (it checks that the machinery reproduces, not the verdicts)
-    hyperbolic_alpha_rule: str = "feature-norm"
     # whether a run whose validation curve is still rising is left out of the claims (the full
     # study); the smoke study's schedules are too short to flatten, so it only reports it
     require_plateau: bool = True
@@ -74,7 +68,6 @@ SCALES = {
         eval_size=200,
         val_size=100,
         require_plateau=False,
-        hyperbolic_alpha_rule="fixed-512",
         # one setting per trend axis: the machinery the full study's trend runs, at smoke cost
         trend_batch_factors=(2.0,),
         trend_length_factors=(2.0,),
@@ -104,7 +97,22 @@ SCALES = {
         # MoLo's ablations, balanced over the two bases: the batch pair on 3 + 3 seeds (its HiMo@K
         # claim's note asks 3 per base), the HiDe-scope pair on 4 + 4 (its long I2T claim's note
         # asks 4 per base)
+        # ARGENT's sweeps in their own geometry, from the same notes: MERU and the ablations on
+        # 3 + 3 seeds (their PEP and zero-shot claims ask 3 per base), the model-size pair on
+        # 4 + 4 (its T2I claim asks 4 per base)
         sweep_arm_seeds={
+            **dict.fromkeys(
+                (
+                    "MERU",
+                    "ARGENT, no weights",
+                    "ARGENT, weights on all pairs",
+                    "ARGENT, no regularizer",
+                    "ARGENT, Ent",
+                ),
+                tuple(range(6)),
+            ),  # fmt: skip
+            "HyCoCLIP, smaller model": tuple(range(8)),
+            "ARGENT, smaller model": tuple(range(8)),
             "MoLo, half batch": tuple(range(6)),
             "MoLo, double batch": tuple(range(6)),
             "MoLo, 2 ranks, global HiDe": tuple(range(8)),

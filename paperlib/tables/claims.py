@@ -201,6 +201,7 @@ MONO, LONG, SHORT, ZS, HIER = (
     "world-hierarchy",
 )
 EUCLIDEAN_CLIP = "pretrain (short captions)"  # the study's bases, evaluated as they are
+HYPERBOLIC_MERU = "pretrain, hyperbolic (short captions)"  # the hyperbolic bases, as they are
 SMALLER = ", smaller model"  # the suffix of the model-size arm's variants
 APERTURE = ", κ = 0.1"  # the suffix of the aperture arm's variants
 UNTRAINED = "untrained"  # a model evaluated at its random initialisation
