@@ -119,6 +119,18 @@ def test_compared_runs_differ_only_in_the_thing_under_test(scale):
         "loss.detach_weight",
         "loss.entail_weight",
     }
+    # from scratch: the objectives differ (ARGENT's and HyCoCLIP's loss fields as above, MERU
+    # without boxes), the start, world, schedule and validation of all three are the same
+    scratch = {v: resolved(v + claims.SCRATCH, seed) for v in ("MERU", "HyCoCLIP", "ARGENT")}
+    loss_fields = _differences(resolved("ARGENT", seed), resolved("HyCoCLIP", seed))
+    assert _differences(scratch["ARGENT"], scratch["HyCoCLIP"]) == loss_fields
+    for variant in ("HyCoCLIP", "ARGENT"):
+        assert {d for d in _differences(scratch["MERU"], scratch[variant])} <= {"method"} | {
+            f"loss.{key}" for key in set(scratch["MERU"]["loss"]) ^ set(scratch[variant]["loss"])
+        } | loss_fields
+    for config in scratch.values():
+        assert config["model"]["init"] == "random" and config["model"]["alpha_rule"] == "embed-dim"
+        assert set(design.SCRATCH_METRICS) <= set(config["train"]["val_metrics"])
     batch = _differences(resolved("MoLo, double batch", seed), resolved("MoLo, half batch", seed))
     reporting = {"train.ckpt_every", "train.val_every", "train.diag_every"}  # every fifth
     warmup = {"optim.warmup_steps"}  # the same fraction of each schedule (study.recipe)
@@ -141,7 +153,7 @@ def test_compared_runs_differ_only_in_the_thing_under_test(scale):
         smaller = run.variant.endswith(reader.SMALLER)  # and of its own geometry
         model = design.MODEL_SMALLER if smaller else design.MODEL
         assert run.config["model"]["name"] == model
-        if run.variant != claims.UNTRAINED:
+        if run.variant != claims.UNTRAINED and not run.variant.endswith(claims.SCRATCH):
             base = run.seed if reader.is_base_reference(run.variant) else scale_.base_of(run.seed)
             geometry = "hyperbolic" if run.study == "argent" else "euclidean"
             expected = reader.repo_relative(
@@ -281,7 +293,7 @@ def test_decide_gives_verdicts_and_leaves_collapsed_and_unconverged_runs_out(tmp
     assert 0 < zs["p_raw"] <= zs["p_adjusted"] and zs["family_size"] >= 1
     assert set(zs["per_base"]) == {"0", "1"}
     assert all(b["effect"] > 0 and b["seeds"] == 3 for b in zs["per_base"].values())
-    assert zs["family_size"] == 18 and zs["seeds_kept"]["pairs"] == 6
+    assert zs["family_size"] == 19 and zs["seeds_kept"]["pairs"] == 6
     assert zs["measured"]["untrained"] is None or zs["measured"]["untrained"] >= 0
     assert zs["smallest"] == 0.015 and zs["paper_effect"] == pytest.approx(0.015)
     assert zs["guard"]["threshold"] == 0.125 and zs["guard"]["failed"] is None

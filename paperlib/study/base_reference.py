@@ -17,7 +17,7 @@ from paperlib.study.reader import (
     slug,
 )
 from paperlib.study.scales import SCALES
-from paperlib.tables.claims import SMALLER, UNTRAINED, Claim
+from paperlib.tables.claims import SCRATCH, SMALLER, UNTRAINED, Claim
 from paperlib.tables.inference import based_estimate
 
 
@@ -53,7 +53,10 @@ def base_variant(study: str, variant: str) -> tuple[str, str]:
 def _base_items(
     scale_name: str, study: str, variant: str, item: str, bases: list[int]
 ) -> np.ndarray | None:
-    """(seeds, items) values of ``item`` of each seed's base, None where a base lacks it."""
+    """(seeds, items) values of ``item`` of each seed's base, None where a base lacks it or
+    the variant trained from random weights (no base)."""
+    if variant.endswith(SCRATCH):
+        return None
     rows = []
     base_study, base = base_variant(study, variant)
     for b in bases:
@@ -122,7 +125,9 @@ RETENTION = 0.8  # the share of the base's value a fine-tune must keep
 def retention(scale_name: str, study: str, variant: str, seeds: list[int]) -> dict[str, float]:
     """Per retention item, the arm's mean over ``seeds`` as a share of the mean of the bases
     those seeds started from (``{}`` for a base reference or where a base lacks the item)."""
-    if is_base_reference(variant) or variant == UNTRAINED or not seeds:
+    if is_base_reference(variant) or variant == UNTRAINED or variant.endswith(SCRATCH):
+        return {}  # no base of its own to keep
+    if not seeds:
         return {}
     bases = [SCALES[scale_name].base_of(s) for s in seeds]
     out = {}

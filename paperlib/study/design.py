@@ -24,6 +24,10 @@ one base.
   inside it; :data:`EVERY_SEED_ARMS`); on the sweep seeds ``MERU``, ARGENT's ablations (no
   weights, weights on all pairs, no regularizer, Ent instead of AdaEnt) and the model-size arm
   (the pair again from the smaller model's bases).
+- **The aperture failure where it happens** (:func:`scratch_runs`): MERU, HyCoCLIP and ARGENT
+  trained from random weights with MERU's initialisation, on ``Scale.scratch_seeds``, their
+  held-out parents (captions, box phrases, box crops) against ``2K/√c`` validated over training
+  and counted per test sample at the end.
 - **The scale trend** (:func:`trend_runs`): on the sweep seeds every headline arm again at
   other batch sizes (equal samples seen) and training lengths (``Scale.trend_*_factors``), so
   each headline claim's effect can be read against scale (``study.trend``).
@@ -76,6 +80,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from paperlib.engine.validation import PARENT_KINDS
 from paperlib.models import LOGIT_SCALE_MAX
 from paperlib.study import recipe
 from paperlib.study.pretrain import GEOMETRIES, MODEL, MODEL_SMALLER, base_path, bases_dir
@@ -88,7 +93,7 @@ from paperlib.study.reader import (
     slug,
 )
 from paperlib.study.scales import SCALES, Scale
-from paperlib.tables.claims import APERTURE, HEADLINE_FINETUNES, LONGER, UNTRAINED
+from paperlib.tables.claims import APERTURE, HEADLINE_FINETUNES, LONGER, SCRATCH, UNTRAINED
 
 HIMO_BENCHMARKS = (
     "world-long",
@@ -117,6 +122,7 @@ class Run:
     stage: str = field(default="")  # what study.json times it under (default: the study)
     evaluate: bool = True  # False: trained and validated only (a recipe search's grid point)
     folder: str = ""  # results folder under results/<scale>/ (default <study>/<variant>/seed<k>)
+    parents: bool = False  # also record each held-out sample's parents inside 2K/√c (items)
 
     @property
     def name(self) -> str:
@@ -290,6 +296,8 @@ def himo_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
 
 
 ARGENT_METRICS = ("short_i2t_r1", "zeroshot_L1")  # the validation curves of a hyperbolic run
+# ... and of a from-scratch aperture run: its held-out parents against the aperture radius
+SCRATCH_METRICS = tuple(f"{stat}_{kind}" for stat in ("inside", "norm") for kind in PARENT_KINDS)
 ARGENT_HEADLINE = {"HyCoCLIP": ("hycoclip", {}), "ARGENT": ("argent", {})}
 ARGENT_SWEEP = {
     "MERU": ("meru", {}),
@@ -368,9 +376,41 @@ def argent_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
         if seed in scale.arm_seeds(label + SMALLER)
     ]
     runs += [
-        _argent_run(label, m, loss, scale, seed, root, curvature=APERTURE_CURVATURE)
+        replace(_argent_run(label, m, loss, scale, seed, root, curvature=APERTURE_CURVATURE),
+                parents=True)
         for label, (m, loss) in APERTURE_ARM.items()
-    ]  # on every seed (:data:`EVERY_SEED_ARMS`)
+    ]  # on every seed (:data:`EVERY_SEED_ARMS`), its held-out parents counted  # fmt: skip
+    return runs
+
+
+# the aperture failure where it happens: each objective trained from random weights (MERU's
+# initialisation: α = log(d^-½), curvature 1, learned), where embeddings start near the origin
+SCRATCH_ARM = {
+    f"MERU{SCRATCH}": "meru",
+    f"HyCoCLIP{SCRATCH}": "hycoclip",
+    f"ARGENT{SCRATCH}": "argent",
+}
+SCRATCH_POINTS = 10  # validation records over a from-scratch schedule (plus step 0)
+
+
+def scratch_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
+    """The from-scratch aperture runs of ``seed`` (on ``Scale.scratch_seeds``): each objective
+    at the scale's from-scratch recipe, its held-out parents' norms and shares inside
+    ``2K/√c`` validated every tenth of the schedule (``engine.validation``) and counted per
+    held-out sample at the end (``Run.parents``)."""
+    if seed not in scale.scratch_seeds:
+        return []
+    steps, every = scale.scratch_steps, max(LOG_EVERY, scale.scratch_steps // SCRATCH_POINTS)
+    runs = []  # from scratch: the scale's own recipe, not the fine-tunes' picks
+    for label, method in SCRATCH_ARM.items():
+        sections = _argent_sections(scale, {}, MODEL)
+        sections["optim"].update(lr=scale.scratch_lr, warmup_steps=scale.scratch_warmup)
+        sections["train"]["val_metrics"] += list(SCRATCH_METRICS)
+        config = _config(method, seed, scale, steps, scale.hyperbolic_batch,
+                         root / f"argent/{slug(label)}/seed{seed}", **sections)  # fmt: skip
+        config["model"]["init"] = "random"
+        config["train"].update(val_every=every, diag_every=every // 2, ckpt_every=every)
+        runs.append(Run("argent", label, seed, config, ARGENT_BENCHMARKS, parents=True))
     return runs
 
 
@@ -459,7 +499,7 @@ def plan(
     scale_name: str, studies: tuple[str, ...] = ("himo", "argent"), searched: bool = True
 ) -> list[Run]:
     """Every run of the study at ``scale_name``: references first, then every seed's headline
-    fine-tunes, then the sweep seeds' other runs (:func:`sweep_priority`), then the headline
+    fine-tunes, then the from-scratch aperture runs (:func:`scratch_runs`), then the other runs (:func:`sweep_priority`), then the headline
     arms' scale trend (:func:`trend_runs`), then (where the scale asks for it) the schedule
     check of the first seed's headline runs. The headline comparisons come first so that a
     study stopped early (and decided with ``--partial``) still has them. Each fine-tune trains
@@ -470,12 +510,13 @@ def plan(
         raise ValueError(f"unknown study scale {scale_name!r}; expected one of {list(SCALES)}")
     scale, root = SCALES[scale_name], study_root(scale_name)
     references = [r for r in reference_runs(scale, root) if r.study in studies]
-    finetunes = []
+    finetunes, scratch = [], []
     for seed in scale.seeds:
         if "himo" in studies:
             finetunes += himo_runs(scale, seed, root)
         if "argent" in studies:
             finetunes += argent_runs(scale, seed, root)
+            scratch += scratch_runs(scale, seed, root)  # at their own recipe, not searched
     unsearched = [r for r in finetunes if r.variant in HEADLINE]
     trend = trend_runs(unsearched, scale)
     if scale.schedule_check:
@@ -490,7 +531,7 @@ def plan(
         ]
     headline = [r for r in finetunes if r.variant in HEADLINE]
     sweeps = sorted((r for r in finetunes if r.variant not in HEADLINE), key=sweep_priority)
-    return _unique(references + headline + sweeps + trend)
+    return _unique(references + headline + scratch + sweeps + trend)
 
 
 def _unique(runs: list[Run]) -> list[Run]:

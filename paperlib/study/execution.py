@@ -186,7 +186,7 @@ def _evaluate(
     output = Path(config["train"]["output_dir"])
     checkpoint = output / "last.pt"
     emb = evaluate_into(run, scale_name, checkpoint, target)
-    feature_std = write_items(checkpoint, emb, target)
+    feature_std = write_items(checkpoint, emb, target, run.parents)
     collapsed = run_collapse({"config": config, "feature_std": feature_std}, read_log(output))
     if run.seed == 0 and run.variant in EMBEDDING_VARIANTS:
         export_embeddings(emb, checkpoint, target, run)

@@ -1,10 +1,11 @@
-"""The aperture claims' premise: whether the baseline leaves captions inside MERU's radius, and
-how close a training caption came to it."""
+"""The aperture claims' premise: whether the baseline leaves parents inside MERU's radius, at
+the end or during training, and how close they came to it."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from paperlib.engine.validation import PARENT_KINDS
 from paperlib.study.reader import REPO_ROOT, results_dir, slug
 from paperlib.tables.claims import Claim
 from paperlib.train import log_records
@@ -30,21 +31,52 @@ def closest_to_radius(scale_name: str, claim: Claim, seeds: list[int]) -> float 
     return min(gaps) if gaps else None
 
 
+def parents_over_training(scale_name: str, claim: Claim, seeds: list[int]) -> dict | None:
+    """Over the baseline's validation records (``engine.validation``'s ``inside_<kind>`` and
+    ``norm_<kind>``, every seed): the largest share of held-out parents of one kind inside
+    the radius, with its kind, step and seed, and the smallest mean norm of each kind; None
+    where no run validated its parents (the fine-tunes at κ = 0.1 count them at the end)."""
+    best, lowest = None, {}
+    for seed in seeds:
+        log = results_dir(scale_name) / claim.study / slug(claim.baseline) / f"seed{seed}"
+        log = log / "log.jsonl"
+        for record in log_records(log) if log.is_file() else []:
+            values = record.get("val", {})
+            for kind in PARENT_KINDS:
+                if f"inside_{kind}" not in values:
+                    continue
+                share, norm = values[f"inside_{kind}"], values[f"norm_{kind}"]
+                if best is None or share > best["share"]:
+                    best = {"share": share, "kind": kind, "step": record["step"], "seed": seed}
+                lowest[kind] = min(lowest.get(kind, norm), norm)
+    return None if best is None else {**best, "lowest_norms": lowest}
+
+
 def premise_reason(scale_name: str, claim: Claim, seeds: list[int], record: dict) -> str | None:
-    """For an aperture claim whose baseline leaves fewer held-out captions inside the radius
-    than the smallest effect of interest: "premise not reproduced" (ARGENT's claim starts from
-    a baseline whose captions fall inside), with the closest a training caption came to it."""
+    """For an aperture claim whose baseline leaves fewer held-out parents inside the radius
+    than the smallest effect of interest, at the end and (where it validated them) at every
+    validation step: "premise not reproduced" (ARGENT's claim starts from a baseline whose
+    parents fall inside), with how close they came."""
     if not claim.item.startswith("aperture/"):
         return None
-    baseline = record["baseline_value"]["mean"]
-    if baseline >= claim.metric.smallest:
+    baseline, smallest = record["baseline_value"]["mean"], claim.metric.smallest
+    if baseline >= smallest:
         return None
-    gap = closest_to_radius(scale_name, claim, seeds)
-    closest = "" if gap is None else f"; the closest training caption ends {gap:+.3f} from it"
+    history = parents_over_training(scale_name, claim, seeds)
+    if history is not None and history["share"] >= smallest:
+        return None  # inside during training: the premise holds, and the verdict reads the end
+    if history is None:
+        gap = closest_to_radius(scale_name, claim, seeds)
+        closest = "" if gap is None else f"; the closest training caption ends {gap:+.3f} from it"
+    else:
+        norms = ", ".join(f"{k} {v:.3g}" for k, v in history["lowest_norms"].items())
+        closest = (
+            f"; over training at most {history['share']:.2%} of one kind ({history['kind']}, "
+            f"step {history['step']}), the lowest mean norms {norms}"
+        )
     return (
-        f"premise not reproduced: the baseline leaves {baseline:.2%} of the held-out captions "
-        f"inside 2K/√c, less than the smallest effect of interest ({claim.metric.smallest:g})"
-        f"{closest}"
+        f"premise not reproduced: the baseline leaves {baseline:.2%} of the held-out parents "
+        f"inside 2K/√c, less than the smallest effect of interest ({smallest:g}){closest}"
     )
 
 

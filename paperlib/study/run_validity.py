@@ -8,10 +8,10 @@ from typing import Any
 
 from paperlib.study import recipe
 from paperlib.study.design import Run, plan, run_target
-from paperlib.study.reader import PRETRAIN, results_dir
+from paperlib.study.reader import is_base_reference, results_dir
 from paperlib.study.results_files import LOSS_TERM, read_log, read_run_done, refuse
 from paperlib.study.scales import SCALES, Scale
-from paperlib.tables.claims import METRICS
+from paperlib.tables.claims import METRICS, SCRATCH
 from paperlib.tables.plateau import run_plateaus
 from paperlib.tables.verdicts import collapse_reason
 from paperlib.train import log_records
@@ -82,7 +82,8 @@ def _read_run(done: Path, scale: Scale, planned: dict[Path, Run]) -> dict[str, A
         info["unconverged"] = run_plateau(records, info["study"])
     except ValueError as error:
         raise ValueError(f"{log}: {error}") from None
-    info["base"] = scale.base_of(info["seed"]) if info["variant"] != PRETRAIN else info["seed"]
+    reference = is_base_reference(info["variant"])
+    info["base"] = info["seed"] if reference else scale.base_of(info["seed"])
     return info
 
 
@@ -96,9 +97,11 @@ def finished_runs(scale_name: str) -> list[dict[str, Any]]:
 
 def invalid_reason(run: dict[str, Any], require_plateau: bool = True) -> str | None:
     """Why a run is left out of the claims (collapsed; not converged where the scale requires
-    a plateau), or None."""
+    a plateau), or None. A from-scratch aperture run is not asked for a plateau: it measures
+    where in training the parents fall inside the radius, over a schedule chosen to hold that
+    phase (``Scale.scratch_steps``), and its claims read at that length."""
     if run.get("collapsed"):
         return f"collapsed: {run['collapsed']}"
-    if run.get("unconverged") and require_plateau:
+    if run.get("unconverged") and require_plateau and not run["variant"].endswith(SCRATCH):
         return f"not converged: {run['unconverged']}"
     return None

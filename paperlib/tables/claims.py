@@ -204,6 +204,7 @@ EUCLIDEAN_CLIP = "pretrain (short captions)"  # the study's bases, evaluated as 
 HYPERBOLIC_MERU = "pretrain, hyperbolic (short captions)"  # the hyperbolic bases, as they are
 SMALLER = ", smaller model"  # the suffix of the model-size arm's variants
 APERTURE = ", κ = 0.1"  # the suffix of the aperture arm's variants
+SCRATCH = ", from scratch"  # the suffix of the aperture runs trained from random weights
 UNTRAINED = "untrained"  # a model evaluated at its random initialisation
 LONGER = ", 2× steps"  # the suffix of the schedule check's runs (seed 0, twice the steps)
 # the headline fine-tunes of each study: every seed runs them (and the schedule check)
@@ -303,7 +304,7 @@ METRICS = {
     "zs-l3": Metric(f"{ZS}/L3_correct", "zero-shot L3", "higher", 1 / 24, 1.0, *_delta("zs-l3"), ZS_LEARNED),
     "pep": Metric(f"{HIER}/pep_auc_all", "PEP AUC (per-image mean)", "higher", 0.5, 1.0, *_delta("pep"), SHORT_LEARNED),
     "pep-finest": Metric(f"{HIER}/pep_auc_finest", "PEP AUC (finest, per-image mean)", "higher", 0.5, 1.0, *_delta("pep-finest"), SHORT_LEARNED),
-    "aperture": Metric("aperture/short_caption_inside_radius", "captions inside 2K/√c", "lower", None, 0.0, *_delta("aperture"), SHORT_LEARNED),
+    "aperture": Metric("aperture/parents_inside_radius", "parents inside 2K/√c", "lower", None, 0.0, *_delta("aperture"), SHORT_LEARNED),
 }  # fmt: skip
 for _kind in ("precision", "recall"):
     METRICS[f"hier-{_kind}"] = Metric(
@@ -325,7 +326,7 @@ _UNITS = {
     "zs-l3": "share of test images (0-1)",
     "pep": "AUC (0-1)",
     "pep-finest": "AUC (0-1)",
-    "aperture": "share of test captions (0-1)",
+    "aperture": "share of each test sample's parents: caption, box phrase, box crop (0-1)",
     "hier-precision": "precision (0-1)",
     "hier-recall": "recall (0-1)",
 }
@@ -402,9 +403,12 @@ CLAIMS: tuple[Claim, ...] = (
     _argent("argent-t2i-vs-hycoclip", "ARGENT improves text→image retrieval (R@5 in the paper; R@1 here)", "short-t2i", "HyCoCLIP", True, "Table 2", _argent_main("coco_t2i_r5", HYCO_S, same_units=False)),
     _argent("argent-pep-vs-hycoclip", "ARGENT orders entailment better (PEP AUC, positives at every level)", "pep", "HyCoCLIP", True, "Table 2", _argent_main(PEP_PUBLISHED, HYCO_S, same_units=False)),
     _argent("argent-pep-finest-vs-hycoclip", "ARGENT orders entailment better (PEP AUC, finest-level positives)", "pep-finest", "HyCoCLIP", True, "Table 2", _argent_main(PEP_PUBLISHED, HYCO_S, same_units=False)),
-    _argent("argent-aperture-vs-hycoclip", "ARGENT leaves no caption inside the undefined-aperture radius (learned curvature)", "aperture", "HyCoCLIP", True, "§3 aperture"),
-    _argent("argent-aperture-vs-hycoclip-k01", "ARGENT leaves no caption inside the undefined-aperture radius (κ = 0.1)", "aperture", f"HyCoCLIP{APERTURE}", False, "§3 aperture", variant=f"ARGENT{APERTURE}"),
-    _argent("argent-aperture-vs-meru-k01", "ARGENT leaves fewer captions than MERU inside the undefined-aperture radius (κ = 0.1)", "aperture", f"MERU{APERTURE}", False, "§3 aperture", variant=f"ARGENT{APERTURE}"),
+    # the aperture failure: from scratch at the learned curvature, where embeddings start near
+    # the origin, and fine-tuned at the paper's fixed κ = 0.1 (the forced regime)
+    _argent("argent-aperture-vs-hycoclip", "ARGENT leaves fewer parents than HyCoCLIP inside the undefined-aperture radius (from scratch, learned curvature)", "aperture", f"HyCoCLIP{SCRATCH}", False, "§3 aperture", variant=f"ARGENT{SCRATCH}"),
+    _argent("argent-aperture-vs-meru", "ARGENT leaves fewer parents than MERU inside the undefined-aperture radius (from scratch, learned curvature)", "aperture", f"MERU{SCRATCH}", False, "§3 aperture", variant=f"ARGENT{SCRATCH}"),
+    _argent("argent-aperture-vs-hycoclip-k01", "ARGENT leaves fewer parents than HyCoCLIP inside the undefined-aperture radius (κ = 0.1)", "aperture", f"HyCoCLIP{APERTURE}", False, "§3 aperture", variant=f"ARGENT{APERTURE}"),
+    _argent("argent-aperture-vs-meru-k01", "ARGENT leaves fewer parents than MERU inside the undefined-aperture radius (κ = 0.1)", "aperture", f"MERU{APERTURE}", False, "§3 aperture", variant=f"ARGENT{APERTURE}"),
     _argent("argent-pep-intra-vs-all", "Weights on intra-modality pairs only beat weights on all pairs (PEP)", "pep", "ARGENT, weights on all pairs", False, "Table 3", _ablation(PEP_PUBLISHED, "AdaEnt, weights on all pairs")),
     _argent("argent-pep-intra-vs-none", "Intra-modality weights beat AdaEnt without weights (PEP)", "pep", "ARGENT, no weights", False, "Table 3", _ablation(PEP_PUBLISHED, "AdaEnt, no weights")),
     _argent("argent-pep-vs-noreg", "The norm regularizer improves PEP", "pep", "ARGENT, no regularizer", False, "Table 3", _ablation(PEP_PUBLISHED, "ARGENT without norm regularizer")),
