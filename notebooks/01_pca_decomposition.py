@@ -91,7 +91,7 @@ from paperlib.study.reader import (
 use_style()
 torch.manual_seed(seed)
 pd.set_option("display.precision", 2)
-scale = available_scale(scale)
+scale = available_scale(scale, study="himo")
 MODELS, COLORS = HIMO_MODELS, HIMO_COLORS  # study variant -> short label; label -> colour
 BASE = MODELS[PRETRAIN]  # the short-caption pre-training the other three towers start from
 PARTS = ("kept u'−ū", "dropped u−u'")

@@ -82,7 +82,7 @@ from paperlib.tables.verdicts import CONTRADICTS, VERDICTS
 use_style()
 torch.manual_seed(seed)
 rng = np.random.default_rng(seed)
-scale = available_scale(scale)
+scale = available_scale(scale, study="himo")
 MODELS, COLORS = HIMO_MODELS, HIMO_COLORS  # study variant -> short label; label -> colour
 CLAIMS_FILE = load_claims(scale)  # the study's decided claims (paperlib.study.decide)
 CHANCE = {c["item"]: c["chance"] for c in CLAIMS_FILE["claims"]}

@@ -48,7 +48,7 @@
 # (`results/<scale>/claims.json`, decided by `paperlib.study.decide`; this notebook renders it).
 
 # %% tags=["parameters"]
-scale = "auto"  # "smoke", "full" or "auto" (full when its results exist)
+scale = "auto"  # "smoke", "full" or "auto" (full when its ARGENT study has finished)
 curvatures = [0.1, 0.5, 1.0, 2.0]  # c values for the aperture plot
 curv = 1.0  # the curvature of the detailed plots (the models are initialised at c = 1)
 min_radius = 0.1  # K
@@ -120,7 +120,7 @@ from paperlib.tables.verdicts import VERDICTS
 
 use_style()
 torch.manual_seed(0)
-scale = available_scale(scale)
+scale = available_scale(scale, study="argent")
 meru_config, hycoclip_config, argent_config = MERUConfig(), HyCoCLIPConfig(), ARGENTConfig()
 print(
     f"HyCoCLIP's aperture multipliers: η_inter = {hycoclip_config.eta_inter:g}, "

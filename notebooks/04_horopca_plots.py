@@ -50,7 +50,7 @@
 # distortion at the best uniform rescaling of $d'$.
 
 # %% tags=["parameters"]
-scale = "auto"  # "full" when its results exist, else "smoke"
+scale = "auto"  # "full" when its ARGENT study has finished, else "smoke"
 variants = ["ARGENT", "HyCoCLIP", "MERU"]  # hyperbolic runs with embeddings (seed 0)
 max_points = 600  # subsample (seeded) above this many distinct points, to bound UMAP's time
 n_neighbors = 15  # UMAP
@@ -78,7 +78,7 @@ from paperlib.study.reader import available_scale, load_embeddings, run_info
 
 use_style()
 torch.manual_seed(seed)
-scale = available_scale(scale)
+scale = available_scale(scale, study="argent")
 embeddings = {v: load_embeddings(scale, "argent", v) for v in variants}
 for v, emb in embeddings.items():
     print(

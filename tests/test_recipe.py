@@ -13,7 +13,7 @@ import pytest
 
 from paperlib.study import cli, design, execution, parallel, reader, recipe
 from paperlib.study.scales import SCALES
-from paperlib.tables.claims import HEADLINE_FINETUNES, LONGER
+from paperlib.tables.claims import HEADLINE_FINETUNES, LONGER, SCRATCH
 from tests.recipe_helpers import toy_repository, write_picks
 
 
@@ -95,7 +95,12 @@ def test_with_no_point_retained_the_most_retaining_is_picked_and_marked():
 
 
 def _fine_tunes(scale_name: str) -> list[design.Run]:
-    return [r for r in design.plan(scale_name) if r.stage != "references"]
+    """The planned fine-tunes (not the references, not the from-scratch runs)."""
+    return [
+        r
+        for r in design.plan(scale_name)
+        if r.stage != "references" and not r.variant.endswith(SCRATCH)
+    ]
 
 
 @pytest.mark.parametrize("scale_name", ["smoke", "full"])
@@ -130,6 +135,11 @@ def test_the_picks_reach_the_configs_of_an_arm_and_of_the_arms_that_vary_it(tmp_
         "MERU, κ = 0.1": (1e-4, 75),
         "InfoNCE (λ=0)": (1e-5, 20),  # not given: the grid's first point, 0.05 of 400
     }
+    scale = design.SCALES["full"]
+    for run in design.plan("full"):  # from scratch: the scale's own recipe, whatever the picks
+        if run.variant.endswith(SCRATCH):
+            assert run.config["optim"]["lr"] == scale.scratch_lr
+            assert run.config["optim"]["warmup_steps"] == scale.scratch_warmup
     for arm, (lr, warmup) in expected.items():
         for seed in (0, 2):
             optim = runs[(arm, seed)].config["optim"]

@@ -156,6 +156,12 @@ def test_bad_curves_and_study_records_and_a_folder_in_place_are_refused(tmp_path
         ResultsFileError, match=r"validation\[0\].points\[0\].value: expected a number in"
     ):
         results_files.read_curves(_write(tmp_path, curves, "curves.json"))
+    norm = {**curves["validation"][0], "metric": "norm_box_text"}  # a mean norm, not a rate
+    curves["validation"] = [{**norm, "points": [{"step": 0, "value": 3.0}]}]
+    assert results_files.read_curves(_write(tmp_path, curves, "curves.json"))
+    curves["validation"][0]["points"][0]["value"] = -1.0
+    with pytest.raises(ResultsFileError, match=r"points\[0\].value: expected a finite number ≥ 0"):
+        results_files.read_curves(_write(tmp_path, curves, "curves.json"))
     study = {**json.loads((SMOKE / "study.json").read_text()), "runs_finished": 10**6}
     with pytest.raises(ResultsFileError, match="runs_finished: expected at most runs"):
         results_files.read_study(_write(tmp_path, study, "study.json"))

@@ -293,7 +293,8 @@ def test_decide_gives_verdicts_and_leaves_collapsed_and_unconverged_runs_out(tmp
     assert 0 < zs["p_raw"] <= zs["p_adjusted"] and zs["family_size"] >= 1
     assert set(zs["per_base"]) == {"0", "1"}
     assert all(b["effect"] > 0 and b["seeds"] == 3 for b in zs["per_base"].values())
-    assert zs["family_size"] == 19 and zs["seeds_kept"]["pairs"] == 6
+    assert zs["family_size"] == claims.FAMILY_SIZES["ARGENT"] == 19
+    assert zs["seeds_kept"]["pairs"] == 6
     assert zs["measured"]["untrained"] is None or zs["measured"]["untrained"] >= 0
     assert zs["smallest"] == 0.015 and zs["paper_effect"] == pytest.approx(0.015)
     assert zs["guard"]["threshold"] == 0.125 and zs["guard"]["failed"] is None
@@ -310,7 +311,7 @@ def test_decide_gives_verdicts_and_leaves_collapsed_and_unconverged_runs_out(tmp
     per_seed = np.asarray(zs["per_seed"])
     within = sum(((g - g.mean()) ** 2).sum() for g in (per_seed[0::2], per_seed[1::2])) / 4
     assert note["within_variance"] == pytest.approx(within)
-    level = 0.05 / 18 / 2
+    level = 0.05 / claims.FAMILY_SIZES["ARGENT"] / 2
     t, z = stats.t.isf(level, 6), stats.norm.isf(level)
     expected = math.sqrt(t * t * within * (1 / 4 + 1 / 4) / 4 + z * z * zs["item_term"])
     assert note["half_width"] == pytest.approx(expected)
@@ -385,7 +386,7 @@ def _decided(effect, per_base, p_raw=1e-6, p_eq=0.5, seed_df=6, interaction_p=0.
 
 
 def test_the_family_counts_every_declared_claim_and_splits_by_base():
-    """Holm runs over all 18 declared ARGENT claims (those not given count as p = 1); an
+    """Holm runs over all 19 declared ARGENT claims (those not given count as p = 1); an
     underpowered claim enters with p = 1; a significant base × method interaction gives the
     verdict per base."""
     small = _decided(0.002, {"0": 0.002, "1": 0.002}, p_raw=0.01, p_eq=1e-6)
@@ -393,19 +394,19 @@ def test_the_family_counts_every_declared_claim_and_splits_by_base():
     agree = _decided(0.05, {"0": 0.06, "1": 0.04}, interaction_p=0.001)
     weak = _decided(0.05, {"0": 0.05}, p_raw=1e-9, seed_df=0)
     out = decide.adjust_family([small, split, agree, weak])
-    assert all(r["family_size"] == 18 for r in out)
-    assert out[0]["verdict"] == "negligible"  # its sign is not established over 18 claims
-    assert out[0]["p_equivalence_adjusted"] == pytest.approx(18 * 1e-6)
+    assert all(r["family_size"] == 19 for r in out)
+    assert out[0]["verdict"] == "negligible"  # its sign is not established over 19 claims
+    assert out[0]["p_equivalence_adjusted"] == pytest.approx(19 * 1e-6)
     assert out[1]["verdict"] == "depends on the base"
     assert out[1]["verdict_per_base"] == {"0": "reproduces", "1": "contradicts"}
     assert out[2]["verdict"] == "reproduces" and "the bases agree" in out[2]["reason"]
     assert out[3]["verdict"] == "underpowered" and out[3]["p_adjusted"] == 1.0
-    assert out[1]["interaction_p_adjusted"] == pytest.approx(18 * 0.001)
-    # p = 0.01 alone would split; Holm over the 18 claims (0.18) does not
+    assert out[1]["interaction_p_adjusted"] == pytest.approx(19 * 0.001)
+    # p = 0.01 alone would split; Holm over the 19 claims (0.19) does not
     (marginal,) = decide.adjust_family(
         [{**split, "interaction": {**split["interaction"], "p": 0.01}}]
     )
-    assert marginal["interaction_p_adjusted"] == pytest.approx(0.18)
+    assert marginal["interaction_p_adjusted"] == pytest.approx(0.19)
     assert marginal["verdict"] == "reproduces" and marginal["verdict_per_base"] is None
     with pytest.raises(ValueError, match="one declared family"):
         decide.adjust_family([small, {**split, "family": "HiMo-CLIP"}])
@@ -724,7 +725,7 @@ def test_a_claim_declared_without_what_its_verdict_needs_is_refused_by_name():
             claims.validate_claims([bad])
     with pytest.raises(claims.ClaimDeclarationError, match="more than once"):
         claims.validate_claims([good, good])
-    assert claims.FAMILY_SIZES == {"HiMo-CLIP": 17, "ARGENT": 18}
+    assert claims.FAMILY_SIZES == {"HiMo-CLIP": 17, "ARGENT": 19}
 
 
 def test_an_aperture_claim_without_the_premise_says_so(monkeypatch):
@@ -755,3 +756,20 @@ def test_the_closest_caption_is_the_baseline_s_at_its_last_diagnostics(tmp_path,
         (folder / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     assert premise.closest_to_radius("full", claim, [0]) == pytest.approx(0.1)
     assert premise.closest_to_radius("full", claim, [5]) is None
+
+
+def test_a_tutorial_reads_the_full_scale_only_where_its_study_finished(tmp_path, monkeypatch):
+    monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path))
+    assert reader.available_scale() == "smoke"  # no full study at all
+    (tmp_path / "full").mkdir()
+    claims_file = tmp_path / "full" / "claims.json"
+    rows = [{"study": "himo", "partial": False}, {"study": "argent", "partial": True}]
+    claims_file.write_text(json.dumps({"claims": rows}))
+    assert reader.available_scale(study="himo") == "full"
+    assert reader.available_scale(study="argent") == "smoke"  # stopped early: missing runs
+    assert reader.available_scale() == "full" and reader.available_scale("smoke") == "smoke"
+    rows[1]["partial"] = False
+    claims_file.write_text(json.dumps({"claims": rows}))
+    assert reader.available_scale(study="argent") == "full"
+    with pytest.raises(ValueError, match="unknown study scale"):
+        reader.available_scale("medium")

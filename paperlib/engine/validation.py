@@ -12,7 +12,7 @@ Metrics (:data:`VALIDATION_METRICS`; geometry-aware scores, ``metrics.scores``):
   duplicate short caption counts as a hit, as ``world-short`` does);
 - ``zeroshot_L1`` / ``zeroshot_L3``: zero-shot accuracy at taxonomy level 1 / 3;
 - hyperbolic runs, the parents of the entailment pairs against MERU's aperture radius
-  ``2K/√c`` (K = 0.1, the run's curvature; ``docs/methods/argent.md#why-argent-drops-the-aperture``):
+  ``2K/√c`` (K = 0.1, the run's curvature; ``docs/methods/argent.md#aperture-failure``):
   ``inside_<kind>``, the share of held-out parents whose space norm lies inside it (where the
   half-aperture is undefined), and ``norm_<kind>``, their mean space norm, for each
   :data:`PARENT_KINDS` kind: ``short`` captions, ``box_text`` phrases and ``box_image`` crops

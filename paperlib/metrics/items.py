@@ -200,7 +200,7 @@ PARENTS = ("short_caption", "box_text", "box_image")  # the parents of HyCoCLIP'
 def parent_items(norms: dict[str, Tensor], curv: float) -> dict[str, np.ndarray]:
     """Per held-out sample, 1 where each kind of parent of :data:`PARENTS` (its space norms in
     ``norms``) lies inside ``2K/√c``, and ``aperture/parents_inside_radius``, the share of the
-    sample's three parents inside (docs/methods/argent.md#why-argent-drops-the-aperture)."""
+    sample's three parents inside (docs/methods/argent.md#aperture-failure)."""
     radius = float(aperture_radius(float(curv)))
     out = {f"aperture/{k}_inside_radius": (norms[k] < radius).double().numpy() for k in PARENTS}
     out["aperture/parents_inside_radius"] = np.mean([out[f"aperture/{k}_inside_radius"]

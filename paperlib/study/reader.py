@@ -122,13 +122,20 @@ def results_dir(scale_name: str) -> Path:
     return results_root() / scale_name
 
 
-def available_scale(preferred: str = "auto") -> str:
-    """``preferred`` if given, else ``full`` when its study has finished, else ``smoke``."""
+def available_scale(preferred: str = "auto", study: str | None = None) -> str:
+    """``preferred`` if given, else ``full`` when its study has finished (``study``'s claims
+    all decided on every planned run: a study stopped early leaves the tutorial that reads it
+    at ``smoke``), else ``smoke``."""
     if preferred not in ("auto", "smoke", "full"):
         raise ValueError(f"unknown study scale {preferred!r}; expected 'auto', 'smoke' or 'full'")
     if preferred != "auto":
         return preferred
-    return "full" if (results_dir("full") / "claims.json").is_file() else "smoke"
+    path = results_dir("full") / "claims.json"
+    if not path.is_file():
+        return "smoke"
+    claims = json.loads(path.read_text())["claims"]
+    partial = any(c["partial"] for c in claims if study is None or c["study"] == study)
+    return "smoke" if study is not None and partial else "full"
 
 
 def run_folder(scale_name: str, study: str, variant: str, seed: int = 0) -> Path:

@@ -209,6 +209,12 @@ def trained(record: dict[str, Any]) -> bool:
 LOG_FIELDS = {"step": "count", "loss": "logged", "val": "object", "val_size": "positive"}
 
 
+def validation_kind(metric: str) -> str:
+    """A validation metric's kind: a mean norm (``norm_<kind>``, ``engine.validation``) is a
+    number ≥ 0, every other metric a rate in [0, 1]."""
+    return "nonnegative" if metric.startswith("norm_") else "rate"
+
+
 def check_log(path: Path, records: list[Any], record: dict[str, Any]) -> list[dict[str, Any]]:
     """A trained run's log records: each an object with a step, its loss terms numbers, its
     validation values rates; at least one loss record with the method's contrastive term and,
@@ -220,7 +226,7 @@ def check_log(path: Path, records: list[Any], record: dict[str, Any]) -> list[di
         shape = {k: v for k, v in {**LOG_FIELDS, term: "logged"}.items() if k in entry}
         check_shape(entry, {"step": "count", **shape}, path, f"record {i}")
         for metric, value in entry.get("val", {}).items():
-            check_value(value, "rate", path, f"record {i}.val.{metric}")
+            check_value(value, validation_kind(metric), path, f"record {i}.val.{metric}")
     if not any("loss" in r and term in r for r in records):
         raise refuse(path, f"the {term!r} loss term", "logged training steps", "<none logged>")
     if record["config"]["train"].get("val_every", 0) > 0 and not any("val" in r for r in records):
@@ -370,7 +376,7 @@ CURVE = {
     "seed": "seed",
     "metric": "text",
     "val_size": "positive",
-    "points": [{"step": "count", "value": "rate"}],
+    "points": [{"step": "count", "value": "nonnegative"}],
 }
 APERTURE = {
     "study": "study",
@@ -382,8 +388,14 @@ CURVES_FILE = {"validation": [CURVE], "bases": ["object"], "aperture": [APERTURE
 
 
 def read_curves(path: Path) -> dict[str, Any]:
-    """``curves.json`` (:data:`CURVES_FILE`): validation rates in [0, 1] by step."""
-    return read_json(path, CURVES_FILE)
+    """``curves.json`` (:data:`CURVES_FILE`): validation values by step, each of its metric's
+    kind (:func:`validation_kind`)."""
+    curves = read_json(path, CURVES_FILE)
+    for i, curve in enumerate(curves["validation"]):
+        for j, point in enumerate(curve["points"]):
+            field = f"validation[{i}].points[{j}].value"
+            check_value(point["value"], validation_kind(curve["metric"]), path, field)
+    return curves
 
 
 # --------------------------------------------------------------------------- study.json

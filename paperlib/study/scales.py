@@ -98,7 +98,7 @@ SCALES = {
         hyperbolic_batch=64,
         hyperbolic_lr=1e-4,
         # from scratch: the hyperbolic bases' learning rate with 100 warm-up steps, at batch 64,
-        # for 400 steps. A probe with this recipe put most training box phrases inside 2K/√c from
+        # for 400 steps. A probe with this recipe put many training box phrases inside 2K/√c from
         # step 180 on, so 400 steps hold the failure where it first happens and twice again;
         # 4 seeds: 2 + 2 over the training worlds of the two bases
         scratch_seeds=(0, 1, 2, 3),
