@@ -56,7 +56,8 @@ def test_the_committed_record_separates_the_crops_drift_from_the_images():
     assert [s["seed"] for s in record["seeds"]] == [0, 1]
     for seed in record["seeds"]:
         start, crops, images = (seed[k] for k in ("start", "images and crops", "images alone"))
-        # images alone: within one validation item of the start; with the crops: far below it
-        assert abs(images["zeroshot_L1"] - start["zeroshot_L1"]) <= 1 / record["val_size"] + 1e-9
+        # images alone: within 5 validation items of the start; with the crops: far below it
+        for metric in probe.METRICS:
+            assert abs(images[metric] - start[metric]) <= 5 / record["val_size"] + 1e-9
         assert crops["zeroshot_L1"] < start["zeroshot_L1"] - 0.1
         assert crops["short_i2t_r1"] < start["short_i2t_r1"] - 0.1
