@@ -114,7 +114,7 @@ from paperlib.study.reader import (
     run_info,
     seed_logs,
 )
-from paperlib.tables.claims import METRICS
+from paperlib.tables.claims import METRICS, SCRATCH
 from paperlib.tables.summary import claim_line
 from paperlib.tables.verdicts import VERDICTS
 
@@ -400,8 +400,9 @@ has_runs = functools.partial(has_finished_runs, scale, STUDY)  # a partial study
 # the model-size arm's runs start from their own, smaller pre-training (notebook 05 compares
 # sizes); the traces here compare the variants of one model that share a start
 variants = [
-    v for v in ARGENT_COLORS if has_runs(v) and not v.endswith(SMALLER) and not v.endswith(APERTURE)
-]  # the learned curvature's runs (the aperture arm, at a fixed one, follows in 5b)
+    v for v in ARGENT_COLORS if has_runs(v) and not v.endswith((SMALLER, APERTURE, SCRATCH))
+]  # the fine-tunes at the learned curvature (the aperture arm, at a fixed one, follows in 5b;
+# the runs from scratch start elsewhere, and section 6 reads them)
 styles = variant_styles(variants, ARGENT_COLORS)  # ARGENT thick, its ablations dashed
 logs = {v: seed_logs(scale, STUDY, v) for v in variants}
 NORM, FRAC = "diag/text/norm_mean", "diag/text->image/frac_parent_inside_radius"
@@ -617,13 +618,13 @@ display(
 )
 
 # %% [markdown]
-# ## 6. The aperture claims on held-out captions
+# ## 6. The aperture claims on held-out parents
 #
 # The training diagnostics describe training batches. The study's claims are measured after
-# training, on the held-out world: the fraction of short captions (the training captions'
-# kind) whose embedding lies inside the undefined-aperture radius, per item
-# (`aperture/short_caption_inside_radius`), ARGENT against HyCoCLIP at the learned curvature and
-# against HyCoCLIP and MERU at κ = 0.1, paired by seed. The fraction has no chance level, so a
+# training, on the held-out world: per sample, the share of its three parents (its short
+# caption, its box phrase and its box crop) whose embedding lies inside the undefined-aperture
+# radius (`aperture/parents_inside_radius`), ARGENT against HyCoCLIP and MERU trained from
+# scratch at the learned curvature, and fine-tuned at κ = 0.1, paired by seed. The fraction has no chance level, so a
 # claim counts only when both models learned (their short-caption retrieval clears its guard) and
 # the baseline leaves room for the smallest effect of interest δ (ARGENT's lead in its own table,
 # in the same unit: the method page's rule, `claims.json` → `smallest`): a baseline
@@ -633,8 +634,8 @@ display(
 
 # %%
 aperture_claims = [c for c in CLAIMS_FILE["claims"] if c["item"].startswith("aperture/")]
-assert len(aperture_claims) == 3, [c["claim"] for c in aperture_claims]
-shown = [v for v in ARGENT_COLORS if has_runs(v) and not v.endswith(SMALLER)]
+assert len(aperture_claims) == 4, [c["claim"] for c in aperture_claims]
+shown = [v for v in ARGENT_COLORS if has_runs(v) and v.endswith((SCRATCH, APERTURE))]
 item = aperture_claims[0]["item"]
 held_out = {v: item_value(scale, STUDY, v, item) for v in shown}
 assert_values_match_claims(aperture_claims, {item: held_out})  # the bars are the claims' values
@@ -647,7 +648,7 @@ interval_bars(
     None,
     colors=[ARGENT_COLORS[v] for v in shown],
     ylabel=aperture_claims[0]["label"],
-    title=f"held-out captions inside 2K/√c ({scale} study; no chance level)",
+    title=f"held-out parents inside 2K/√c ({scale} study; no chance level)",
 )
 ax.tick_params(axis="x", labelsize=8)
 save(fig, "aperture_held_out")

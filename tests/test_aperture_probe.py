@@ -50,11 +50,11 @@ def test_the_probe_record_counts_captions_inside_and_reads_the_diagnostics():
 
 def test_the_committed_record_was_made_by_the_study_code_and_supports_the_arm_start_norm():
     """The record lives outside the folder a study rewrites, names the training code that made
-    it (the committed full study's), and at the aperture arm's start norm a trained baseline
+    it (one the committed full study was trained by), and at the aperture arm's start norm a trained baseline
     keeps more captions inside the radius than the aperture claims' smallest effect."""
     record = json.loads(premise.APERTURE_PROBE.read_text())
     study = load_claims("full")
-    assert {v["code_hash"] for v in study["code_versions"]} == {record["made_at"]["code_hash"]}
+    assert record["made_at"]["code_hash"] in {v["code_hash"] for v in study["code_versions"]}
     for run in record["runs"]:
         assert run["held_out_inside"] == pytest.approx(
             run["held_out_captions_inside"] / run["held_out_captions"]

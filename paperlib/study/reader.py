@@ -15,7 +15,7 @@ import torch
 
 from paperlib.study import results_files
 from paperlib.study.scales import SCALES
-from paperlib.tables.claims import APERTURE, EUCLIDEAN_CLIP, HYPERBOLIC_MERU, SMALLER
+from paperlib.tables.claims import APERTURE, EUCLIDEAN_CLIP, HYPERBOLIC_MERU, SCRATCH, SMALLER
 from paperlib.tables.inference import summary
 from paperlib.train import read_log
 
@@ -59,6 +59,9 @@ ARGENT_COLORS = {
     f"MERU{APERTURE}": "C3",
     f"HyCoCLIP{APERTURE}": "C1",
     f"ARGENT{APERTURE}": "C0",
+    f"MERU{SCRATCH}": "C3",
+    f"HyCoCLIP{SCRATCH}": "C1",
+    f"ARGENT{SCRATCH}": "C0",
 }
 # the seed-0 runs whose held-out embeddings the tutorials read
 EMBEDDING_VARIANTS = (PRETRAIN, "InfoNCE (λ=0)", "MoLo", "Long-CLIP", "MERU", "HyCoCLIP", "ARGENT")
