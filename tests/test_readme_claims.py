@@ -12,7 +12,12 @@ from pathlib import Path
 
 from paperlib.study.decide import compact_table, findings, findings_sentences, summary_table
 from paperlib.study.reader import REPO_ROOT, load_claims
-from paperlib.tables.study_paragraph import study_paragraph, verdict_counts
+from paperlib.tables.study_paragraph import (
+    aperture_paragraph,
+    aperture_sentence,
+    study_paragraph,
+    verdict_counts,
+)
 
 README = REPO_ROOT / "README.md"
 STUDY_PAGE = REPO_ROOT / "docs" / "study.md"
@@ -72,8 +77,14 @@ def test_the_findings_sentences_count_every_claim_once():
     )
     assert f"Of the {len(claims)} claims" in sentences
     assert f", {signed} reproduce in the paper's direction" in sentences
-    assert f"{undecided} are not decided at this scale" in sentences
-    assert f"the other {len(claims) - signed - undecided} read" in sentences
+    not_run = counts["not run yet"]
+    if undecided:
+        assert f"{undecided} are not decided at this scale" in sentences
+    else:
+        assert "is decided at this scale" in sentences
+    if not_run:
+        assert f"; {not_run} are not run yet (a partial study)" in sentences
+    assert f"the other {len(claims) - signed - undecided - not_run} read" in sentences
     assert ("none contradicts its paper" in sentences) == (counts["contradicts"] == 0)
 
 
@@ -87,11 +98,6 @@ def test_the_readme_s_run_time_is_what_the_smoke_study_recorded():
         f"recorded {seconds:,} seconds of training and evaluation over its {study['runs']} runs"
         in _page(README)
     )
-
-
-def _percent(share: float) -> str:
-    """A share as the study page writes it: whole percent from 10 %, one decimal below."""
-    return f"{100 * share:.0f} %" if share >= 0.1 else f"{100 * share:.1f} %"
 
 
 def test_the_study_page_says_what_the_committed_runs_are():
@@ -114,39 +120,25 @@ def test_the_study_page_says_what_the_committed_runs_are():
             assert sign * (c["ceiling"] - c["baseline_value"]["mean"]) < sign * c["paper_effect"]
 
 
-def _aperture_sentence(claims: list[dict]) -> str:
-    """The κ = 0.1 arm's shares and effects as the study page states them, from claims.json."""
-    aperture = {c["claim"]: c for c in claims if c["claim"].endswith("-k01")}
-    hycoclip = aperture["argent-aperture-vs-hycoclip-k01"]
-    meru = aperture["argent-aperture-vs-meru-k01"]
-    shares = [hycoclip["baseline_value"]["mean"], meru["baseline_value"]["mean"],
-              meru["variant_value"]["mean"]]  # fmt: skip
-    words = "HyCoCLIP leaves {} of the held-out captions inside 2K/√c, MERU {} and ARGENT {}"
-    sentence = words.format(*map(_percent, shares))
-    pairs = [c["seeds_kept"]["pairs"] for c in (hycoclip, meru)]
-    sentence += (
-        f"; on the seed pairs whose runs stopped improving ({pairs[0]} against HyCoCLIP, "
-        f"{pairs[1]} against MERU) the claims read {hycoclip['verdict']} and {meru['verdict']}"
+def test_the_study_page_s_aperture_paragraph_is_the_claims():
+    """The aperture claims as the study page states them, written from claims.json."""
+    assert " ".join(aperture_paragraph(load_claims("full")).split()) in _page()
+
+
+def test_an_aperture_sentence_reads_the_shares_the_verdict_and_the_interval():
+    decided = {
+        "claim": "argent-aperture-vs-meru", "variant": "ARGENT, from scratch",
+        "baseline": "MERU, from scratch", "verdict": "reproduces", "effect": -0.25,
+        "interval": [-0.3, -0.2], "variant_value": {"mean": 0.05},
+        "baseline_value": {"mean": 0.3}, "seeds_kept": {"pairs": 4},
+    }  # fmt: skip
+    assert aperture_sentence(decided) == (
+        "argent-aperture-vs-meru: ARGENT, from scratch leaves 5 % of the held-out parents "
+        "inside 2K/√c, MERU, from scratch 30 %; on 4 seed pairs it reads reproduces, "
+        "-0.250 [-0.300, -0.200]."
     )
-    if all(c.get("interval") for c in (hycoclip, meru)):
-        figures = ["{:.3f} [{:.3f}, {:.3f}]".format(c["effect"], *c["interval"])
-                   for c in (hycoclip, meru)]  # fmt: skip
-        sentence += f": ARGENT's share less HyCoCLIP's is {figures[0]}, less MERU's {figures[1]}"
-    return sentence
-
-
-def test_the_study_page_s_aperture_figures_are_the_claims():
-    """The aperture arm's share of captions inside the radius per model, and its two claims'
-    verdicts and effects, read from claims.json; at the learned curvature no caption is
-    inside."""
-    claims = load_claims("full")["claims"]
-    readme = _page()
-    sentence = _aperture_sentence(claims)
-    assert sentence in readme, sentence
-    (learned,) = [c for c in claims if c["claim"] == "argent-aperture-vs-hycoclip"]
-    assert learned["verdict"] == "untestable" and "premise not reproduced" in learned["reason"]
-    assert learned["variant_value"]["mean"] == learned["baseline_value"]["mean"] == 0
-    assert "At the learned curvature neither HyCoCLIP nor ARGENT leaves a caption inside" in readme
+    missing = {"claim": "x", "verdict": "untestable", "reason": "not run: 8 planned run(s)"}
+    assert aperture_sentence(missing) == "x: untestable (not run: 8 planned run(s))."
 
 
 def test_the_reproducibility_page_s_study_cost_is_what_the_runs_recorded():

@@ -38,7 +38,7 @@ CLAIMS = [
 
 def test_every_verdict_lies_in_exactly_one_outcome():
     listed = [v for members in synthesis.OUTCOMES.values() for v in members]
-    assert sorted(listed) == sorted(verdicts.VERDICTS)
+    assert sorted(listed + [verdicts.NOT_RUN]) == sorted(verdicts.VERDICTS)  # not run: apart
     assert synthesis.UNDECIDED in synthesis.OUTCOMES
 
 
@@ -257,3 +257,13 @@ def test_the_walk_refuses_a_claim_it_cannot_walk_or_a_label_the_rules_do_not_giv
         synthesis.verdict_walk(walk_claim(seed_df=1), ALPHA, LEVEL)
     with pytest.raises(ValueError, match="no step-by-step walk"):
         synthesis.verdict_walk(walk_claim(interval=None), ALPHA, LEVEL)
+
+
+def test_claims_not_run_yet_are_listed_and_counted_apart():
+    from paperlib.study.reader import load_claims
+
+    claims = [dict(c) for c in load_claims("smoke")["claims"][:2]]
+    claims[1].update(verdict=verdicts.NOT_RUN, reason="not run: 8 planned run(s) missing")
+    assert synthesis.outcomes_sentence(claims).endswith(f"; 1 is {synthesis.NOT_RUN}.")
+    assert f"- *{synthesis.NOT_RUN}*: 1" in synthesis.outcome_lines(claims)
+    assert synthesis.NOT_RUN not in " ".join(synthesis.outcome_lines(claims[:1]))

@@ -27,6 +27,7 @@ VERDICT_COLORS = {
     "underpowered": "tab:brown",
     "unresolvable at this test set": "tab:brown",
     "untestable": "0.75",
+    "not run yet": "0.9",
 }
 
 UNIT_TEXT = {"%": "percentage points", "ρ": "ρ", "fraction": "fraction of items"}

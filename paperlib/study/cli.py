@@ -21,7 +21,7 @@ from paperlib.study.run_validity import MissingRunsError
 from paperlib.study.scales import SCALES
 from paperlib.study.status import status_lines, study_code_line, study_status
 from paperlib.study.summary import summarise
-from paperlib.tables.study_paragraph import study_paragraph
+from paperlib.tables.study_paragraph import aperture_paragraph, study_paragraph
 
 # (flags, keyword arguments) of the command's options, in --help's order
 OPTIONS: tuple[tuple[tuple[str, ...], dict], ...] = (
@@ -84,6 +84,7 @@ def _act(args: argparse.Namespace) -> None:
     if args.summary:
         decided = load_claims(args.scale)
         print(textwrap.fill(study_paragraph(decided), 100, break_on_hyphens=False) + "\n")
+        print(textwrap.fill(aperture_paragraph(decided), 100, break_on_hyphens=False) + "\n")
         print(summary_table(decided))
         return
     if args.refresh_items:

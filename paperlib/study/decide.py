@@ -88,6 +88,7 @@ from paperlib.tables.verdicts import (
     CONTRADICTS,
     INTERACTION_ALPHA,
     MIN_SEED_DF,
+    NOT_RUN,
     REPRODUCES,
     SMALLER,
     UNDECIDED,
@@ -384,7 +385,10 @@ def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) 
         why = "no seed where both runs are valid"
         if missing:  # a partial study: say that the runs were never made, not that they failed
             why = f"not run: {len(missing)} planned run(s) missing (a partial study)"
-        return {**record, "effect": None, "untestable": why}
+        empty = dict.fromkeys(("effect", "interval", "interval_raw", "retention"))
+        if missing and not invalid:  # nothing of the claim has run yet
+            return {**record, **empty, "not_run": why}
+        return {**record, **empty, "untestable": why}
     va = arm_values(scale_name, claim.study, claim.variant, claim.item, seeds)
     vb = arm_values(scale_name, claim.study, claim.baseline, claim.baseline_metric, seeds)
     if not (np.isfinite(va).all() and np.isfinite(vb).all()):
@@ -561,6 +565,8 @@ def _evidence(record: dict, alpha: float, **changes: Any) -> Evidence:
 
 def _verdict(record: dict, alpha: float) -> dict[str, Any]:
     """The verdict and reason of one adjusted claim (per base where the bases differ)."""
+    if "not_run" in record:
+        return {"verdict": NOT_RUN, "reason": record["not_run"]}
     if "untestable" in record:
         return {"verdict": UNTESTABLE, "reason": record["untestable"]}
     if record["seed_df"] < MIN_SEED_DF:
@@ -774,17 +780,21 @@ def findings_sentences(decided: dict[str, Any]) -> str:
         else f"{against} {'contradicts its' if against == 1 else 'contradict their'} paper"
     )
     undecided = Counter({v: counts[v] for v in UNDECIDED if counts[v]})
-    rest = Counter({v: n for v, n in counts.items() if v not in (REPRODUCES, SMALLER, *UNDECIDED)})
+    apart = (REPRODUCES, SMALLER, NOT_RUN, *UNDECIDED)
+    rest = Counter({v: n for v, n in counts.items() if v not in apart})
+    not_run = counts[NOT_RUN]
     of_papers = ", ".join(f"{n} {paper}" for paper, n in papers.items())
     n_undecided = sum(undecided.values())
     second = (
         f"{n_undecided} {'is' if n_undecided == 1 else 'are'} not decided at this scale "
         f"({_counted(undecided)})"
         if n_undecided
-        else "Every claim is decided at this scale"
+        else f"Every claim {'that ran ' if not_run else ''}is decided at this scale"
     )
     if rest:
         second += f", and the other {sum(rest.values())} read {_counted(rest)}"
+    if not_run:
+        second += f"; {not_run} {'is' if not_run == 1 else 'are'} {NOT_RUN} (a partial study)"
     return (
         f"Of the {len(claims)} claims ({of_papers}), {len(signed)} reproduce in the paper's "
         f"direction ({per_paper}), {counts[REPRODUCES]} with their interval beyond the smallest "

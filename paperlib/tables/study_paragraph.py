@@ -34,6 +34,8 @@ def _recipe(claims: list[dict], paper: str) -> str:
     own = [c for c in claims if c["headline"] and c["paper"] == paper and c.get("regime")]
     own = [c for c in own if c["study"] == ("himo" if paper == "HiMo-CLIP" else "argent")]
     settings = {(c["regime"]["lr"], c["regime"]["warmup_steps"], c["regime"]["steps"]) for c in own}
+    if not settings:
+        return f"no {RECIPE_WORDS[paper].removeprefix('every ')} finished yet"
     if len(settings) != 1:
         return f"{RECIPE_WORDS[paper]} at {len(settings)} recipes"
     ((lr, warmup, steps),) = settings
@@ -109,3 +111,33 @@ def study_paragraph(decided: dict[str, Any]) -> str:
         f"ones {_pairs(claims, 'ARGENT')}. " + verdict_counts(claims, "HiMo-CLIP") + ".",
         verdict_counts(claims, "ARGENT") + ". " + _ceiling(claims), _undecided(claims),
     ])  # fmt: skip
+
+
+def _percent(share: float) -> str:
+    return f"{100 * share:.2g} %"
+
+
+def aperture_sentence(claim: dict) -> str:
+    """One aperture claim as the study page states it: each arm's share of held-out parents
+    inside 2K/√c and the verdict with its interval, or the verdict and why where no seed pair
+    was decided."""
+    if claim.get("variant_value") is None:
+        return f"{claim['claim']}: {claim['verdict']} ({claim['reason']})."
+    shares = (
+        f"{claim['variant']} leaves {_percent(claim['variant_value']['mean'])} of the held-out "
+        f"parents inside 2K/√c, {claim['baseline']} {_percent(claim['baseline_value']['mean'])}"
+    )
+    interval = claim.get("interval")
+    effect = (
+        f", {claim['effect']:+.3f} [{interval[0]:+.3f}, {interval[1]:+.3f}]" if interval else ""
+    )
+    pairs = claim["seeds_kept"]["pairs"]
+    return f"{claim['claim']}: {shares}; on {pairs} seed pairs it reads {claim['verdict']}{effect}."
+
+
+def aperture_paragraph(decided: dict[str, Any]) -> str:
+    """The study page's paragraph on the aperture claims (from scratch at the learned curvature,
+    and at κ = 0.1), each by :func:`aperture_sentence`."""
+    claims = [c for c in decided["claims"] if c["item"].startswith("aperture/")]
+    return "The aperture claims, on each held-out sample's parents (caption, box phrase, box " \
+        "crop): " + " ".join(aperture_sentence(c) for c in claims)  # fmt: skip

@@ -66,10 +66,11 @@ UNDERPOWERED = "underpowered"
 UNRESOLVABLE = "unresolvable at this test set"
 UNTESTABLE = "untestable"
 BASE_DEPENDENT = "depends on the base"
+NOT_RUN = "not run yet"  # a partial study: none of the claim's planned runs has finished
 VERDICTS = (
     REPRODUCES, SMALLER, BELOW_PUBLISHED, CONTRADICTS, NEGLIGIBLE, NEGLIGIBLE_PAPER_SIGN,
     NEGLIGIBLE_OTHER_SIGN, AT_CEILING, INCONCLUSIVE, UNDERPOWERED, UNRESOLVABLE, UNTESTABLE,
-    BASE_DEPENDENT,
+    BASE_DEPENDENT, NOT_RUN,
 )  # fmt: skip
 # the verdicts of a claim the study could not decide at its scale (README and notebook 05 alike)
 UNDECIDED = (UNDERPOWERED, UNRESOLVABLE, INCONCLUSIVE)
