@@ -748,26 +748,27 @@ display(
 # the study is re-run at another scale or with more seeds.
 
 # %%
-delta = f"{100 * METRICS['aperture'].smallest:.1f} % of the captions"  # δ, by the rule
+delta = f"{100 * METRICS['aperture'].smallest:.1f} % of the parents"  # δ, by the rule
 reading = {
-    "reproduces": "fewer held-out captions inside the radius than the baseline, the "
+    "reproduces": "fewer held-out parents inside the radius than the baseline, the "
     "simultaneous interval beyond {delta}: the paper's direction",
-    "reproduces in sign, below the published effect": "fewer held-out captions inside the "
+    "reproduces in sign, below the published effect": "fewer held-out parents inside the "
     "radius, by less than the paper reports",
     "below the published effect": "an interval below the paper's effect, its sign not established",
     "at ceiling": "a baseline with less room than the paper's effect: the effect cannot occur here",
-    "contradicts": "more held-out captions inside the radius than the baseline, the "
+    "contradicts": "more held-out parents inside the radius than the baseline, the "
     "simultaneous interval beyond {delta}: against the paper",
     "negligible": "a difference smaller than {delta} either way",
-    "negligible, with the paper's sign": "fewer held-out captions inside the radius, by less "
+    "negligible, with the paper's sign": "fewer held-out parents inside the radius, by less "
     "than {delta}",
-    "negligible, with the other sign": "more held-out captions inside the radius, by less than "
+    "negligible, with the other sign": "more held-out parents inside the radius, by less than "
     "{delta}",
     "inconclusive": "neither the sign nor a size beyond {delta} is established",
     "underpowered": "too few valid seeds per base for an interval that resolves {delta}",
-    "unresolvable at this test set": "the test captions alone put the interval wider than {delta}",
+    "unresolvable at this test set": "the test items alone put the interval wider than {delta}",
     "depends on the base": "the two pre-trained bases disagree",
     "untestable": "not testable at this scale (reason above)",
+    "not run yet": "none of its planned runs has finished (a partial study)",
 }
 assert set(reading) == set(VERDICTS), set(VERDICTS) ^ set(reading)
 for claim in aperture_claims:

@@ -359,7 +359,7 @@ def test_missing_runs_are_an_error_naming_them_unless_partial(tmp_path, monkeypa
         for c in decide.report("smoke", partial=True)["claims"]
         if c["claim"] == "argent-zs-l3-vs-hycoclip"
     )
-    assert zs["verdict"] == "untestable" and zs["reason"].startswith("not run: 8 planned run")
+    assert zs["verdict"] == "not run yet" and zs["reason"].startswith("not run: 8 planned run")
 
 
 def test_a_broken_run_record_is_a_named_error(tmp_path, monkeypatch):
@@ -704,6 +704,7 @@ def test_every_verdict_label_comes_from_a_constructed_claim():
         },
         "untestable": {**_decided(0.05, {"0": 0.05}), "untestable": "a model did not learn"},
         "depends on the base": _decided(0.05, {"0": 0.09, "1": -0.03}, interaction_p=0.001),
+        "not run yet": {**_decided(0.05, {"0": 0.05}), "not_run": "not run: 8 planned run(s)"},
     }  # fmt: skip
     out = decide.adjust_family(list(cases.values()))
     assert [r["verdict"] for r in out] == list(cases)
