@@ -734,12 +734,22 @@ def test_an_aperture_claim_without_the_premise_says_so(monkeypatch):
     smallest effect reads "premise not reproduced" with the closest a training caption came."""
     claim = next(c for c in CLAIMS if c.id == "argent-aperture-vs-hycoclip")
     monkeypatch.setattr(premise, "closest_to_radius", lambda *args: 0.0591)
+    monkeypatch.setattr(premise, "parents_over_training", lambda *args: None)  # no validation
     record = {"variant_value": {"mean": 0.0}, "baseline_value": {"mean": 0.0005}}
     reason = premise.premise_reason("full", claim, [0, 1], record)
     assert reason.startswith("premise not reproduced: the baseline leaves 0.05% of the held-out")
     assert reason.endswith("the closest training caption ends +0.059 from it")
     reached = {"variant_value": {"mean": 0.01}, "baseline_value": {"mean": 0.7}}
     assert premise.premise_reason("full", claim, [0, 1], reached) is None
+    # with the parents validated over training: never inside reads so, with the lowest norms
+    history = {"share": 0.004, "kind": "box_text", "step": 120, "seed": 1,
+               "lowest_norms": {"short": 0.9, "box_text": 0.41}}  # fmt: skip
+    monkeypatch.setattr(premise, "parents_over_training", lambda *args: history)
+    reason = premise.premise_reason("full", claim, [0, 1], record)
+    assert reason.endswith("over training at most 0.40% of one kind (box_text, step 120), the "
+                           "lowest mean norms short 0.9, box_text 0.41")  # fmt: skip
+    history["share"] = 0.4  # inside during training: the premise holds, the verdict reads the end
+    assert premise.premise_reason("full", claim, [0, 1], record) is None
     other = next(c for c in CLAIMS if c.id == "argent-pep-vs-hycoclip")
     assert premise.premise_reason("full", other, [0, 1], record) is None
 

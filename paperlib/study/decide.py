@@ -385,7 +385,7 @@ def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) 
         why = "no seed where both runs are valid"
         if missing:  # a partial study: say that the runs were never made, not that they failed
             why = f"not run: {len(missing)} planned run(s) missing (a partial study)"
-        empty = dict.fromkeys(("effect", "interval", "interval_raw", "retention"))
+        empty = dict.fromkeys(("effect", "interval", "interval_raw", "retention", "chance"))
         if missing and not invalid:  # nothing of the claim has run yet
             return {**record, **empty, "not_run": why}
         return {**record, **empty, "untestable": why}
