@@ -719,7 +719,8 @@ def summary_table(decided: dict[str, Any]) -> str:
     ]
     for c in decided["claims"]:
         paper = "–" if c["paper_effect"] is None else f"{c['paper_effect']:+.3g}"
-        verdict = c["verdict"] + (" (not run)" if c.get("reason", "").startswith("not run") else "")
+        not_run = c["verdict"] != NOT_RUN and c.get("reason", "").startswith("not run")
+        verdict = c["verdict"] + (" (not run)" if not_run else "")
         lines.append(
             f"| {c['statement']} ({claim_name(c)}) | {c['paper']} | {verdict} | "
             f"{effect_text(c)} | {paper} | ±{c['smallest']:g} | {sign_text(c)} | "
@@ -749,7 +750,8 @@ def compact_table(decided: dict[str, Any], paper: str | None = None) -> str:
         if paper is not None and c["paper"] != paper:
             continue
         published = "–" if c["paper_effect"] is None else f"{c['paper_effect']:+.3g}"
-        verdict = c["verdict"] + (" (not run)" if c.get("reason", "").startswith("not run") else "")
+        not_run = c["verdict"] != NOT_RUN and c.get("reason", "").startswith("not run")
+        verdict = c["verdict"] + (" (not run)" if not_run else "")
         lines.append(
             f"| {c['statement']} | {verdict} | {effect_text(c)} | {published} | "
             f"{len(c['seeds'])} / {c['runs_total']} |"
