@@ -125,10 +125,8 @@ RETENTION = 0.8  # the share of the base's value a fine-tune must keep
 def retention(scale_name: str, study: str, variant: str, seeds: list[int]) -> dict[str, float]:
     """Per retention item, the arm's mean over ``seeds`` as a share of the mean of the bases
     those seeds started from (``{}`` for a base reference or where a base lacks the item)."""
-    if is_base_reference(variant) or variant == UNTRAINED or variant.endswith(SCRATCH):
-        return {}  # no base of its own to keep
-    if not seeds:
-        return {}
+    if is_base_reference(variant) or variant == UNTRAINED or not seeds:
+        return {}  # no base of its own to keep (a run from scratch: _base_items gives none)
     bases = [SCALES[scale_name].base_of(s) for s in seeds]
     out = {}
     for item in RETENTION_ITEMS:

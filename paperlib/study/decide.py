@@ -706,6 +706,13 @@ def decide(scale_name: str, partial: bool = False) -> dict[str, Any]:
     return decided
 
 
+def verdict_cell(claim: dict[str, Any]) -> str:
+    """A claim's verdict as the tables show it, marked "(not run)" where its runs are missing
+    but the verdict does not already say so."""
+    not_run = claim["verdict"] != NOT_RUN and claim.get("reason", "").startswith("not run")
+    return claim["verdict"] + (" (not run)" if not_run else "")
+
+
 def summary_table(decided: dict[str, Any]) -> str:
     """Markdown tables of the decided claims and the learning targets (``docs/study.md``'s
     summary of ``claims.json``): verdict, effect with its simultaneous interval, the sign Holm
@@ -719,8 +726,7 @@ def summary_table(decided: dict[str, Any]) -> str:
     ]
     for c in decided["claims"]:
         paper = "–" if c["paper_effect"] is None else f"{c['paper_effect']:+.3g}"
-        not_run = c["verdict"] != NOT_RUN and c.get("reason", "").startswith("not run")
-        verdict = c["verdict"] + (" (not run)" if not_run else "")
+        verdict = verdict_cell(c)
         lines.append(
             f"| {c['statement']} ({claim_name(c)}) | {c['paper']} | {verdict} | "
             f"{effect_text(c)} | {paper} | ±{c['smallest']:g} | {sign_text(c)} | "
@@ -750,8 +756,7 @@ def compact_table(decided: dict[str, Any], paper: str | None = None) -> str:
         if paper is not None and c["paper"] != paper:
             continue
         published = "–" if c["paper_effect"] is None else f"{c['paper_effect']:+.3g}"
-        not_run = c["verdict"] != NOT_RUN and c.get("reason", "").startswith("not run")
-        verdict = c["verdict"] + (" (not run)" if not_run else "")
+        verdict = verdict_cell(c)
         lines.append(
             f"| {c['statement']} | {verdict} | {effect_text(c)} | {published} | "
             f"{len(c['seeds'])} / {c['runs_total']} |"

@@ -80,7 +80,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from paperlib.engine.validation import PARENT_KINDS
+from paperlib.engine.validation import VALIDATION_METRICS
 from paperlib.models import LOGIT_SCALE_MAX
 from paperlib.study import recipe
 from paperlib.study.pretrain import GEOMETRIES, MODEL, MODEL_SMALLER, base_path, bases_dir
@@ -297,7 +297,7 @@ def himo_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
 
 ARGENT_METRICS = ("short_i2t_r1", "zeroshot_L1")  # the validation curves of a hyperbolic run
 # ... and of a from-scratch aperture run: its held-out parents against the aperture radius
-SCRATCH_METRICS = tuple(f"{stat}_{kind}" for stat in ("inside", "norm") for kind in PARENT_KINDS)
+SCRATCH_METRICS = tuple(m for m in VALIDATION_METRICS if m.startswith(("inside_", "norm_")))
 ARGENT_HEADLINE = {"HyCoCLIP": ("hycoclip", {}), "ARGENT": ("argent", {})}
 ARGENT_SWEEP = {
     "MERU": ("meru", {}),
