@@ -61,3 +61,20 @@ def test_the_committed_record_separates_the_crops_drift_from_the_images():
             assert abs(images[metric] - start[metric]) <= 5 / record["val_size"] + 1e-9
         assert crops["zeroshot_L1"] < start["zeroshot_L1"] - 0.1
         assert crops["short_i2t_r1"] < start["short_i2t_r1"] - 0.1
+
+
+def test_every_hyperbolic_recipe_point_loses_l1_in_its_first_fifth():
+    """The method page's reading of the recipe grid: from the hyperbolic base, HyCoCLIP's and
+    ARGENT's every grid point keeps less than 0.9 of the base's validation zero-shot L1 at its
+    first validation after the start, whatever its learning rate."""
+    from paperlib.engine.validation import validation_records
+    from paperlib.train import log_records
+
+    logs = sorted((REPO_ROOT / "results" / "full" / "recipe").glob("*/*/log.jsonl"))
+    hyperbolic = [p for p in logs if p.parent.parent.name in ("hycoclip", "argent")]
+    assert len(hyperbolic) == 16
+    for log in hyperbolic:
+        records = validation_records(log_records(log))
+        start, first = records[0], records[1]
+        assert start["step"] == 0 and first["step"] > 0
+        assert first["val"]["zeroshot_L1"] < 0.9 * start["val"]["zeroshot_L1"], log
