@@ -742,6 +742,12 @@ def chosen_box(world_seed: int, index: int, sample: Sample) -> BoxSample:
     return sample.boxes[choice]
 
 
+def box_crop(box: BoxSample, side: int) -> Image.Image:
+    """``box``'s crop as training sees it: resized to ``side`` × ``side`` (bicubic), the
+    world's image size, as ``WorldDataset`` gives it beside the whole image."""
+    return box.image.resize((side, side), Image.BICUBIC)
+
+
 class WorldDataset(Dataset):
     """Torch Dataset over ``World(seed, image_size)``: ``size`` dict samples for the engine.
 
@@ -783,8 +789,7 @@ class WorldDataset(Dataset):
         sample = self.world.twin_sample(index - 1) if twin else self.world.sample(index)
         item = sample_to_item(sample, sample.image)
         box = chosen_box(self.world.seed, index, sample)
-        side = self.world.image_size
-        item["box_image"] = box.image.resize((side, side), Image.BICUBIC)
+        item["box_image"] = box_crop(box, self.world.image_size)
         item["box_phrase"] = box.phrase
         item["labels"] = sample.meta["labels"]
         item["noise_sentences"] = sample.meta["noise_sentences"]

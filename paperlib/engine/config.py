@@ -31,6 +31,7 @@ from paperlib.atomic import atomic_write_text
 from paperlib.engine.registry import DATASET_REGISTRY, METHOD_REGISTRY
 from paperlib.engine.reporting import check_report_to
 from paperlib.models import LOGIT_SCALE_MAX
+from paperlib.models.batchnorm import BatchNormMode
 from paperlib.models.meru_checkpoint import HYCOCLIP_MODEL_NAMES
 from paperlib.untrusted import YamlError, brief, load_yaml, unique_keys
 
@@ -65,6 +66,11 @@ class ModelConfig:
     # by default, as a fine-tune continues its base. A run at another fixed curvature takes
     # the encoders alone (docs/methods/argent.md#starting-from-a-hyperbolic-base)
     init_scalars: tuple[str, ...] = INIT_SCALARS
+    # BatchNorm's running statistics while training: "train" updates them (PyTorch's default);
+    # "frozen" keeps model.init's in eval mode, the affine weights still trained, so a fine-tune
+    # whose batches mix images and box crops keeps the base's statistics
+    # (models.batchnorm, docs/methods/argent.md#box-crop-norms)
+    batchnorm: BatchNormMode = "train"
 
 
 @dataclass
@@ -468,6 +474,11 @@ def _validate_model(config: Config) -> None:
         raise ConfigError(
             f"model.init_scalars: unknown scalar(s) {unknown}; expected a subset of "
             f"{list(INIT_SCALARS)}"
+        )
+    if m.batchnorm == "frozen" and m.init == "random":
+        raise ConfigError(
+            "model.batchnorm: frozen keeps a checkpoint's BatchNorm statistics; model.init is "
+            "random, whose statistics were never trained (use batchnorm=train)"
         )
     _check_long_text(m)
 

@@ -49,6 +49,7 @@ from paperlib.losses.himo import MoLoConfig, molo_loss
 from paperlib.losses.longclip import LongCLIPConfig, longclip_loss
 from paperlib.metrics.diagnostics import aperture_diagnostics
 from paperlib.models import LOGIT_SCALE_MAX
+from paperlib.models.batchnorm import BatchNormStatistics, batchnorm_layers
 from paperlib.models.clip import create_model, encode_image, encode_text
 from paperlib.models.hyperbolic import HyperbolicCLIP
 from paperlib.models.meru_checkpoint import (
@@ -86,7 +87,7 @@ def _decay_groups(
     ]
 
 
-class EuclideanModule(nn.Module):
+class EuclideanModule(BatchNormStatistics):
     """An open_clip CLIP trained with a Euclidean method's loss (``clip``, ``longclip``,
     ``himo``: :data:`METHOD_REGISTRY`)."""
 
@@ -153,7 +154,7 @@ class EuclideanModule(nn.Module):
         return {}
 
 
-class HyperbolicModule(nn.Module):
+class HyperbolicModule(BatchNormStatistics):
     """A :class:`~paperlib.models.hyperbolic.HyperbolicCLIP` trained with a hyperbolic method's
     loss (``meru``, ``hycoclip``, ``argent``). Methods with boxes (HyCoCLIP, ARGENT,
     ``docs/methods/argent.md#hycoclip``) add ``box_image`` and ``box_text`` to the batch;
@@ -390,6 +391,12 @@ def build_module(config: Config, device: torch.device | str = "cpu"):
     if m.logit_scale_init is not None:
         with torch.no_grad():
             module.logit_scale.fill_(m.logit_scale_init)
+    if m.batchnorm == "frozen" and not batchnorm_layers(module):
+        raise ValueError(
+            f"model.batchnorm: frozen keeps the BatchNorm statistics of model.init, but "
+            f"model.name={m.name!r} has no BatchNorm layer; use batchnorm=train"
+        )
+    module.batchnorm = m.batchnorm
     return module.to(device), bundle.preprocess, bundle.tokenizer
 
 

@@ -28,10 +28,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from PIL import Image
 from torch import Tensor, nn
 
-from paperlib.data.world import World, chosen_box, class_names, zeroshot_prompts
+from paperlib.data.world import World, box_crop, chosen_box, class_names, zeroshot_prompts
 from paperlib.geometry.lorentz import aperture_radius
 from paperlib.metrics import retrieval, zeroshot
 from paperlib.metrics.scores import pairwise_scores
@@ -90,10 +89,7 @@ def build_validation_set(
     if any(m.endswith(("_box_text", "_box_image")) for m in metrics):
         boxes = [chosen_box(seed, i, s) for i, s in enumerate(samples)]
         texts["box_text"] = tokenizer([b.phrase for b in boxes])
-        side = world.image_size  # resized as the training crops are (``WorldDataset``)
-        box_images = torch.stack(
-            [preprocess(b.image.resize((side, side), Image.BICUBIC)) for b in boxes]
-        )
+        box_images = torch.stack([preprocess(box_crop(b, world.image_size)) for b in boxes])
     return ValidationSet(
         images=torch.stack([preprocess(s.image) for s in samples]),
         texts=texts,

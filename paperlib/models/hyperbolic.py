@@ -19,6 +19,7 @@ from torch import Tensor, nn
 
 from paperlib.geometry.lorentz import exp_map0, pairwise_dist
 from paperlib.models import LOGIT_SCALE_MAX
+from paperlib.models.batchnorm import untrained_batchnorm
 from paperlib.models.clip import text_features
 
 __all__ = ["HyperbolicCLIP", "hyperbolic_logits", "no_weight_decay"]
@@ -48,17 +49,6 @@ def alpha_for_norm(features: Tensor, norm: float = 1.0) -> float:
             f"{mean_norm}; α needs a finite, positive one"
         )
     return min(0.0, math.log(norm / mean_norm))
-
-
-def untrained_batchnorm(module: nn.Module) -> bool:
-    """Whether ``module`` has a BatchNorm layer whose running statistics were never updated
-    (``num_batches_tracked`` 0: a randomly initialised tower)."""
-    return any(
-        isinstance(m, nn.modules.batchnorm._BatchNorm)
-        and m.num_batches_tracked is not None
-        and int(m.num_batches_tracked) == 0
-        for m in module.modules()
-    )
 
 
 class HyperbolicCLIP(nn.Module):

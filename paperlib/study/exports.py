@@ -12,10 +12,9 @@ from typing import Any
 
 import numpy as np
 import torch
-from PIL import Image
 
 from paperlib.atomic import atomic_write
-from paperlib.data.world import World, chosen_box
+from paperlib.data.world import World, box_crop, chosen_box
 from paperlib.engine.checkpoint import load_checkpoint
 from paperlib.engine.evaluation import Embedder, checkpoint_key, load_trained, world_texts
 from paperlib.engine.methods import HYPERBOLIC_METHODS, input_size
@@ -124,17 +123,15 @@ def export_embeddings(emb: dict[str, Any], checkpoint: Path, target: Path, run: 
 @torch.no_grad()
 def box_parent_norms(checkpoint: Path, size: int, seed: int) -> dict[str, torch.Tensor]:
     """Space norms of each held-out sample's box phrase and crop, the box its training item
-    would carry (``data.world.chosen_box``, the crop resized as ``WorldDataset`` resizes it)."""
+    would carry (``data.world.chosen_box``, ``data.world.box_crop``)."""
     module, preprocess, tokenizer, _ = load_trained(checkpoint)
     world = World(seed=seed, image_size=input_size(module))
     boxes = [chosen_box(seed, i, world.sample(i)) for i in range(size)]
-    side = world.image_size
     embed = Embedder(module, preprocess, tokenizer, batch_size=256)
+    crops = [box_crop(b, world.image_size) for b in boxes]
     return {
         "box_text": embed.texts([b.phrase for b in boxes]).float().norm(dim=-1),
-        "box_image": embed.images([b.image.resize((side, side), Image.BICUBIC) for b in boxes])
-        .float()
-        .norm(dim=-1),
+        "box_image": embed.images(crops).float().norm(dim=-1),
     }
 
 
