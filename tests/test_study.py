@@ -179,6 +179,12 @@ def test_compared_runs_differ_only_in_the_thing_under_test(scale):
         }, method
         aperture = runs[(method + claims.APERTURE, seed)].config["model"]
         assert aperture["curv_init"] == 0.1 and aperture["init_scalars"] == []
+    # every hyperbolic fine-tune keeps its base's BatchNorm statistics; a run from scratch has
+    # none to keep, and a base evaluated as it is (0 steps) and HiMo's fine-tunes train theirs
+    for (variant, _), run in runs.items():
+        model, steps = run.config["model"], run.config["train"]["steps"]
+        fine_tune = run.study == "argent" and model["init"] != "random" and steps > 0
+        assert (model.get("batchnorm", "train") == "frozen") is fine_tune, variant
     assert claims.EUCLIDEAN_CLIP == reader.PRETRAIN and claims.SMALLER == reader.SMALLER
 
 

@@ -68,7 +68,9 @@ the arms keep the scale's fixed learning rate and the design's 10 warm-up steps.
 The hyperbolic runs fine-tune in their own geometry, from the hyperbolic bases
 (``results/bases-hyperbolic/``: MERU models of the same towers, world and pre-training budget),
 with the base's learned curvature, α and logit scale; the aperture arm takes the base's encoders
-alone (``model.init_scalars``, docs/methods/argent.md#starting-from-a-hyperbolic-base). Choices
+alone (``model.init_scalars``, docs/methods/argent.md#starting-from-a-hyperbolic-base); every
+one keeps its base's BatchNorm statistics (``model.batchnorm: frozen``,
+docs/methods/argent.md#box-crop-norms). Choices
 the papers do not make for us (CPU scale): Long-CLIP keeps ``pcm_dim`` = 8 of 64 dimensions
 (the paper: 32 of 768).
 """
@@ -314,6 +316,12 @@ APERTURE_CURVATURE = 0.1
 # baselines' captions inside it (``scripts/aperture_probe.py``, results/probes/aperture.json;
 # at the other arms' 1.0 no held-out caption ever falls inside)
 APERTURE_ALPHA_NORM = 0.75
+# every hyperbolic fine-tune keeps its base's BatchNorm statistics: HyCoCLIP's and ARGENT's
+# passes are half box crops, and statistics updated on that mix cost the bases' whole images
+# their zero-shot accuracy within a few dozen steps, at every learning rate
+# (``scripts/batchnorm_probe.py``, docs/methods/argent.md#box-crop-norms); the from-scratch
+# runs, which have no statistics to keep, train theirs
+FINETUNE_BATCHNORM = "frozen"
 APERTURE_ARM = {
     f"MERU{APERTURE}": ("meru", {}),
     f"HyCoCLIP{APERTURE}": ("hycoclip", {}),
@@ -343,8 +351,10 @@ def _argent_run(
 ) -> Run:  # fmt: skip
     """One hyperbolic fine-tune of ``model`` from that model's hyperbolic base of the seed (at a
     fixed ``curvature`` when given: the base's encoders alone, α scaled to
-    :data:`APERTURE_ALPHA_NORM`; else the base's learned curvature, α and logit scale)."""
+    :data:`APERTURE_ALPHA_NORM`; else the base's learned curvature, α and logit scale), the
+    base's BatchNorm statistics kept (:data:`FINETUNE_BATCHNORM`)."""
     sections = _argent_sections(scale, loss, model)
+    sections["model"]["batchnorm"] = FINETUNE_BATCHNORM
     if curvature is not None:
         sections["model"].update(
             curv_init=curvature, learn_curv=False, init_scalars=[],
