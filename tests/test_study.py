@@ -623,9 +623,10 @@ def test_a_training_of_another_config_is_set_aside_not_reused(tmp_path):
     (output / "config.json").write_text(json.dumps(saved))
     assert not trained_with_other_config(output, raw)
     saved["train"].update(steps=40, val_size=7)  # a resume may change these
-    saved["model"].pop("alpha_norm", None)  # a key added since is not compared
+    saved["model"].pop("alpha_norm", None)  # a key added since stands for its default
     (output / "config.json").write_text(json.dumps(saved))
     assert not trained_with_other_config(output, raw)
+    assert trained_with_other_config(output, {**raw, "model": {**raw["model"], "alpha_norm": 2}})
     saved["optim"]["lr"] = 0.5
     (output / "config.json").write_text(json.dumps(saved))
     assert trained_with_other_config(output, raw)

@@ -28,6 +28,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import functools
 import json
@@ -328,16 +329,19 @@ RESUMABLE = {
 
 def config_changes(saved: dict[str, Any], config: Config) -> list[str]:
     """Dotted keys whose value differs between a checkpoint's config and ``config``, except
-    :data:`RESUMABLE` ones; keys the checkpoint does not hold (added since) are not compared."""
+    :data:`RESUMABLE` ones. A key the checkpoint does not hold (added since) stands for its
+    default, the behaviour the code that trained it had: it differs where ``config`` sets
+    another value."""
     now = json.loads(json.dumps(to_dict(config)))  # tuples -> lists, as a saved config may hold
     before = json.loads(json.dumps(saved))
     changes = ["method"] if before.get("method") != now["method"] else []
     for section, values in now.items():
         if isinstance(values, dict) and isinstance(before.get(section), dict):
+            defaults = json.loads(json.dumps(dataclasses.asdict(type(getattr(config, section))())))
             changes += [
                 f"{section}.{key}"
                 for key, value in values.items()
-                if key in before[section] and before[section][key] != value
+                if before[section].get(key, defaults.get(key, value)) != value
             ]
     return [c for c in changes if c not in RESUMABLE]
 
