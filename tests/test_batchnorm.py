@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from paperlib.engine.config import build_config
+from paperlib.engine.evaluation import load_trained
 from paperlib.engine.loop import train
 from paperlib.engine.methods import build_module
 from paperlib.models.batchnorm import batchnorm_layers, untrained_batchnorm
@@ -78,6 +79,9 @@ def test_a_frozen_fine_tune_keeps_the_statistics_and_trains_the_affine_weights(t
     assert any(not torch.equal(ends["train"][key], start[key]) for key in statistics)
     for key in (f"{name}.weight" for name in layers):
         assert not torch.equal(ends["frozen"][key], start[key]), key
+    evaluated, _, _, _ = load_trained(tmp_path / "frozen")  # as the study evaluates it
+    for key, value in evaluated.state_dict().items():
+        assert torch.equal(value, ends["frozen"][key]), key
 
 
 def test_frozen_batchnorm_needs_a_checkpoint_and_a_tower_with_batchnorm(tmp_path):

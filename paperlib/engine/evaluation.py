@@ -82,7 +82,9 @@ def load_trained(checkpoint: str | Path, device: str | torch.device = "cpu"):
         path = path / "last.pt"
     state = load_checkpoint(path)
     raw = dict(state["config"])
-    raw["model"] = {**raw["model"], "init": "random"}  # the weights come from this file
+    # the weights, BatchNorm statistics included, come from this file, and evaluation runs in
+    # eval mode, where a training run's model.batchnorm has no effect
+    raw["model"] = {**raw["model"], "init": "random", "batchnorm": "train"}
     raw["data"] = evaluation_data_section(raw)
     config = build_config(raw)
     module, preprocess, tokenizer = build_module(config, device)
