@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Why do the hyperbolic fine-tunes lose zero-shot L1 in their first steps, at any learning rate?
+"""Why did the hyperbolic fine-tunes lose zero-shot L1 in their first steps, at any learning rate?
 
 The study's image tower is a ResNet: its BatchNorm layers keep running statistics, updated by
 every training forward pass. HyCoCLIP and ARGENT encode each batch's images and box crops in one
 pass (``engine.methods.HyperbolicModule``), so a fine-tune's statistics drift towards a mix of
 whole scenes and enlarged crops, and the test set's whole images are then normalised with them.
-The papers' towers are ViTs (LayerNorm, no running statistics), where this cannot happen.
+The papers' towers are ViTs (LayerNorm, no running statistics), where this cannot happen. The
+study's fine-tunes now keep their base's statistics (``model.batchnorm: frozen``); this probe
+updates them, as PyTorch's default training does, to measure what that costs.
 
 This probe separates that drift from learning. From each headline ARGENT fine-tune's start (the
 hyperbolic base of seeds 0 and 1, as ``study.design`` builds it) it runs the fine-tune's first
@@ -57,12 +59,15 @@ def drift_statistics(module: torch.nn.Module, batches: list[dict], keys: tuple[s
 
 def probe_config(seed: int, scale: str, passes: int) -> dict:
     """The headline HyCoCLIP fine-tune of ``seed`` at ``scale`` with a world just large
-    enough for ``passes`` batches (no cache, no output folder of the study's)."""
+    enough for ``passes`` batches (no cache, no output folder of the study's), its BatchNorm
+    statistics updated in train mode (``model.batchnorm: train``; the study's fine-tunes keep
+    them, the fix this probe motivated)."""
     run = next(
         r for r in design.plan(scale, ("argent",), searched=False)
         if r.variant == "HyCoCLIP" and r.seed == seed
     )  # fmt: skip
     config = json.loads(json.dumps(run.config))
+    config["model"]["batchnorm"] = "train"  # statistics that move, as PyTorch's default has them
     config["data"].pop("cache_dir", None)
     config["data"]["size"] = config["train"]["batch_size"] * passes
     config["train"]["output_dir"] = str(Path("/tmp") / "batchnorm-probe")

@@ -63,18 +63,31 @@ def test_the_committed_record_separates_the_crops_drift_from_the_images():
         assert crops["short_i2t_r1"] < start["short_i2t_r1"] - 0.1
 
 
-def test_every_hyperbolic_recipe_point_loses_l1_in_its_first_fifth():
-    """The method page's reading of the recipe grid: from the hyperbolic base, HyCoCLIP's and
-    ARGENT's every grid point keeps less than 0.9 of the base's validation zero-shot L1 at its
-    first validation after the start, whatever its learning rate."""
+def test_with_the_statistics_kept_every_recipe_point_still_ends_below_the_base():
+    """The method page's reading of the recipe grid, whose hyperbolic fine-tunes keep their
+    base's BatchNorm statistics: at the smallest learning rate the first validation after the
+    start keeps more than 0.9 of the base's validation zero-shot L1 (the crops' drift of the
+    statistics alone cost more, above), yet every grid point of HyCoCLIP and ARGENT ends below
+    the base, and for each arm and warm-up the smallest learning rate ends highest."""
     from paperlib.engine.validation import validation_records
     from paperlib.train import log_records
 
-    logs = sorted((REPO_ROOT / "results" / "full" / "recipe").glob("*/*/log.jsonl"))
-    hyperbolic = [p for p in logs if p.parent.parent.name in ("hycoclip", "argent")]
-    assert len(hyperbolic) == 16
-    for log in hyperbolic:
-        records = validation_records(log_records(log))
-        start, first = records[0], records[1]
-        assert start["step"] == 0 and first["step"] > 0
-        assert first["val"]["zeroshot_L1"] < 0.9 * start["val"]["zeroshot_L1"], log
+    lrs = design.SCALES["full"].recipe_lrs
+    ends: dict[tuple[str, float], dict[float, float]] = {}
+    for arm in ("hycoclip", "argent"):
+        for log in sorted((REPO_ROOT / "results" / "full" / "recipe" / arm).glob("*/log.jsonl")):
+            done = json.loads((log.parent / "run.done").read_text())
+            assert done["config"]["model"]["batchnorm"] == "frozen", log
+            optim = done["config"]["optim"]
+            lr, warmup = optim["lr"], optim["warmup_steps"]
+            records = validation_records(log_records(log))
+            start, first, last = (
+                r["val"]["zeroshot_L1"] for r in (records[0], records[1], records[-1])
+            )
+            assert records[0]["step"] == 0 and last < start, log
+            if lr == min(lrs):
+                assert first > 0.9 * start, log
+            ends.setdefault((arm, warmup), {})[lr] = last
+    assert len(ends) == 4 and all(len(by_lr) == len(lrs) for by_lr in ends.values())
+    for by_lr in ends.values():
+        assert max(by_lr, key=by_lr.get) == min(lrs)
