@@ -264,6 +264,6 @@ def test_claims_not_run_yet_are_listed_and_counted_apart():
 
     claims = [dict(c) for c in load_claims("smoke")["claims"][:2]]
     claims[1].update(verdict=verdicts.NOT_RUN, reason="not run: 8 planned run(s) missing")
-    assert synthesis.outcomes_sentence(claims).endswith(f"; 1 is {synthesis.NOT_RUN}.")
-    assert f"- *{synthesis.NOT_RUN}*: 1" in synthesis.outcome_lines(claims)
-    assert synthesis.NOT_RUN not in " ".join(synthesis.outcome_lines(claims[:1]))
+    assert synthesis.outcomes_sentence(claims).endswith(f"; 1 is {synthesis.NOT_RUN_OUTCOME}.")
+    assert f"- *{synthesis.NOT_RUN_OUTCOME}*: 1" in synthesis.outcome_lines(claims)
+    assert synthesis.NOT_RUN_OUTCOME not in " ".join(synthesis.outcome_lines(claims[:1]))

@@ -82,6 +82,7 @@ from paperlib.tables.summary import (
     sign_text,
     size_text,
 )
+from paperlib.tables.synthesis import not_run_clause
 from paperlib.tables.trend_slope import slope_df, slope_estimate
 from paperlib.tables.verdicts import (
     BASE_DEPENDENT,
@@ -800,8 +801,7 @@ def findings_sentences(decided: dict[str, Any]) -> str:
     )
     if rest:
         second += f", and the other {sum(rest.values())} read {_counted(rest)}"
-    if not_run:
-        second += f"; {not_run} {'is' if not_run == 1 else 'are'} {NOT_RUN} (a partial study)"
+    second += not_run_clause(claims)
     return (
         f"Of the {len(claims)} claims ({of_papers}), {len(signed)} reproduce in the paper's "
         f"direction ({per_paper}), {counts[REPRODUCES]} with their interval beyond the smallest "

@@ -30,7 +30,7 @@ OUTCOMES: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 # a partial study's claims none of whose runs has finished: listed, and counted apart, only
 # where there are some
-NOT_RUN = "not run yet (a partial study)"
+NOT_RUN_OUTCOME = f"{verdicts.NOT_RUN} (a partial study)"
 NOT_TESTED, UNDECIDED = "not testable here, or split by the base", "not decided at this scale"
 
 
@@ -65,7 +65,7 @@ def outcome_lines(claims: list[dict]) -> list[str]:
     lines = []
     outcomes = dict(OUTCOMES)
     if any(c["verdict"] == verdicts.NOT_RUN for c in claims):
-        outcomes[NOT_RUN] = (verdicts.NOT_RUN,)
+        outcomes[NOT_RUN_OUTCOME] = (verdicts.NOT_RUN,)
     for outcome, members in outcomes.items():
         found = [c for c in claims if c["verdict"] in members]
         lines.append(f"- *{outcome}*: {len(found)}")
@@ -105,14 +105,14 @@ def outcomes_sentence(claims: list[dict]) -> str:
         f"paper's; {otherwise} {_verb(otherwise)} decided otherwise, {untested} "
         f"{_verb(untested)} not testable here or split by the base{_split(claims, NOT_TESTED)}, "
         f"and {undecided} {_verb(undecided)} not decided at this scale"
-        f"{_split(claims, UNDECIDED)}" + _not_run(claims) + "."
+        f"{_split(claims, UNDECIDED)}" + not_run_clause(claims) + "."
     )
 
 
-def _not_run(claims: list[dict]) -> str:
+def not_run_clause(claims: list[dict]) -> str:
     """``; 17 are not run yet (a partial study)``, or nothing where every claim ran."""
     n = sum(c["verdict"] == verdicts.NOT_RUN for c in claims)
-    return f"; {n} {_verb(n)} {NOT_RUN}" if n else ""
+    return f"; {n} {_verb(n)} {NOT_RUN_OUTCOME}" if n else ""
 
 
 def _verb(n: int, singular: str = "is") -> str:
