@@ -203,3 +203,14 @@ def test_the_study_page_s_seed_counts_are_the_full_scale_s():
             sum(full.base_of(x) == b for x in next(iter(seeds.values()))) for b in full.bases
         ]
         assert per_base == [n // 2, n // 2]
+
+
+def test_the_pages_count_each_family_s_claims_as_declared():
+    """The study page and the conventions page state each family's size as
+    ``tables.claims.FAMILY_SIZES`` declares it (Holm runs over every declared claim)."""
+    from paperlib.tables.claims import FAMILY_SIZES
+
+    himo, argent = FAMILY_SIZES["HiMo-CLIP"], FAMILY_SIZES["ARGENT"]
+    study, conventions = _page(), _page(REPO_ROOT / "docs" / "methods" / "conventions.md")
+    assert f"({himo} HiMo-CLIP, {argent} ARGENT)" in study
+    assert f"{himo} HiMo-CLIP claims, {argent} ARGENT claims" in conventions
