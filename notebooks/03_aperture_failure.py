@@ -658,8 +658,10 @@ for claim in aperture_claims:
 
 # %% [markdown]
 # **Where the premise holds.** ARGENT's claim starts from baselines whose caption parents fall
-# inside the radius. Where the study's arms leave fewer held-out captions there than the
-# claim's smallest effect, the claim reads *premise not reproduced*. `scripts/aperture_probe.py`
+# inside the radius. Where the study's arms leave fewer held-out parents there than the
+# claim's smallest effect, at the end and at every validation after the first update (step 0
+# measures the initialisation, not the objective), the claim reads *premise not reproduced*.
+# `scripts/aperture_probe.py`
 # looked for a setting that reaches it: the aperture arm's runs (seed 0, κ = 0.1) with their
 # embeddings started at another mean norm (`model.alpha_norm`; the study's other hyperbolic
 # runs start at 1, a from-scratch model near the origin), each evaluated before and after the

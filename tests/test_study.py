@@ -777,10 +777,36 @@ def test_an_aperture_claim_without_the_premise_says_so(monkeypatch):
     reason = premise.premise_reason("full", claim, [0, 1], record)
     assert reason.endswith("over training at most 0.40% of one kind (box_text, step 120), the "
                            "lowest mean norms short 0.9, box_text 0.41")  # fmt: skip
+    history["share"] = 0.0
+    reason = premise.premise_reason("full", claim, [0, 1], record)
+    assert reason.endswith("over training no parent of any kind inside after the first update, "
+                           "the lowest mean norms short 0.9, box_text 0.41")  # fmt: skip
     history["share"] = 0.4  # inside during training: the premise holds, the verdict reads the end
     assert premise.premise_reason("full", claim, [0, 1], record) is None
     other = next(c for c in CLAIMS if c.id == "argent-pep-vs-hycoclip")
     assert premise.premise_reason("full", other, [0, 1], record) is None
+
+
+def test_the_parents_over_training_start_after_the_first_update(tmp_path, monkeypatch):
+    """The premise reads what training does: the step-0 validation (the initialisation, every
+    box crop inside the radius from scratch) does not count; the largest share after it, and
+    each kind's lowest mean norm, do."""
+    monkeypatch.setattr(premise, "results_dir", lambda scale: tmp_path)
+    claim = next(c for c in CLAIMS if c.id == "argent-aperture-vs-meru")
+    folder = tmp_path / "argent" / reader.slug(claim.baseline) / "seed1"
+    folder.mkdir(parents=True)
+    val = [
+        {"inside_short": 0.0, "norm_short": 0.05, "inside_box_image": 1.0, "norm_box_image": 0.03},
+        {"inside_short": 0.0, "norm_short": 0.9, "inside_box_image": 0.0, "norm_box_image": 4.0},
+        {"inside_short": 0.25, "norm_short": 0.7, "inside_box_image": 0.0, "norm_box_image": 3.0},
+    ]
+    records = [{"step": step, "val": v} for step, v in zip((0, 40, 80), val)]
+    (folder / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    history = premise.parents_over_training("full", claim, [1])
+    assert history == {"share": 0.25, "kind": "short", "step": 80, "seed": 1,
+                       "lowest_norms": {"short": 0.7, "box_image": 3.0}}  # fmt: skip
+    (folder / "log.jsonl").write_text(json.dumps(records[0]) + "\n")  # only the initialisation
+    assert premise.parents_over_training("full", claim, [1]) is None
 
 
 def test_the_closest_caption_is_the_baseline_s_at_its_last_diagnostics(tmp_path, monkeypatch):

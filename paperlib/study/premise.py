@@ -32,16 +32,18 @@ def closest_to_radius(scale_name: str, claim: Claim, seeds: list[int]) -> float 
 
 
 def parents_over_training(scale_name: str, claim: Claim, seeds: list[int]) -> dict | None:
-    """Over the baseline's validation records (``engine.validation``'s ``inside_<kind>`` and
-    ``norm_<kind>``, every seed): the largest share of held-out parents of one kind inside
-    the radius, with its kind, step and seed, and the smallest mean norm of each kind; None
-    where no run validated its parents (the fine-tunes at κ = 0.1 count them at the end)."""
+    """Over the baseline's validation records after its first update (``engine.validation``'s
+    ``inside_<kind>`` and ``norm_<kind>``, every seed): the largest share of held-out parents
+    of one kind inside the radius, with its kind, step and seed, and the smallest mean norm of
+    each kind; None where no run validated its parents (the fine-tunes at κ = 0.1 count them
+    at the end). Step 0 is left out: it measures the initialisation (from scratch, MERU's
+    α puts every embedding near the origin), not what the objective does to the parents."""
     best, lowest = None, {}
     for seed in seeds:
         log = results_dir(scale_name) / claim.study / slug(claim.baseline) / f"seed{seed}"
         log = log / "log.jsonl"
         for record in log_records(log) if log.is_file() else []:
-            values = record.get("val", {})
+            values = record.get("val", {}) if record.get("step", 0) > 0 else {}
             for kind in PARENT_KINDS:
                 if f"inside_{kind}" not in values:
                     continue
@@ -70,10 +72,12 @@ def premise_reason(scale_name: str, claim: Claim, seeds: list[int], record: dict
         closest = "" if gap is None else f"; the closest training caption ends {gap:+.3f} from it"
     else:
         norms = ", ".join(f"{k} {v:.3g}" for k, v in history["lowest_norms"].items())
-        closest = (
-            f"; over training at most {history['share']:.2%} of one kind ({history['kind']}, "
-            f"step {history['step']}), the lowest mean norms {norms}"
-        )
+        most = (
+            "no parent of any kind inside after the first update" if history["share"] == 0
+            else f"at most {history['share']:.2%} of one kind ({history['kind']}, step "
+            f"{history['step']})"
+        )  # fmt: skip
+        closest = f"; over training {most}, the lowest mean norms {norms}"
     return (
         f"premise not reproduced: the baseline leaves {baseline:.2%} of the held-out parents "
         f"inside 2K/√c, less than the smallest effect of interest ({smallest:g}){closest}"
