@@ -14,7 +14,7 @@ from scipy import stats
 
 from paperlib.environment import environment, package_versions
 from paperlib.provenance import RunRecordError, run_provenance
-from paperlib.study import decide, design, execution, premise, reader, run_validity, scales
+from paperlib.study import decide, design, execution, premise, reader, run_validity
 from paperlib.tables import claims
 from paperlib.tables.claims import CLAIMS
 from paperlib.tables.verdicts import VERDICTS
@@ -325,28 +325,6 @@ def test_decide_gives_verdicts_and_leaves_collapsed_and_unconverged_runs_out(tmp
     saved = json.loads((tmp_path / "results" / "smoke" / "claims.json").read_text())
     assert [c["claim"] for c in saved["claims"]] == list(by_id)
     assert len(saved["excluded_runs"]) == 2 and len(saved["unconverged_runs"]) == 1
-
-
-def test_runs_from_scratch_share_one_level_and_fine_tunes_split_by_base():
-    """The estimator's levels: a fine-tune's seed belongs to the base it starts from; where every
-    compared arm trains from scratch there is no base, so all seeds share one level and the seed
-    variance keeps ``n − 1`` degrees of freedom (checked on the committed from-scratch runs
-    against numpy's sample variance)."""
-    scale = design.SCALES["full"]
-    seeds = list(scale.scratch_seeds)
-    scratch = ("ARGENT" + claims.SCRATCH, "HyCoCLIP" + claims.SCRATCH)
-    assert scale.levels(seeds, *scratch) == [scales.NO_BASE] * len(seeds)
-    assert scale.levels(seeds, "ARGENT", "HyCoCLIP") == [scale.base_of(s) for s in seeds]
-    assert scale.levels(seeds, scratch[0], "HyCoCLIP") == [scale.base_of(s) for s in seeds]
-    claim = next(c for c in CLAIMS if c.id == "argent-aperture-vs-hycoclip")
-    assert (claim.variant, claim.baseline) == scratch
-    record = decide.decide_claim("full", claim, decide.finished_runs("full"), scale)
-    n = len(record["seeds"])
-    assert n >= 3 and record["bases_of_seeds"] == [scales.NO_BASE] * n
-    assert record["seed_df"] == n - 1 and set(record["per_base"]) == {str(scales.NO_BASE)}
-    per_seed = np.asarray(record["per_seed"])
-    assert record["seed_term"] == pytest.approx(per_seed.var(ddof=1) / n)
-    assert record["interaction"] is None  # one level: nothing to split by
 
 
 def test_a_guarded_metric_at_chance_and_a_headline_claim_short_of_seeds_say_so(

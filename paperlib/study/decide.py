@@ -119,7 +119,7 @@ def _guard(scale_name: str, claim: Claim, seeds: list[int]) -> dict | None:
     guard = claim.metric.guard
     if guard is None:
         return None
-    bases = SCALES[scale_name].levels(seeds, claim.variant, claim.baseline)
+    bases = [SCALES[scale_name].base_of(s) for s in seeds]
     sides = {
         name: summary(arm_values(scale_name, claim.study, variant, guard.item, seeds), bases)
         for name, variant in (("variant", claim.variant), ("baseline", claim.baseline))
@@ -365,10 +365,9 @@ def headline_trend(scale_name: str, claim: Claim, runs: list[dict]) -> dict[str,
 
 
 def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) -> dict:
-    """One claim's effect (the base as a level, one level where both arms train from scratch:
-    ``Scale.levels``), raw test statistics, testability, per-base effects and interaction
-    test, both arms against the base and the measured chance levels (the family's adjustment
-    and the verdict come from :func:`adjust_family`)."""
+    """One claim's effect (the base as a level), raw test statistics, testability, per-base
+    effects and interaction test, both arms against the base and the measured chance levels
+    (the family's adjustment and the verdict come from :func:`adjust_family`)."""
     seeds, invalid, missing = _valid_seeds(claim, runs, scale)
     alpha = bonferroni_alpha(FAMILY_SIZES[claim.family])
     record = {
@@ -395,7 +394,7 @@ def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) 
     vb = arm_values(scale_name, claim.study, claim.baseline, claim.baseline_metric, seeds)
     if not (np.isfinite(va).all() and np.isfinite(vb).all()):
         return {**record, "effect": None, "untestable": f"non-finite values of {claim.item}"}
-    bases = scale.levels(seeds, claim.variant, claim.baseline)
+    bases = [scale.base_of(s) for s in seeds]
     record.update(_effect_fields(va - vb, bases, claim.metric.smallest, alpha))
     record["design_note"] = claim_design_note(record, claim, scale)
     record.update(variant_value=summary(va, bases), baseline_value=summary(vb, bases))
@@ -468,7 +467,7 @@ def claim_design_note(record: dict, claim: Claim, scale: Scale) -> dict[str, Any
         return None
     counts = Counter(record["bases_of_seeds"])
     within = record["seed_term"] / seed_weight([counts[b] for b in sorted(counts)])
-    planned = Counter(scale.levels(expected_seeds(claim, scale), claim.variant, claim.baseline))
+    planned = Counter(scale.base_of(s) for s in expected_seeds(claim, scale))
     note = design_note(
         within, record["item_term"], [planned[b] for b in sorted(planned)],
         FAMILY_SIZES[claim.family], claim.metric.smallest,

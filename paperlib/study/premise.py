@@ -57,8 +57,8 @@ def parents_over_training(scale_name: str, claim: Claim, seeds: list[int]) -> di
 def premise_reason(scale_name: str, claim: Claim, seeds: list[int], record: dict) -> str | None:
     """For an aperture claim whose baseline leaves fewer held-out parents inside the radius
     than the smallest effect of interest, at the end and (where it validated them) at every
-    validation step: "premise not reproduced" (ARGENT's claim starts from a baseline whose
-    parents fall inside), with how close they came."""
+    validation after its first update: "premise not reproduced" (ARGENT's claim starts from a
+    baseline whose parents fall inside), with how close they came."""
     if not claim.item.startswith("aperture/"):
         return None
     baseline, smallest = record["baseline_value"]["mean"], claim.metric.smallest

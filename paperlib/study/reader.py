@@ -249,13 +249,13 @@ def valid_seeds(scale_name: str, study: str, variant: str) -> list[int]:
 
 def item_value(scale_name: str, study: str, variant: str, item: str) -> dict[str, Any] | None:
     """Mean of one per-item metric over a variant's valid seeds with its 95 % interval (the
-    claims' estimator, ``tables.inference.based_estimate``: the pre-trained base as a level, ``Scale.levels``);
+    claims' estimator, ``tables.inference.based_estimate``: the pre-trained base as a level);
     None when no seed is valid."""
     seeds = valid_seeds(scale_name, study, variant)
     if not seeds:
         return None
     per_seed = item_table(scale_name, study, variant, item, seeds)
-    bases = SCALES[scale_name].levels(seeds, variant)
+    bases = [SCALES[scale_name].base_of(s) for s in seeds]
     return {**summary(per_seed, bases), "seeds": seeds}
 
 

@@ -6,10 +6,6 @@ from dataclasses import dataclass, field
 
 from paperlib.tables.claims import SCRATCH
 
-# the estimator's one level for runs trained from random weights (``Scale.levels``): they start
-# from no base, so their seeds differ only as seeds
-NO_BASE = -1
-
 
 @dataclass(frozen=True)
 class Scale:
@@ -58,15 +54,6 @@ class Scale:
 
     def base_of(self, seed: int) -> int:
         return self.bases[seed % len(self.bases)]
-
-    def levels(self, seeds, *variants: str) -> list[int]:
-        """The level of each seed in the study's estimator (``tables.inference.based_estimate``)
-        when ``variants`` are compared on ``seeds``: the base the seed's runs fine-tune, or
-        :data:`NO_BASE` for every seed where all of them train from scratch (no base to split
-        by; a base term there would spend seed degrees of freedom on nothing)."""
-        if variants and all(v.endswith(SCRATCH) for v in variants):
-            return [NO_BASE] * len(seeds)
-        return [self.base_of(s) for s in seeds]
 
     def arm_seeds(self, variant: str) -> tuple[int, ...]:
         """The seeds a sweep arm runs on: :attr:`scratch_seeds` for a from-scratch run, its
