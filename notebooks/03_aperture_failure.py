@@ -375,9 +375,10 @@ display(
 # chance level (claims.json gives none for the aperture fraction either): the radius is their
 # reference.
 #
-# **A common start.** All hyperbolic variants of a seed are fine-tuned from the *same* shared
-# pre-training checkpoint, with α and the curvature at MERU's initial values, so at step 0 they
-# embed the same batch identically. A norm that ends lower than where the runs began has drifted
+# **A common start.** All hyperbolic variants of a seed are fine-tuned from the *same*
+# hyperbolic base (a MERU-style CLIP of the world: its encoders, learned curvature, α and logit
+# scale, its BatchNorm statistics kept; `paperlib.study.design`), so at step 0 they embed the
+# same batch identically. A norm that ends lower than where the runs began has drifted
 # inward during fine-tuning, whatever the pre-training left. The log has no step-0 diagnostic; the
 # reference is the first logged one (step `diag_every`), averaged over the variants of each seed.
 # The cell checks that the variants share their initialisation, prints how far apart they already
