@@ -286,7 +286,8 @@ display(Markdown(synthesis.trend_sentence(readings)))
 # A gain of the variant over its baseline can be *less damage*: both fine-tunes may fall below
 # the pre-trained base they started from. Per claim, each arm's change from its base (arm − base,
 # item by item, the base as a level) with its simultaneous interval, and where the two arms
-# stand; a claim on a metric the Euclidean bases do not have (PEP, the aperture) shows none.
+# stand; a claim on a metric its base was not measured on (the aperture's share of parents)
+# shows none.
 
 # %%
 against = pd.DataFrame(
