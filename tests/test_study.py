@@ -680,6 +680,16 @@ def test_claim_panels_show_each_claimed_item_of_the_variants_with_valid_seeds():
         assert values["MoLo"] == reader.item_value("smoke", "himo", "MoLo", claim["item"])
     assert reader.has_finished_runs("smoke", "himo", "MoLo")
     assert not reader.has_finished_runs("smoke", "himo", "no such variant")
+    # the aperture share only from the runs that count their parents (not the fine-tunes at the
+    # learned curvature), each shown variant's value the claims' estimator's
+    argent = {v: v for v in reader.ARGENT_COLORS}
+    panels = dict((c["item"], values) for c, values in
+                  reader.claim_panels("smoke", "argent", claims_file["claims"], argent))  # fmt: skip
+    aperture = panels["aperture/parents_inside_radius"]
+    assert aperture and all(v.endswith((claims.SCRATCH, claims.APERTURE)) for v in aperture)
+    assert "MERU" not in aperture and "MERU" in panels["world-hierarchy/pep_auc_all"]
+    for variant, value in aperture.items():
+        assert value == reader.item_value("smoke", "argent", variant, "aperture/parents_inside_radius")
 
 
 def test_every_verdict_label_comes_from_a_constructed_claim():

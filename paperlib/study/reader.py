@@ -263,14 +263,27 @@ def claim_panels(
     scale_name: str, study: str, claims: list[dict[str, Any]], variants: dict[str, str]
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """One (claim, {label: :func:`item_value`}) per claimed item of ``study`` (the last claim
-    of each item), over the ``variants`` ({variant: label}) that have a valid seed: the numbers
-    ``figures.metric_panels`` draws."""
+    of each item), over the ``variants`` ({variant: label}) that have a valid seed and measure
+    the item (:func:`measures`): the numbers ``figures.metric_panels`` draws."""
     shown = {v: label for v, label in variants.items() if valid_seeds(scale_name, study, v)}
     claimed = {c["item"]: c for c in claims if c["study"] == study}.values()
     return [
-        (c, {label: item_value(scale_name, study, v, c["item"]) for v, label in shown.items()})
+        (c, {
+            label: item_value(scale_name, study, v, c["item"])
+            for v, label in shown.items() if measures(scale_name, study, v, c["item"])
+        })
         for c in claimed
-    ]
+    ]  # fmt: skip
+
+
+def measures(scale_name: str, study: str, variant: str, item: str) -> bool:
+    """Whether the valid runs of ``variant`` record the per-item metric ``item`` (the share of
+    parents inside the aperture radius only where a run counts them: ``design.Run.parents``)."""
+    seeds = valid_seeds(scale_name, study, variant)
+    if not seeds:
+        return False
+    path = run_folder(scale_name, study, variant, seeds[0]) / "items.npz"
+    return item in results_files.read_items(path)
 
 
 def load_curves(scale_name: str) -> dict[str, list[dict[str, Any]]]:
