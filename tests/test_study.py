@@ -689,7 +689,9 @@ def test_claim_panels_show_each_claimed_item_of_the_variants_with_valid_seeds():
     assert aperture and all(v.endswith((claims.SCRATCH, claims.APERTURE)) for v in aperture)
     assert "MERU" not in aperture and "MERU" in panels["world-hierarchy/pep_auc_all"]
     for variant, value in aperture.items():
-        assert value == reader.item_value("smoke", "argent", variant, "aperture/parents_inside_radius")
+        assert value == reader.item_value(
+            "smoke", "argent", variant, "aperture/parents_inside_radius"
+        )
 
 
 def test_every_verdict_label_comes_from_a_constructed_claim():
