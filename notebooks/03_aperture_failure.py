@@ -452,15 +452,23 @@ frac_max, norm_min = float(logged(FRAC).max()), float(logged(NORM).min())
 radius_max = float(logged("diag/aperture_radius").max())
 # each variant's share at the first logged step (its seeds' mean): where the base left them
 first_frac = {v: float(stack_seeds(list(logs[v].values()), FRAC).mean[0]) for v in variants}
+
+
+def share_range(shares: dict[str, float]) -> str:
+    """The smallest to the largest of ``shares``, one number where they agree at two decimals."""
+    low, high = f"{min(shares.values()):.2f}", f"{max(shares.values()):.2f}"
+    return low if low == high else f"{low} to {high}"
+
+
 display(
     Markdown(
         "At the learned curvature the panel of captions inside the radius "
         + (
             "is zero at every logged step of every variant and seed"
             if frac_max == 0
-            else f"reaches at most {frac_max:.3f}, and is already {min(first_frac.values()):.2f} "
-            f"to {max(first_frac.values()):.2f} at the first logged step (step {start.step}), "
-            "before the objectives have moved the parents far from where the base put them"
+            else f"reaches at most {frac_max:.3f}, and is already {share_range(first_frac)} at "
+            f"the first logged step (step {start.step}), before the objectives have moved the "
+            "parents far from where the base put them"
         )
         + f": the radius 2K/√c is at most {radius_max:.3f} there, and the batch-mean "
         f"caption norm never falls below {norm_min:.3f}, {norm_min / radius_max:.1f} times the "
@@ -838,8 +846,7 @@ display(
         + (
             "no caption parent of any variant ends inside the radius at the learned curvature, "
             if all(f == 0 for f in inside.values())
-            else f"{min(inside.values()):.2f} to {max(inside.values()):.2f} of the training "
-            "batches' caption parents end inside the radius at the learned curvature (the "
+            else f"{share_range(inside)} of the training batches' caption parents end inside the radius at the learned curvature (the "
             f"variants' means; {inside['ARGENT']:.2f} for ARGENT), "
         )
         + f"at κ = 0.1 ARGENT ends with {arm_text['ARGENT']:.3f} of its caption parents inside "
