@@ -769,7 +769,7 @@ display(
 # the study is re-run at another scale or with more seeds.
 
 # %%
-delta = f"{100 * METRICS['aperture'].smallest:.1f} % of the parents"  # δ, by the rule
+delta = f"{100 * aperture_delta:.1f} % of the parents"  # δ, by the rule (section 5b)
 reading = {
     "reproduces": "fewer held-out parents inside the radius than the baseline, the "
     "simultaneous interval beyond {delta}: the paper's direction",

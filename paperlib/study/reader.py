@@ -263,27 +263,23 @@ def claim_panels(
     scale_name: str, study: str, claims: list[dict[str, Any]], variants: dict[str, str]
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """One (claim, {label: :func:`item_value`}) per claimed item of ``study`` (the last claim
-    of each item), over the ``variants`` ({variant: label}) that have a valid seed and measure
-    the item (:func:`measures`): the numbers ``figures.metric_panels`` draws."""
-    shown = {v: label for v, label in variants.items() if valid_seeds(scale_name, study, v)}
+    of each item), over the ``variants`` ({variant: label}) that have a valid seed and whose
+    runs record the item (the share of parents inside the aperture radius only where a run
+    counts them: ``design.Run.parents``): the numbers ``figures.metric_panels`` draws."""
+    measured = {}  # variant -> the per-item metrics its first valid seed's items.npz holds
+    for variant in variants:
+        seeds = valid_seeds(scale_name, study, variant)
+        if seeds:
+            path = run_folder(scale_name, study, variant, seeds[0]) / "items.npz"
+            measured[variant] = set(results_files.read_items(path))
     claimed = {c["item"]: c for c in claims if c["study"] == study}.values()
     return [
         (c, {
-            label: item_value(scale_name, study, v, c["item"])
-            for v, label in shown.items() if measures(scale_name, study, v, c["item"])
+            variants[v]: item_value(scale_name, study, v, c["item"])
+            for v, items in measured.items() if c["item"] in items
         })
         for c in claimed
     ]  # fmt: skip
-
-
-def measures(scale_name: str, study: str, variant: str, item: str) -> bool:
-    """Whether the valid runs of ``variant`` record the per-item metric ``item`` (the share of
-    parents inside the aperture radius only where a run counts them: ``design.Run.parents``)."""
-    seeds = valid_seeds(scale_name, study, variant)
-    if not seeds:
-        return False
-    path = run_folder(scale_name, study, variant, seeds[0]) / "items.npz"
-    return item in results_files.read_items(path)
 
 
 def load_curves(scale_name: str) -> dict[str, list[dict[str, Any]]]:
