@@ -189,7 +189,8 @@ def test_the_readme_paragraph_is_computed_from_the_claims():
         claim("d", "reproduces", paper="ARGENT"),
     ]  # fmt: skip
     decided = {"claims": claims, "code_versions": [{"code_hash": "ab" * 32}],
-               "unconverged_runs": ["x", "y"]}  # fmt: skip
+               "unconverged_runs": ["x: rising", "y: rising", "s/scratch/seed1: rising"],
+               "excluded_runs": ["x: not converged: rising", "y: not converged: rising"]}  # fmt: skip
     text = study_paragraph(decided)
     assert "code hash `abababababab`" in text
     assert "every HiMo fine-tune at lr 3e-5 with 100 of its 400 steps as warm-up" in text
@@ -201,7 +202,12 @@ def test_the_readme_paragraph_is_computed_from_the_claims():
         "HiMo-CLIP (3 claims): 1 at ceiling, 1 reproduces, 1 underpowered"
     )
     assert "`c` (the baseline at 95.75 of a best 100, the paper's effect +62.9, here -3.1)" in text
-    assert "1 claims are underpowered" in text
+    assert "1 more rises too and is kept, not being asked for a plateau: `s/scratch/seed1`" in text
+    assert "1 claim is underpowered" in text and "unresolvable" not in text
+    settled = {**decided, "claims": [claims[0], claims[3]], "unconverged_runs": []}
+    assert "No claim is left undecided by its design." in study_paragraph(settled)
+    assert "0 runs still rising past δ" in study_paragraph(settled)
+    assert "more rise" not in study_paragraph(settled)
 
 
 def test_the_design_table_gives_seeds_per_base_the_note_and_the_verdict_with_exclusions():

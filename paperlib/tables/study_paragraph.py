@@ -51,19 +51,34 @@ def _pairs(claims: list[dict], paper: str) -> str:
     return str(kept[0]) if len(kept) == 1 else f"{kept[0]} to {kept[-1]}"
 
 
+def _run_name(entry: str) -> str:
+    """``study/variant/seedN`` of a ``claims.json`` run entry (``name: why``)."""
+    return entry.split(":")[0]
+
+
 def _exclusions(decided: dict[str, Any]) -> str:
-    """How many runs the plateau rule leaves out and which verdicts counting them would move."""
+    """How many runs the plateau rule leaves out, which verdicts counting them would move, and
+    the runs still rising that it keeps (an arm not asked for a plateau: the from-scratch
+    aperture runs, or every run of a scale that asks none)."""
     claims = decided["claims"]
     moved = [
         f"`{c['claim']}` ({c['verdict']} → {c['without_exclusions']['verdict']})"
         for c in claims
         if (c.get("without_exclusions") or {}).get("changes_verdict")
     ]
-    n = len(decided["unconverged_runs"])
+    left_out = {_run_name(e) for e in decided["excluded_runs"]}
+    rising = [_run_name(u) for u in decided["unconverged_runs"]]
+    kept = [r for r in rising if r not in left_out]
+    n = len(rising) - len(kept)
     out = f"{n} {'run' if n == 1 else 'runs'} still rising past δ in their last fifth"
     out += f" {'is' if n == 1 else 'are'} left out with their seed's other arm (`unconverged_runs`); counted in, they "
-    return out + (f"would change {len(moved)} verdicts: {', '.join(moved)}" if moved else
-                  "would change no verdict")  # fmt: skip
+    out += (f"would change {len(moved)} verdicts: {', '.join(moved)}" if moved else
+            "would change no verdict")  # fmt: skip
+    if not kept:
+        return out
+    verb = "rises too and is kept" if len(kept) == 1 else "rise too and are kept"
+    names = ", ".join(f"`{r}`" for r in kept)
+    return f"{out}. {len(kept)} more {verb}, not being asked for a plateau: {names}"
 
 
 def _ceiling(claims: list[dict]) -> str:
@@ -83,12 +98,18 @@ def _ceiling(claims: list[dict]) -> str:
 
 def _undecided(claims: list[dict]) -> str:
     counts = Counter(c["verdict"] for c in claims if c["verdict"] in UNDECIDED)
-    return (
-        f"{counts['underpowered']} claims are underpowered (their design notes name the seeds "
-        f"per base that would resolve δ) and {counts['unresolvable at this test set']} "
-        "unresolvable at this test set (the test items alone put the interval's half-width at "
-        "or above δ)."
-    )
+    why = {
+        "underpowered": "underpowered (their design notes name the seeds per base that would "
+        "resolve δ)",
+        "unresolvable at this test set": "unresolvable at this test set (the test items alone "
+        "put the interval's half-width at or above δ)",
+    }
+    parts = [
+        f"{n} {'claim is' if n == 1 else 'claims are'} {why[verdict]}"
+        for verdict in UNDECIDED
+        if (n := counts[verdict])
+    ]
+    return " and ".join(parts) + "." if parts else "No claim is left undecided by its design."
 
 
 def study_paragraph(decided: dict[str, Any]) -> str:
