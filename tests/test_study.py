@@ -829,3 +829,26 @@ def test_a_tutorial_reads_the_full_scale_only_where_its_study_finished(tmp_path,
     assert reader.available_scale(study="argent") == "full"
     with pytest.raises(ValueError, match="unknown study scale"):
         reader.available_scale("medium")
+
+
+def test_the_first_step_inside_reads_the_seed_mean_after_the_first_update():
+    """A naive reading by hand: seeds (0.0, 0.2) at step 40 average 0.1 < 0.12; at step 80
+    (0.1, 0.3) average 0.2 ≥ 0.12; step 0 (every parent inside at initialisation) is skipped;
+    a variant whose mean never reaches δ reads None."""
+
+    def curve(variant, values, metric="inside_box_text"):
+        return {"variant": variant, "metric": metric,
+                "points": [{"step": 40 * i, "value": v} for i, v in enumerate(values)]}  # fmt: skip
+
+    curves = [
+        curve("HyCoCLIP, from scratch", [1.0, 0.0, 0.1, 0.5]),
+        curve("HyCoCLIP, from scratch", [1.0, 0.2, 0.3, 0.5]),
+        curve("ARGENT, from scratch", [1.0, 0.0, 0.0, 0.11]),
+        curve("ARGENT, from scratch", [1.0, 0.0, 0.0, 0.12], metric="inside_short"),
+    ]
+    first = premise.first_step_inside(curves, 0.12)
+    assert first == {
+        ("HyCoCLIP, from scratch", "inside_box_text"): 80,
+        ("ARGENT, from scratch", "inside_box_text"): None,
+        ("ARGENT, from scratch", "inside_short"): 120,
+    }

@@ -37,7 +37,7 @@ def parents_over_training(scale_name: str, claim: Claim, seeds: list[int]) -> di
     of one kind inside the radius, with its kind, step and seed, and the smallest mean norm of
     each kind; None where no run validated its parents (the fine-tunes at κ = 0.1 count them
     at the end). Step 0 is left out: it measures the initialisation (from scratch, MERU's
-    α puts every embedding near the origin), not what the objective does to the parents."""
+    α puts every box crop inside the radius), not what the objective does to the parents."""
     best, lowest = None, {}
     for seed in seeds:
         log = results_dir(scale_name) / claim.study / slug(claim.baseline) / f"seed{seed}"
@@ -95,3 +95,24 @@ def start_norms_reached(runs: list[dict[str, Any]], smallest: float) -> list[flo
     return sorted(
         {r["alpha_norm"] for r in probe_baselines(runs) if r["held_out_inside"] >= smallest}
     )
+
+
+def first_step_inside(curves: list[dict[str, Any]], smallest: float) -> dict[tuple, int | None]:
+    """Per (variant, metric) of ``curves.json`` validation curves of held-out parents
+    (``inside_<kind>``): the first validation step after the first update at which the mean
+    over the variant's seeds (those validated at the same steps as its first) reaches
+    ``smallest``, or None where it never does. Step 0 measures the initialisation."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for curve in curves:
+        groups.setdefault((curve["variant"], curve["metric"]), []).append(curve)
+    first: dict[tuple, int | None] = {}
+    for key, group in groups.items():
+        steps = [p["step"] for p in group[0]["points"]]
+        same = [
+            [p["value"] for p in c["points"]]
+            for c in group
+            if [p["step"] for p in c["points"]] == steps
+        ]
+        means = [sum(column) / len(column) for column in zip(*same)]
+        first[key] = next((s for s, m in zip(steps, means) if s > 0 and m >= smallest), None)
+    return first
