@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+import paperlib.notebooks as notebooks_module
 from paperlib.evaluate import run_or_train
 from paperlib.notebooks import REPO_ROOT, load_parameters, preset_path
 from paperlib.notebooks import main as notebooks_main
@@ -56,6 +57,8 @@ def data(tmp_path_factory):
 
 def _run(preset_notebook, preset, checkpoint, out, roots, site, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", f"{site}:{REPO_ROOT}")
+    # the executed copy goes beside the outputs, not into build/executed (the book's source)
+    monkeypatch.setattr(notebooks_module, "EXECUTED_DIR", out.parent / "executed")
     params = load_parameters(preset_path(REPO_ROOT / "notebooks" / preset_notebook, preset))
     argv = ["run", f"notebooks/{preset_notebook}", "--preset", preset]
     argv += [
@@ -68,6 +71,7 @@ def _run(preset_notebook, preset, checkpoint, out, roots, site, monkeypatch):
     ]
     argv += ["-p", "roots", json.dumps({b: roots[b] for b in params["roots"]})]
     assert notebooks_main(argv) == 0
+    assert (out.parent / "executed" / f"{preset_notebook[:-3]}.ipynb").is_file()
     return params
 
 
