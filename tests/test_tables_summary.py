@@ -208,6 +208,21 @@ def test_the_readme_paragraph_is_computed_from_the_claims():
     assert "No claim is left undecided by its design." in study_paragraph(settled)
     assert "0 runs still rising past δ" in study_paragraph(settled)
     assert "more rise" not in study_paragraph(settled)
+    assert "learning targets" not in text  # none recorded: nothing said of them
+    row = {"study": "argent", "metric": "world-zeroshot/L3_correct", "target": 0.3, "runs": 2}
+    targets = [
+        {**row, "variant": "base", "median": 0.2855, "met": False},
+        {**row, "variant": "ARGENT", "median": 0.8974, "met": False, "target": 0.9,
+         "of_base": "base"},
+        {**row, "variant": "HyCoCLIP", "median": 0.31, "met": True},
+    ]  # fmt: skip
+    assert study_paragraph({**decided, "targets": targets}).endswith(
+        "2 of the 3 learning targets are missed: world-zeroshot/L3_correct of base (median "
+        "0.285 against 0.3); world-zeroshot/L3_correct of ARGENT as a share of its base's "
+        "(median 0.897 against 0.9)."
+    )
+    met = {**decided, "targets": [targets[2]]}
+    assert study_paragraph(met).endswith("Every learning target is met (1 of 1).")
 
 
 def test_the_design_table_gives_seeds_per_base_the_note_and_the_verdict_with_exclusions():

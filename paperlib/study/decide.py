@@ -738,8 +738,9 @@ def summary_table(decided: dict[str, Any]) -> str:
     lines += ["", "| learning target | runs | median | target | met |", "|---|---|---|---|---|"]
     for t in decided["targets"]:
         median = "–" if t["median"] is None else f"{t['median']:.3f}"
+        share = f", as a share of its base's ({t['of_base']})" if t.get("of_base") else ""
         lines.append(
-            f"| {t['metric']} of {t['variant']} | {t['runs']} | {median} | "
+            f"| {t['metric']} of {t['variant']}{share} | {t['runs']} | {median} | "
             f"≥ {t['target']:g} | {'yes' if t['met'] else 'no'} |"
         )
     return "\n".join(lines)

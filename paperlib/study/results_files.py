@@ -347,6 +347,7 @@ TARGET = {
     "median": "number?",
     "runs": "count",
     "met": "flag",
+    "of_base": Maybe("text"),  # a share of the run's base's value (``study.targets``)
 }
 CODE_VERSION = {"code_hash": "text?", "commits": ["text"], "runs": "count"}
 CLAIMS_FILE = {

@@ -10,7 +10,8 @@ import numpy as np
 
 from paperlib.engine.validation import validation_records
 from paperlib.study.pretrain import bases_dir
-from paperlib.study.reader import PRETRAIN, read_items, results_dir, slug
+from paperlib.study.reader import PRETRAIN, PRETRAIN_HYPERBOLIC, read_items, results_dir, slug
+from paperlib.study.scales import SCALES
 from paperlib.tables.claims import CLAIMS, HEADLINE_FINETUNES, LONGER
 from paperlib.tables.plateau import curve_items, rate_standard_error
 from paperlib.train import log_records
@@ -18,15 +19,22 @@ from paperlib.train import log_records
 
 def _targets() -> tuple[tuple[str, str, str, float], ...]:
     """Learning targets (medians over runs): (study, variant, per-item metric, target). The
-    bases; long-caption retrieval of every HiMo fine-tune variant the claims compare; short
-    retrieval and zero-shot accuracy of the headline hyperbolic fine-tunes."""
+    bases of both geometries; long-caption retrieval of every HiMo fine-tune variant the claims
+    compare; short retrieval and zero-shot accuracy of the headline hyperbolic fine-tunes."""
     himo = dict.fromkeys(
         v for c in CLAIMS if c.study == "himo" for v in (c.variant, c.baseline) if v != PRETRAIN
     )
+    bases = (
+        (study, base, item, target)
+        for study, base in (("himo", PRETRAIN), ("argent", PRETRAIN_HYPERBOLIC))
+        for item, target in (
+            ("world-zeroshot/L1_correct", 0.8),
+            ("world-zeroshot/L3_correct", 0.3),
+            ("world-short/i2t_hit1", 0.85),
+        )
+    )
     return (
-        ("himo", PRETRAIN, "world-zeroshot/L1_correct", 0.8),
-        ("himo", PRETRAIN, "world-zeroshot/L3_correct", 0.3),
-        ("himo", PRETRAIN, "world-short/i2t_hit1", 0.85),
+        *bases,
         *(("himo", v, "world-long/i2t_hit1", 0.5) for v in himo),
         *(
             ("argent", v, item, target)
@@ -41,6 +49,13 @@ def _targets() -> tuple[tuple[str, str, str, float], ...]:
 
 
 TARGETS = _targets()
+# what the headline hyperbolic fine-tunes must keep of their own base's zero-shot accuracy
+# (each run's value over its seed's hyperbolic base's, ``Scale.base_of``): (variant, item, share)
+KEPT_OF_BASE = tuple(
+    (variant, item, 0.9)
+    for variant in HEADLINE_FINETUNES["argent"]
+    for item in ("world-zeroshot/L1_correct", "world-zeroshot/L3_correct")
+)
 
 
 def _final_validation(scale_name: str, study: str, variant: str, seed: int) -> dict | None:
@@ -102,8 +117,42 @@ def base_plateaus() -> list[dict]:
     ]  # fmt: skip
 
 
+def _target_row(study: str, variant: str, item: str, target: float, values: list[float]) -> dict:
+    """A learning target's record: the median of ``values`` (None without any) against it."""
+    median = statistics.median(values) if values else None
+    return {
+        "study": study,
+        "variant": variant,
+        "metric": item,
+        "target": target,
+        "median": median,
+        "values": values,
+        "runs": len(values),
+        "met": median is not None and median >= target,
+    }
+
+
+def kept_of_base(scale_name: str, runs: list[dict]) -> list[dict]:
+    """Each :data:`KEPT_OF_BASE` target with the median over its valid runs of the run's mean
+    ``item`` over its hyperbolic base's (``of_base`` names the base's variant)."""
+    scale, out = SCALES[scale_name], []
+    for variant, item, share in KEPT_OF_BASE:
+        values = []
+        for r in runs:
+            if r["study"] != "argent" or r["variant"] != variant or r.get("collapsed"):
+                continue
+            base = read_items(scale_name, "argent", PRETRAIN_HYPERBOLIC, scale.base_of(r["seed"]))
+            found = read_items(scale_name, "argent", variant, r["seed"])
+            if item in found and item in base and np.mean(base[item]) > 0:
+                values.append(float(np.mean(found[item]) / np.mean(base[item])))
+        out.append({**_target_row("argent", variant, item, share, values),
+                    "of_base": PRETRAIN_HYPERBOLIC})  # fmt: skip
+    return out
+
+
 def check_targets(scale_name: str, runs: list[dict]) -> list[dict]:
-    """Each learning target with the median over its valid runs."""
+    """Each learning target with the median over its valid runs, then what the headline
+    hyperbolic fine-tunes keep of their base (:func:`kept_of_base`)."""
     out = []
     for study, variant, item, target in TARGETS:
         chosen = [r for r in runs if r["study"] == study and r["variant"] == variant]
@@ -113,17 +162,5 @@ def check_targets(scale_name: str, runs: list[dict]) -> list[dict]:
             if not r.get("collapsed")
         ]
         values = [float(np.mean(found[item])) for found in items if item in found]
-        median = statistics.median(values) if values else None
-        out.append(
-            {
-                "study": study,
-                "variant": variant,
-                "metric": item,
-                "target": target,
-                "median": median,
-                "values": values,
-                "runs": len(values),
-                "met": median is not None and median >= target,
-            }
-        )
-    return out
+        out.append(_target_row(study, variant, item, target, values))
+    return out + kept_of_base(scale_name, runs)

@@ -1,8 +1,8 @@
 """The study page's paragraph on the committed study, written from ``claims.json`` alone.
 
 Every figure the paragraph states (code version, recipe, retention, seed pairs kept, runs left
-out and what counting them in would change, verdict counts, the claims at a ceiling and the
-claims a design could not decide) is read here from the decided claims, so the study page
+out and what counting them in would change, verdict counts, the claims at a ceiling, the
+claims a design could not decide and the learning targets missed) is read here from the decided claims, so the study page
 (``docs/study.md``) and ``claims.json`` cannot drift apart: ``python -m paperlib.study
 --summary`` prints it above the claims table, and ``tests/test_readme_claims.py`` finds both on
 that page.
@@ -112,6 +112,26 @@ def _undecided(claims: list[dict]) -> str:
     return " and ".join(parts) + "." if parts else "No claim is left undecided by its design."
 
 
+def _target_name(target: dict) -> str:
+    share = " as a share of its base's" if target.get("of_base") else ""
+    return f"{target['metric']} of {target['variant']}{share}"
+
+
+def _missed_targets(decided: dict[str, Any]) -> str:
+    """The learning targets the runs miss, each with its median (``study.targets``)."""
+    rows = decided.get("targets", [])
+    missed = [t for t in rows if not t["met"]]
+    if not missed:
+        return f"Every learning target is met ({len(rows)} of {len(rows)})." if rows else ""
+    listed = "; ".join(
+        f"{_target_name(t)} ("
+        + ("no run" if t["median"] is None else f"median {t['median']:.3f}")
+        + f" against {t['target']:g})"
+        for t in missed
+    )
+    return f"{len(missed)} of the {len(rows)} learning targets are missed: {listed}."
+
+
 def study_paragraph(decided: dict[str, Any]) -> str:
     """The study page's paragraph on the committed study (module docstring)."""
     claims = decided["claims"]
@@ -131,7 +151,8 @@ def study_paragraph(decided: dict[str, Any]) -> str:
         f"The HiMo headline claims keep {_pairs(claims, 'HiMo-CLIP')} of 8 seed pairs, the ARGENT",
         f"ones {_pairs(claims, 'ARGENT')}. " + verdict_counts(claims, "HiMo-CLIP") + ".",
         verdict_counts(claims, "ARGENT") + ". " + _ceiling(claims), _undecided(claims),
-    ])  # fmt: skip
+        _missed_targets(decided),
+    ]).rstrip()  # fmt: skip
 
 
 def _percent(share: float) -> str:

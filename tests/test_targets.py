@@ -1,0 +1,59 @@
+"""The learning targets: the hyperbolic bases have their own rows, and what a headline hyperbolic
+fine-tune keeps of its base is the median of run ÷ base, each run over its own seed's base."""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+import pytest
+
+from paperlib.study import targets
+from paperlib.study.decide import summary_table
+from paperlib.study.reader import PRETRAIN_HYPERBOLIC, results_dir, slug
+from paperlib.study.scales import SCALES
+
+
+def _accuracy(variant: str, seed: int, level: str) -> float:
+    """A run's zero-shot accuracy as its benchmark file states it (not its items.npz)."""
+    path = results_dir("full") / "argent" / slug(variant) / f"seed{seed}"
+    return json.loads((path / f"world-zeroshot-{level}.json").read_text())["metrics"]["acc1"]
+
+
+@pytest.mark.parametrize("variant", ["HyCoCLIP", "ARGENT"])
+def test_kept_of_base_is_each_runs_share_of_its_own_base(variant):
+    scale = SCALES["full"]
+    runs = [{"study": "argent", "variant": variant, "seed": s} for s in scale.seeds]
+    runs.append({"study": "argent", "variant": variant, "seed": 99, "collapsed": "no spread"})
+    rows = {r["metric"]: r for r in targets.kept_of_base("full", runs) if r["variant"] == variant}
+    for level in ("L1", "L3"):
+        row = rows[f"world-zeroshot/{level}_correct"]
+        expected = [
+            _accuracy(variant, s, level) / _accuracy(PRETRAIN_HYPERBOLIC, s % 2, level)
+            for s in scale.seeds
+        ]  # the two bases alternate over the seeds
+        assert row["values"] == pytest.approx(expected, abs=1e-6)  # the collapsed run left out
+        assert row["median"] == pytest.approx(statistics.median(expected), abs=1e-6)
+        assert row["met"] == (row["median"] >= 0.9) and row["of_base"] == PRETRAIN_HYPERBOLIC
+
+
+def test_the_summary_table_names_a_share_of_the_base():
+    rows = [
+        {"study": "argent", "variant": "ARGENT", "metric": "world-zeroshot/L3_correct",
+         "target": 0.9, "median": 0.897, "values": [], "runs": 8, "met": False,
+         "of_base": PRETRAIN_HYPERBOLIC},
+        {"study": "argent", "variant": PRETRAIN_HYPERBOLIC, "metric": "world-zeroshot/L3_correct",
+         "target": 0.3, "median": 0.2855, "values": [], "runs": 2, "met": False},
+    ]  # fmt: skip
+    table = summary_table({"claims": [], "targets": rows})
+    assert (f"| world-zeroshot/L3_correct of ARGENT, as a share of its base's "
+            f"({PRETRAIN_HYPERBOLIC}) | 8 | 0.897 | ≥ 0.9 | no |") in table  # fmt: skip
+    assert (
+        f"| world-zeroshot/L3_correct of {PRETRAIN_HYPERBOLIC} | 2 | 0.285 | ≥ 0.3 | no |" in table
+    )
+
+
+def test_the_hyperbolic_bases_have_their_own_targets():
+    rows = {(v, item) for study, v, item, _ in targets.TARGETS if study == "argent"}
+    for item in ("world-zeroshot/L1_correct", "world-zeroshot/L3_correct"):
+        assert (PRETRAIN_HYPERBOLIC, item) in rows
