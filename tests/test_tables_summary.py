@@ -221,6 +221,17 @@ def test_the_readme_paragraph_is_computed_from_the_claims():
         "0.285 against 0.3); world-zeroshot/L3_correct of ARGENT as a share of its base's "
         "(median 0.897 against 0.9)."
     )
+    plateaus = [
+        {"geometry": "euclidean", "model": "m", "base": 0, "zeroshot_L1": True, "short_i2t_r1": True},
+        {"geometry": "hyperbolic", "model": "m", "base": 1, "zeroshot_L1": True,
+         "short_i2t_r1": False},
+    ]  # fmt: skip
+    assert (
+        "1 of the 2 bases end pre-training with a validation metric still rising by at least "
+        "one standard error over its last fifth: the hyperbolic `m` base 1 (short_i2t_r1)."
+    ) in study_paragraph({**decided, "base_plateaus": plateaus})
+    flat = {**decided, "base_plateaus": plateaus[:1]}
+    assert study_paragraph(flat).endswith("Every base passes its plateau check (1 of 1).")
     met = {**decided, "targets": [targets[2]]}
     assert study_paragraph(met).endswith("Every learning target is met (1 of 1).")
 

@@ -57,3 +57,16 @@ def test_the_hyperbolic_bases_have_their_own_targets():
     rows = {(v, item) for study, v, item, _ in targets.TARGETS if study == "argent"}
     for item in ("world-zeroshot/L1_correct", "world-zeroshot/L3_correct"):
         assert (PRETRAIN_HYPERBOLIC, item) in rows
+
+
+def test_the_base_plateaus_cover_both_geometries_as_their_records_state_them():
+    from paperlib.study.pretrain import GEOMETRIES, bases_dir
+
+    found = targets.base_plateaus()
+    for geometry in GEOMETRIES:
+        record = json.loads((bases_dir(geometry) / "bases.json").read_text())["bases"]
+        rows = [r for r in found if r["geometry"] == geometry]
+        assert [(r["model"], r["base"]) for r in rows] == [(b["model"], b["base"]) for b in record]
+        for row, base in zip(rows, record):
+            for metric, check in base["plateau"].items():  # the rule without a δ: gain < SE
+                assert row[metric] == (check["gain"] < check["standard_error"])

@@ -9,7 +9,7 @@ import statistics
 import numpy as np
 
 from paperlib.engine.validation import validation_records
-from paperlib.study.pretrain import bases_dir
+from paperlib.study.pretrain import GEOMETRIES, bases_dir
 from paperlib.study.reader import PRETRAIN, PRETRAIN_HYPERBOLIC, read_items, results_dir, slug
 from paperlib.study.scales import SCALES
 from paperlib.tables.claims import CLAIMS, HEADLINE_FINETUNES, LONGER
@@ -107,14 +107,18 @@ def schedule_flags(checks: list[dict], claim: dict) -> list[str]:
 
 
 def base_plateaus() -> list[dict]:
-    """Each pre-trained base's plateau checks (``results/bases/bases.json``), [] without it."""
-    path = bases_dir() / "bases.json"
-    if not path.is_file():
-        return []
-    return [
-        {"model": b["model"], "base": b["base"], **{m: p["reached"] for m, p in b["plateau"].items()}}
-        for b in json.loads(path.read_text())["bases"]
-    ]  # fmt: skip
+    """Each pre-trained base's plateau checks, both geometries (each folder's ``bases.json``;
+    a geometry without one adds nothing)."""
+    out = []
+    for geometry in GEOMETRIES:
+        path = bases_dir(geometry) / "bases.json"
+        if path.is_file():
+            out += [
+                {"geometry": geometry, "model": b["model"], "base": b["base"],
+                 **{m: p["reached"] for m, p in b["plateau"].items()}}
+                for b in json.loads(path.read_text())["bases"]
+            ]  # fmt: skip
+    return out
 
 
 def _target_row(study: str, variant: str, item: str, target: float, values: list[float]) -> dict:

@@ -2,7 +2,8 @@
 
 Every figure the paragraph states (code version, recipe, retention, seed pairs kept, runs left
 out and what counting them in would change, verdict counts, the claims at a ceiling, the
-claims a design could not decide and the learning targets missed) is read here from the decided claims, so the study page
+claims a design could not decide, the bases' plateau checks and the learning targets missed)
+is read here from the decided claims, so the study page
 (``docs/study.md``) and ``claims.json`` cannot drift apart: ``python -m paperlib.study
 --summary`` prints it above the claims table, and ``tests/test_readme_claims.py`` finds both on
 that page.
@@ -132,6 +133,24 @@ def _missed_targets(decided: dict[str, Any]) -> str:
     return f"{len(missed)} of the {len(rows)} learning targets are missed: {listed}."
 
 
+def _base_plateaus(decided: dict[str, Any]) -> str:
+    """The bases whose plateau check (``study.targets.base_plateaus``) a metric fails."""
+    bases = decided.get("base_plateaus", [])
+    keys = ("geometry", "model", "base")
+    failing = [(b, [m for m, ok in b.items() if m not in keys and not ok]) for b in bases]
+    failing = [(b, metrics) for b, metrics in failing if metrics]
+    if not failing:
+        return (
+            f"Every base passes its plateau check ({len(bases)} of {len(bases)})." if bases else ""
+        )
+    listed = "; ".join(
+        f"the {b['geometry']} `{b['model']}` base {b['base']} ({', '.join(metrics)})"
+        for b, metrics in failing
+    )
+    return (f"{len(failing)} of the {len(bases)} bases end pre-training with a validation metric "
+            f"still rising by at least one standard error over its last fifth: {listed}.")  # fmt: skip
+
+
 def study_paragraph(decided: dict[str, Any]) -> str:
     """The study page's paragraph on the committed study (module docstring)."""
     claims = decided["claims"]
@@ -143,7 +162,7 @@ def study_paragraph(decided: dict[str, Any]) -> str:
         v for c in claims if c["headline"] and c.get("retention")
         for arm in ("variant", "baseline") for v in c["retention"][arm].values()
     )  # fmt: skip
-    return " ".join([
+    parts = [
         f"The committed runs were trained by code hash {hashes} (`code_versions` in",
         "`claims.json`): " + _recipe(claims, "HiMo-CLIP") + ", " + _recipe(claims, "ARGENT"),
         f"(the recipe's picks). Every headline fine-tune keeps at least {int(100 * kept) / 100:.2f}",
@@ -151,8 +170,9 @@ def study_paragraph(decided: dict[str, Any]) -> str:
         f"The HiMo headline claims keep {_pairs(claims, 'HiMo-CLIP')} of 8 seed pairs, the ARGENT",
         f"ones {_pairs(claims, 'ARGENT')}. " + verdict_counts(claims, "HiMo-CLIP") + ".",
         verdict_counts(claims, "ARGENT") + ". " + _ceiling(claims), _undecided(claims),
-        _missed_targets(decided),
-    ]).rstrip()  # fmt: skip
+        _base_plateaus(decided), _missed_targets(decided),
+    ]  # fmt: skip
+    return " ".join(part for part in parts if part)
 
 
 def _percent(share: float) -> str:
