@@ -25,6 +25,9 @@ def test_kept_of_base_is_each_runs_share_of_its_own_base(variant):
     scale = SCALES["full"]
     runs = [{"study": "argent", "variant": variant, "seed": s} for s in scale.seeds]
     runs.append({"study": "argent", "variant": variant, "seed": 99, "collapsed": "no spread"})
+    bases = [{"study": "argent", "variant": PRETRAIN_HYPERBOLIC, "seed": b} for b in scale.bases]
+    assert all(r["values"] == [] for r in targets.kept_of_base("full", runs))  # no base: no share
+    runs += bases
     rows = {r["metric"]: r for r in targets.kept_of_base("full", runs) if r["variant"] == variant}
     for level in ("L1", "L3"):
         row = rows[f"world-zeroshot/{level}_correct"]

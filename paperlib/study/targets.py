@@ -138,12 +138,18 @@ def _target_row(study: str, variant: str, item: str, target: float, values: list
 
 def kept_of_base(scale_name: str, runs: list[dict]) -> list[dict]:
     """Each :data:`KEPT_OF_BASE` target with the median over its valid runs of the run's mean
-    ``item`` over its hyperbolic base's (``of_base`` names the base's variant)."""
+    ``item`` over its hyperbolic base's (``of_base`` names the base's variant); a run whose base
+    is not among ``runs`` is left out."""
     scale, out = SCALES[scale_name], []
+    bases = {
+        r["seed"] for r in runs
+        if r["study"] == "argent" and r["variant"] == PRETRAIN_HYPERBOLIC and not r.get("collapsed")
+    }  # fmt: skip
     for variant, item, share in KEPT_OF_BASE:
         values = []
         for r in runs:
-            if r["study"] != "argent" or r["variant"] != variant or r.get("collapsed"):
+            chosen = r["study"] == "argent" and r["variant"] == variant and not r.get("collapsed")
+            if not chosen or scale.base_of(r["seed"]) not in bases:
                 continue
             base = read_items(scale_name, "argent", PRETRAIN_HYPERBOLIC, scale.base_of(r["seed"]))
             found = read_items(scale_name, "argent", variant, r["seed"])
