@@ -142,16 +142,15 @@ def kept_of_base(scale_name: str, runs: list[dict]) -> list[dict]:
     is not among ``runs`` is left out."""
     scale, out = SCALES[scale_name], []
     bases = {
-        r["seed"] for r in runs
+        r["seed"]: read_items(scale_name, "argent", PRETRAIN_HYPERBOLIC, r["seed"]) for r in runs
         if r["study"] == "argent" and r["variant"] == PRETRAIN_HYPERBOLIC and not r.get("collapsed")
     }  # fmt: skip
     for variant, item, share in KEPT_OF_BASE:
         values = []
         for r in runs:
-            chosen = r["study"] == "argent" and r["variant"] == variant and not r.get("collapsed")
-            if not chosen or scale.base_of(r["seed"]) not in bases:
+            if r["study"] != "argent" or r["variant"] != variant or r.get("collapsed"):
                 continue
-            base = read_items(scale_name, "argent", PRETRAIN_HYPERBOLIC, scale.base_of(r["seed"]))
+            base = bases.get(scale.base_of(r["seed"]), {})
             found = read_items(scale_name, "argent", variant, r["seed"])
             if item in found and item in base and np.mean(base[item]) > 0:
                 values.append(float(np.mean(found[item]) / np.mean(base[item])))
