@@ -87,7 +87,11 @@ def test_the_committed_record_at_the_recipe_s_pick_is_the_study_s_runs():
 
 
 def test_the_committed_record_reads_as_the_method_page_says():
-    """docs/methods/argent.md#box-crop-norms, "Below the recipe grid"."""
+    """docs/methods/argent.md#box-crop-norms, "Below the recipe grid", and the study page's
+    recipe paragraph."""
+    picks = json.loads((REPO_ROOT / "results" / "full" / "recipe.json").read_text())["arms"]
+    for arm in probe.ARMS:  # the recipe picked 1e-5, its grid's lowest rate
+        assert picks[arm]["pick"]["lr"] == 1e-5 and picks[arm]["pick"]["at_grid_edge"] == "lowest"
     runs = _runs()
     lrs = sorted({lr for _, _, lr in runs})
     for arm in probe.ARMS:
