@@ -298,6 +298,8 @@ def himo_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
 
 
 ARGENT_METRICS = ("short_i2t_r1", "zeroshot_L1")  # the validation curves of a hyperbolic run
+# ... of a hyperbolic fine-tune also zero-shot L3: its recipe's guard keeps L1 and L3 of the base
+FINETUNE_METRICS = (*ARGENT_METRICS, "zeroshot_L3")
 # ... and of a from-scratch aperture run: its held-out parents against the aperture radius
 SCRATCH_METRICS = tuple(m for m in VALIDATION_METRICS if m.startswith(("inside_", "norm_")))
 ARGENT_HEADLINE = {"HyCoCLIP": ("hycoclip", {}), "ARGENT": ("argent", {})}
@@ -355,6 +357,7 @@ def _argent_run(
     base's BatchNorm statistics kept (:data:`FINETUNE_BATCHNORM`)."""
     sections = _argent_sections(scale, loss, model)
     sections["model"]["batchnorm"] = FINETUNE_BATCHNORM
+    sections["train"]["val_metrics"] = list(FINETUNE_METRICS)
     if curvature is not None:
         sections["model"].update(
             curv_init=curvature, learn_curv=False, init_scalars=[],
@@ -581,7 +584,7 @@ def recipe_plan(scale_name: str, studies: tuple[str, ...] = ("himo", "argent")) 
         _recipe_run(run, lr, warmup, root)
         for run in arms
         if run.variant in recipe.SEARCHED_ARMS
-        for lr, warmup in recipe.grid(scale)
+        for lr, warmup in recipe.grid(scale, run.study)
     ]
 
 

@@ -1,22 +1,31 @@
 """Choosing each arm's learning rate and warm-up on the validation split (the recipe stage).
 
 Every headline arm, variant and baseline alike (:data:`SEARCHED_ARMS`), runs once per point of
-its scale's grid (``Scale.recipe_lrs`` × ``Scale.recipe_warmups``, the warm-up a fraction of the
-run's steps): seed 0 from base 0 at the arm's full schedule, validated as every study run is and
-never evaluated on the test set. A point is *retained* when its last validation record keeps at
-least :data:`RETENTION` of its step-0 record (the base itself) on every
-:data:`RETENTION_METRICS`; the pick is the retained point with the best last value of the arm's
-primary metric (ties: the smaller learning rate), else the point that retains most. Sweep arms
-take the pick of the headline arm they vary (:data:`RECIPE_OF`), so an ablation pair differs in
-one thing only. The picks go to ``results/<scale>/recipe.json`` (:func:`write_recipe`), which
-the study's plan reads (:func:`apply`). An empty grid: every arm keeps the scale's fixed
-learning rate and warm-up.
+its study's grid (:meth:`Scale.recipe_grid`: learning rates × warm-ups, the warm-up a fraction
+of the run's steps): seed 0 from base 0 at the arm's full schedule, validated as every study
+run is and never evaluated on the test set. Each arm's :class:`Rule` says how a point is chosen.
+A point is *retained* when its last validation record keeps at least the rule's ``threshold``
+of its step-0 record (the base itself) on every one of the rule's ``guard`` metrics. The pick
+is, among the retained points, the one with the best last value of the arm's primary metric
+(ties: the smaller learning rate), or, for a rule that asks for the ``most_training`` its
+guard allows, the largest retained learning rate (then the best primary metric); with no point
+retained, the point that retains most. Sweep arms take the pick of the headline arm they vary
+(:data:`RECIPE_OF`), so an ablation pair differs in one thing only. The picks go to
+``results/<scale>/recipe.json`` (:func:`write_recipe`), which the study's plan reads
+(:func:`apply`). An empty grid: every arm keeps the scale's fixed learning rate and warm-up.
+
+The hyperbolic arms' rule is ``most_training``: their primary metric, zero-shot L1, only falls
+as a fine-tune from a base that already knows it trains more (docs/methods/argent.md, "Below
+the recipe grid"), so the best-primary rule picks the smallest rate of any grid and, below
+it, a copy of the base. Their guard is the learning targets' retention (≥ 0.9 of the base's
+zero-shot L1 and L3, and short R@1 as every arm's).
 """
 
 from __future__ import annotations
 
 import json
 import math
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +40,29 @@ from paperlib.train import log_records
 RETENTION = 0.8  # the share of the base's validation value a retained point keeps
 RETENTION_METRICS = ("short_i2t_r1", "zeroshot_L1")  # what the base knew before fine-tuning
 _ROUNDING = 1e-9  # a ratio of two hit rates exactly at the threshold (72/90) is retained
-# the searched arms: label -> (study, the primary validation metric its pick maximises)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How one searched arm's grid point is chosen (see the module's docstring)."""
+
+    study: str
+    primary: str  # the validation metric the pick maximises
+    guard: tuple[str, ...] = RETENTION_METRICS  # what a retained point keeps of its base...
+    threshold: float = RETENTION  # ... and how much of it
+    most_training: bool = False  # True: the largest retained learning rate, then ``primary``
+
+
+# the hyperbolic arms' guard: the learning targets' retention of L1 and L3 (paperlib.study.targets)
+HYPERBOLIC_RULE = {"guard": (*RETENTION_METRICS, "zeroshot_L3"), "threshold": 0.9,
+                   "most_training": True}  # fmt: skip
+# the searched arms: label -> the rule its pick follows
 SEARCHED_ARMS = {
-    "MoLo": ("himo", "long_i2t_r1"),
-    "InfoNCE (λ=0)": ("himo", "long_i2t_r1"),
-    "Long-CLIP": ("himo", "long_i2t_r1"),
-    "HyCoCLIP": ("argent", "zeroshot_L1"),
-    "ARGENT": ("argent", "zeroshot_L1"),
+    "MoLo": Rule("himo", "long_i2t_r1"),
+    "InfoNCE (λ=0)": Rule("himo", "long_i2t_r1"),
+    "Long-CLIP": Rule("himo", "long_i2t_r1"),
+    "HyCoCLIP": Rule("argent", "zeroshot_L1", **HYPERBOLIC_RULE),
+    "ARGENT": Rule("argent", "zeroshot_L1", **HYPERBOLIC_RULE),
 }
 # every other fine-tune arm -> the searched arm whose recipe it takes (the arm it varies)
 RECIPE_OF = {
@@ -62,9 +87,11 @@ class RecipeMissingError(FileNotFoundError):
     """The scale searches its recipe and ``recipe.json`` has no pick for a planned arm."""
 
 
-def grid(scale: Scale) -> list[tuple[float, float]]:
-    """The scale's (learning rate, warm-up fraction) points; empty: no search."""
-    return [(lr, warmup) for lr in scale.recipe_lrs for warmup in scale.recipe_warmups]
+def grid(scale: Scale, study: str) -> list[tuple[float, float]]:
+    """The (learning rate, warm-up fraction) points ``study``'s arms search at ``scale``; empty:
+    no search."""
+    lrs, warmups = scale.recipe_grid(study)
+    return [(lr, warmup) for lr in lrs for warmup in warmups]
 
 
 def warmup_steps(fraction: float, steps: int) -> int:
@@ -90,45 +117,53 @@ def retention(start: float, last: float) -> float:
     return 1.0 if start <= 0 else last / start
 
 
-def score_point(records: list[dict[str, Any]], primary: str) -> dict[str, Any]:
-    """A grid point's start and last validation values, retention ratios, whether it is
-    retained, and its score (the last value of ``primary``) from its training log records."""
+def score_point(records: list[dict[str, Any]], rule: Rule) -> dict[str, Any]:
+    """A grid point's start and last validation values, retention ratios on ``rule.guard``,
+    whether it is retained, and its score (the last value of ``rule.primary``) from its
+    training log records."""
     curve = validation_records(records)
     if not curve or curve[0]["step"] != 0:
         raise ValueError("no step-0 validation record: expected one at the start of training")
     start, last = curve[0]["val"], curve[-1]["val"]
-    metrics = dict.fromkeys((primary, *RETENTION_METRICS))
+    metrics = dict.fromkeys((rule.primary, *rule.guard))
     missing = [m for m in metrics if m not in start or m not in last]
     if missing:
         raise ValueError(f"validation records lack {missing}: expected {list(metrics)} "
                          "(train.val_metrics)")  # fmt: skip
-    ratios = {m: retention(start[m], last[m]) for m in RETENTION_METRICS}
+    ratios = {m: retention(start[m], last[m]) for m in rule.guard}
     return {
         "start": {m: start[m] for m in metrics},
         "last": {m: last[m] for m in metrics},
         "last_step": curve[-1]["step"],
         "retention": ratios,
-        "retained": all(r >= RETENTION - _ROUNDING for r in ratios.values()),
-        "score": last[primary],
+        "retained": all(r >= rule.threshold - _ROUNDING for r in ratios.values()),
+        "score": last[rule.primary],
     }
 
 
-def pick(points: list[dict[str, Any]], primary: str) -> dict[str, Any]:
+def pick(points: list[dict[str, Any]], rule: Rule) -> dict[str, Any]:
     """The chosen point of scored ``points`` (each with ``lr``, ``warmup``, ``warmup_steps`` and
-    :func:`score_point`'s fields) and why: the best retained score, ties to the smaller
-    learning rate (then the shorter warm-up); with none retained, the highest retention."""
+    :func:`score_point`'s fields) and why, by ``rule``: among the retained points the best
+    score (ties to the smaller learning rate, then the shorter warm-up), or with
+    ``rule.most_training`` the largest learning rate (then the best score, the shorter
+    warm-up); with none retained, the highest retention."""
     if not points:
         raise ValueError("no grid points to pick from")
     retained = [p for p in points if p["retained"]]
-    if retained:
+    guard = f"≥ {rule.threshold:g} of the base's {' and '.join(rule.guard)}"
+    if retained and rule.most_training:
+        best = max(retained, key=lambda p: (p["lr"], p["score"], -p["warmup"]))
+        reason = (f"the largest learning rate of the {len(retained)} of {len(points)} points "
+                  f"that keep {guard}, with the best last {rule.primary} "
+                  f"({best['score']:.4g}) of its warm-ups")  # fmt: skip
+    elif retained:
         best = max(retained, key=lambda p: (p["score"], -p["lr"], -p["warmup"]))
-        reason = (f"the best last {primary} ({best['score']:.4g}) of the {len(retained)} of "
-                  f"{len(points)} points that keep ≥ {RETENTION} of the base's "
-                  f"{' and '.join(RETENTION_METRICS)}")  # fmt: skip
+        reason = (f"the best last {rule.primary} ({best['score']:.4g}) of the {len(retained)} "
+                  f"of {len(points)} points that keep {guard}")  # fmt: skip
     else:
         best = max(points, key=lambda p: (min(p["retention"].values()), -p["lr"], -p["warmup"]))
-        reason = (f"no point keeps ≥ {RETENTION} of the base's {' and '.join(RETENTION_METRICS)}; "
-                  f"this one retains most ({min(best['retention'].values()):.3g})")  # fmt: skip
+        reason = (f"no point keeps {guard}; this one retains most "
+                  f"({min(best['retention'].values()):.3g})")  # fmt: skip
     chosen = {k: best[k] for k in ("lr", "warmup", "warmup_steps")}
     edge = grid_edge(best["lr"], [p["lr"] for p in points])
     if edge:
@@ -146,7 +181,7 @@ def grid_edge(lr: float, lrs: list[float]) -> str | None:
 
 def searched_arms(studies: tuple[str, ...]) -> list[str]:
     """The searched arms of ``studies``."""
-    return [arm for arm, (study, _) in SEARCHED_ARMS.items() if study in studies]
+    return [arm for arm, rule in SEARCHED_ARMS.items() if rule.study in studies]
 
 
 def _scored_point(scale_name: str, arm: str, lr: float, warmup: float) -> dict[str, Any]:
@@ -157,7 +192,7 @@ def _scored_point(scale_name: str, arm: str, lr: float, warmup: float) -> dict[s
                                 f"study (`python -m paperlib.study --scale {scale_name}`)")  # fmt: skip
     record = read_run_record(folder / "run.done")
     try:
-        scored = score_point(log_records(folder / "log.jsonl"), SEARCHED_ARMS[arm][1])
+        scored = score_point(log_records(folder / "log.jsonl"), SEARCHED_ARMS[arm])
     except ValueError as error:
         raise ValueError(f"{folder}/log.jsonl: {error}") from None
     config = record["config"]
@@ -180,18 +215,12 @@ def write_recipe(scale_name: str, studies: tuple[str, ...] = ("himo", "argent"))
     scale = SCALES[scale_name]
     arms = _other_studies_arms(scale_name, studies)
     for arm in searched_arms(studies):
-        points = [_scored_point(scale_name, arm, lr, wu) for lr, wu in grid(scale)]
-        study, primary = SEARCHED_ARMS[arm]
-        arms[arm] = {"study": study, "primary": primary, "points": points,
-                     "pick": pick(points, primary)}  # fmt: skip
+        rule = SEARCHED_ARMS[arm]
+        points = [_scored_point(scale_name, arm, lr, wu) for lr, wu in grid(scale, rule.study)]
+        arms[arm] = {"study": rule.study, "primary": rule.primary, "rule": _rule_record(rule),
+                     "points": points, "pick": pick(points, rule)}  # fmt: skip
     arms = {arm: arms[arm] for arm in SEARCHED_ARMS if arm in arms}
-    recipe = {
-        "scale": scale_name,
-        "grid": _grid_record(scale),
-        "retention_threshold": RETENTION,
-        "retention_metrics": list(RETENTION_METRICS),
-        "arms": arms,
-    }
+    recipe = {"scale": scale_name, "grid": _grid_record(scale), "arms": arms}
     atomic_write_text(recipe_path(scale_name), json.dumps(recipe, indent=1) + "\n")
     return recipe
 
@@ -208,8 +237,15 @@ def _other_studies_arms(scale_name: str, studies: tuple[str, ...]) -> dict[str, 
     return {a: e for a, e in saved.get("arms", {}).items() if e.get("study") not in studies}
 
 
-def _grid_record(scale: Scale) -> dict[str, list[float]]:
-    return {"lrs": list(scale.recipe_lrs), "warmups": list(scale.recipe_warmups)}
+def _grid_record(scale: Scale) -> dict[str, dict[str, list[float]]]:
+    """Each searching study's grid: ``{study: {"lrs": [...], "warmups": [...]}}``."""
+    studies = sorted({rule.study for rule in SEARCHED_ARMS.values()})
+    return {study: dict(zip(("lrs", "warmups"), map(list, scale.recipe_grid(study))))
+            for study in studies}  # fmt: skip
+
+
+def _rule_record(rule: Rule) -> dict[str, Any]:
+    return {**asdict(rule), "guard": list(rule.guard)}
 
 
 def recipe_path(scale_name: str) -> Path:
@@ -223,7 +259,7 @@ def load_picks(scale_name: str) -> dict[str, dict[str, Any]]:
     hint = f"run the recipe stage first (`python -m paperlib.study --scale {scale_name}` runs it)"
     if not path.is_file():
         raise RecipeMissingError(f"{path}: no recipe picks; scale {scale_name!r} searches "
-                                 f"lr × warm-up (Scale.recipe_lrs, recipe_warmups): {hint}")  # fmt: skip
+                                 f"lr × warm-up (Scale.recipe_grid): {hint}")  # fmt: skip
     try:
         recipe = json.loads(path.read_text())
         searched, arms = recipe["grid"], recipe["arms"]
@@ -238,13 +274,13 @@ def load_picks(scale_name: str) -> dict[str, dict[str, Any]]:
 
 def apply(config: dict[str, Any], arm: str, scale_name: str) -> dict[str, Any]:
     """``config`` with the learning rate and warm-up picked for ``arm`` (a searched arm or one
-    of :data:`RECIPE_OF`); unchanged where the scale has no grid."""
-    if not grid(SCALES[scale_name]):
-        return config
+    of :data:`RECIPE_OF`); unchanged where the scale has no grid for the arm's study."""
     searched = RECIPE_OF.get(arm, arm)
     if searched not in SEARCHED_ARMS:
         raise ValueError(f"{arm!r}: no recipe; expected a searched arm {list(SEARCHED_ARMS)} "
                          "or an arm of recipe.RECIPE_OF")  # fmt: skip
+    if not grid(SCALES[scale_name], SEARCHED_ARMS[searched].study):
+        return config
     picks = load_picks(scale_name)
     if searched not in picks:
         raise RecipeMissingError(f"{recipe_path(scale_name)}: no pick for {searched!r}; run "

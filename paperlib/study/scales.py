@@ -41,6 +41,8 @@ class Scale:
     # arm trains at ``finetune_lr`` / ``hyperbolic_lr`` with the design's fixed warm-up
     recipe_lrs: tuple[float, ...] = ()
     recipe_warmups: tuple[float, ...] = ()
+    # the hyperbolic arms' learning rates where they search another grid (empty: ``recipe_lrs``)
+    hyperbolic_recipe_lrs: tuple[float, ...] = ()
 
     # the headline arms' scale trend on the sweep seeds (``design.trend_runs``): batch sizes as
     # factors of the headline batch (equal samples seen) and training lengths as factors of its
@@ -54,6 +56,11 @@ class Scale:
 
     def base_of(self, seed: int) -> int:
         return self.bases[seed % len(self.bases)]
+
+    def recipe_grid(self, study: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """The learning rates and warm-up fractions ``study``'s arms search (``study.recipe``)."""
+        lrs = self.hyperbolic_recipe_lrs if study == "argent" else ()
+        return lrs or self.recipe_lrs, self.recipe_warmups
 
     def arm_seeds(self, variant: str) -> tuple[int, ...]:
         """The seeds a sweep arm runs on: :attr:`scratch_seeds` for a from-scratch run, its
@@ -118,6 +125,10 @@ SCALES = {
         trend_length_factors=(0.5, 2.0),
         recipe_lrs=(1e-5, 3e-5, 1e-4, 3e-4),  # half-decade steps; the paper's 1e-6 is below
         recipe_warmups=(0.05, 0.25),
+        # the hyperbolic arms pick the most training their guard allows (``recipe.Rule``), so
+        # their grid reaches down to the paper's 1e-6, where a fine-tune keeps almost all of its
+        # base, and up to 3e-5, where the first grid's runs kept about 0.83 of its zero-shot L1
+        hyperbolic_recipe_lrs=(1e-6, 3e-6, 1e-5, 3e-5),
         # MoLo's ablations, balanced over the two bases: the batch pair on 3 + 3 seeds (its HiMo@K
         # claim's note asks 3 per base), the HiDe-scope pair on 4 + 4 (its long I2T claim's note
         # asks 4 per base)
