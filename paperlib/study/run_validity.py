@@ -33,7 +33,7 @@ CLAIMED_AS = {"long_i2t_r1": "long-i2t", "zeroshot_L1": "zs-l1"}
 # the metric each study's plateau is judged on: the primary metric its recipe maximises
 # (``study.recipe.SEARCHED_ARMS``), with the claims' metric whose δ it takes
 PLATEAU_METRIC = {
-    study: (metric, CLAIMED_AS[metric]) for study, metric in recipe.SEARCHED_ARMS.values()
+    rule.study: (rule.primary, CLAIMED_AS[rule.primary]) for rule in recipe.SEARCHED_ARMS.values()
 }
 
 
