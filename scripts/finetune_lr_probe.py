@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Below the recipe grid: what do the hyperbolic fine-tunes keep of their base, and learn, at
-smaller learning rates?
+"""Below the first recipe grid: what do the hyperbolic fine-tunes keep of their base, and learn,
+at smaller learning rates?
 
-The recipe stage picked HyCoCLIP's and ARGENT's learning rate at its grid's lowest point, and
-every point of that grid ends below the hyperbolic base on the validation zero-shot accuracy.
-This probe runs the study's headline HyCoCLIP and ARGENT fine-tunes of seeds 0 and 1 (one per
+The recipe stage's first grid (1e-5 to 3e-4, the HiMo arms' grid) picked HyCoCLIP's and ARGENT's
+learning rate at its lowest point, and every point of it ended below the hyperbolic base on the
+validation zero-shot accuracy. This probe, which led their grid down to 1e-6
+(``Scale.hyperbolic_recipe_lrs``) and their rule to the most training that keeps 0.9 of the
+base (``recipe.Rule``), runs the study's headline HyCoCLIP and ARGENT fine-tunes of seeds 0 and 1 (one per
 hyperbolic base, as ``study.design`` builds them, at the recipe's warm-up share) at learning
 rates down to the HiMo paper's 1e-6, changing nothing else, and records for each: the
 validation curves of short I2T R@1 and zero-shot L1 and L3 (their step-0 record is the base),
@@ -133,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         runs = list(pool.map(probe_run, jobs))
     record = {
         "scale": args.scale,
-        "grid": list(design.SCALES[args.scale].recipe_lrs),
+        "grid": list(design.SCALES[args.scale].recipe_grid("argent")[0]),
         "metrics": list(METRICS),
         "runs": runs,
         "provenance": run_provenance(),

@@ -12,15 +12,15 @@ from paperlib.study.scales import SCALES
 
 def write_picks(scale_name: str, picks: dict[str, tuple[float, float]] | None = None) -> Path:
     """``results/<scale>/recipe.json`` picking ``picks[arm]`` = (lr, warm-up fraction) for the
-    arms given, the grid's first point for the others; returns its path."""
+    arms given, their study's grid's first point for the others; returns its path."""
     scale = SCALES[scale_name]
-    first = (scale.recipe_lrs[0], scale.recipe_warmups[0])
-    arms = {}
-    for arm in recipe.SEARCHED_ARMS:
-        lr, warmup = (picks or {}).get(arm, first)
+    arms, grid = {}, {}
+    for arm, rule in recipe.SEARCHED_ARMS.items():
+        lrs, warmups = scale.recipe_grid(rule.study)
+        lr, warmup = (picks or {}).get(arm, (lrs[0], warmups[0]))
         chosen = {"lr": lr, "warmup": warmup, "warmup_steps": None, "retained": True}
-        arms[arm] = {"pick": {**chosen, "reason": "written by a test"}}
-    grid = {"lrs": list(scale.recipe_lrs), "warmups": list(scale.recipe_warmups)}
+        arms[arm] = {"study": rule.study, "pick": {**chosen, "reason": "written by a test"}}
+        grid[rule.study] = {"lrs": list(lrs), "warmups": list(warmups)}
     path = recipe.recipe_path(scale_name)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"scale": scale_name, "grid": grid, "arms": arms}))

@@ -72,7 +72,7 @@ def test_with_the_statistics_kept_every_recipe_point_still_ends_below_the_base()
     from paperlib.engine.validation import validation_records
     from paperlib.train import log_records
 
-    lrs = design.SCALES["full"].recipe_lrs
+    lrs, _ = design.SCALES["full"].recipe_grid("argent")
     ends: dict[tuple[str, float], dict[float, float]] = {}
     for arm in ("hycoclip", "argent"):
         for log in sorted((REPO_ROOT / "results" / "full" / "recipe" / arm).glob("*/log.jsonl")):

@@ -29,36 +29,39 @@ def _log(start: dict, last: dict, steps: int = 20) -> list[dict]:
     ]
 
 
-BASE = {"long_i2t_r1": 0.10, "short_i2t_r1": 0.90, "zeroshot_L1": 0.50}
+BASE = {"long_i2t_r1": 0.10, "short_i2t_r1": 0.90, "zeroshot_L1": 0.50, "zeroshot_L3": 0.30}
+HIMO = recipe.SEARCHED_ARMS["MoLo"]  # the best long R@1 keeping 0.8 of short R@1 and L1
+HYPERBOLIC = recipe.SEARCHED_ARMS["ARGENT"]  # the most training keeping 0.9 of R@1, L1 and L3
 
 
-def _point(lr, warmup, last, primary="long_i2t_r1"):
+def _point(lr, warmup, last, rule=HIMO):
     """A grid point scored from a log that starts at :data:`BASE` and ends at ``last``."""
-    scored = recipe.score_point(_log(BASE, {**BASE, **last}), primary)
+    scored = recipe.score_point(_log(BASE, {**BASE, **last}), rule)
     return {"lr": lr, "warmup": warmup, "warmup_steps": round(20 * warmup), **scored}
 
 
 def test_a_point_is_scored_by_its_last_record_against_step_0():
-    scored = recipe.score_point(_log(BASE, {**BASE, "short_i2t_r1": 0.45}), "long_i2t_r1")
-    assert scored["start"] == BASE and scored["last_step"] == 20
+    scored = recipe.score_point(_log(BASE, {**BASE, "short_i2t_r1": 0.45}), HIMO)
+    assert scored["start"] == {m: BASE[m] for m in ("long_i2t_r1", "short_i2t_r1", "zeroshot_L1")}
+    assert scored["last_step"] == 20
     assert scored["retention"] == pytest.approx({"short_i2t_r1": 0.5, "zeroshot_L1": 1.0})
     assert not scored["retained"] and scored["score"] == 0.10
-    kept = recipe.score_point(_log(BASE, {**BASE, "short_i2t_r1": 0.72}), "long_i2t_r1")
+    kept = recipe.score_point(_log(BASE, {**BASE, "short_i2t_r1": 0.72}), HIMO)
     assert kept["retained"] and kept["retention"]["short_i2t_r1"] == pytest.approx(0.8)
     assert recipe.retention(0.0, 0.3) == 1.0  # a base at 0 has nothing to lose
     assert recipe.retention(0.9, float("nan")) == 0.0  # a diverged run kept nothing
     with pytest.raises(ValueError, match="no step-0 validation record"):
-        recipe.score_point(_log(BASE, BASE)[1:], "long_i2t_r1")
+        recipe.score_point(_log(BASE, BASE)[1:], HIMO)
     with pytest.raises(ValueError, match=r"lack \['zeroshot_L1'\]"):
         short = {"long_i2t_r1": 0.1, "short_i2t_r1": 0.9}
-        recipe.score_point(_log(short, short), "long_i2t_r1")
+        recipe.score_point(_log(short, short), HIMO)
 
 
 def test_a_higher_scoring_point_that_forgets_loses_to_a_retained_one():
     retained = _point(1e-4, 0.05, {"long_i2t_r1": 0.40, "zeroshot_L1": 0.45})
     forgets = _point(3e-4, 0.05, {"long_i2t_r1": 0.60, "short_i2t_r1": 0.20})
     weaker = _point(3e-5, 0.25, {"long_i2t_r1": 0.30})
-    chosen = recipe.pick([forgets, retained, weaker], "long_i2t_r1")
+    chosen = recipe.pick([forgets, retained, weaker], HIMO)
     assert (chosen["lr"], chosen["warmup"], chosen["retained"]) == (1e-4, 0.05, True)
     assert chosen["warmup_steps"] == 1
     assert "0.4" in chosen["reason"] and "2 of 3 points" in chosen["reason"]
@@ -67,18 +70,18 @@ def test_a_higher_scoring_point_that_forgets_loses_to_a_retained_one():
 def test_a_tie_goes_to_the_smaller_learning_rate():
     same = {"long_i2t_r1": 0.40}
     points = [_point(3e-4, 0.05, same), _point(3e-5, 0.25, same), _point(1e-4, 0.05, same)]
-    assert recipe.pick(points, "long_i2t_r1")["lr"] == 3e-5
+    assert recipe.pick(points, HIMO)["lr"] == 3e-5
 
 
 def test_a_pick_at_the_grid_s_edge_says_so():
     points = [_point(3e-5, 0.05, {"long_i2t_r1": 0.5}), _point(1e-4, 0.05, {"long_i2t_r1": 0.4}),
               _point(3e-4, 0.05, {"long_i2t_r1": 0.3})]  # fmt: skip
-    chosen = recipe.pick(points, "long_i2t_r1")
+    chosen = recipe.pick(points, HIMO)
     assert chosen["at_grid_edge"] == "lowest" and "grid's lowest learning rate" in chosen["reason"]
     points[2] = _point(3e-4, 0.05, {"long_i2t_r1": 0.6})
-    assert recipe.pick(points, "long_i2t_r1")["at_grid_edge"] == "highest"
+    assert recipe.pick(points, HIMO)["at_grid_edge"] == "highest"
     points[1] = _point(1e-4, 0.05, {"long_i2t_r1": 0.7})
-    middle = recipe.pick(points, "long_i2t_r1")
+    middle = recipe.pick(points, HIMO)
     assert middle["at_grid_edge"] is None and "edge" not in middle["reason"]
     assert recipe.grid_edge(1e-4, [1e-4, 1e-4]) is None  # one learning rate: no edge
 
@@ -89,9 +92,43 @@ def test_with_no_point_retained_the_most_retaining_is_picked_and_marked():
         _point(1e-4, 0.05, {"long_i2t_r1": 0.5, "zeroshot_L1": 0.35}),  # keeps 0.7
         _point(3e-5, 0.05, {"long_i2t_r1": 0.4, "short_i2t_r1": 0.54}),  # keeps 0.6
     ]
-    chosen = recipe.pick(points, "long_i2t_r1")
+    chosen = recipe.pick(points, HIMO)
     assert chosen["lr"] == 1e-4 and chosen["retained"] is False
     assert chosen["reason"].startswith("no point keeps ≥ 0.8") and "0.7" in chosen["reason"]
+
+
+def test_the_most_training_rule_takes_the_largest_rate_every_arm_keeps():
+    """The hyperbolic arms' rule: 0.85 of the base's L1 is not kept at 0.9 (zero-shot L3 is
+    read, not guarded); of the retained points the largest learning rate wins over a better
+    primary metric at a smaller one, and arms sharing the rule take the largest rate both keep,
+    at the warm-up with the better mean primary."""
+    def line(l1_at_1e5):
+        return [
+            _point(1e-6, 0.05, {"zeroshot_L1": 0.50}, HYPERBOLIC),  # keeps all: best L1
+            _point(3e-6, 0.05, {"zeroshot_L1": 0.46, "zeroshot_L3": 0.15}, HYPERBOLIC),  # 0.92
+            _point(3e-6, 0.25, {"zeroshot_L1": 0.47}, HYPERBOLIC),  # ... and a better L1
+            _point(1e-5, 0.05, {"zeroshot_L1": l1_at_1e5}, HYPERBOLIC),
+        ]
+
+    argent, hycoclip = line(0.425), line(0.46)  # at 1e-5: 0.85 and 0.92 of the base's L1
+    assert [p["retained"] for p in argent] == [True, True, True, False]
+    assert set(argent[1]["retention"]) == {"short_i2t_r1", "zeroshot_L1"}  # L3 at half: kept
+    chosen = recipe.pick(argent, HYPERBOLIC)
+    assert (chosen["lr"], chosen["warmup"], chosen["at_grid_edge"]) == (3e-6, 0.25, None)
+    assert chosen["reason"].startswith("the largest learning rate of the 3 of 4 points")
+    assert "≥ 0.9 of the base's short_i2t_r1 and zeroshot_L1" in chosen["reason"]
+    assert recipe.pick(hycoclip, HYPERBOLIC)["lr"] == 1e-5  # alone, it would train more
+    assert recipe.pick(argent, HIMO)["lr"] == 1e-6  # the best-primary rule: the smallest rate
+    joint = recipe.joint_points({"HyCoCLIP": hycoclip, "ARGENT": argent})
+    assert [p["retained"] for p in joint] == [True, True, True, False]
+    assert joint[2]["score"] == pytest.approx(0.47)
+    assert joint[3]["retention"]["ARGENT: zeroshot_L1"] == pytest.approx(0.85)
+    assert (recipe.pick(joint, HYPERBOLIC)["lr"], recipe.pick(joint, HYPERBOLIC)["warmup"]) == (
+        3e-6, 0.25)  # fmt: skip
+    with pytest.raises(ValueError, match="the same grid points"):
+        recipe.joint_points({"HyCoCLIP": hycoclip, "ARGENT": argent[:3]})
+    from paperlib.study.targets import KEPT_OF_BASE  # the guard is the learning targets' share
+    assert {share for _, _, share in KEPT_OF_BASE} == {HYPERBOLIC.threshold}
 
 
 def _fine_tunes(scale_name: str) -> list[design.Run]:
@@ -108,7 +145,7 @@ def test_every_planned_fine_tune_arm_has_a_recipe(scale_name, tmp_path, monkeypa
     monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path))
     write_picks(scale_name)
     headline = {(s, v) for s, variants in HEADLINE_FINETUNES.items() for v in variants}
-    assert {(s, arm) for arm, (s, _) in recipe.SEARCHED_ARMS.items()} == headline
+    assert {(rule.study, arm) for arm, rule in recipe.SEARCHED_ARMS.items()} == headline
     assert set(recipe.RECIPE_OF.values()) <= set(recipe.SEARCHED_ARMS)
     planned = _fine_tunes(scale_name)
     arms = {r.variant.removesuffix(LONGER): r.study for r in planned if r.stage != "trend"}
@@ -116,7 +153,7 @@ def test_every_planned_fine_tune_arm_has_a_recipe(scale_name, tmp_path, monkeypa
         assert design.trend_arm(run.variant) in recipe.SEARCHED_ARMS, run.variant
     for arm, study in arms.items():
         searched = recipe.RECIPE_OF.get(arm, arm)
-        assert recipe.SEARCHED_ARMS[searched][0] == study, arm
+        assert recipe.SEARCHED_ARMS[searched].study == study, arm
     if scale_name == "full":  # every declared arm is planned: no stale entry
         assert set(recipe.RECIPE_OF) | set(recipe.SEARCHED_ARMS) == set(arms)
 
@@ -208,7 +245,8 @@ def test_recipe_runs_train_without_evaluation_and_their_picks_plan_the_study(tmp
     assert not list(point.glob("*.npz")) and (point / "log.jsonl").is_file()
     assert all(execution.finished(r, "smoke") for r in searches)  # resumed: skipped
     saved = json.loads((tmp_path / "results" / "smoke" / "recipe.json").read_text())
-    assert saved["grid"] == {"lrs": [5e-4, 1e-4], "warmups": [0.05]}
+    smoke_grid = {"lrs": [5e-4, 1e-4], "warmups": [0.05]}  # both studies search the same
+    assert saved["grid"] == {"himo": smoke_grid, "argent": smoke_grid}
     assert set(saved["arms"]) == set(recipe.SEARCHED_ARMS)
     for arm, entry in saved["arms"].items():
         fast, slow = entry["points"]

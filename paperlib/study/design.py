@@ -56,14 +56,17 @@ resumes from its last checkpoint. At the end the curves go to ``curves.json``
 
 **Recipe stage** (``study.recipe``): the papers' learning rates (1e-6, fine-tuning a converged
 ViT-L) do not carry over to an 8.5M-parameter model and a few hundred steps, so where the scale
-has a grid (``Scale.recipe_lrs`` × ``recipe_warmups``, the warm-up a fraction of the run's
-steps) each headline arm, variant and baseline alike, first trains seed 0 at every grid point
-(``results/<scale>/recipe/<arm>/lr<lr>-wu<warm-up>/``: validated, not evaluated on the test
-set). Its pick is the point that keeps ≥ 0.8 of the base's validation ``short_i2t_r1`` and
-``zeroshot_L1`` with the best last primary metric (``long_i2t_r1`` for HiMo, ``zeroshot_L1``
-for the hyperbolic arms), written to ``results/<scale>/recipe.json``; every run of the arm,
-and of the sweep arms that vary it (``recipe.RECIPE_OF``), then trains with it. Without a grid
-the arms keep the scale's fixed learning rate and the design's 10 warm-up steps.
+has a grid (``Scale.recipe_grid``: the study's learning rates × warm-ups, the warm-up a fraction
+of the run's steps) each headline arm, variant and baseline alike, first trains seed 0 at every
+grid point (``results/<scale>/recipe/<arm>/lr<lr>-wu<warm-up>/``: validated, not evaluated on
+the test set). Its pick follows the arm's ``recipe.Rule``: for HiMo, the point that keeps ≥ 0.8
+of the base's validation ``short_i2t_r1`` and ``zeroshot_L1`` with the best last
+``long_i2t_r1``; for the hyperbolic arms, whose zero-shot L1 only falls as they train more, the
+largest learning rate that keeps ≥ 0.9 of the base's ``short_i2t_r1``, ``zeroshot_L1`` and
+``zeroshot_L3`` (:data:`FINETUNE_METRICS`). The picks go to ``results/<scale>/recipe.json``;
+every run of the arm, and of the sweep arms that vary it (``recipe.RECIPE_OF``), then trains
+with it. Without a grid the arms keep the scale's fixed learning rate and the design's 10
+warm-up steps.
 
 The hyperbolic runs fine-tune in their own geometry, from the hyperbolic bases
 (``results/bases-hyperbolic/``: MERU models of the same towers, world and pre-training budget),
