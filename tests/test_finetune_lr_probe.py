@@ -1,6 +1,6 @@
-"""The learning-rate probe below the recipe grid: its runs are the study's headline fine-tunes
-with only the learning rate (and what they validate) changed, its summary reads the log as a
-naive recount does, and its committed record says what the method page reads from it."""
+"""The learning-rate probe below the first recipe grid: its runs are the study's headline
+fine-tunes with only the learning rate changed, its summary reads the log as a naive recount
+does, and its committed record, with the recipe's, says what the method page reads from them."""
 
 from __future__ import annotations
 
@@ -36,12 +36,11 @@ def _differences(a: dict, b: dict, prefix: str = "") -> set[str]:
 @pytest.mark.parametrize("arm", probe.ARMS)
 def test_a_probe_run_is_the_study_s_fine_tune_at_another_learning_rate(arm, tmp_path):
     study = next(r for r in design.plan("full", ("argent",)) if r.variant == arm and r.seed == 1)
-    config = probe.probe_config(arm, 1, 3e-6, "full", root=tmp_path)
-    assert _differences(config, study.config) == {
-        "optim.lr", "train.val_metrics", "train.output_dir",
-    }  # fmt: skip
-    assert config["optim"]["lr"] == 3e-6 and study.config["optim"]["lr"] != 3e-6
-    assert "zeroshot_L3" in config["train"]["val_metrics"]
+    other = next(lr for lr in (1e-6, 3e-6) if lr != study.config["optim"]["lr"])
+    config = probe.probe_config(arm, 1, other, "full", root=tmp_path)
+    assert _differences(config, study.config) == {"optim.lr", "train.output_dir"}
+    assert config["optim"]["lr"] == other
+    assert config["train"]["val_metrics"] == list(probe.METRICS)  # the study's, L3 included
     assert config["train"]["output_dir"].startswith(str(tmp_path))
 
 
@@ -70,16 +69,36 @@ def _runs() -> dict[tuple[str, int, float], dict]:
     return {(r["arm"], r["seed"], r["lr"]): r for r in record["runs"]}
 
 
-def test_the_committed_record_at_the_recipe_s_pick_is_the_study_s_runs():
-    """The probe's 1e-5 runs give the committed study's test accuracies for the same seeds."""
-    from paperlib.study.reader import run_folder
+def _point_log(point: dict) -> list[dict]:
+    """A recipe point's training log, as committed."""
+    from paperlib.train import log_records
 
-    runs = _runs()
+    return log_records(REPO_ROOT / point["folder"] / "log.jsonl")
+
+
+def _recipe() -> dict:
+    return json.loads((REPO_ROOT / "results" / "full" / "recipe.json").read_text())["arms"]
+
+
+def test_the_committed_record_at_the_recipe_s_pick_is_the_study_s_runs():
+    """The probe's runs at the study's picked learning rate (the probe keeps the warm-up the
+    study picks) are the study's seed 0 and 1 runs: the same validation curve and test
+    accuracies; the base's accuracies are the study's base reference."""
+    from paperlib.engine.validation import validation_records
+    from paperlib.study.reader import run_folder
+    from paperlib.train import log_records
+
+    runs, picks = _runs(), _recipe()
     assert {lr for _, _, lr in runs} == {1e-6, 3e-6, 1e-5} and {s for _, s, _ in runs} == {0, 1}
+    chosen = picks["HyCoCLIP"]["pick"]
+    assert picks["ARGENT"]["pick"] == chosen and chosen["warmup"] == 0.25  # the probe's warm-up
     for (arm, seed, lr), run in runs.items():
-        if lr != 1e-5:
+        if lr != chosen["lr"]:
             continue
         folder = run_folder("full", "argent", arm, seed)
+        curve = [{"step": r["step"], **r["val"]}
+                 for r in validation_records(log_records(folder / "log.jsonl"))]  # fmt: skip
+        assert run["curve"] == curve, (arm, seed)
         for level in probe.LEVELS:
             study = json.loads((folder / f"world-zeroshot-{level}.json").read_text())
             assert run["test"]["last"][level] == pytest.approx(study["metrics"]["acc1"], abs=1e-6)
@@ -87,12 +106,29 @@ def test_the_committed_record_at_the_recipe_s_pick_is_the_study_s_runs():
 
 
 def test_the_committed_record_reads_as_the_method_page_says():
-    """docs/methods/argent.md#box-crop-norms, "Below the recipe grid", and the study page's
-    recipe paragraph."""
-    picks = json.loads((REPO_ROOT / "results" / "full" / "recipe.json").read_text())["arms"]
-    for arm in probe.ARMS:  # the recipe picked 1e-5, its grid's lowest rate
-        assert picks[arm]["pick"]["lr"] == 1e-5 and picks[arm]["pick"]["at_grid_edge"] == "lowest"
+    """docs/methods/argent.md#box-crop-norms, "The hyperbolic arms' recipe", and the study
+    page's recipe paragraph."""
+    from paperlib.study import recipe
+
+    record, picks = json.loads(probe.PROBE.read_text()), _recipe()
+    # the first grid, the HiMo arms', picked its lowest rate by the HiMo rule: so it still does
+    # on the hyperbolic grid's points it shares
+    assert record["grid"] == [1e-5, 3e-5, 1e-4, 3e-4] == list(design.SCALES["full"].recipe_lrs)
+    for arm in probe.ARMS:
+        rule = recipe.SEARCHED_ARMS[arm]
+        first = recipe.Rule(rule.study, rule.primary)  # the HiMo arms' guard, threshold and pick
+        assert (first.guard, first.threshold) == (recipe.SEARCHED_ARMS["MoLo"].guard, 0.8)
+        shared = [p for p in picks[arm]["points"] if p["lr"] in record["grid"]]
+        rescored = [{**p, **recipe.score_point(_point_log(p), first)} for p in shared]
+        assert recipe.pick(rescored, first)["lr"] == 1e-5 == min(record["grid"])
+        assert picks[arm]["rule"]["threshold"] == 0.9 and picks[arm]["rule"]["most_training"]
+        assert picks[arm]["rule"]["guard"] == ["short_i2t_r1", "zeroshot_L1"]
+    assert design.SCALES["full"].recipe_grid("argent")[0] == (1e-6, 3e-6, 1e-5, 3e-5)
     runs = _runs()
+    for arm in probe.ARMS:  # at 1e-6, base 0 keeps 0.87 of its validation L3, 0.99 of its test L3
+        run = runs[arm, 0, 1e-6]
+        assert round(run["retention"]["zeroshot_L3"], 2) == 0.87
+        assert run["test"]["retention"]["L3"] >= 0.99
     lrs = sorted({lr for _, _, lr in runs})
     for arm in probe.ARMS:
         for seed in (0, 1):

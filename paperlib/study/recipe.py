@@ -267,7 +267,8 @@ def _arm_pick(arm: str, scored: dict[str, list[dict[str, Any]]]) -> dict[str, An
         return pick(scored[arm], rule)
     sharing = [a for a in scored if SEARCHED_ARMS[a] == rule]
     chosen = pick(joint_points({a: scored[a] for a in sharing}), rule)
-    return {**chosen, "reason": f"{chosen['reason']} (one point for {', '.join(sharing)})"}
+    arms = " and ".join(sharing)
+    return {**chosen, "reason": f"{chosen['reason']} (one point for {arms}, scored by their mean)"}
 
 
 def _other_studies_arms(scale_name: str, studies: tuple[str, ...]) -> dict[str, dict]:
