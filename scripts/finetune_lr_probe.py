@@ -42,7 +42,7 @@ from paperlib.train import log_records, train_run, trained_to_end  # noqa: E402
 PROBE = REPO / "results" / "probes" / "finetune_lr.json"
 RUNS = REPO / "runs" / "probe-finetune-lr"
 ARMS = ("HyCoCLIP", "ARGENT")
-METRICS = ("short_i2t_r1", "zeroshot_L1", "zeroshot_L3")
+METRICS = design.FINETUNE_METRICS  # the study's hyperbolic fine-tunes' validation metrics
 TERMS = ("contrastive", "entailment")  # the objective's parts, in every hyperbolic run's log
 LEVELS = ("L1", "L3")  # the test world's zero-shot levels the learning targets read
 
@@ -135,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
         runs = list(pool.map(probe_run, jobs))
     record = {
         "scale": args.scale,
-        "grid": list(design.SCALES[args.scale].recipe_grid("argent")[0]),
+        # the first grid, the HiMo arms', which the probe's rates reach below
+        "grid": list(design.SCALES[args.scale].recipe_lrs),
         "metrics": list(METRICS),
         "runs": runs,
         "provenance": run_provenance(),

@@ -12,15 +12,19 @@ from paperlib.study.scales import SCALES
 
 def write_picks(scale_name: str, picks: dict[str, tuple[float, float]] | None = None) -> Path:
     """``results/<scale>/recipe.json`` picking ``picks[arm]`` = (lr, warm-up fraction) for the
-    arms given, their study's grid's first point for the others; returns its path."""
+    arms given, their study's grid's first point for the others (none where the study has no
+    grid); returns its path."""
     scale = SCALES[scale_name]
     arms, grid = {}, {}
     for arm, rule in recipe.SEARCHED_ARMS.items():
         lrs, warmups = scale.recipe_grid(rule.study)
+        grid[rule.study] = {"lrs": list(lrs), "warmups": list(warmups)}
+        if not (lrs and warmups):
+            continue
         lr, warmup = (picks or {}).get(arm, (lrs[0], warmups[0]))
         chosen = {"lr": lr, "warmup": warmup, "warmup_steps": None, "retained": True}
-        arms[arm] = {"study": rule.study, "pick": {**chosen, "reason": "written by a test"}}
-        grid[rule.study] = {"lrs": list(lrs), "warmups": list(warmups)}
+        arms[arm] = {"study": rule.study, "rule": recipe.rule_record(rule),
+                     "pick": {**chosen, "reason": "written by a test"}}  # fmt: skip
     path = recipe.recipe_path(scale_name)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"scale": scale_name, "grid": grid, "arms": arms}))

@@ -64,8 +64,8 @@ def test_the_committed_record_separates_the_crops_drift_from_the_images():
 
 
 def test_with_the_statistics_kept_every_recipe_point_still_ends_below_the_base():
-    """The method page's reading of the recipe grid, whose hyperbolic fine-tunes keep their
-    base's BatchNorm statistics: at the smallest learning rate the first validation after the
+    """The method page's reading of the hyperbolic recipe grid, whose fine-tunes keep their
+    base's BatchNorm statistics: at its smallest learning rate (1e-6) the first validation after the
     start keeps more than 0.9 of the base's validation zero-shot L1 (the crops' drift of the
     statistics alone cost more, above), yet every grid point of HyCoCLIP and ARGENT ends below
     the base, and for each arm and warm-up the smallest learning rate ends highest."""
@@ -73,6 +73,7 @@ def test_with_the_statistics_kept_every_recipe_point_still_ends_below_the_base()
     from paperlib.train import log_records
 
     lrs, _ = design.SCALES["full"].recipe_grid("argent")
+    assert min(lrs) == 1e-6
     ends: dict[tuple[str, float], dict[float, float]] = {}
     for arm in ("hycoclip", "argent"):
         for log in sorted((REPO_ROOT / "results" / "full" / "recipe" / arm).glob("*/log.jsonl")):

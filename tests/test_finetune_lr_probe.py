@@ -10,8 +10,10 @@ import json
 import numpy as np
 import pytest
 
-from paperlib.study import design
-from paperlib.study.reader import REPO_ROOT
+from paperlib.engine.validation import validation_records
+from paperlib.study import design, recipe
+from paperlib.study.reader import REPO_ROOT, run_folder
+from paperlib.train import log_records
 
 spec = importlib.util.spec_from_file_location(
     "finetune_lr_probe", REPO_ROOT / "scripts" / "finetune_lr_probe.py"
@@ -71,9 +73,13 @@ def _runs() -> dict[tuple[str, int, float], dict]:
 
 def _point_log(point: dict) -> list[dict]:
     """A recipe point's training log, as committed."""
-    from paperlib.train import log_records
-
     return log_records(REPO_ROOT / point["folder"] / "log.jsonl")
+
+
+def _last_over_start(records: list[dict], metric: str) -> float:
+    """A log's last validation value of ``metric`` over its step-0 value."""
+    curve = validation_records(records)
+    return curve[-1]["val"][metric] / curve[0]["val"][metric]
 
 
 def _recipe() -> dict:
@@ -84,17 +90,13 @@ def test_the_committed_record_at_the_recipe_s_pick_is_the_study_s_runs():
     """The probe's runs at the study's picked learning rate (the probe keeps the warm-up the
     study picks) are the study's seed 0 and 1 runs: the same validation curve and test
     accuracies; the base's accuracies are the study's base reference."""
-    from paperlib.engine.validation import validation_records
-    from paperlib.study.reader import run_folder
-    from paperlib.train import log_records
-
     runs, picks = _runs(), _recipe()
     assert {lr for _, _, lr in runs} == {1e-6, 3e-6, 1e-5} and {s for _, s, _ in runs} == {0, 1}
     chosen = picks["HyCoCLIP"]["pick"]
     assert picks["ARGENT"]["pick"] == chosen and chosen["warmup"] == 0.25  # the probe's warm-up
-    for (arm, seed, lr), run in runs.items():
-        if lr != chosen["lr"]:
-            continue
+    at_pick = {key: run for key, run in runs.items() if key[2] == chosen["lr"]}
+    assert len(at_pick) == 4  # both arms, seeds 0 and 1
+    for (arm, seed, _), run in at_pick.items():
         folder = run_folder("full", "argent", arm, seed)
         curve = [{"step": r["step"], **r["val"]}
                  for r in validation_records(log_records(folder / "log.jsonl"))]  # fmt: skip
@@ -108,8 +110,6 @@ def test_the_committed_record_at_the_recipe_s_pick_is_the_study_s_runs():
 def test_the_committed_record_reads_as_the_method_page_says():
     """docs/methods/argent.md#box-crop-norms, "The hyperbolic arms' recipe", and the study
     page's recipe paragraph."""
-    from paperlib.study import recipe
-
     record, picks = json.loads(probe.PROBE.read_text()), _recipe()
     # the first grid, the HiMo arms', picked its lowest rate by the HiMo rule: so it still does
     # on the hyperbolic grid's points it shares
@@ -117,7 +117,6 @@ def test_the_committed_record_reads_as_the_method_page_says():
     for arm in probe.ARMS:
         rule = recipe.SEARCHED_ARMS[arm]
         first = recipe.Rule(rule.study, rule.primary)  # the HiMo arms' guard, threshold and pick
-        assert (first.guard, first.threshold) == (recipe.SEARCHED_ARMS["MoLo"].guard, 0.8)
         shared = [p for p in picks[arm]["points"] if p["lr"] in record["grid"]]
         rescored = [{**p, **recipe.score_point(_point_log(p), first)} for p in shared]
         assert recipe.pick(rescored, first)["lr"] == 1e-5 == min(record["grid"])
@@ -128,7 +127,18 @@ def test_the_committed_record_reads_as_the_method_page_says():
     for arm in probe.ARMS:  # at 1e-6, base 0 keeps 0.87 of its validation L3, 0.99 of its test L3
         run = runs[arm, 0, 1e-6]
         assert round(run["retention"]["zeroshot_L3"], 2) == 0.87
+        assert (round(run["start"]["zeroshot_L3"], 3), round(run["last"]["zeroshot_L3"], 3)) == (
+            0.254, 0.222)  # fmt: skip
         assert run["test"]["retention"]["L3"] >= 0.99
+    # a guard on validation L3 would ask for no training: no recipe point keeps 0.9 of it
+    l3_kept = [_last_over_start(_point_log(p), "zeroshot_L3")
+               for arm in probe.ARMS for p in picks[arm]["points"]]  # fmt: skip
+    assert len(l3_kept) == 16 and max(l3_kept) < 0.9
+    # one point for both: alone, HyCoCLIP would train more than ARGENT and keep less
+    alone = {arm: recipe.pick(picks[arm]["points"], recipe.SEARCHED_ARMS[arm])["lr"]
+             for arm in probe.ARMS}  # fmt: skip
+    assert alone == {"HyCoCLIP": 1e-5, "ARGENT": 3e-6}
+    assert picks["HyCoCLIP"]["pick"]["lr"] == picks["ARGENT"]["pick"]["lr"] == 3e-6
     lrs = sorted({lr for _, _, lr in runs})
     for arm in probe.ARMS:
         for seed in (0, 1):

@@ -180,6 +180,8 @@ def test_the_reproducibility_page_s_study_cost_is_what_the_runs_recorded():
         edge = f"{arm}'s pick lies at the grid's {pick['at_grid_edge']} edge"
         assert (edge in readme) == (pick["at_grid_edge"] is not None), edge
         assert pick["retained"], arm
+    no_edge = all(entry["pick"]["at_grid_edge"] is None for entry in picks.values())
+    assert ("No pick lies at its grid's edge" in readme) == no_edge
 
 
 def test_the_study_page_s_seed_counts_are_the_full_scale_s():

@@ -13,6 +13,7 @@ import pytest
 
 from paperlib.study import cli, design, execution, parallel, reader, recipe
 from paperlib.study.scales import SCALES
+from paperlib.study.targets import KEPT_OF_BASE
 from paperlib.tables.claims import HEADLINE_FINETUNES, LONGER, SCRATCH
 from tests.recipe_helpers import toy_repository, write_picks
 
@@ -31,7 +32,7 @@ def _log(start: dict, last: dict, steps: int = 20) -> list[dict]:
 
 BASE = {"long_i2t_r1": 0.10, "short_i2t_r1": 0.90, "zeroshot_L1": 0.50, "zeroshot_L3": 0.30}
 HIMO = recipe.SEARCHED_ARMS["MoLo"]  # the best long R@1 keeping 0.8 of short R@1 and L1
-HYPERBOLIC = recipe.SEARCHED_ARMS["ARGENT"]  # the most training keeping 0.9 of R@1, L1 and L3
+HYPERBOLIC = recipe.SEARCHED_ARMS["ARGENT"]  # the most training keeping 0.9 of R@1 and L1
 
 
 def _point(lr, warmup, last, rule=HIMO):
@@ -102,6 +103,7 @@ def test_the_most_training_rule_takes_the_largest_rate_every_arm_keeps():
     read, not guarded); of the retained points the largest learning rate wins over a better
     primary metric at a smaller one, and arms sharing the rule take the largest rate both keep,
     at the warm-up with the better mean primary."""
+
     def line(l1_at_1e5):
         return [
             _point(1e-6, 0.05, {"zeroshot_L1": 0.50}, HYPERBOLIC),  # keeps all: best L1
@@ -127,7 +129,7 @@ def test_the_most_training_rule_takes_the_largest_rate_every_arm_keeps():
         3e-6, 0.25)  # fmt: skip
     with pytest.raises(ValueError, match="the same grid points"):
         recipe.joint_points({"HyCoCLIP": hycoclip, "ARGENT": argent[:3]})
-    from paperlib.study.targets import KEPT_OF_BASE  # the guard is the learning targets' share
+    # the guard is the learning targets' share
     assert {share for _, _, share in KEPT_OF_BASE} == {HYPERBOLIC.threshold}
 
 
@@ -202,6 +204,36 @@ def test_plan_without_recipe_picks_is_a_named_error_and_an_empty_grid_needs_none
     molo = next(r for r in design.plan("smoke") if r.variant == "MoLo")
     assert (molo.config["optim"]["lr"], molo.config["optim"]["warmup_steps"]) == (5e-4, 10)
     assert design.recipe_plan("smoke") == []
+
+
+def test_a_pick_made_under_another_rule_is_not_served(tmp_path, monkeypatch):
+    """A ``recipe.json`` entry whose recorded rule is not the arm's rule now (here: ARGENT's
+    threshold changed after its pick) is a missing pick, named, for the arm and the arms that
+    take its recipe; the other arms' picks still plan."""
+    monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path))
+    path = write_picks("full", {"ARGENT": (3e-6, 0.25)})
+    assert recipe.load_picks("full")["ARGENT"]["lr"] == 3e-6
+    saved = json.loads(path.read_text())
+    saved["arms"]["ARGENT"]["rule"]["threshold"] = 0.8
+    path.write_text(json.dumps(saved))
+    assert "ARGENT" not in recipe.load_picks("full") and "HyCoCLIP" in recipe.load_picks("full")
+    with pytest.raises(recipe.RecipeMissingError, match=r"no pick for 'ARGENT' under its rule"):
+        design.plan("full")
+
+
+def test_a_study_without_a_grid_searches_nothing_beside_one_that_has_one(tmp_path, monkeypatch):
+    """Only the hyperbolic arms search (the HiMo grid empty): the recipe plan holds their points
+    alone and the HiMo arms keep the scale's fixed learning rate and warm-up."""
+    monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path))
+    only = dataclasses.replace(SCALES["smoke"], recipe_lrs=(), hyperbolic_recipe_lrs=(1e-4,))
+    monkeypatch.setitem(SCALES, "smoke", only)
+    assert {r.variant for r in design.recipe_plan("smoke")} == {"HyCoCLIP", "ARGENT"}
+    assert recipe.grid(only, "himo") == [] and recipe.grid(only, "argent") == [(1e-4, 0.05)]
+    write_picks("smoke", {"HyCoCLIP": (1e-4, 0.05), "ARGENT": (1e-4, 0.05)})
+    runs = {r.variant: r for r in design.plan("smoke") if r.seed == 0}
+    assert (runs["MoLo"].config["optim"]["lr"], runs["MoLo"].config["optim"]["warmup_steps"]) == (
+        5e-4, 10)  # fmt: skip
+    assert runs["ARGENT"].config["optim"]["lr"] == 1e-4
 
 
 def _stub_training(config):

@@ -62,8 +62,8 @@ grid point (``results/<scale>/recipe/<arm>/lr<lr>-wu<warm-up>/``: validated, not
 the test set). Its pick follows the arm's ``recipe.Rule``: for HiMo, the point that keeps ≥ 0.8
 of the base's validation ``short_i2t_r1`` and ``zeroshot_L1`` with the best last
 ``long_i2t_r1``; for the hyperbolic arms, whose zero-shot L1 only falls as they train more, the
-largest learning rate that keeps ≥ 0.9 of the base's ``short_i2t_r1``, ``zeroshot_L1`` and
-``zeroshot_L3`` (:data:`FINETUNE_METRICS`). The picks go to ``results/<scale>/recipe.json``;
+largest learning rate at which both keep ≥ 0.9 of the base's ``short_i2t_r1`` and
+``zeroshot_L1`` (they also validate ``zeroshot_L3``, :data:`FINETUNE_METRICS`). The picks go to ``results/<scale>/recipe.json``;
 every run of the arm, and of the sweep arms that vary it (``recipe.RECIPE_OF``), then trains
 with it. Without a grid the arms keep the scale's fixed learning rate and the design's 10
 warm-up steps.
@@ -301,7 +301,7 @@ def himo_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
 
 
 ARGENT_METRICS = ("short_i2t_r1", "zeroshot_L1")  # the validation curves of a hyperbolic run
-# ... of a hyperbolic fine-tune also zero-shot L3: its recipe's guard keeps L1 and L3 of the base
+# ... of a hyperbolic fine-tune also zero-shot L3, read beside its recipe's guard (short R@1, L1)
 FINETUNE_METRICS = (*ARGENT_METRICS, "zeroshot_L3")
 # ... and of a from-scratch aperture run: its held-out parents against the aperture radius
 SCRATCH_METRICS = tuple(m for m in VALIDATION_METRICS if m.startswith(("inside_", "norm_")))

@@ -152,8 +152,8 @@ def pick(points: list[dict[str, Any]], rule: Rule) -> dict[str, Any]:
     """The chosen point of scored ``points`` (each with ``lr``, ``warmup``, ``warmup_steps`` and
     :func:`score_point`'s fields) and why, by ``rule``: among the retained points the best
     score (ties to the smaller learning rate, then the shorter warm-up), or with
-    ``rule.most_training`` the largest learning rate (then the best score, the shorter
-    warm-up); with none retained, the highest retention. The points may be
+    ``rule.most_training`` the largest retained learning rate, whether or not every smaller
+    one is retained (then the best score, the shorter warm-up); with none retained, the highest retention. The points may be
     :func:`joint_points` of several arms."""
     if not points:
         raise ValueError("no grid points to pick from")
@@ -187,7 +187,7 @@ def joint_points(points_by_arm: dict[str, list[dict[str, Any]]]) -> list[dict[st
     by_point = {arm: {(p["lr"], p["warmup"]): p for p in points}
                 for arm, points in points_by_arm.items()}  # fmt: skip
     keys = list(by_point[arms[0]])
-    if any(list(by_point[arm]) != keys for arm in arms):
+    if any(set(by_point[arm]) != set(keys) for arm in arms):
         raise ValueError(f"{arms}: a shared recipe needs every arm on the same grid points")
     joint = []
     for key in keys:
@@ -246,12 +246,12 @@ def write_recipe(scale_name: str, studies: tuple[str, ...] = ("himo", "argent"))
     scale = SCALES[scale_name]
     arms = _other_studies_arms(scale_name, studies)
     scored = {}
-    for arm in searched_arms(studies):
-        rule = SEARCHED_ARMS[arm]
-        scored[arm] = [_scored_point(scale_name, arm, lr, wu) for lr, wu in grid(scale, rule.study)]
+    for arm in searched_arms(studies):  # an arm whose study has no grid has nothing to pick
+        if points := grid(scale, SEARCHED_ARMS[arm].study):
+            scored[arm] = [_scored_point(scale_name, arm, lr, wu) for lr, wu in points]
     for arm, points in scored.items():
         rule = SEARCHED_ARMS[arm]
-        arms[arm] = {"study": rule.study, "primary": rule.primary, "rule": _rule_record(rule),
+        arms[arm] = {"study": rule.study, "primary": rule.primary, "rule": rule_record(rule),
                      "points": points, "pick": _arm_pick(arm, scored)}  # fmt: skip
     arms = {arm: arms[arm] for arm in SEARCHED_ARMS if arm in arms}
     recipe = {"scale": scale_name, "grid": _grid_record(scale), "arms": arms}
@@ -280,7 +280,13 @@ def _other_studies_arms(scale_name: str, studies: tuple[str, ...]) -> dict[str, 
     saved = json.loads(path.read_text())
     if saved.get("grid") != _grid_record(SCALES[scale_name]):
         return {}
-    return {a: e for a, e in saved.get("arms", {}).items() if e.get("study") not in studies}
+    return {a: e for a, e in saved.get("arms", {}).items()
+            if e.get("study") not in studies and _under_its_rule(a, e)}  # fmt: skip
+
+
+def _under_its_rule(arm: str, entry: dict[str, Any]) -> bool:
+    """Whether a ``recipe.json`` entry was picked by ``arm``'s rule as it stands now."""
+    return arm in SEARCHED_ARMS and entry.get("rule") == rule_record(SEARCHED_ARMS[arm])
 
 
 def _grid_record(scale: Scale) -> dict[str, dict[str, list[float]]]:
@@ -290,7 +296,8 @@ def _grid_record(scale: Scale) -> dict[str, dict[str, list[float]]]:
             for study in studies}  # fmt: skip
 
 
-def _rule_record(rule: Rule) -> dict[str, Any]:
+def rule_record(rule: Rule) -> dict[str, Any]:
+    """``rule`` as ``recipe.json`` records it beside each arm's pick."""
     return {**asdict(rule), "guard": list(rule.guard)}
 
 
@@ -299,8 +306,9 @@ def recipe_path(scale_name: str) -> Path:
 
 
 def load_picks(scale_name: str) -> dict[str, dict[str, Any]]:
-    """The picks of ``recipe.json`` by arm; a :class:`RecipeMissingError` where the file is
-    missing or searched another grid."""
+    """The picks of ``recipe.json`` by arm, of the arms picked under their rule as it stands
+    (:func:`_under_its_rule`); a :class:`RecipeMissingError` where the file is missing or
+    searched another grid."""
     path, scale = recipe_path(scale_name), SCALES[scale_name]
     hint = f"run the recipe stage first (`python -m paperlib.study --scale {scale_name}` runs it)"
     if not path.is_file():
@@ -309,13 +317,14 @@ def load_picks(scale_name: str) -> dict[str, dict[str, Any]]:
     try:
         recipe = json.loads(path.read_text())
         searched, arms = recipe["grid"], recipe["arms"]
-    except (ValueError, KeyError, TypeError) as error:
+        picks = {arm: entry["pick"] for arm, entry in arms.items() if _under_its_rule(arm, entry)}
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise ValueError(f"{path}: not a recipe record ({type(error).__name__}: {error}); "
-                         f"expected 'grid' and 'arms': {hint}") from None  # fmt: skip
+                         f"expected 'grid' and 'arms', each arm with its 'pick': {hint}") from None  # fmt: skip
     if searched != _grid_record(scale):
         raise RecipeMissingError(f"{path}: grid {searched}, the scale's is "
-                                 f"{_grid_record(scale)}: {hint}")  # fmt: skip
-    return {arm: entry["pick"] for arm, entry in arms.items()}
+                                 f"{_grid_record(scale)} (one grid per study): {hint}")  # fmt: skip
+    return picks
 
 
 def apply(config: dict[str, Any], arm: str, scale_name: str) -> dict[str, Any]:
@@ -329,8 +338,9 @@ def apply(config: dict[str, Any], arm: str, scale_name: str) -> dict[str, Any]:
         return config
     picks = load_picks(scale_name)
     if searched not in picks:
-        raise RecipeMissingError(f"{recipe_path(scale_name)}: no pick for {searched!r}; run "
-                                 "the recipe stage for its study first")  # fmt: skip
+        raise RecipeMissingError(f"{recipe_path(scale_name)}: no pick for {searched!r} under "
+                                 "its rule (recipe.SEARCHED_ARMS); run the recipe stage for "
+                                 "its study first")  # fmt: skip
     chosen = picks[searched]
     config = json.loads(json.dumps(config))
     steps = config["train"]["steps"]

@@ -30,7 +30,7 @@ def run_collapse(info: dict[str, Any], log: list[dict[str, Any]]) -> str | None:
 
 # the claims' metric of each primary validation metric, whose δ the plateau reads
 CLAIMED_AS = {"long_i2t_r1": "long-i2t", "zeroshot_L1": "zs-l1"}
-# the metric each study's plateau is judged on: the primary metric its recipe maximises
+# the metric each study's plateau is judged on: the primary metric its recipe reads
 # (``study.recipe.SEARCHED_ARMS``), with the claims' metric whose δ it takes
 PLATEAU_METRIC = {
     rule.study: (rule.primary, CLAIMED_AS[rule.primary]) for rule in recipe.SEARCHED_ARMS.values()

@@ -36,9 +36,10 @@ class Scale:
     # whether seed 0's headline fine-tunes also run at twice their steps (``study.design``'s
     # schedule check: would a longer schedule still have helped?)
     schedule_check: bool = False
-    # the recipe stage's grid (``study.recipe``): learning rates × warm-ups (a fraction of each
-    # run's steps), searched per headline arm on the validation split; empty: no search, every
-    # arm trains at ``finetune_lr`` / ``hyperbolic_lr`` with the design's fixed warm-up
+    # the recipe stage's grid (``study.recipe``, ``recipe_grid``): learning rates × warm-ups (a
+    # fraction of each run's steps), searched per headline arm on the validation split; a
+    # study with an empty grid does not search: its arms train at ``finetune_lr`` /
+    # ``hyperbolic_lr`` with the design's fixed warm-up
     recipe_lrs: tuple[float, ...] = ()
     recipe_warmups: tuple[float, ...] = ()
     # the hyperbolic arms' learning rates where they search another grid (empty: ``recipe_lrs``)

@@ -2,7 +2,7 @@
 
 A comparison counts only once both models have learned what their schedule can teach them.
 For a study fine-tune the criterion (:func:`plateau_check` with ``smallest``) reads the run's
-*primary* metric alone (the one its recipe maximises) and asks whether it still rose by more
+*primary* metric alone (the one its recipe reads) and asks whether it still rose by more
 than that metric's smallest effect of interest δ over the last fifth of the schedule:
 
     v(T) − v(0.8 T) ≤ δ
