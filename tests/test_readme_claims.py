@@ -216,3 +216,26 @@ def test_the_pages_count_each_family_s_claims_as_declared():
     study, conventions = _page(), _page(REPO_ROOT / "docs" / "methods" / "conventions.md")
     assert f"({himo} HiMo-CLIP, {argent} ARGENT)" in study
     assert f"{himo} HiMo-CLIP claims, {argent} ARGENT claims" in conventions
+
+
+def test_the_study_page_s_recipe_is_the_scale_s_grids_and_the_arms_rules():
+    """The recipe paragraph's grids and shares are ``Scale.recipe_grid``'s and the searched
+    arms' ``Rule``s, on the study page and the reproducibility page."""
+    from paperlib.study.recipe import SEARCHED_ARMS
+    from paperlib.study.scales import SCALES
+
+    def rates(lrs):
+        words = [f"{lr:.0e}".replace("e-0", "e-") for lr in lrs]  # 1e-05 -> 1e-5
+        return ", ".join(words[:-1]) + f" and {words[-1]}"
+
+    study, make_study = _page(), _page(REPRODUCIBILITY_PAGE)
+    for paper, study_name in (("HiMo", "himo"), ("hyperbolic", "argent")):
+        lrs, warmups = SCALES["full"].recipe_grid(study_name)
+        assert f"The {paper} arms search {rates(lrs)}" in study
+        assert warmups == (0.05, 0.25) and "warm-up (5 %, 25 % of its steps)" in study
+        rules = {rule for rule in SEARCHED_ARMS.values() if rule.study == study_name}
+        (rule,) = rules
+        assert f"keep ≥ {rule.threshold:g} of" in study and f"keep ≥ {rule.threshold:g} of" in (
+            make_study)  # fmt: skip
+        assert rule.guard == ("short_i2t_r1", "zeroshot_L1")
+    assert "base's short I2T R@1 and zero-shot L1" in study
