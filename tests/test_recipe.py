@@ -304,3 +304,28 @@ def test_decide_only_reads_finished_results_without_recipe_picks(tmp_path, monke
     assert study["runs"] == len(design.plan("smoke", searched=False))
     done = list((tmp_path / "smoke").glob("*/*/seed*/run.done"))
     assert study["runs_finished"] == len(done) > 0
+
+
+def test_a_run_of_an_earlier_recipe_is_left_out_of_the_decided_runs(tmp_path, monkeypatch, capsys):
+    """A committed smoke run whose record says it trained at another learning rate than its
+    arm's pick now is not a finished run (named); the same results without ``recipe.json``
+    hold no run to a recipe."""
+    from paperlib.study import run_validity
+
+    shutil.copytree(reader.REPO_ROOT / "results" / "smoke", tmp_path / "smoke")
+    monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path))
+    every = {r["run"] for r in run_validity.finished_runs("smoke")}
+    done = tmp_path / "smoke" / "argent" / "argent-no-weights" / "seed0" / "run.done"
+    record = json.loads(done.read_text())
+    assert record["run"] in every
+    record["config"]["optim"]["lr"] *= 10  # as a run of an earlier pick
+    done.write_text(json.dumps(record))
+    kept = {r["run"] for r in run_validity.finished_runs("smoke")}
+    assert every - kept == {record["run"]}
+    assert f"{record['run']}: trained at lr" in capsys.readouterr().out
+    picked = run_validity.picked_optim("smoke")[done.parent]
+    assert run_validity.off_recipe(record, picked).endswith(f"the recipe picks lr {picked['lr']}, "
+                                                          f"{picked['warmup_steps']}")  # fmt: skip
+    recipe.recipe_path("smoke").unlink()
+    assert run_validity.picked_optim("smoke") is None
+    assert {r["run"] for r in run_validity.finished_runs("smoke")} == every

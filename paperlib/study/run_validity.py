@@ -87,12 +87,42 @@ def _read_run(done: Path, scale: Scale, planned: dict[Path, Run]) -> dict[str, A
     return info
 
 
+def picked_optim(scale_name: str) -> dict[Path, dict[str, Any]] | None:
+    """The optimiser settings the plan at the recipe's picks gives each results folder; None
+    where the picks cannot be read (no ``recipe.json``, or one of another grid): then no run is
+    held to them (``--decide-only`` reads results made before a recipe stage)."""
+    try:
+        return {run_target(r, scale_name): r.config["optim"] for r in plan(scale_name)}
+    except recipe.RecipeMissingError:
+        return None
+
+
+def off_recipe(info: dict[str, Any], optim: dict[str, Any] | None) -> str | None:
+    """Why a finished run was not trained at its arm's picked learning rate and warm-up
+    (``optim``, from :func:`picked_optim`), or None: a run of an earlier recipe, which a
+    comparison must not pair with runs of the current one."""
+    done = info["config"].get("optim", {})
+    if optim is None or all(done.get(k) == optim.get(k) for k in ("lr", "warmup_steps")):
+        return None
+    return (f"trained at lr {done.get('lr')}, {done.get('warmup_steps')} warm-up steps; the "
+            f"recipe picks lr {optim.get('lr')}, {optim.get('warmup_steps')}")  # fmt: skip
+
+
 def finished_runs(scale_name: str) -> list[dict[str, Any]]:
     """``run.done`` records of every finished run, each checked (``study.results_files``) and
-    one of the plan, validity (``collapsed``, ``unconverged``) decided anew from its log."""
+    one of the plan, validity (``collapsed``, ``unconverged``) decided anew from its log. A run
+    of an earlier recipe (:func:`off_recipe`) is not finished: it is named and left out, so
+    its claims read as not run rather than pair it with runs of the current recipe."""
     scale, planned = SCALES[scale_name], planned_runs(scale_name)
-    found = sorted(results_dir(scale_name).glob("*/*/seed*/run.done"))
-    return [_read_run(d, scale, planned) for d in found]
+    picked = picked_optim(scale_name) or {}
+    runs = []
+    for done in sorted(results_dir(scale_name).glob("*/*/seed*/run.done")):
+        info = _read_run(done, scale, planned)
+        if why := off_recipe(info, picked.get(done.parent)):
+            print(f"[study] {info['run']}: {why}: left out, not run at the recipe", flush=True)
+            continue
+        runs.append(info)
+    return runs
 
 
 def invalid_reason(run: dict[str, Any], require_plateau: bool = True) -> str | None:
