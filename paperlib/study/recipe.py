@@ -8,7 +8,7 @@ A point is *retained* when its last validation record keeps at least the rule's 
 of its step-0 record (the base itself) on every one of the rule's ``guard`` metrics. The pick
 is, among the retained points, the one with the best last value of the arm's primary metric
 (ties: the smaller learning rate); with no point retained, the point that retains most. A rule
-that asks for the ``most_training`` is shared by its study's arms: they take one point, the
+that asks for the ``most_training`` is shared by the arms that have it: they take one point, the
 largest learning rate that every one of them retains (then the best mean primary metric), so
 they differ in their objective only (:func:`joint_points`). Sweep arms take the pick of the
 headline arm they vary (:data:`RECIPE_OF`), so an ablation pair differs in one thing only.
@@ -53,7 +53,7 @@ class Rule:
     """How one searched arm's grid point is chosen (see the module's docstring)."""
 
     study: str
-    primary: str  # the validation metric the pick maximises
+    primary: str  # the validation metric the pick maximises (``most_training``: among warm-ups)
     guard: tuple[str, ...] = RETENTION_METRICS  # what a retained point keeps of its base...
     threshold: float = RETENTION  # ... and how much of it
     # True: one point for every arm of the study with this rule, the largest learning rate they
