@@ -61,15 +61,15 @@ class Rule:
     most_training: bool = False
 
 
-# the hyperbolic arms' rule: the learning targets' share of the base (paperlib.study.targets)
-HYPERBOLIC_RULE = {"threshold": 0.9, "most_training": True}
+# the hyperbolic arms' one rule: the learning targets' share of the base (paperlib.study.targets)
+HYPERBOLIC_RULE = Rule("argent", "zeroshot_L1", threshold=0.9, most_training=True)
 # the searched arms: label -> the rule its pick follows
 SEARCHED_ARMS = {
     "MoLo": Rule("himo", "long_i2t_r1"),
     "InfoNCE (λ=0)": Rule("himo", "long_i2t_r1"),
     "Long-CLIP": Rule("himo", "long_i2t_r1"),
-    "HyCoCLIP": Rule("argent", "zeroshot_L1", **HYPERBOLIC_RULE),
-    "ARGENT": Rule("argent", "zeroshot_L1", **HYPERBOLIC_RULE),
+    "HyCoCLIP": HYPERBOLIC_RULE,
+    "ARGENT": HYPERBOLIC_RULE,
 }
 # every other fine-tune arm -> the searched arm whose recipe it takes (the arm it varies)
 RECIPE_OF = {
