@@ -98,23 +98,40 @@ def against_base(scale_name: str, claim: Claim, seeds: list[int], alpha: float) 
     return out
 
 
+def base_side(arm: dict[str, Any], better: str) -> int:
+    """Where one arm stands against its base, read off its family-level interval: +1 where the
+    whole interval lies on the better side of no change, -1 on the worse side, 0 where it
+    covers no change."""
+    sign = 1.0 if better == "higher" else -1.0
+    low, high = sorted(sign * v for v in arm["interval"])
+    return 1 if low > 0 else -1 if high < 0 else 0
+
+
+_SIDE_WORDS = {
+    1: "improves on the base",
+    -1: "falls below the base",
+    0: "shows no established change from the base",
+}
+
+
 def base_reading(arms: dict[str, Any], better: str) -> str | None:
-    """In words, where the two arms stand against the base: both below it (a gain of the
-    variant over the baseline is then less damage), both above, or on either side."""
+    """In words, where the two arms stand against the base, each by its interval: both below it
+    (a gain of the variant over the baseline is then less damage), both above, neither moved,
+    or each on its own side."""
     if arms.get("variant") is None or arms.get("baseline") is None:
         return None
-    sign = 1.0 if better == "higher" else -1.0
-    v, b = (sign * arms[k]["effect"] for k in ("variant", "baseline"))
-    if v < 0 and b < 0:
-        less = " (the variant's difference is less damage)" if v > b else ""
-        return f"both arms fall below the base{less}"
-    if v > 0 and b > 0:
+    v, b = (base_side(arms[k], better) for k in ("variant", "baseline"))
+    if v == b == -1:
+        sign = 1.0 if better == "higher" else -1.0
+        gains = sign * arms["variant"]["effect"] > sign * arms["baseline"]["effect"]
+        return "both arms fall below the base" + (
+            " (the variant's difference is less damage)" if gains else ""
+        )
+    if v == b == 1:
         return "both arms improve on the base"
-    return (
-        "the variant improves on the base and the baseline does not"
-        if v > b
-        else ("the baseline improves on the base and the variant does not")
-    )
+    if v == b == 0:
+        return "neither arm shows an established change from the base"
+    return f"the variant {_SIDE_WORDS[v]} and the baseline {_SIDE_WORDS[b]}"
 
 
 # the retention guard: what a fine-tune must keep of its base (both papers keep short retrieval)
