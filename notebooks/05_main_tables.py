@@ -286,8 +286,8 @@ display(Markdown(synthesis.trend_sentence(readings)))
 # A gain of the variant over its baseline can be *less damage*: both fine-tunes may fall below
 # the pre-trained base they started from. Per claim, each arm's change from its base (arm − base,
 # item by item, the base as a level) with its simultaneous interval, and where the two arms
-# stand; a claim on a metric its base was not measured on (the aperture's share of parents)
-# shows none.
+# stand: an arm is above or below its base only where that interval excludes no change. A claim
+# on a metric its base was not measured on (the aperture's share of parents) shows none.
 
 # %%
 against = pd.DataFrame(
@@ -308,7 +308,7 @@ damage = against[against["reading"].str.contains("less damage")]
 display(
     Markdown(
         f"Of the {len(against)} claims with both arms against the base, "
-        f"{len(damage)} read as less damage (both arms below the base)"
+        f"{len(damage)} read as less damage (both arms established below the base)"
         + (
             ": " + ", ".join(f"{i} ({r.verdict})" for i, r in damage.iterrows())
             if len(damage)

@@ -801,7 +801,8 @@ def findings_sentences(decided: dict[str, Any]) -> str:
         else f"Every claim {'that ran ' if not_run else ''}is decided at this scale"
     )
     if rest:
-        second += f", and the other {sum(rest.values())} read {_counted(rest)}"
+        joint = ", and the other" if n_undecided else "; the other"
+        second += f"{joint} {sum(rest.values())} read {_counted(rest)}"
     second += not_run_clause(claims)
     return (
         f"Of the {len(claims)} claims ({of_papers}), {len(signed)} reproduce in the paper's "
