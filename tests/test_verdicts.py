@@ -184,7 +184,7 @@ def test_a_study_runs_plateau_reads_its_primary_metric_against_delta():
     from paperlib.study.recipe import SEARCHED_ARMS
     from paperlib.study.run_validity import PLATEAU_METRIC, run_plateau
 
-    assert {s: m for s, m in SEARCHED_ARMS.values()} == {
+    assert {rule.study: rule.primary for rule in SEARCHED_ARMS.values()} == {
         s: m for s, (m, _) in PLATEAU_METRIC.items()
     }
     log = [
