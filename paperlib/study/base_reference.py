@@ -19,6 +19,7 @@ from paperlib.study.reader import (
 from paperlib.study.scales import SCALES
 from paperlib.tables.claims import SCRATCH, SMALLER, UNTRAINED, Claim
 from paperlib.tables.inference import based_estimate
+from paperlib.tables.verdicts import better_sign, signed
 
 
 def arm_values(
@@ -102,8 +103,7 @@ def base_side(arm: dict[str, Any], better: str) -> int:
     """Where one arm stands against its base, read off its family-level interval: +1 where the
     whole interval lies on the better side of no change, -1 on the worse side, 0 where it
     covers no change."""
-    sign = 1.0 if better == "higher" else -1.0
-    low, high = sorted(sign * v for v in arm["interval"])
+    low, high = signed(tuple(arm["interval"]), better)
     return 1 if low > 0 else -1 if high < 0 else 0
 
 
@@ -122,7 +122,7 @@ def base_reading(arms: dict[str, Any], better: str) -> str | None:
         return None
     v, b = (base_side(arms[k], better) for k in ("variant", "baseline"))
     if v == b == -1:
-        sign = 1.0 if better == "higher" else -1.0
+        sign = better_sign(better)
         gains = sign * arms["variant"]["effect"] > sign * arms["baseline"]["effect"]
         return "both arms fall below the base" + (
             " (the variant's difference is less damage)" if gains else ""

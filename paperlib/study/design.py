@@ -63,9 +63,9 @@ the test set). Its pick follows the arm's ``recipe.Rule``: for HiMo, the point t
 of the base's validation ``short_i2t_r1`` and ``zeroshot_L1`` with the best last
 ``long_i2t_r1``; for the hyperbolic arms, whose zero-shot L1 only falls as they train more, the
 largest learning rate at which both keep ≥ 0.9 of the base's ``short_i2t_r1`` and
-``zeroshot_L1`` (they also validate ``zeroshot_L3``, :data:`FINETUNE_METRICS`). The picks go to ``results/<scale>/recipe.json``;
-every run of the arm, and of the sweep arms that vary it (``recipe.RECIPE_OF``), then trains
-with it. Without a grid the arms keep the scale's fixed learning rate and the design's 10
+``zeroshot_L1`` (they also validate ``zeroshot_L3``, :data:`FINETUNE_METRICS`). The picks go
+to ``results/<scale>/recipe.json``; every run of the arm, and of the sweep arms that vary it
+(``recipe.RECIPE_OF``), then trains with it. Without a grid the arms keep the scale's fixed learning rate and the design's 10
 warm-up steps.
 
 The hyperbolic runs fine-tune in their own geometry, from the hyperbolic bases

@@ -153,8 +153,8 @@ def pick(points: list[dict[str, Any]], rule: Rule) -> dict[str, Any]:
     :func:`score_point`'s fields) and why, by ``rule``: among the retained points the best
     score (ties to the smaller learning rate, then the shorter warm-up), or with
     ``rule.most_training`` the largest retained learning rate, whether or not every smaller
-    one is retained (then the best score, the shorter warm-up); with none retained, the highest retention. The points may be
-    :func:`joint_points` of several arms."""
+    one is retained (then the best score, the shorter warm-up); with none retained, the
+    highest retention. The points may be :func:`joint_points` of several arms."""
     if not points:
         raise ValueError("no grid points to pick from")
     retained = [p for p in points if p["retained"]]

@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from paperlib.tables.verdicts import better_sign
+
 AXES = ("batch", "length")
 
 
@@ -96,8 +98,7 @@ def trend_reading(
         f"{', '.join(str(s) for s in slope['seeds'])}, {1 - slope['alpha']:.2%} interval "
         f"[{low:+.3g}, {high:+.3g}]"
     )
-    sign = 1.0 if better == "higher" else -1.0
     if low > 0 or high < 0:
-        side = "toward" if sign * slope["slope"] > 0 else "away from"
+        side = "toward" if better_sign(better) * slope["slope"] > 0 else "away from"
         return f"moves {side} the paper's side as the {axis} grows ({where}){out}"
     return f"no change established as the {axis} grows ({where}; the interval holds 0){out}"

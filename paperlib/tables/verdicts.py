@@ -84,7 +84,8 @@ MIN_SEED_DF = 2
 INTERACTION_ALPHA = 0.05  # the base × method test that splits a verdict by base
 
 
-def _check_better(better: str) -> float:
+def better_sign(better: str) -> float:
+    """+1 where a higher value is better, -1 where a lower one is (any other word: an error)."""
     if better not in ("higher", "lower"):
         raise ValueError(f"better must be 'higher' or 'lower'; got {better!r}")
     return 1.0 if better == "higher" else -1.0
@@ -101,7 +102,7 @@ def headroom(
     """Whether the baseline's mean leaves room for an effect of ``smallest`` either way: at
     least that much between it and the best value (the paper's side) and, where the metric has
     a chance level, between it and chance (the other side)."""
-    room_up = _check_better(better) * (ceiling - baseline)
+    room_up = better_sign(better) * (ceiling - baseline)
     room_down = math.inf if chance is None else abs(baseline - chance)
     return room_up >= smallest and room_down >= smallest
 
@@ -116,7 +117,7 @@ def untestable_reason(
 ) -> str | None:
     """Why a comparison cannot be tested (step 1 of the module docstring), or None, from the
     two sides' *mean* values (never from an interval's width)."""
-    _check_better(better)
+    better_sign(better)
     for name, value in (("variant", variant), ("baseline", baseline)):
         if near(value, chance, smallest):
             return (
@@ -136,7 +137,7 @@ def untestable_reason(
 def signed(interval: tuple[float, float], better: str) -> tuple[float, float]:
     """The interval of the effect with the paper's direction positive."""
     low, high = interval
-    return (low, high) if _check_better(better) > 0 else (-high, -low)
+    return (low, high) if better_sign(better) > 0 else (-high, -low)
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,7 @@ def ceiling_reason(evidence: Evidence) -> str | None:
     e = evidence
     if e.room is None or not e.paper_units or e.paper_effect is None:
         return None
-    paper = _check_better(e.better) * e.paper_effect
+    paper = better_sign(e.better) * e.paper_effect
     if paper <= 0 or e.room >= paper:
         return None
     return (
@@ -173,7 +174,7 @@ def ceiling_reason(evidence: Evidence) -> str | None:
 def _sign_words(evidence: Evidence) -> str:
     """The sign the data give and whether Holm establishes it."""
     e = evidence
-    side = "the paper's sign" if _check_better(e.better) * e.effect > 0 else "the other sign"
+    side = "the paper's sign" if better_sign(e.better) * e.effect > 0 else "the other sign"
     status = "established" if e.p_sign < e.alpha else "not established"
     return f"{side}, {status} (Holm p = {e.p_sign:.3g})"
 
@@ -185,7 +186,7 @@ def verdict(evidence: Evidence) -> tuple[str, str]:
         raise ValueError(f"smallest must be positive; got {e.smallest}")
     if ceiling := ceiling_reason(e):
         return AT_CEILING, f"{ceiling}; {_sign_words(e)}"
-    paper_side = _check_better(e.better) * e.effect > 0
+    paper_side = better_sign(e.better) * e.effect > 0
     sign_known = e.p_sign < e.alpha
     if e.p_equivalence < e.alpha:
         label = NEGLIGIBLE
@@ -198,7 +199,7 @@ def verdict(evidence: Evidence) -> tuple[str, str]:
     low, high = signed(e.simultaneous, e.better)
     if sign_known and not paper_side and high < -e.smallest:
         return CONTRADICTS, f"{_sign_words(e)}, the interval beyond −{e.smallest:g}"
-    paper = None if e.paper_effect is None else _check_better(e.better) * e.paper_effect
+    paper = None if e.paper_effect is None else better_sign(e.better) * e.paper_effect
     if e.paper_units and paper is not None and paper > 0 and high < paper:
         label = SMALLER if sign_known and paper_side else BELOW_PUBLISHED
         return label, f"{_sign_words(e)}, the interval below the paper's {e.paper_effect:+.3g}"
