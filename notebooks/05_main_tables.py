@@ -21,9 +21,9 @@
 # from released CLIP weights, and a comparison's two runs differ in exactly the thing under test.
 # Nothing below is typed in: every number comes from `results/<scale>/claims.json`, which
 # `paperlib.study.decide` wrote from the study's results files by
-# [the verdict rules](../docs/methods/conventions.md#verdicts) (the base as a level, Holm over
-# each paper's family, simultaneous intervals, the smallest effect of interest δ, the design
-# note and the order the labels are tried in). This notebook renders them and decides nothing
+# [the verdict rules](../docs/methods/conventions.md#verdicts) (the base as a level, one error
+# statement over everything the study reports, the smallest effect of interest δ on the study's
+# own scale, each claim's premise, the design note and the order the labels are tried in). This notebook renders them and decides nothing
 # itself; the cell after the imports re-decides every verdict from the results files and checks
 # that `claims.json` still holds it.
 
@@ -92,10 +92,11 @@ paper_claims = {paper: synthesis.paper_claims(CLAIMS, paper) for paper in PAPERS
 # Per paper: how many claims received each verdict, the claims that reproduce with their effect
 # and simultaneous interval against δ, and for every other claim the reason `claims.json`
 # records (its first clause; for a claim its design could not decide, the design note; where
-# the two bases disagree, each base's verdict). A claim *reproduces* when Holm establishes the
-# paper's sign and its simultaneous interval lies beyond +δ; *reproduces in sign, below the
-# published effect* when the sign is the paper's but the interval lies below the paper's own
-# effect.
+# the two bases differ by more than δ, each base's verdict). Every label is read off the
+# interval shown: a claim *reproduces* when its interval lies beyond +δ; *reproduces in sign,
+# below the published effect* when it excludes 0 on the paper's side and lies below the paper's
+# effect carried onto this study's scale; *negligible* when it lies inside ±δ; and a claim whose
+# baseline does not do what the paper says it does reads *premise fails here*.
 
 # %%
 display(
@@ -140,9 +141,9 @@ display(Markdown(synthesis.outcomes_sentence(CLAIMS)))
 # %% [markdown]
 # ## One verdict, from its effect to its label
 #
-# The rules at work on one claim: the first claim whose label says it reproduces (in full or in
-# sign) and that has a simultaneous interval, a published effect in the paper's units and a
-# design that resolves δ, so that every step of the rule reads a number. Each line is read from
+# The rules at work on one claim: the first claim whose label is read off its interval and that
+# has a published effect in the paper's units and a design that resolves δ, so that every step
+# of the rule reads a number. Each line is read from
 # that claim's record in `claims.json`; the table then tries the labels in the rules' order,
 # and the first that holds must be the label `claims.json` records and the label
 # `paperlib.tables.verdicts.verdict` gives from the same numbers.
@@ -151,8 +152,7 @@ display(Markdown(synthesis.outcomes_sentence(CLAIMS)))
 candidates = [c for c in CLAIMS if synthesis.walkable(c)]
 if candidates:
     walk = candidates[0]
-    level = CLAIMS_FILE["interval_levels"][walk["paper"]]
-    facts, conclusion = synthesis.verdict_walk(walk, CLAIMS_FILE["alpha"], level)
+    facts, conclusion = synthesis.verdict_walk(walk)
     display(Markdown(facts))
 else:
     counts = pd.Series([c["verdict"] for c in CLAIMS]).value_counts()
@@ -182,8 +182,8 @@ print(
 summary.claims_table(paper_claims["HiMo-CLIP"])
 
 # %% [markdown]
-# What each verdict rests on: the sign Holm established over the family, where the interval
-# lies against the paper's effect, each arm against the base it started from (arm − base), the
+# What each verdict rests on: the sign the interval establishes, where it lies against the
+# paper's effect on this scale, each arm against the base it started from (arm − base), the
 # regime the claim holds at and the family's size.
 
 # %%

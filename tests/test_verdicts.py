@@ -1,6 +1,6 @@
-"""The decision rule: testability on mean values (chance, ceiling, headroom), one constructed
-case per verdict label from the family-level tests and the simultaneous interval, collapse and
-the plateau criterion (against each curve's own item count)."""
+"""The decision rule: each label read off a constructed interval at its boundaries (inside ±δ,
+crossing ±δ, beyond, the paper's effect on this scale), testability on mean values (chance),
+the two bases' difference against δ, collapse and the plateau criterion."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ import pytest
 
 from paperlib.tables.plateau import curve_items, plateau_check, run_plateaus
 from paperlib.tables.verdicts import (
-    AT_CEILING,
-    BELOW_PUBLISHED,
     CONTRADICTS,
     INCONCLUSIVE,
+    MEANINGS,
     NEGLIGIBLE,
     NEGLIGIBLE_OTHER_SIGN,
     NEGLIGIBLE_PAPER_SIGN,
     REPRODUCES,
+    REPRODUCES_BELOW,
     SMALLER,
     UNDERPOWERED,
     UNRESOLVABLE,
@@ -25,64 +25,86 @@ from paperlib.tables.verdicts import (
     Evidence,
     collapse_reason,
     design_verdict,
-    headroom,
+    differs_between_bases,
     untestable_reason,
     verdict,
 )
 
-SIGNIFICANT, NOT = 0.001, 0.5  # Holm-adjusted p-values on either side of α = 0.05
+DELTA = 0.01
 
 
-def evidence(
-    effect, interval, p_sign=SIGNIFICANT, p_eq=NOT, better="higher", paper=None, units=True,
-    room=None,
-):  # fmt: skip
-    return Evidence(effect, interval, p_sign, p_eq, better, 0.01, paper, units, room=room)
+def evidence(interval, better="higher", translated=None, units=True):
+    low, high = interval
+    return Evidence((low + high) / 2, interval, better, DELTA, translated, units)
 
 
 @pytest.mark.parametrize(
-    "case, expected",
+    "interval, expected",
     [
-        (evidence(0.05, (0.02, 0.08)), REPRODUCES),  # the paper's sign, beyond +δ
-        (evidence(0.05, (0.02, 0.08), paper=0.04), REPRODUCES),  # the paper's effect inside
-        (evidence(0.012, (0.004, 0.02), paper=0.05), SMALLER),  # below the published 0.05
-        (evidence(0.05, (0.02, 0.08), paper=0.10), SMALLER),  # beyond δ, still below it
-        # the paper's sign, size not shown beyond δ, and the metric not the paper's quantity
-        (evidence(0.012, (0.004, 0.02), paper=0.05, units=False), INCONCLUSIVE),
-        (evidence(0.012, (0.004, 0.02)), INCONCLUSIVE),  # no published effect to compare
-        (evidence(-0.05, (-0.08, -0.02)), CONTRADICTS),  # the other sign, beyond −δ
-        (evidence(-0.012, (-0.02, -0.004)), INCONCLUSIVE),  # the other sign, size not beyond −δ
-        (evidence(0.001, (-0.004, 0.006), p_sign=NOT, p_eq=0.01), NEGLIGIBLE),
-        # equivalence wins over the size; a sign the family also establishes is named
-        (evidence(0.004, (0.002, 0.006), p_eq=0.01, paper=0.05), NEGLIGIBLE_PAPER_SIGN),
-        (evidence(-0.003, (-0.005, -0.001), p_eq=0.01), NEGLIGIBLE_OTHER_SIGN),
-        (evidence(3.0, (2.0, 4.0), better="lower", p_eq=0.01), NEGLIGIBLE_OTHER_SIGN),
-        # an interval below the paper's effect reads so whatever the sign test says
-        (evidence(0.01, (-0.01, 0.03), p_sign=NOT, paper=0.26), BELOW_PUBLISHED),
-        (evidence(-0.005, (-0.009, -0.001), paper=0.26), BELOW_PUBLISHED),  # other sign, < δ
-        # a baseline with less room than the paper's effect: at ceiling, never a contradiction
-        (evidence(-3.1, (-4.6, -1.6), paper=62.9, room=4.25), AT_CEILING),
-        (evidence(-3.1, (-4.6, -1.6), paper=62.9, room=70.0), CONTRADICTS),
-        (evidence(-3.1, (-4.6, -1.6), paper=62.9, room=4.25, units=False), CONTRADICTS),
-        (evidence(0.03, (-0.01, 0.07), p_sign=NOT), INCONCLUSIVE),  # sign not established
-        (evidence(-2.0, (-3.0, -1.5), better="lower", paper=-1.0), REPRODUCES),  # SSI: lower
-        (evidence(2.0, (1.5, 3.0), better="lower"), CONTRADICTS),
-        (evidence(-0.5, (-0.8, -0.2), better="lower", paper=-6.8), SMALLER),
+        ((0.02, 0.08), REPRODUCES),  # beyond +δ
+        ((0.0101, 0.08), REPRODUCES),  # just beyond +δ
+        ((0.0100, 0.08), INCONCLUSIVE),  # touching +δ is not beyond it: the sign only
+        ((-0.0099, 0.0099), NEGLIGIBLE),  # just inside ±δ
+        ((-0.0099, 0.0100), INCONCLUSIVE),  # reaching +δ: not inside
+        ((0.001, 0.009), NEGLIGIBLE_PAPER_SIGN),  # inside ±δ and above 0
+        ((-0.009, -0.001), NEGLIGIBLE_OTHER_SIGN),  # inside ±δ and below 0
+        ((0.0, 0.009), NEGLIGIBLE),  # inside, touching 0: no sign
+        ((-0.08, -0.02), CONTRADICTS),  # beyond −δ
+        ((-0.08, -0.0100), INCONCLUSIVE),  # touching −δ: the other sign only
+        ((-0.02, 0.03), INCONCLUSIVE),  # holds 0, reaches beyond both ends
+        ((0.004, 0.03), INCONCLUSIVE),  # the paper's sign, size not shown beyond +δ
     ],
 )
-def test_each_verdict_from_a_constructed_case(case, expected):
-    label, reason = verdict(case)
-    assert label == expected and label in VERDICTS and reason
+def test_each_label_from_a_constructed_interval(interval, expected):
+    label, reason = verdict(evidence(interval))
+    assert label == expected and label in VERDICTS and label in MEANINGS
+    assert f"[{interval[0]:+.3g}, {interval[1]:+.3g}]" in reason  # the interval it read
 
 
-def test_the_reason_records_the_sign_at_a_ceiling_and_beside_a_negligible_effect():
-    _, at_ceiling = verdict(evidence(-3.1, (-4.6, -1.6), paper=62.9, room=4.25))
-    assert "leaves 4.25 to the best value" in at_ceiling
-    assert "the other sign, established" in at_ceiling
-    _, small = verdict(evidence(0.004, (0.002, 0.006), p_eq=0.01))
-    assert "the paper's sign, established" in small
-    _, unsure = verdict(evidence(0.001, (-0.004, 0.006), p_sign=NOT, p_eq=0.01))
-    assert "not established" in unsure
+@pytest.mark.parametrize(
+    "interval, translated, units, expected",
+    [
+        ((0.02, 0.04), 0.05, True, REPRODUCES_BELOW),  # beyond +δ, below the paper's effect
+        ((0.02, 0.06), 0.05, True, REPRODUCES),  # reaching the paper's effect
+        ((0.02, 0.04), 0.05, False, REPRODUCES),  # other units: sizes do not compare
+        ((0.004, 0.03), 0.05, True, SMALLER),  # the sign, below the paper's, not beyond δ
+        ((0.004, 0.03), 0.02, True, INCONCLUSIVE),  # reaching the paper's effect: nothing
+        ((0.004, 0.03), 0.05, False, INCONCLUSIVE),
+        ((0.001, 0.009), 0.05, True, NEGLIGIBLE_PAPER_SIGN),  # inside ±δ wins over below it
+    ],
+)
+def test_the_papers_effect_on_this_scale_bounds_the_reproducing_labels(
+    interval, translated, units, expected
+):
+    assert verdict(evidence(interval, translated=translated, units=units))[0] == expected
+
+
+@pytest.mark.parametrize(
+    "interval, expected",
+    [
+        ((-3.0, -2.0), REPRODUCES),  # lower is better: a fall is the paper's side
+        ((2.0, 3.0), CONTRADICTS),
+        ((0.002, 0.006), NEGLIGIBLE_OTHER_SIGN),
+    ],
+)
+def test_a_lower_is_better_metric_reads_its_interval_flipped(interval, expected):
+    assert verdict(evidence(interval, better="lower"))[0] == expected
+
+
+def test_an_at_ceiling_baseline_never_hides_an_established_effect():
+    """HiMo@2 against Long-CLIP: the interval beyond −δ reads as the effect it is (the premise,
+    not the label, carries the ceiling)."""
+    assert verdict(Evidence(-3.0, (-4.4, -1.6), "higher", 1.5, 36.0, True))[0] == CONTRADICTS
+    assert verdict(Evidence(-3.0, (-4.4, -1.6), "higher", 12.4, 36.0, True))[0] == (
+        NEGLIGIBLE_OTHER_SIGN
+    )
+
+
+def test_the_bases_differ_only_with_their_difference_beyond_delta():
+    assert differs_between_bases((0.011, 0.05), DELTA)
+    assert differs_between_bases((-0.05, -0.011), DELTA)
+    assert not differs_between_bases((0.005, 0.05), DELTA)  # significant, not beyond δ
+    assert not differs_between_bases((-0.02, 0.02), DELTA)
 
 
 def test_an_undecided_claim_is_read_against_its_design_note():
@@ -107,36 +129,27 @@ def test_an_undecided_claim_is_read_against_its_design_note():
     assert wide == UNDERPOWERED and "the valid seeds give ±0.012 against δ = 0.01" in reason
 
 
-def test_the_verdict_refuses_a_claim_without_a_positive_smallest_effect():
+def test_the_verdict_refuses_a_claim_without_a_positive_smallest_effect_or_a_direction():
     with pytest.raises(ValueError, match="smallest must be positive"):
-        verdict(Evidence(0.1, (0.0, 0.2), 0.01, 0.5, "higher", 0.0))
+        verdict(Evidence(0.1, (0.0, 0.2), "higher", 0.0))
     with pytest.raises(ValueError, match="better must be"):
-        verdict(Evidence(0.1, (0.05, 0.2), 0.01, 0.5, "up", 0.01))
+        verdict(Evidence(0.1, (0.05, 0.2), "up", 0.01))
+    with pytest.raises(ValueError, match="out of order"):
+        verdict(Evidence(0.1, (0.2, 0.05), "higher", 0.01))
 
 
 def test_testability_is_judged_on_mean_values_not_on_interval_widths():
-    assert untestable_reason(0.52, 0.33, 0.001, 1.0, "higher", 0.01) is None
-    assert "chance" in untestable_reason(0.52, 0.005, 0.001, 1.0, "higher", 0.01)
+    assert untestable_reason(0.52, 0.33, 0.001, 0.01) is None
+    assert "chance" in untestable_reason(0.52, 0.005, 0.001, 0.01)
     # PEP 0.927 with a wide 2-seed interval reaching 1.07 is testable: only means count
-    assert untestable_reason(0.927, 0.90, 0.5, 1.0, "higher", 0.005) is None
-    ceiling = untestable_reason(0.998, 0.995, 0.001, 1.0, "higher", 0.01)
-    assert "best value" in ceiling
-    assert "leaves less" in untestable_reason(0.97, 0.995, 0.25, 1.0, "higher", 0.02)
-    assert "best value (0)" in untestable_reason(0.0, 0.0, None, 0.0, "lower", 0.01)
-    with pytest.raises(ValueError, match="better must be"):
-        untestable_reason(0.5, 0.3, 0.001, 1.0, "up", 0.01)
+    assert untestable_reason(0.927, 0.90, 0.5, 0.005) is None
+    assert untestable_reason(0.998, 0.995, 0.001, 0.01) is None  # near the best: the premise's
+    assert untestable_reason(0.0, 0.0, None, 0.01) is None  # no chance level: nothing to be near
 
 
 def test_a_mean_below_chance_is_a_finding_not_untestable():
-    assert untestable_reason(0.4, -0.5, 0.0, 1.0, "higher", 0.05) is None
-    assert "chance" in untestable_reason(0.4, 0.02, 0.0, 1.0, "higher", 0.05)
-
-
-def test_headroom_is_the_smallest_effect_on_both_sides():
-    assert headroom(0.95, 0.5, 1.0, "higher", 0.005)  # PEP AUC of 0.95: room for half a point
-    assert not headroom(0.998, 0.5, 1.0, "higher", 0.005)
-    assert not headroom(0.503, 0.5, 1.0, "higher", 0.005)  # at chance: no room downwards
-    assert headroom(4.0, None, 0.0, "lower", 1.0) and not headroom(0.5, None, 0.0, "lower", 1.0)
+    assert untestable_reason(0.4, -0.5, 0.0, 0.05) is None
+    assert "chance" in untestable_reason(0.4, 0.02, 0.0, 0.05)
 
 
 def test_collapse_reason():

@@ -16,17 +16,20 @@ from paperlib.tables.summary import claim_name
 
 VERDICT_COLORS = {
     "reproduces": "tab:green",
+    "reproduces, below the published effect": "tab:green",
     "reproduces in sign, below the published effect": "tab:olive",
-    "below the published effect": "tab:orange",
     "contradicts": "tab:red",
     "negligible": "tab:blue",
     "negligible, with the paper's sign": "tab:blue",
     "negligible, with the other sign": "tab:blue",
-    "at ceiling": "tab:purple",
+    "premise fails here": "tab:purple",
+    "differs between the two bases": "tab:orange",
     "inconclusive": "tab:gray",
     "underpowered": "tab:brown",
     "unresolvable at this test set": "tab:brown",
     "untestable": "0.75",
+    "did not learn the world at this budget": "0.75",
+    "the arms are near-copies": "0.75",
     "not run yet": "0.9",
 }
 
@@ -100,8 +103,8 @@ def interval_bars(
 
 
 def _forest_row(ax: plt.Axes, y: float, claim: dict, bounds: tuple[float, float]) -> None:
-    """One claim of :func:`claims_forest`: its ±smallest band, raw and adjusted intervals,
-    effect, the paper's effect (a diamond) and the verdict."""
+    """One claim of :func:`claims_forest`: its ±δ band, raw and displayed intervals, effect,
+    the paper's effect carried onto this study's scale (a diamond) and the verdict."""
     verdict = claim["verdict"]
     color = VERDICT_COLORS.get(verdict, "black")
     ax.text(
@@ -111,8 +114,8 @@ def _forest_row(ax: plt.Axes, y: float, claim: dict, bounds: tuple[float, float]
     smallest = claim.get("smallest")
     if smallest:
         ax.fill_betweenx([y - 0.35, y + 0.35], -smallest, smallest, color="0.88", lw=0, zorder=0)
-    if claim.get("paper_effect") is not None:
-        ax.scatter(sign * claim["paper_effect"], y, marker="D", s=22, facecolor="none",
+    if claim.get("paper_effect") is not None and claim.get("paper_effect_here") is not None:
+        ax.scatter(sign * claim["paper_effect_here"], y, marker="D", s=22, facecolor="none",
                    edgecolor="tab:purple", zorder=4)  # fmt: skip
     if claim.get("effect") is None:
         ax.text(0, y, " no valid seeds", va="center", fontsize=8)

@@ -51,7 +51,7 @@ def base_variant(study: str, variant: str) -> tuple[str, str]:
     return "himo", PRETRAIN + suffix
 
 
-def _base_items(
+def base_items(
     scale_name: str, study: str, variant: str, item: str, bases: list[int]
 ) -> np.ndarray | None:
     """(seeds, items) values of ``item`` of each seed's base, None where a base lacks it or
@@ -73,7 +73,7 @@ def measured_levels(scale_name: str, claim: Claim) -> dict[str, Any]:
     scale = SCALES[scale_name]
     base = {}
     for b in scale.bases:
-        values = _base_items(scale_name, claim.study, claim.variant, claim.item, [b])
+        values = base_items(scale_name, claim.study, claim.variant, claim.item, [b])
         base[str(b)] = None if values is None else _mean(values)
     return {"untrained": untrained_value(scale_name, claim.study, claim.item), "base": base}
 
@@ -87,7 +87,7 @@ def against_base(scale_name: str, claim: Claim, seeds: list[int], alpha: float) 
         ("variant", claim.variant, claim.item),
         ("baseline", claim.baseline, claim.baseline_metric),
     ):
-        base = _base_items(scale_name, claim.study, variant, item, bases)
+        base = base_items(scale_name, claim.study, variant, item, bases)
         if base is None:
             out[name] = None
             continue
@@ -143,11 +143,11 @@ def retention(scale_name: str, study: str, variant: str, seeds: list[int]) -> di
     """Per retention item, the arm's mean over ``seeds`` as a share of the mean of the bases
     those seeds started from (``{}`` for a base reference or where a base lacks the item)."""
     if is_base_reference(variant) or variant == UNTRAINED or not seeds:
-        return {}  # no base of its own to keep (a run from scratch: _base_items gives none)
+        return {}  # no base of its own to keep (a run from scratch: base_items gives none)
     bases = [SCALES[scale_name].base_of(s) for s in seeds]
     out = {}
     for item in RETENTION_ITEMS:
-        base = _base_items(scale_name, study, variant, item, bases)
+        base = base_items(scale_name, study, variant, item, bases)
         if base is not None and _mean(base) > 0:
             out[item] = _mean(arm_values(scale_name, study, variant, item, seeds)) / _mean(base)
     return out

@@ -13,7 +13,7 @@ records of ``engine.validation``; aperture diagnostics of ``metrics.diagnostics`
                    "frac_inside_radius", "norm_mean"}]}]}
 
 ``plateau`` is ``tables.plateau.plateau_check`` of the curve the claims judge: a study run's
-primary metric against its δ (``study.run_validity.PLATEAU_METRIC``; its other curves carry
+primary metric against its δ (``study.smallest.plateau_deltas``; its other curves carry
 none), a base's curves against the standard error over their own ``val_size`` items.
 """
 
@@ -28,21 +28,22 @@ from paperlib.engine.validation import validation_records
 from paperlib.study.pretrain import bases_dir
 from paperlib.study.reader import results_dir, slug
 from paperlib.study.results_files import read_log, read_run_done
-from paperlib.study.run_validity import plateau_deltas
+from paperlib.study.smallest import plateau_deltas
 from paperlib.tables.plateau import curves_of, run_plateaus
 from paperlib.train import log_records
 
 APERTURE_FEATURES = ("text", "box_text")  # the parents whose aperture MERU needs
 
 
-def _curve_entries(records: list[dict[str, Any]], **labels: Any) -> list[dict]:
+def _curve_entries(
+    records: list[dict[str, Any]], deltas: dict[str, float] | None, **labels: Any
+) -> list[dict]:
     """One entry per validation curve of a log, with its plateau check over the curve's own
     held-out items."""
     val = validation_records(records)
     if not val:
         return []
-    study = labels.get("study")
-    plateaus = run_plateaus(records, smallest=plateau_deltas(study) if study else None)
+    plateaus = run_plateaus(records, smallest=deltas)
     return [
         {
             **labels,
@@ -95,7 +96,7 @@ def write_curves(scale_name: str, runs: list) -> dict[str, Any]:
             continue  # not finished: no curve yet
         records = read_log(folder, read_run_done(folder / "run.done"), log_records)
         labels = {"study": run.study, "variant": run.variant, "seed": run.seed}
-        validation += _curve_entries(records, **labels)
+        validation += _curve_entries(records, plateau_deltas(scale_name, run.study), **labels)
         aperture += [{**labels, **curve} for curve in aperture_curves(records)]
     bases = []
     summary = bases_dir() / "bases.json"
@@ -103,7 +104,7 @@ def write_curves(scale_name: str, runs: list) -> dict[str, Any]:
         for entry in json.loads(summary.read_text())["bases"]:
             name = f"{entry['model']}-base{entry['base']}"
             records = log_records(bases_dir() / f"{name}.log.jsonl")
-            bases += _curve_entries(records, model=entry["model"], base=entry["base"])
+            bases += _curve_entries(records, None, model=entry["model"], base=entry["base"])
     curves = {"validation": validation, "bases": bases, "aperture": aperture}
     atomic_write_text(root / "curves.json", json.dumps(curves, indent=1) + "\n")
     return curves

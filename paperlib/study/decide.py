@@ -53,18 +53,20 @@ from paperlib.study.base_reference import (
 )
 from paperlib.study.code_versions import equivalent_hashes
 from paperlib.study.design import EVERY_SEED_ARMS, HEADLINE, trend_label
-from paperlib.study.premise import premise_reason
+from paperlib.study.premise import premise_record
 from paperlib.study.reader import EVAL_SEED, results_dir, slug
 from paperlib.study.results_files import check_value, read_run_done
 from paperlib.study.run_validity import MissingRunsError, finished_runs, invalid_reason
 from paperlib.study.scales import SCALES, Scale
+from paperlib.study.smallest import claim_translation
 from paperlib.study.targets import base_plateaus, check_targets, schedule_checks, schedule_flags
 from paperlib.study.trend import AXES, claim_trend, trend_settings
 from paperlib.tables.claims import CLAIMS, FAMILY_SIZES, SAME_TEXT, Claim
+from paperlib.tables.error_control import base_alpha, claim_alpha, statement, trend_alpha
 from paperlib.tables.inference import (
     ALPHA,
+    base_difference,
     based_estimate,
-    bonferroni_alpha,
     design_note,
     holm,
     interaction_test,
@@ -72,12 +74,16 @@ from paperlib.tables.inference import (
     seed_weight,
     summary,
 )
+from paperlib.tables.smallest_effect import Translation
 from paperlib.tables.summary import (
     base_text,
     claim_name,
+    delta_text,
     design_text,
     effect_text,
     exclusions_text,
+    paper_text,
+    premise_text,
     regime_text,
     sign_text,
     size_text,
@@ -85,18 +91,22 @@ from paperlib.tables.summary import (
 from paperlib.tables.synthesis import not_run_clause
 from paperlib.tables.trend_slope import slope_df, slope_estimate
 from paperlib.tables.verdicts import (
-    BASE_DEPENDENT,
     CONTRADICTS,
-    INTERACTION_ALPHA,
+    DIFFERS_BY_BASE,
+    MEANINGS,
     MIN_SEED_DF,
     NOT_RUN,
+    PREMISE_FAILS,
     REPRODUCES,
+    REPRODUCES_BELOW,
     SMALLER,
     UNDECIDED,
     UNDERPOWERED,
     UNTESTABLE,
     Evidence,
+    better_sign,
     design_verdict,
+    differs_between_bases,
     untestable_reason,
 )
 from paperlib.tables.verdicts import verdict as decide_verdict
@@ -106,7 +116,7 @@ from paperlib.train import log_records
 def expected_seeds(claim: Claim, scale: Scale) -> tuple[int, ...]:
     """The seeds the scale runs a claim's variants on: every seed for a headline claim and for
     one whose variant runs on every seed (``design.EVERY_SEED_ARMS``), else the seeds both of
-    its arms run on (``Scale.arm_seeds``: a headline arm counts with the sweep seeds)."""
+    its arms run on (``Scale.arm_seeds``: a headline arm runs on every seed)."""
     if claim.headline or claim.variant in EVERY_SEED_ARMS:
         return scale.seeds
     both = set(scale.arm_seeds(claim.variant)) & set(scale.arm_seeds(claim.baseline))
@@ -260,23 +270,23 @@ def _chance(scale_name: str, claim: Claim, n_items: int) -> float | None:
 
 
 def _reading_untestable(
-    claim: Claim, variant: float, baseline: float, chance: float | None, guard: dict | None
-) -> str | None:
-    """Why two arms' means cannot be read (``tables.verdicts.untestable_reason``: chance,
-    headroom, ceiling) and why a model did not learn (its learning ``guard``), joined; None
-    when neither holds."""
-    m = claim.metric
+    claim: Claim, variant: float, baseline: float, chance: float | None, guard: dict | None,
+    smallest: float,
+) -> str | None:  # fmt: skip
+    """Why two arms' means cannot be read (``tables.verdicts.untestable_reason``: a side at
+    chance) and why a model did not learn (its learning ``guard``), joined; None when neither
+    holds."""
     reasons = []
     if guard is not None and guard["failed"]:
         reasons.append(f"a model did not learn ({guard['item']}: {guard['failed']})")
-    reasons.append(untestable_reason(variant, baseline, chance, m.ceiling, m.better, m.smallest))
+    reasons.append(untestable_reason(variant, baseline, chance, smallest))
     return "; ".join(r for r in reasons if r) or None
 
 
-def _trend_point_untestable(scale_name: str, arms: TrendArms) -> str | None:
+def _trend_point_untestable(scale_name: str, arms: TrendArms, smallest: float) -> str | None:
     """Why a trend point's arms cannot carry the claim: an arm forgot its base (the retention
-    guard), did not learn (the claim's learning guard), or a side sits at chance or leaves no
-    headroom (:func:`_reading_untestable`); None when none holds."""
+    guard), did not learn (the claim's learning guard), or a side sits at chance
+    (:func:`_reading_untestable`); None when none holds."""
     derived, seeds = arms.derived, arms.seeds
     kept = {
         name: retention(scale_name, derived.study, arm, seeds)
@@ -287,7 +297,7 @@ def _trend_point_untestable(scale_name: str, arms: TrendArms) -> str | None:
         derived, summary(arms.variant_values, bases)["mean"],
         summary(arms.baseline_values, bases)["mean"],
         _chance(scale_name, derived, arms.variant_values.shape[1]),
-        _guard(scale_name, derived, seeds),
+        _guard(scale_name, derived, seeds), smallest,
     )  # fmt: skip
     return "; ".join(r for r in (forgotten_reason(kept), reading) if r) or None
 
@@ -320,7 +330,9 @@ def trend_effect(
         "batch_size": setting.get("batch_size"),
         "steps": setting.get("steps"),
         "hide_m": hide,
-        "untestable": _trend_point_untestable(scale_name, arms),
+        "untestable": _trend_point_untestable(
+            scale_name, arms, claim_translation(scale_name, claim).delta
+        ),
     }
 
 
@@ -329,15 +341,16 @@ def trend_slope(
 ) -> dict[str, Any] | None:
     """The slope of the claim's effect over ``log2`` of the factor (``tables.trend_slope``),
     fitted to the ``settings`` (``(factor, (variant, baseline))``, those that count) on every
-    sweep seed each keeps, with its interval at Bonferroni's level over the family's claims and
-    both trend axes (``trend.AXES``); the interval is None where the fit leaves fewer than
-    :data:`MIN_SEED_DF` residual degrees of freedom."""
+    sweep seed each keeps, with its interval at the trend slopes' level of the study's error
+    statement (``tables.error_control``: every headline claim's slope on both trend axes); the
+    interval is None where the fit leaves fewer than :data:`MIN_SEED_DF` residual degrees of
+    freedom."""
     points: dict[int, list[tuple[float, np.ndarray]]] = {}
     for factor, arms in settings:
         table = _trend_table(scale_name, claim, runs, *arms)
         for row, seed in enumerate(table.seeds):
             points.setdefault(seed, []).append((factor, table.effects[row]))
-    alpha = bonferroni_alpha(FAMILY_SIZES[claim.family] * len(AXES))
+    alpha = trend_alpha(trend_slope_count())
     estimate = slope_estimate(points)
     seeds, df = slope_df(points)
     if estimate is None:
@@ -350,6 +363,12 @@ def trend_slope(
         "df": estimate.seed_df,
         "per_seed": list(estimate.seed_values),
     }
+
+
+def trend_slope_count() -> int:
+    """How many trend slopes the study reports: every claim between two headline arms, on
+    each trend axis."""
+    return len(AXES) * sum(c.variant in HEADLINE and c.baseline in HEADLINE for c in CLAIMS)
 
 
 def headline_trend(scale_name: str, claim: Claim, runs: list[dict]) -> dict[str, Any] | None:
@@ -365,14 +384,20 @@ def headline_trend(scale_name: str, claim: Claim, runs: list[dict]) -> dict[str,
 
 
 def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) -> dict:
-    """One claim's effect (the base as a level), raw test statistics, testability, per-base
-    effects and interaction test, both arms against the base and the measured chance levels
-    (the family's adjustment and the verdict come from :func:`adjust_family`)."""
+    """One claim's effect (the base as a level) with its interval at the claim's level of the
+    study's error statement, its δ on the study's scale, premise, testability, per-base effects
+    and their difference, both arms against the base and the chance level (the family's Holm
+    p-values and the verdict come from :func:`adjust_family`)."""
     seeds, invalid, missing = _valid_seeds(claim, runs, scale)
-    alpha = bonferroni_alpha(FAMILY_SIZES[claim.family])
+    translation = claim_translation(scale_name, claim)
     record = {
         "claim": claim.id,
         **{k: v for k, v in claim.as_dict().items() if k != "id"},
+        "smallest": translation.delta,
+        "smallest_reason": translation.reason(),
+        "smallest_rule": translation.as_dict(),
+        "paper_effect_here": better_sign(claim.metric.better) * translation.translated,
+        "premise_statement": claim.premise.statement,
         "seeds": seeds,
         "runs_total": len(expected_seeds(claim, scale)),
         "seeds_kept": seeds_kept(claim, runs, scale),
@@ -394,37 +419,51 @@ def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) 
     vb = arm_values(scale_name, claim.study, claim.baseline, claim.baseline_metric, seeds)
     if not (np.isfinite(va).all() and np.isfinite(vb).all()):
         return {**record, "effect": None, "untestable": f"non-finite values of {claim.item}"}
+    return _measured(scale_name, claim, record, (va, vb), translation)
+
+
+def _measured(
+    scale_name: str, claim: Claim, record: dict, values: tuple, translation: Translation
+) -> dict:
+    """:func:`decide_claim`'s record once both arms' per-item ``values`` are read: the effect,
+    the design note, both arms' values and changes from the base, chance, the learning guard,
+    retention, the premise and what makes the claim untestable."""
+    scale, (va, vb), seeds = SCALES[scale_name], values, record["seeds"]
     bases = [scale.base_of(s) for s in seeds]
-    record.update(_effect_fields(va - vb, bases, claim.metric.smallest, alpha))
-    record["design_note"] = claim_design_note(record, claim, scale)
+    alpha = claim_alpha(len(CLAIMS), claim.looks)
+    record.update(_effect_fields(va - vb, bases, translation.delta, alpha, base_alpha(len(CLAIMS))))
+    record["interval_level"] = 1 - alpha
+    record["design_note"] = claim_design_note(record, claim, scale, alpha)
     record.update(variant_value=summary(va, bases), baseline_value=summary(vb, bases))
-    record["against_base"] = against_base(scale_name, claim, seeds, alpha)
-    chance = _chance(scale_name, claim, va.shape[1])
-    record["chance"] = chance
+    record["against_base"] = against_base(scale_name, claim, seeds, base_alpha(len(CLAIMS)))
+    record["chance"] = chance = _chance(scale_name, claim, va.shape[1])
     guard = _guard(scale_name, claim, seeds)
     if guard is not None:
         record["guard"] = guard
     if claim.metric.item.endswith("/ssi"):  # a text-blind model's scores never move: 0
         record["reference"] = {"text-blind": 0.0, "untrained": record["measured"]["untrained"]}
-    reading = _reading_untestable(
-        claim, record["variant_value"]["mean"], record["baseline_value"]["mean"], chance, guard
-    )
+    means = record["variant_value"]["mean"], record["baseline_value"]["mean"]
+    reading = _reading_untestable(claim, *means, chance, guard, translation.delta)
     kept = {
         name: retention(scale_name, claim.study, variant, seeds)
         for name, variant in (("variant", claim.variant), ("baseline", claim.baseline))
     }
     record["retention"] = {**kept, "threshold": RETENTION}
-    premise = premise_reason(scale_name, claim, seeds, record)
-    reason = "; ".join(r for r in (premise, forgotten_reason(kept), reading) if r)
+    record["premise"] = premise_record(scale_name, claim, seeds, means[1], translation)
+    reason = "; ".join(r for r in (forgotten_reason(kept), reading) if r)
     if reason:
         record["untestable"] = reason
     return record
 
 
-def _effect_fields(diff: np.ndarray, bases: list[int], smallest: float, alpha: float) -> dict:
+def _effect_fields(
+    diff: np.ndarray, bases: list[int], smallest: float, alpha: float, alpha_base: float
+) -> dict:
     """The effect's estimate (base as a level), its raw sign and equivalence p-values, its
-    family-level interval, each base's own effect and the base × method interaction test. With
-    fewer than :data:`MIN_SEED_DF` within-base degrees of freedom no interval is given."""
+    interval at the claim's level ``alpha``, each base's own effect and the difference of the
+    two bases' effects (at the base readings' level ``alpha_base``), and the base × method
+    interaction test. With fewer than :data:`MIN_SEED_DF` within-base degrees of freedom no
+    interval is given."""
     effect = based_estimate(diff, bases)
     per_base = per_base_estimates(diff, bases)
     known = effect.seed_df >= MIN_SEED_DF
@@ -432,6 +471,8 @@ def _effect_fields(diff: np.ndarray, bases: list[int], smallest: float, alpha: f
     def interval(e, level=ALPHA):
         return list(e.interval(level)) if known else None
 
+    two_bases = len(per_base) == 2
+    difference = base_difference(diff, bases) if two_bases else None
     return {
         "effect": effect.mean,
         "se": effect.se,
@@ -445,36 +486,39 @@ def _effect_fields(diff: np.ndarray, bases: list[int], smallest: float, alpha: f
         "per_seed": list(effect.seed_values),
         "bases_of_seeds": bases,
         "per_base": {
-            str(b): {
-                "effect": e.mean,
-                "seeds": e.seeds,
-                "interval": interval(e, alpha),
-                "p_raw": e.p_value(),
-                "p_equivalence_raw": e.equivalence_p(smallest),
-            }
+            str(b): {"effect": e.mean, "seeds": e.seeds, "interval": interval(e, alpha_base)}
             for b, e in per_base.items()
+        },
+        "base_difference": None
+        if difference is None
+        else {
+            "bases": [str(b) for b in sorted(per_base)],
+            "effect": difference.mean,
+            "interval": interval(difference, alpha_base),
         },  # fmt: skip
         "interaction": interaction_test(effect.seed_values, bases),
     }
 
 
-def claim_design_note(record: dict, claim: Claim, scale: Scale) -> dict[str, Any] | None:
-    """The claim's design note (``tables.inference.design_note``): the simultaneous half-width
-    its planned seeds (per base) give at the committed within-base spread of its seed effects,
-    its test-set item floor, and the seeds per base that resolve δ; None where the spread is
-    unknown (no base with two valid seeds)."""
+def claim_design_note(
+    record: dict, claim: Claim, scale: Scale, alpha: float
+) -> dict[str, Any] | None:
+    """The claim's design note (``tables.inference.design_note``): the half-width its planned
+    seeds (per base) give at the claim's level ``alpha`` and the committed within-base spread
+    of its seed effects, its test-set item floor, and the seeds per base that resolve δ; None
+    where the spread is unknown (no base with two valid seeds)."""
     if record["seed_df"] < 1:
         return None
     counts = Counter(record["bases_of_seeds"])
     within = record["seed_term"] / seed_weight([counts[b] for b in sorted(counts)])
     planned = Counter(scale.base_of(s) for s in expected_seeds(claim, scale))
+    delta = record["smallest"]
     note = design_note(
-        within, record["item_term"], [planned[b] for b in sorted(planned)],
-        FAMILY_SIZES[claim.family], claim.metric.smallest,
-    )  # fmt: skip
+        within, record["item_term"], [planned[b] for b in sorted(planned)], alpha, delta
+    )
     return {
         **note.as_dict(),
-        "delta": claim.metric.smallest,
+        "delta": delta,
         "planned_per_base": {str(b): planned[b] for b in sorted(planned)},
         "valid_per_base": {str(b): counts[b] for b in sorted(counts)},
         "within_variance": within,
@@ -487,16 +531,10 @@ def testable(record: dict) -> bool:
     return "untestable" not in record and record.get("seed_df", 0) >= MIN_SEED_DF
 
 
-def _interaction_p(record: dict) -> float:
-    """A claim's raw base × method interaction p-value (1 where it is not tested)."""
-    interaction = record.get("interaction")
-    return interaction["p"] if testable(record) and interaction else 1.0
-
-
-def adjust_family(records: list[dict], alpha: float = ALPHA) -> list[dict]:
+def adjust_family(records: list[dict]) -> list[dict]:
     """Holm over one declared family, every claim of it counted (a claim that cannot be tested
-    enters with p = 1), for the sign, for the equivalence and for the base × method
-    interaction; then every claim's verdict."""
+    enters with p = 1), for the sign and for the equivalence, reported beside the verdicts;
+    then every claim's verdict, read off its displayed interval (:func:`_verdict`)."""
     families = {r["family"] for r in records}
     if len(families) != 1 or None in families:
         raise ValueError(f"adjust_family takes the claims of one declared family; got {families}")
@@ -507,14 +545,10 @@ def adjust_family(records: list[dict], alpha: float = ALPHA) -> list[dict]:
     padding = [1.0] * (size - len(records))  # declared claims not decided here count as p = 1
     p_sign = holm([r["p_raw"] if testable(r) else 1.0 for r in records] + padding)
     p_eq = holm([r["p_equivalence_raw"] if testable(r) else 1.0 for r in records] + padding)
-    p_split = holm([_interaction_p(r) for r in records] + padding)
     out = []
-    for record, ps, pe, pi in zip(records, p_sign, p_eq, p_split):
-        adjusted = {
-            **record, "p_adjusted": ps, "p_equivalence_adjusted": pe,
-            "interaction_p_adjusted": pi, "family_size": size,
-        }  # fmt: skip
-        decided = {**adjusted, **_verdict(adjusted, alpha)}
+    for record, ps, pe in zip(records, p_sign, p_eq):
+        adjusted = {**record, "p_adjusted": ps, "p_equivalence_adjusted": pe, "family_size": size}
+        decided = {**adjusted, **_verdict(adjusted)}
         decided["reason"] += seeds_wording(decided) + scale_wording(decided)
         out.append(decided)
     return out
@@ -545,68 +579,90 @@ def scale_wording(record: dict) -> str:
     return words
 
 
-def _room(record: dict) -> float | None:
-    """The baseline's mean distance to the metric's best value, on the paper's side."""
-    baseline = (record.get("baseline_value") or {}).get("mean")
-    if baseline is None:
-        return None
-    return (1.0 if record["better"] == "higher" else -1.0) * (record["ceiling"] - baseline)
-
-
-def _evidence(record: dict, alpha: float, **changes: Any) -> Evidence:
+def _evidence(record: dict, **changes: Any) -> Evidence:
     fields = dict(
-        effect=record["effect"], simultaneous=tuple(record["interval"]),
-        p_sign=record["p_adjusted"], p_equivalence=record["p_equivalence_adjusted"],
-        better=record["better"], smallest=record["smallest"],
-        paper_effect=record.get("paper_effect"), paper_units=bool(record.get("paper_units")),
-        alpha=alpha, room=_room(record),
+        effect=record["effect"], interval=tuple(record["interval"]), better=record["better"],
+        smallest=record["smallest"], translated=record["smallest_rule"]["translated"],
+        paper_units=bool(record.get("paper_units")),
     )  # fmt: skip
     return Evidence(**{**fields, **changes})
 
 
-def _verdict(record: dict, alpha: float) -> dict[str, Any]:
-    """The verdict and reason of one adjusted claim (per base where the bases differ)."""
+def _too_few_seeds(record: dict) -> dict[str, Any]:
+    """The reading of a claim whose valid seeds leave fewer than :data:`MIN_SEED_DF`
+    within-base degrees of freedom: underpowered (or unresolvable, by its design note)."""
+    counts = Counter(record.get("bases_of_seeds", []))
+    df = record["seed_df"]
+    why = (
+        f"the valid seeds of each base tie ({len(record['seeds'])} valid)"
+        if df == 0 and counts and max(counts.values()) > 1
+        else f"{len(record['seeds'])} valid seeds over {len(counts)} base(s) give the seed "
+        f"variance {df} within-base degree(s) of freedom, fewer than {MIN_SEED_DF}"
+    )
+    label, reason = design_verdict(
+        UNDERPOWERED, f"{why}: no interval is estimated; in its family with p = 1",
+        record.get("design_note"),
+    )  # fmt: skip
+    return {"verdict": label, "reason": reason}
+
+
+def _by_base(record: dict, reading: str) -> dict[str, Any] | None:
+    """:data:`DIFFERS_BY_BASE` where the two bases' effects differ by more than δ with
+    confidence (their difference's interval beyond ±δ), with each base's own label; else None."""
+    difference = record.get("base_difference") or {}
+    if not difference.get("interval") or not differs_between_bases(
+        difference["interval"], record["smallest"]
+    ):
+        return None
+    per_base = {
+        b: decide_verdict(_evidence(record, effect=e["effect"], interval=tuple(e["interval"])))[0]
+        for b, e in record["per_base"].items()
+    }
+    low, high = difference["interval"]
+    a, b = difference["bases"]
+    listed = ", ".join(f"base {k}: {v}" for k, v in per_base.items())
+    return {
+        "verdict": DIFFERS_BY_BASE,
+        "reason": (
+            f"base {a}'s effect less base {b}'s is {difference['effect']:+.3g} [{low:+.3g}, "
+            f"{high:+.3g}], beyond ±δ = ±{record['smallest']:.3g}: {listed}; the readings hold "
+            f"for these bases ({reading})"
+        ),
+        "verdict_per_base": per_base,
+    }
+
+
+def _verdict(record: dict) -> dict[str, Any]:
+    """The verdict and reason of one claim, in order: not run, untestable, premise fails here,
+    too few seeds, differs between the two bases, else the label its displayed interval
+    supports (``tables.verdicts.verdict``) read against its design note."""
     if "not_run" in record:
         return {"verdict": NOT_RUN, "reason": record["not_run"]}
     if "untestable" in record:
         return {"verdict": UNTESTABLE, "reason": record["untestable"]}
-    if record["seed_df"] < MIN_SEED_DF:
-        counts = Counter(record.get("bases_of_seeds", []))
-        df = record["seed_df"]
-        why = (
-            f"the valid seeds of each base tie ({len(record['seeds'])} valid)"
-            if df == 0 and counts and max(counts.values()) > 1
-            else f"{len(record['seeds'])} valid seeds over {len(counts)} base(s) give the seed "
-            f"variance {df} within-base degree(s) of freedom, fewer than {MIN_SEED_DF}"
-        )
-        label, reason = design_verdict(
-            UNDERPOWERED, f"{why}: no interval is estimated; in its family with p = 1",
-            record.get("design_note"),
-        )  # fmt: skip
-        return {"verdict": label, "reason": reason}
-    verdict, reason = design_verdict(
-        *decide_verdict(_evidence(record, alpha)), record.get("design_note"), record["interval"]
-    )
-    interaction = record.get("interaction")
-    if not interaction or record["interaction_p_adjusted"] >= INTERACTION_ALPHA:
-        return {"verdict": verdict, "reason": reason, "verdict_per_base": None}
-    size = record["family_size"]
-    per_base = {
-        b: decide_verdict(_evidence(
-            record, alpha, effect=e["effect"], simultaneous=tuple(e["interval"]),
-            p_sign=min(1.0, size * e["p_raw"]), p_equivalence=min(1.0, size * e["p_equivalence_raw"]),
-        ))[0]
-        for b, e in record["per_base"].items()
-    }  # fmt: skip
-    test = (
-        f"the base × method interaction is significant (F({interaction['df_between']}, "
-        f"{interaction['df_within']}) = {interaction['F']:.3g}, p = {interaction['p']:.3g}, "
-        f"Holm over the family {record['interaction_p_adjusted']:.3g})"
-    )
-    if len(set(per_base.values())) == 1:
-        return {"verdict": verdict, "reason": f"{reason}; {test}, the bases agree", "verdict_per_base": per_base}  # fmt: skip
-    listed = ", ".join(f"base {b}: {v}" for b, v in per_base.items())
-    return {"verdict": BASE_DEPENDENT, "reason": f"{test}: {listed}", "verdict_per_base": per_base}
+    known = record["seed_df"] >= MIN_SEED_DF
+    label, reading = decide_verdict(_evidence(record)) if known else (None, "no interval")
+    premise = record.get("premise") or {}
+    if premise.get("held") is False:
+        measured = f"{premise['measured']:.4g} here vs {_paper_value(premise)}"
+        return {
+            "verdict": PREMISE_FAILS,
+            "reason": f"premise fails here ({measured}): {premise['reason']}; {reading}",
+        }
+    if not known:
+        return _too_few_seeds(record)
+    split = _by_base(record, reading)
+    if split is not None:
+        return split
+    label, reason = design_verdict(label, reading, record.get("design_note"), record["interval"])
+    return {"verdict": label, "reason": reason, "verdict_per_base": None}
+
+
+def _paper_value(premise: dict) -> str:
+    paper = premise.get("paper")
+    if paper is None:
+        return "no level in the paper"
+    return paper if isinstance(paper, str) else f"{paper:.4g} in the paper"
 
 
 def run_code_versions(runs: list[dict]) -> list[dict[str, Any]]:
@@ -654,8 +710,8 @@ def report(scale_name: str, partial: bool = False) -> dict[str, Any]:
         "scale": scale_name,
         "alpha": ALPHA,
         "families": dict(FAMILY_SIZES),
+        "error_control": error_statement(),
         "code_versions": run_code_versions(runs),
-        "interval_levels": {f: 1 - bonferroni_alpha(m) for f, m in FAMILY_SIZES.items()},
         "partial": bool(missing),
         "claims": claims,
         "targets": check_targets(scale_name, runs),
@@ -673,6 +729,20 @@ def report(scale_name: str, partial: bool = False) -> dict[str, Any]:
             if r.get("unconverged")
         ],
     }
+
+
+SEEDS_FIXED = (
+    "each claim's seeds are the scale's (Scale.seeds for the headline arms, Scale.arm_seeds for "
+    "the others), fixed before its runs; a claim whose seeds were added after a first look at "
+    "its data is listed under 'sequential' with its correction"
+)
+
+
+def error_statement() -> dict[str, Any]:
+    """``claims.json``'s one error statement (``tables.error_control.statement``) over the
+    study's claims and trend slopes."""
+    looked = [c.id for c in CLAIMS if c.looks > 1]
+    return statement(len(CLAIMS), trend_slope_count(), looked, SEEDS_FIXED)
 
 
 def decided_claims(scale_name: str, scale: Scale, runs: list[dict]) -> list[dict]:
@@ -716,23 +786,22 @@ def verdict_cell(claim: dict[str, Any]) -> str:
 
 def summary_table(decided: dict[str, Any]) -> str:
     """Markdown tables of the decided claims and the learning targets (``docs/study.md``'s
-    summary of ``claims.json``): verdict, effect with its simultaneous interval, the sign Holm
-    established, the size against the paper's, the design note, the verdict with the excluded
-    runs counted in, both arms against the base, the regime and the family's size."""
+    summary of ``claims.json``): verdict, effect with its interval in the metric's shown units,
+    δ, the paper's effect and its translation, the premise, the sign and size the interval
+    establishes, the design note, the verdict with the excluded runs counted in, both arms
+    against the base, the regime and the valid / planned seeds."""
     lines = [
-        "| claim | paper | verdict | effect [simultaneous interval] | paper's effect | smallest "
-        "effect | sign | size | design | with the excluded runs | variant / baseline − base | "
-        "regime | family | valid / total seeds |",
+        "| claim | paper | verdict | effect [interval] | δ | paper → here | premise | sign | size | "
+        "design | with the excluded runs | variant / baseline − base | regime | valid / planned "
+        "seeds |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in decided["claims"]:
-        paper = "–" if c["paper_effect"] is None else f"{c['paper_effect']:+.3g}"
-        verdict = verdict_cell(c)
         lines.append(
-            f"| {c['statement']} ({claim_name(c)}) | {c['paper']} | {verdict} | "
-            f"{effect_text(c)} | {paper} | ±{c['smallest']:g} | {sign_text(c)} | "
-            f"{size_text(c)} | {design_text(c)} | {exclusions_text(c)} | {base_text(c)} | "
-            f"{regime_text(c)} | {c['family_size']} | "
+            f"| {c['statement']} ({claim_name(c)}; {c['shown']}) | {c['paper']} | "
+            f"{verdict_cell(c)} | {effect_text(c)} | {delta_text(c)} | {paper_text(c)} | "
+            f"{premise_text(c)} | {sign_text(c)} | {size_text(c)} | {design_text(c)} | "
+            f"{exclusions_text(c)} | {base_text(c)} | {regime_text(c)} | "
             f"{len(c['seeds'])} / {c['runs_total']} |"
         )
     lines += ["", "| learning target | runs | median | target | met |", "|---|---|---|---|---|"]
@@ -748,22 +817,30 @@ def summary_table(decided: dict[str, Any]) -> str:
 
 def compact_table(decided: dict[str, Any], paper: str | None = None) -> str:
     """The README's table of the decided claims (of ``paper``, or all): each claim's statement,
-    its verdict, the effect with its simultaneous interval, the paper's effect and the valid /
-    total seeds. :func:`summary_table` has every column."""
+    the units its numbers are shown in, its verdict, the effect with its interval, δ, the
+    paper's effect and its translation onto this scale, the premise and the valid / planned
+    seeds. :func:`summary_table` has every column."""
     lines = [
-        "| claim | verdict | effect [simultaneous interval] | paper's effect | valid / total seeds |",
-        "|---|---|---|---|---|",
+        "| claim | shown as | verdict | effect [interval] | δ | paper → here | premise | seeds |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for c in decided["claims"]:
         if paper is not None and c["paper"] != paper:
             continue
-        published = "–" if c["paper_effect"] is None else f"{c['paper_effect']:+.3g}"
-        verdict = verdict_cell(c)
         lines.append(
-            f"| {c['statement']} | {verdict} | {effect_text(c)} | {published} | "
+            f"| {c['statement']} | {c['shown']} | {verdict_cell(c)} | {effect_text(c)} | "
+            f"{delta_text(c)} | {paper_text(c)} | {premise_text(c)} | "
             f"{len(c['seeds'])} / {c['runs_total']} |"
         )
     return "\n".join(lines)
+
+
+def verdict_legend(decided: dict[str, Any], paper: str | None = None) -> str:
+    """One line that says what each verdict word in the table means (those that appear)."""
+    found = dict.fromkeys(
+        c["verdict"] for c in decided["claims"] if paper is None or c["paper"] == paper
+    )
+    return "Verdicts: " + "; ".join(f"*{v}*: {MEANINGS[v]}" for v in found if v in MEANINGS) + "."
 
 
 def _counted(counts: Counter) -> str:
@@ -780,7 +857,7 @@ def findings_sentences(decided: dict[str, Any]) -> str:
     claims = decided["claims"]
     counts = Counter(c["verdict"] for c in claims)
     papers = Counter(c["paper"] for c in claims)
-    signed = [c for c in claims if c["verdict"] in (REPRODUCES, SMALLER)]
+    signed = [c for c in claims if c["verdict"] in (REPRODUCES, REPRODUCES_BELOW, SMALLER)]
     per_paper = ", ".join(f"{paper} {sum(c['paper'] == paper for c in signed)}" for paper in papers)
     against = counts[CONTRADICTS]
     contradicts = (
@@ -789,7 +866,7 @@ def findings_sentences(decided: dict[str, Any]) -> str:
         else f"{against} {'contradicts its' if against == 1 else 'contradict their'} paper"
     )
     undecided = Counter({v: counts[v] for v in UNDECIDED if counts[v]})
-    apart = (REPRODUCES, SMALLER, NOT_RUN, *UNDECIDED)
+    apart = (REPRODUCES, REPRODUCES_BELOW, SMALLER, NOT_RUN, *UNDECIDED)
     rest = Counter({v: n for v, n in counts.items() if v not in apart})
     not_run = counts[NOT_RUN]
     of_papers = ", ".join(f"{n} {paper}" for paper, n in papers.items())
@@ -806,8 +883,10 @@ def findings_sentences(decided: dict[str, Any]) -> str:
     second += not_run_clause(claims)
     return (
         f"Of the {len(claims)} claims ({of_papers}), {len(signed)} reproduce in the paper's "
-        f"direction ({per_paper}), {counts[REPRODUCES]} with their interval beyond the smallest "
-        f"effect of interest and {counts[SMALLER]} below the published effect; {contradicts}. "
+        f"direction ({per_paper}), {counts[REPRODUCES] + counts[REPRODUCES_BELOW]} with their "
+        f"interval beyond the smallest effect of interest and "
+        f"{counts[SMALLER] + counts[REPRODUCES_BELOW]} below the paper's effect on this scale; "
+        f"{contradicts}. "
         f"{second}."
     )
 
@@ -818,5 +897,9 @@ def findings(decided: dict[str, Any]) -> str:
     papers = Counter(c["paper"] for c in decided["claims"])
     parts = [textwrap.fill(findings_sentences(decided), 100, break_on_hyphens=False)]
     for paper, n in papers.items():
-        parts += [f"**{paper}** ({n} claims)", compact_table(decided, paper)]
+        parts += [
+            f"**{paper}** ({n} claims)",
+            compact_table(decided, paper),
+            textwrap.fill(verdict_legend(decided, paper), 100, break_on_hyphens=False),
+        ]
     return "\n\n".join(parts)

@@ -1,5 +1,18 @@
-"""The aperture claims' premise: whether the baseline leaves parents inside MERU's radius, at
-the end or during training, and how close they came to it."""
+"""Each claim's premise: what the paper says its baseline does, measured here on the baseline arm.
+
+A comparison assumes that the paper's baseline fails as the paper says it does; where the study's
+baseline does not, the claim reads "premise fails here" and is not decided
+(``docs/methods/conventions.md#verdicts``). Two kinds (``tables.claims.PREMISE_KINDS``):
+
+- *room*: the baseline leaves at least the paper's effect on this scale (``T``, the δ rule's
+  translation) between its mean and the metric's best value, so the paper's effect could occur
+  here; the paper's value is its baseline's level where the paper prints one (Long-CLIP's
+  HiMo@2 35.0, HyCoCLIP's PEP 96.8);
+- *parents inside*: the baseline leaves at least δ of its held-out parents inside MERU's radius
+  ``2K/√c``, at the end or at a validation after its first update (ARGENT's §3 argument), and
+  how close they came to it where it does not.
+
+:func:`premise_record` gives ``{statement, kind, paper, measured, threshold, held, reason}``."""
 
 from __future__ import annotations
 
@@ -7,7 +20,9 @@ from typing import Any
 
 from paperlib.engine.validation import PARENT_KINDS
 from paperlib.study.reader import REPO_ROOT, results_dir, slug
-from paperlib.tables.claims import Claim
+from paperlib.tables.claims import PARENTS_INSIDE, Claim
+from paperlib.tables.smallest_effect import Translation
+from paperlib.tables.verdicts import better_sign
 from paperlib.train import log_records
 
 # the record of ``scripts/aperture_probe.py``: the aperture arm's runs at other start norms,
@@ -54,19 +69,53 @@ def parents_over_training(scale_name: str, claim: Claim, seeds: list[int]) -> di
     return None if best is None else {**best, "lowest_norms": lowest}
 
 
-def premise_reason(scale_name: str, claim: Claim, seeds: list[int], record: dict) -> str | None:
-    """For an aperture claim whose baseline leaves fewer held-out parents inside the radius
-    than the smallest effect of interest, at the end and (where it validated them) at every
-    validation after its first update: "premise not reproduced" (ARGENT's claim starts from a
-    baseline whose parents fall inside), with how close they came."""
-    if not claim.item.startswith("aperture/"):
-        return None
-    baseline, smallest = record["baseline_value"]["mean"], claim.metric.smallest
-    if baseline >= smallest:
-        return None
+def premise_record(
+    scale_name: str, claim: Claim, seeds: list[int], baseline: float, translation: Translation
+) -> dict[str, Any]:
+    """The claim's premise (module docstring) measured on its ``baseline`` arm's mean over
+    ``seeds``: ``held`` and, where it fails, the ``reason`` in words."""
+    premise, published = claim.premise, translation.published
+    own = claim.paper_effect is not None  # the paper prints its baseline's level
+    out: dict[str, Any] = {"statement": premise.statement, "kind": premise.kind}
+    if premise.kind == PARENTS_INSIDE:
+        return {**out, **_parents_inside(scale_name, claim, seeds, baseline, translation.delta)}
+    room = better_sign(claim.metric.better) * (claim.metric.ceiling - baseline)
+    held = room >= translation.translated
+    out.update(
+        paper=published.level if own else None,
+        paper_source=published.where if own else None,
+        measured=baseline,
+        threshold=translation.translated,
+        held=held,
+    )
+    paper = f"{published.level:.4g} in the paper" if own else "no level printed by the paper"
+    out["reason"] = None if held else (
+        f"the baseline at {baseline:.4g} here ({paper}) leaves {room:.3g} to the best value, "
+        f"less than the paper's effect on this scale ({translation.translated:.3g})"
+    )  # fmt: skip
+    return out
+
+
+def _parents_inside(
+    scale_name: str, claim: Claim, seeds: list[int], baseline: float, smallest: float
+) -> dict[str, Any]:
+    """The *parents inside* premise: the baseline's share inside ``2K/√c`` at the end or at a
+    validation after its first update, against δ."""
     history = parents_over_training(scale_name, claim, seeds)
-    if history is not None and history["share"] >= smallest:
-        return None  # inside during training: the premise holds, and the verdict reads the end
+    during = None if history is None else history["share"]
+    measured = max(baseline, during or 0.0)
+    out = {"paper": "inside", "measured": measured, "at_end": baseline, "during": during,
+           "threshold": smallest, "held": measured >= smallest}  # fmt: skip
+    out["reason"] = (
+        None if out["held"] else _not_inside(scale_name, claim, seeds, baseline, history)
+    )
+    return out
+
+
+def _not_inside(
+    scale_name: str, claim: Claim, seeds: list[int], baseline: float, history: dict | None
+) -> str:
+    """In words: how close the baseline's parents came to the radius, where they stayed out."""
     if history is None:
         gap = closest_to_radius(scale_name, claim, seeds)
         closest = "" if gap is None else f"; the closest training caption ends {gap:+.3f} from it"
@@ -78,10 +127,7 @@ def premise_reason(scale_name: str, claim: Claim, seeds: list[int], record: dict
             f"{history['step']})"
         )  # fmt: skip
         closest = f"; over training {most}, the lowest mean norms {norms}"
-    return (
-        f"premise not reproduced: the baseline leaves {baseline:.2%} of the held-out parents "
-        f"inside 2K/√c, less than the smallest effect of interest ({smallest:g}){closest}"
-    )
+    return f"the baseline leaves {baseline:.2%} of the held-out parents inside 2K/√c at the end{closest}"
 
 
 def probe_baselines(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:

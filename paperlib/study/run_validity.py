@@ -10,8 +10,9 @@ from paperlib.study import recipe
 from paperlib.study.design import Run, plan, run_target
 from paperlib.study.reader import is_base_reference, results_dir
 from paperlib.study.results_files import LOSS_TERM, read_log, read_run_done, refuse
-from paperlib.study.scales import SCALES, Scale
-from paperlib.tables.claims import METRICS, SCRATCH
+from paperlib.study.scales import SCALES
+from paperlib.study.smallest import plateau_deltas
+from paperlib.tables.claims import SCRATCH
 from paperlib.tables.plateau import run_plateaus
 from paperlib.tables.verdicts import collapse_reason
 from paperlib.train import log_records
@@ -28,25 +29,10 @@ def run_collapse(info: dict[str, Any], log: list[dict[str, Any]]) -> str | None:
     return collapse_reason(losses, info["config"]["train"]["batch_size"], info["feature_std"])
 
 
-# the claims' metric of each primary validation metric, whose δ the plateau reads
-CLAIMED_AS = {"long_i2t_r1": "long-i2t", "zeroshot_L1": "zs-l1"}
-# the metric each study's plateau is judged on: the primary metric its recipe reads
-# (``study.recipe.SEARCHED_ARMS``), with the claims' metric whose δ it takes
-PLATEAU_METRIC = {
-    rule.study: (rule.primary, CLAIMED_AS[rule.primary]) for rule in recipe.SEARCHED_ARMS.values()
-}
-
-
-def plateau_deltas(study: str) -> dict[str, float]:
-    """``{validation metric: δ}`` of the study's plateau (:data:`PLATEAU_METRIC`)."""
-    metric, claimed = PLATEAU_METRIC[study]
-    return {metric: METRICS[claimed].smallest}
-
-
-def run_plateau(records: list[dict[str, Any]], study: str) -> str | None:
-    """Why a trained run's primary validation curve still rose past δ over its last fifth
-    (``tables.plateau``), or None (also for a run without a curve: the references)."""
-    plateaus = run_plateaus(records, smallest=plateau_deltas(study))
+def run_plateau(records: list[dict[str, Any]], scale_name: str, study: str) -> str | None:
+    """Why a trained run's primary validation curve was still rising past δ at the end of its
+    schedule (``tables.plateau``), or None (also for a run without a curve: the references)."""
+    plateaus = run_plateaus(records, smallest=plateau_deltas(scale_name, study))
     found = [p.reason() for p in plateaus.values() if not p.reached]
     return "; ".join(found) if found else None
 
@@ -70,7 +56,7 @@ def check_planned(done: Path, info: dict[str, Any], planned: dict[Path, Run]) ->
             raise refuse(done, field, f"{want!r}, as the plan holds for its folder", info[field])
 
 
-def _read_run(done: Path, scale: Scale, planned: dict[Path, Run]) -> dict[str, Any]:
+def _read_run(done: Path, scale_name: str, planned: dict[Path, Run]) -> dict[str, Any]:
     """One checked ``run.done`` of the plan with its validity decided anew from its log."""
     info = read_run_done(done)
     check_planned(done, info, planned)
@@ -79,11 +65,11 @@ def _read_run(done: Path, scale: Scale, planned: dict[Path, Run]) -> dict[str, A
     steps = [r for r in records if "loss" in r]
     info["collapsed"] = run_collapse(info, steps)
     try:
-        info["unconverged"] = run_plateau(records, info["study"])
+        info["unconverged"] = run_plateau(records, scale_name, info["study"])
     except ValueError as error:
         raise ValueError(f"{log}: {error}") from None
     reference = is_base_reference(info["variant"])
-    info["base"] = info["seed"] if reference else scale.base_of(info["seed"])
+    info["base"] = info["seed"] if reference else SCALES[scale_name].base_of(info["seed"])
     return info
 
 
@@ -113,11 +99,11 @@ def finished_runs(scale_name: str) -> list[dict[str, Any]]:
     one of the plan, validity (``collapsed``, ``unconverged``) decided anew from its log. A run
     of an earlier recipe (:func:`off_recipe`) is not finished: it is named and left out, so
     its claims read as not run rather than pair it with runs of the current recipe."""
-    scale, planned = SCALES[scale_name], planned_runs(scale_name)
+    planned = planned_runs(scale_name)
     picked = picked_optim(scale_name) or {}
     runs = []
     for done in sorted(results_dir(scale_name).glob("*/*/seed*/run.done")):
-        info = _read_run(done, scale, planned)
+        info = _read_run(done, scale_name, planned)
         if why := off_recipe(info, picked.get(done.parent)):
             print(f"[study] {info['run']}: {why}: left out, not run at the recipe", flush=True)
             continue

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from paperlib.tables.claims import SCRATCH
+from paperlib.tables.claims import HEADLINE_FINETUNES, SCRATCH
+
+# the arms every seed runs (the headline comparisons)
+EVERY_SEED = frozenset(v for arms in HEADLINE_FINETUNES.values() for v in arms)
 
 
 @dataclass(frozen=True)
@@ -64,8 +67,10 @@ class Scale:
         return lrs or self.recipe_lrs, self.recipe_warmups
 
     def arm_seeds(self, variant: str) -> tuple[int, ...]:
-        """The seeds a sweep arm runs on: :attr:`scratch_seeds` for a from-scratch run, its
-        :attr:`sweep_arm_seeds` entry, else the sweep seeds."""
+        """The seeds an arm runs on: every seed for a headline arm, :attr:`scratch_seeds` for a
+        from-scratch run, a sweep arm's :attr:`sweep_arm_seeds` entry, else the sweep seeds."""
+        if variant in EVERY_SEED:
+            return self.seeds
         if variant.endswith(SCRATCH):
             return self.scratch_seeds
         return self.sweep_arm_seeds.get(variant, self.sweep_seeds)

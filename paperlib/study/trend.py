@@ -3,14 +3,17 @@
 The papers fine-tune at batch 1024 for epochs; the CPU study at batch 64 for a few hundred
 steps. Whether a verdict is a property of the method or of that regime shows in how the
 effect moves with scale: the study trains every headline arm again on the sweep seeds at each
-batch factor (equal samples seen) and length factor of its scale (``study.design.trend_runs``),
+batch factor and length factor of its scale (``study.design.trend_runs``). Each axis holds one
+thing fixed (:data:`HELD_FIXED`): the batch axis the samples seen (so its updates fall as the
+batch grows), the length axis the batch size;
 and :func:`claim_trend` gives, per axis, the effect at each setting (the headline setting
 included) with its 95 % interval where the seed variance is known, HiDe's mean component
 count where the arm logs it, and :func:`trend_reading`. A point whose arms forgot their base,
 did not learn, or sit at chance is shown but does not count. The reading rests on one slope per
 axis: the effect's change per doubling of the factor, fitted to every point that counts on
-every seed (``tables.trend_slope``), with its interval at Bonferroni's level over the family's
-claims and both axes: "moves toward the paper's side" only where that interval lies on the
+every seed (``tables.trend_slope``), with its interval at the trend slopes' level of the study's
+one error statement (``tables.error_control``): "moves toward the paper's side" only where that
+interval lies on the
 paper's side of 0, and "not estimable" where the points leave too few degrees of freedom for
 an interval.
 """
@@ -23,6 +26,12 @@ from typing import Any
 from paperlib.tables.verdicts import better_sign
 
 AXES = ("batch", "length")
+# what each axis holds fixed while its factor changes (``study.design.trend_runs``)
+HELD_FIXED = {
+    "batch": "samples seen: the steps fall as the batch grows, so the number of updates "
+    "changes with it",
+    "length": "the batch size: samples seen and updates grow together",
+}
 
 
 def trend_settings(scale: Any) -> dict[str, tuple[float, ...]]:
@@ -49,7 +58,7 @@ def claim_trend(
     trains no trend."""
     if not any(len(factors) > 1 for factors in settings.values()):
         return None
-    out: dict[str, Any] = {"slope": {}, "reading": {}}
+    out: dict[str, Any] = {"slope": {}, "reading": {}, "held_fixed": dict(HELD_FIXED)}
     for axis in AXES:
         points, arms = [], {}
         for factor in settings[axis]:
@@ -95,10 +104,17 @@ def trend_reading(
     low, high = slope["interval"]
     where += (
         f"; slope {slope['slope']:+.3g} per doubling on seeds "
-        f"{', '.join(str(s) for s in slope['seeds'])}, {1 - slope['alpha']:.2%} interval "
+        f"{', '.join(str(s) for s in slope['seeds'])}, {1 - slope['alpha']:.3%} interval "
         f"[{low:+.3g}, {high:+.3g}]"
     )
     if low > 0 or high < 0:
         side = "toward" if better_sign(better) * slope["slope"] > 0 else "away from"
-        return f"moves {side} the paper's side as the {axis} grows ({where}){out}"
-    return f"no change established as the {axis} grows ({where}; the interval holds 0){out}"
+        return f"moves {side} the paper's side as the {axis} grows{_fixed(axis)} ({where}){out}"
+    return (
+        f"no change established as the {axis} grows{_fixed(axis)} ({where}; the interval holds "
+        f"0){out}"
+    )
+
+
+def _fixed(axis: str) -> str:
+    return " at equal samples seen" if axis == "batch" else ""

@@ -87,6 +87,7 @@ from typing import Any
 
 import numpy as np
 from scipy import optimize, stats
+from statsmodels.stats.multitest import multipletests
 
 ALPHA = 0.05
 
@@ -310,6 +311,20 @@ def per_base_estimates(values: np.ndarray, bases) -> dict:
     return out
 
 
+def base_difference(values: np.ndarray, bases) -> Estimate:
+    """The difference of the two bases' effects, ``mean(base a) − mean(base b)`` (the first
+    base in sorted order minus the second), as an :class:`Estimate` with the pooled within-base
+    seed variance (``S − 2`` degrees of freedom) and the item term of the per-item difference of
+    the two bases' means: :func:`based_estimate` of the table with base a's rows doubled and
+    base b's doubled and negated, whose mean of base means is that difference."""
+    y = _table(values)
+    labels, levels = _base_groups(y.shape[0], bases)
+    if len(levels) != 2:
+        raise ValueError(f"a difference of bases needs exactly 2 bases; got {levels}")
+    signs = np.where(labels == levels[0], 2.0, -2.0)
+    return based_estimate(y * signs[:, None], labels)
+
+
 def interaction_test(seed_values, bases) -> dict[str, float] | None:
     """Whether the effect differs between bases: the one-way ANOVA of the per-seed effects on
     the base (``scipy.stats.f_oneway``), ``{"F", "df_between", "df_within", "p"}``; None with
@@ -335,49 +350,45 @@ def bonferroni_alpha(family_size: int, alpha: float = ALPHA) -> float:
 
 
 def design_half_width(
-    within_variance: float,
-    item_term: float,
-    per_base_counts,
-    family_size: int,
-    alpha: float = ALPHA,
+    within_variance: float, item_term: float, per_base_counts, alpha: float
 ) -> float:
-    """The simultaneous half-width ``sqrt(t²_{S−B} · within_variance · W + z² · item_term)``
-    (both at ``1 − alpha / (2 family_size)``) of a design with ``per_base_counts`` seeds per
-    base; ``math.inf`` below 2 within-base degrees of freedom (no interval by the rule)."""
+    """The half-width ``sqrt(t²_{S−B} · within_variance · W + z² · item_term)`` (both at
+    ``1 − alpha / 2``, ``alpha`` the claim's own level: ``tables.error_control``) of a design
+    with ``per_base_counts`` seeds per base; ``math.inf`` below 2 within-base degrees of freedom
+    (no interval by the rule)."""
     counts = [int(n) for n in per_base_counts]
     df = sum(counts) - len(counts)
     if df < 2:
         return math.inf
-    level = bonferroni_alpha(family_size, alpha) / 2
+    level = alpha / 2
     t, z = float(stats.t.isf(level, df)), float(stats.norm.isf(level))
     seed_term = within_variance * seed_weight(counts)
     return math.sqrt(t * t * seed_term + z * z * item_term)
 
 
-def item_floor(item_term: float, family_size: int, alpha: float = ALPHA) -> float:
-    """``z · sqrt(item_term)``, z at ``1 − alpha / (2 family_size)``: the half-width with the
-    seed term at zero, which no number of seeds goes below."""
-    return float(stats.norm.isf(bonferroni_alpha(family_size, alpha) / 2)) * math.sqrt(item_term)
+def item_floor(item_term: float, alpha: float) -> float:
+    """``z · sqrt(item_term)``, z at ``1 − alpha / 2``: the half-width with the seed term at
+    zero, which no number of seeds goes below."""
+    return float(stats.norm.isf(alpha / 2)) * math.sqrt(item_term)
 
 
 def smallest_resolving_design(
     within_variance: float,
     item_term: float,
     bases: int,
-    family_size: int,
+    alpha: float,
     delta: float,
     max_per_base: int = 8,
     min_per_base: int = 3,
-    alpha: float = ALPHA,
 ) -> int | None:
     """The fewest seeds per base ``n`` in ``[min_per_base, max_per_base]`` whose balanced
     design (``n`` seeds on each of ``bases``) has :func:`design_half_width` ``< delta``; None
     when ``max_per_base`` does not reach it or :func:`item_floor` ``≥ delta``."""
-    if item_floor(item_term, family_size, alpha) >= delta:
+    if item_floor(item_term, alpha) >= delta:
         return None
     for per_base in range(min_per_base, max_per_base + 1):
         counts = [per_base] * bases
-        if design_half_width(within_variance, item_term, counts, family_size, alpha) < delta:
+        if design_half_width(within_variance, item_term, counts, alpha) < delta:
             return per_base
     return None
 
@@ -408,21 +419,19 @@ def design_note(
     within_variance: float,
     item_term: float,
     per_base_counts,
-    family_size: int,
+    alpha: float,
     delta: float,
     max_per_base: int = 8,
     min_per_base: int = 3,
-    alpha: float = ALPHA,
 ) -> DesignNote:
     """The :class:`DesignNote` of a claim at its committed ``per_base_counts``: its
     :func:`design_half_width`, :func:`item_floor` and :func:`smallest_resolving_design`."""
     counts = [int(n) for n in per_base_counts]
-    half = design_half_width(within_variance, item_term, counts, family_size, alpha)
-    floor = item_floor(item_term, family_size, alpha)
+    half = design_half_width(within_variance, item_term, counts, alpha)
+    floor = item_floor(item_term, alpha)
     needed = smallest_resolving_design(
-        within_variance, item_term, len(counts), family_size, delta, max_per_base,
-        min_per_base, alpha,
-    )  # fmt: skip
+        within_variance, item_term, len(counts), alpha, delta, max_per_base, min_per_base
+    )
     if floor >= delta:
         reason = f"the item floor ±{floor:.3g} is at least δ = {delta:.3g}: more items, not seeds"
     elif half < delta:
@@ -447,8 +456,16 @@ def summary(values: np.ndarray, bases=None, alpha: float = ALPHA) -> dict[str, A
 
 
 def holm(p_values: list[float]) -> list[float]:
-    """Holm's adjusted p-values: ``p̃_(r) = max_{k ≤ r} min(1, (m − k + 1) p_(k))`` over the
-    p-values sorted ascending; a claim is rejected at level α when ``p̃ < α``."""
+    """Holm's adjusted p-values (``statsmodels.stats.multitest.multipletests``, method
+    ``"holm"``): a claim is rejected at level α when its adjusted p is below α.
+    :func:`holm_by_formula` is the step-down written out."""
+    if not p_values:
+        return []
+    return [float(p) for p in multipletests(p_values, method="holm")[1]]
+
+
+def holm_by_formula(p_values: list[float]) -> list[float]:
+    """``p̃_(r) = max_{k ≤ r} min(1, (m − k + 1) p_(k))`` over the p-values sorted ascending."""
     m = len(p_values)
     order = sorted(range(m), key=lambda j: p_values[j])
     adjusted, running = [0.0] * m, 0.0

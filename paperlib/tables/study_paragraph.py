@@ -82,18 +82,35 @@ def _exclusions(decided: dict[str, Any]) -> str:
     return f"{out}. {len(kept)} more {verb}, not being asked for a plateau: {names}"
 
 
-def _ceiling(claims: list[dict]) -> str:
-    at = [c for c in claims if c["verdict"] == "at ceiling"]
-    if not at:
-        return "No baseline sits at a ceiling."
-    items = [
-        f"`{c['claim']}` (the baseline at {c['baseline_value']['mean']:.4g} of a best "
-        f"{c['ceiling']:g}, the paper's effect {c['paper_effect']:+.3g}, here {c['effect']:+.3g})"
-        for c in at
-    ]
-    verb = "claim compares" if len(at) == 1 else "claims compare"
-    return f"{len(at)} {verb} at a ceiling, where the paper's effect cannot occur: " + (
-        "; ".join(items) + "."
+def _premises(claims: list[dict]) -> str:
+    """The claims whose premise fails here, each with its measured value against the paper's."""
+    failed = [c for c in claims if (c.get("premise") or {}).get("held") is False]
+    if not failed:
+        return "Every claim's premise holds here."
+    items = []
+    for c in failed:
+        premise, scale = c["premise"], c.get("shown_scale", 1.0)
+        paper = premise.get("paper")
+        said = paper if isinstance(paper, str) else "no level" if paper is None else f"{paper:.3g}"
+        items.append(f"`{c['claim']}` ({premise['measured'] * scale:.3g} here, paper {said})")
+    verb = "claim's premise fails" if len(failed) == 1 else "claims' premises fail"
+    return f"{len(failed)} {verb} here, so they are not decided: " + "; ".join(items) + "."
+
+
+def _error_control(decided: dict[str, Any]) -> str:
+    """One sentence of the study's error statement (``claims.json``'s ``error_control``)."""
+    control = decided.get("error_control")
+    if not control:
+        return ""
+    split = {part["readings"]: part for part in control["split"]}
+    verdicts = split["verdicts"]
+    looked = len(control["sequential"]["claims"])
+    return (
+        f"One error rate, {control['familywise_rate']:g}, covers every interval shown: "
+        f"{verdicts['share']:.0%} of it over the {verdicts['count']} verdicts (each at "
+        f"{verdicts['level_each']:.3%}), the rest over the base readings and trend slopes; "
+        f"{looked} claims whose seeds were added after a first look split theirs between "
+        "the two looks."
     )
 
 
@@ -169,7 +186,8 @@ def study_paragraph(decided: dict[str, Any]) -> str:
         "of its base's short I2T R@1 and zero-shot L1. " + _exclusions(decided) + ".",
         f"The HiMo headline claims keep {_pairs(claims, 'HiMo-CLIP')} of 8 seed pairs, the ARGENT",
         f"ones {_pairs(claims, 'ARGENT')}. " + verdict_counts(claims, "HiMo-CLIP") + ".",
-        verdict_counts(claims, "ARGENT") + ". " + _ceiling(claims), _undecided(claims),
+        verdict_counts(claims, "ARGENT") + ". " + _premises(claims), _undecided(claims),
+        _error_control(decided),
         _base_plateaus(decided), _missed_targets(decided),
     ]  # fmt: skip
     return " ".join(part for part in parts if part)

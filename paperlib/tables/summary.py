@@ -8,6 +8,7 @@ A *metric* is addressed as ``(dataset, metric name)``; a column spec adds a labe
 from __future__ import annotations
 
 import html
+import math
 from dataclasses import dataclass
 from statistics import mean, stdev
 
@@ -69,41 +70,102 @@ def _signed(x: float | None, digits: int = 3) -> str:
     return "–" if x is None else f"{x:+.{digits}g}"
 
 
+def decimals(half_width: float) -> int:
+    """How many decimals a value with this interval half-width resolves: two significant digits
+    of the half-width (never fewer than 0)."""
+    if not half_width > 0 or not math.isfinite(half_width):
+        return 2
+    return max(0, 1 - math.floor(math.log10(half_width)))
+
+
+def _fixed(x: float, places: int) -> str:
+    text = f"{x:+.{places}f}"
+    return text.replace("-", "+") if float(text) == 0 else text  # no "−0.0"
+
+
 def effect_text(claim: dict) -> str:
-    """A decided claim's effect and its simultaneous interval (``claims.json``, at the family's
-    size), e.g. ``+0.012 [+0.004, +0.02]``; ``–`` without a valid seed pair."""
+    """A decided claim's effect and its interval (at the claim's level of the study's error
+    statement) in the metric's shown units (``Metric.shown``: a share as points of 100), with no
+    more digits than the interval resolves, e.g. ``+4.3 [+2.4, +6.2]``; ``–`` without a valid
+    seed pair."""
     if claim.get("effect") is None:
         return "–"
-    if not (claim.get("interval") or claim.get("interval_raw")):
-        return f"{_signed(claim['effect'])} (no interval: {claim.get('seed_df', 0)} seed df)"
-    low, high = claim.get("interval") or claim["interval_raw"]
-    return f"{_signed(claim['effect'])} [{_signed(low)}, {_signed(high)}]"
+    scale = claim.get("shown_scale", 1.0)
+    interval = claim.get("interval") or claim.get("interval_raw")
+    if not interval:
+        return f"{_signed(claim['effect'] * scale, 2)} (no interval: {claim.get('seed_df', 0)} seed df)"
+    low, high = (x * scale for x in interval)
+    places = decimals((high - low) / 2)
+    return (
+        f"{_fixed(claim['effect'] * scale, places)} [{_fixed(low, places)}, {_fixed(high, places)}]"
+    )
 
 
-def sign_text(claim: dict, alpha: float = 0.05) -> str:
-    """Whether Holm established the effect's sign over the family, and on whose side."""
-    if claim.get("effect") is None or claim.get("p_adjusted") is None:
+def delta_text(claim: dict) -> str:
+    """δ in the shown units, two significant digits, e.g. ``±2.3``."""
+    return f"±{claim['smallest'] * claim.get('shown_scale', 1.0):.2g}"
+
+
+def paper_text(claim: dict) -> str:
+    """The paper's effect in its own units and carried onto this study's scale (the δ rule's
+    ``T``, shown units), e.g. ``+62.9 → +36``; where the claim has no published effect, the
+    paper's lead it borrows (``lead +1.5 → +16``) or, for a metric no table prints, the share
+    it borrows (``share 0.024 → −2.4``)."""
+    rule = claim.get("smallest_rule")
+    if not rule:
         return "–"
-    if claim["p_adjusted"] >= alpha or claim["verdict"] in ("untestable", "underpowered"):
-        return "not established"
-    paper_side = (claim["effect"] > 0) == (claim["better"] == "higher")
-    return "the paper's" if paper_side else "the other"
+    here = f"{claim['paper_effect_here'] * claim.get('shown_scale', 1.0):+.2g}"
+    sign = 1.0 if claim["better"] == "higher" else -1.0
+    paper = f"{sign * rule['paper_effect']:+.3g}"
+    if claim.get("paper_effect") is not None:
+        return f"{paper} → {here}"
+    if rule["source"].startswith("the paper's lead"):
+        return f"(lead {paper}) → {here}"
+    return f"(share {rule['share']:.2g}) → {here}"
+
+
+def premise_text(claim: dict) -> str:
+    """Whether the claim's premise held, with the measured value (shown units) against the
+    paper's, e.g. ``fails: 95.7 (paper 35)``."""
+    premise = claim.get("premise")
+    if not premise:
+        return "–"
+    state = "holds" if premise["held"] else "fails"
+    if isinstance(premise.get("paper"), str):
+        return (
+            f"{state}: {premise['measured'] * claim.get('shown_scale', 1.0):.3g} {premise['paper']}"
+        )
+    measured = premise["measured"] * claim.get("shown_scale", 1.0)
+    paper = "" if premise.get("paper") is None else f" (paper {premise['paper']:.3g})"
+    return f"{state}: {measured:.3g}{paper}"
+
+
+def sign_text(claim: dict) -> str:
+    """Which sign the claim's interval establishes (it excludes 0): the paper's, the other, or
+    "not established"."""
+    interval = claim.get("interval")
+    if claim.get("effect") is None or not interval or claim["verdict"] == "untestable":
+        return "–" if claim.get("effect") is None else "not established"
+    low, high = interval if claim["better"] == "higher" else (-interval[1], -interval[0])
+    return "the paper's" if low > 0 else "the other" if high < 0 else "not established"
 
 
 def size_text(claim: dict) -> str:
-    """Where the simultaneous interval lies against the paper's effect: below, above or
-    around it; "other units" where the metric is not the paper's quantity."""
-    paper = claim.get("paper_effect")
-    if paper is None or claim.get("effect") is None:
+    """Where the interval lies against the paper's effect on this scale (``paper_effect_here``):
+    below, above or around it; "other units" where the metric is not the paper's quantity."""
+    here = claim.get("paper_effect_here")
+    if claim.get("paper_effect") is None or claim.get("effect") is None or here is None:
         return "–"
     if not claim.get("paper_units"):
         return "other units"
     if not claim.get("interval"):
         return "–"
     low, high = claim["interval"]
-    if high < paper:
+    if claim["better"] == "lower":
+        low, high, here = -high, -low, -here
+    if high < here:
         return "below the paper's"
-    if low > paper:
+    if low > here:
         return "above the paper's"
     return "contains the paper's"
 
@@ -163,19 +225,21 @@ def claim_name(claim: dict) -> str:
 
 
 def claims_table(claims: list[dict]) -> pd.DataFrame:
-    """The compact table of decided claims, narrow enough for a page: short name, the paper's
-    effect (in the study's units) and the table it is read from, this study's effect with its
-    simultaneous interval, the smallest effect of interest, the verdict and valid / total
-    seeds. How the verdict was reached is in :func:`claims_context`; each claim in full in
+    """The compact table of decided claims, narrow enough for a page: short name, the units
+    shown, the paper's effect and its translation onto this scale with the table it is read
+    from, this study's effect with its interval, δ, the premise, the verdict and valid /
+    planned seeds. How the verdict was reached is in :func:`claims_context`; each claim in full in
     :func:`claim_line`."""
     return pd.DataFrame(
         [
             {
                 "claim": claim_name(c),
-                "paper": _signed(c.get("paper_effect")),
+                "shown as": c.get("shown") or "–",
+                "paper → here": paper_text(c),
                 "paper's table": c.get("paper_effect_table") or "–",
-                "this study [simultaneous interval]": effect_text(c),
-                "smallest": f"±{c['smallest']:g}",
+                "this study [interval]": effect_text(c),
+                "δ": delta_text(c),
+                "premise": premise_text(c),
                 "verdict": c["verdict"],
                 "seeds": f"{len(c['seeds'])}/{c['runs_total']}",
             }
@@ -237,9 +301,9 @@ def claim_line(claim: dict) -> str:
         return f"{head}: {claim['reason']}"
     against = base_text(claim)
     return (
-        f"{head}: effect {effect_text(claim)}, paper {_signed(claim.get('paper_effect'))}"
-        f"{_where(claim)}, "
-        f"smallest ±{claim['smallest']:g}, {len(claim['seeds'])}/{claim['runs_total']} seeds; "
+        f"{head}: effect {effect_text(claim)} ({claim.get('shown', '')}), paper "
+        f"{paper_text(claim)}{_where(claim)}, δ {delta_text(claim)}, premise "
+        f"{premise_text(claim)}, {len(claim['seeds'])}/{claim['runs_total']} seeds; "
         + ("" if against == "–" else f"variant / baseline − base {against}; ")
         + claim["reason"]
     )

@@ -10,8 +10,6 @@ the one ``claims.json`` records and :func:`paperlib.tables.verdicts.verdict` giv
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
 from paperlib.tables import summary, verdicts
@@ -19,19 +17,20 @@ from paperlib.tables import summary, verdicts
 #: every verdict in one of five outcomes, in the order the summary names them (the last two as
 #: the README's findings count them)
 OUTCOMES: dict[str, tuple[str, ...]] = {
-    "reproduce": (verdicts.REPRODUCES,),
+    "reproduce": (verdicts.REPRODUCES, verdicts.REPRODUCES_BELOW),
     "reproduce in sign, below the published effect": (verdicts.SMALLER,),
-    "decided otherwise (too small, below the paper's, or the other sign)": (
+    "decided otherwise (too small, or the other sign)": (
         verdicts.NEGLIGIBLE, verdicts.NEGLIGIBLE_PAPER_SIGN, verdicts.NEGLIGIBLE_OTHER_SIGN,
-        verdicts.BELOW_PUBLISHED, verdicts.CONTRADICTS,
+        verdicts.CONTRADICTS,
     ),
-    "not testable here, or split by the base": verdicts.NOT_TESTED,
+    "not testable here, premise failing, or split by the base": verdicts.NOT_TESTED,
     "not decided at this scale": verdicts.UNDECIDED,
 }  # fmt: skip
 # a partial study's claims none of whose runs has finished: listed, and counted apart, only
 # where there are some
 NOT_RUN_OUTCOME = f"{verdicts.NOT_RUN} (a partial study)"
-NOT_TESTED, UNDECIDED = "not testable here, or split by the base", "not decided at this scale"
+NOT_TESTED = "not testable here, premise failing, or split by the base"
+UNDECIDED = "not decided at this scale"
 
 
 def paper_claims(claims: list[dict], paper: str) -> list[dict]:
@@ -45,11 +44,12 @@ def why(claim: dict) -> str:
     for one the bases split, each base's verdict; otherwise the reason's first clause, with the
     design note for a claim its design could not decide."""
     c = claim
-    if c["verdict"] in (verdicts.REPRODUCES, verdicts.SMALLER):
-        paper = "" if c.get("paper_effect") is None else f", the paper's {c['paper_effect']:+.3g}"
+    if c["verdict"] in (verdicts.REPRODUCES, verdicts.REPRODUCES_BELOW, verdicts.SMALLER):
+        here = c.get("paper_effect_here")
+        paper = "" if c.get("paper_effect") is None else f", the paper's effect here {here:+.3g}"
         lower = " (lower is better)" if c["better"] == "lower" else ""
-        return f"{summary.effect_text(c)}{lower} against δ = ±{c['smallest']:g}{paper}"
-    if c["verdict"] == verdicts.BASE_DEPENDENT:
+        return f"{summary.effect_text(c)}{lower} against δ = ±{c['smallest']:.3g}{paper}"
+    if c["verdict"] == verdicts.DIFFERS_BY_BASE:
         per_base = ", ".join(f"base {b}: {v}" for b, v in c["verdict_per_base"].items())
         return f"the bases disagree ({per_base})"
     first = c["reason"].split("; ")[0]
@@ -103,7 +103,8 @@ def outcomes_sentence(claims: list[dict]) -> str:
         f"Of the {len(claims)} claims, {reproduced} {_verb(reproduced, 'reproduces')} and "
         f"{in_sign} more {_verb(in_sign, 'reproduces')} in sign with a smaller effect than the "
         f"paper's; {otherwise} {_verb(otherwise)} decided otherwise, {untested} "
-        f"{_verb(untested)} not testable here or split by the base{_split(claims, NOT_TESTED)}, "
+        f"{_verb(untested)} not testable here, have a premise that fails or split by the base"
+        f"{_split(claims, NOT_TESTED)}, "
         f"and {undecided} {_verb(undecided)} not decided at this scale"
         f"{_split(claims, UNDECIDED)}" + not_run_clause(claims) + "."
     )
@@ -123,12 +124,12 @@ def _verb(n: int, singular: str = "is") -> str:
 
 
 def walkable(claim: dict) -> bool:
-    """Whether every step of the rules reads a number for this claim: it reproduces (in full or
-    in sign) with a simultaneous interval, a published effect in the paper's units and a design
-    that resolves δ."""
+    """Whether every step of the rule reads a number for this claim: a label read off its
+    interval (not untestable, its premise held, enough seeds, its bases not split), with a
+    published effect in the paper's units and a design that resolves δ."""
     c = claim
     return bool(
-        c["verdict"] in (verdicts.REPRODUCES, verdicts.SMALLER)
+        c["verdict"] not in (*verdicts.NOT_TESTED, verdicts.NOT_RUN, verdicts.UNDERPOWERED)
         and c.get("interval")
         and c.get("paper_units")
         and c.get("paper_effect") is not None
@@ -140,45 +141,26 @@ def _vs(a: float, b: float) -> str:
     return "<" if a < b else "≥"
 
 
-def _bases(claim: dict) -> str:
-    """Whether the base × method interaction splits the verdict by base, and how."""
-    interaction = claim.get("interaction")
-    if not (interaction and claim["interaction_p_adjusted"] < verdicts.INTERACTION_ALPHA):
-        return "the base × method interaction is not significant: the pooled label stands"
-    per_base = claim["verdict_per_base"]
-    return (
-        f"the base × method interaction is significant (F({interaction['df_between']}, "
-        f"{interaction['df_within']}) = {interaction['F']:.3g}, Holm p = "
-        f"{claim['interaction_p_adjusted']:.3g}), so each base is judged alone: "
-        + "; ".join(f"base {b}: {v}" for b, v in per_base.items())
-        + (": they agree, and the pooled label stands"
-           if len(set(per_base.values())) == 1 else ": they differ")
-    )  # fmt: skip
+def verdict_walk(claim: dict) -> tuple[str, str]:
+    """One claim's verdict from its interval to its label, as Markdown: ``(facts, conclusion)``.
 
-
-def verdict_walk(claim: dict, alpha: float, level: float) -> tuple[str, str]:
-    """One claim's verdict from its effect to its label, as Markdown: ``(facts, conclusion)``.
-
-    ``facts`` lists the claim's effect, simultaneous interval (at ``level``, the family's
-    interval level in ``claims.json``), δ, design note and bases, then a table of the labels in
-    the order the rules try them, with the numbers each reads and whether it holds;
-    ``conclusion`` names the first label that holds. ``alpha`` is ``claims.json``'s. The claim
-    must be :func:`walkable`, testable (both arms learned, away from chance, with headroom) and
-    have enough seeds; a ``ValueError`` says which of these fails, or that the first label that
-    holds is not the one ``claims.json`` records and
-    :func:`paperlib.tables.verdicts.verdict` gives."""
-    _check_walkable(claim, alpha, level)
-    rules, room = _walk_rules(claim, alpha)
-    deciding = next((i for i, rule in enumerate(rules) if rule[1]), None)
-    label, _, because = (
-        rules[deciding] if deciding is not None else (verdicts.INCONCLUSIVE, True, "no rule holds")
+    ``facts`` lists the claim's effect, its interval (at its level of the study's error
+    statement), δ with its rule, the paper's effect on this scale, the premise and the design
+    note, then a table of the labels in the order the rule tries them, with the ends of the
+    interval each reads and whether it holds; ``conclusion`` names the first label that holds.
+    The claim must be :func:`walkable`; a ``ValueError`` says so, or that the first label that
+    holds is not the one ``claims.json`` records and :func:`paperlib.tables.verdicts.verdict`
+    gives."""
+    if not walkable(claim):
+        raise ValueError(f"{claim['claim']}: no step-by-step walk (see walkable)")
+    rules = _walk_rules(claim)
+    label, _, because = next(
+        (rule for rule in rules if rule[1]), (verdicts.INCONCLUSIVE, True, "no rule holds")
     )
-    later = [name for name, holds, _ in rules[(deciding or 0) + 1 :] if holds]
     evidence = verdicts.Evidence(
-        effect=claim["effect"], simultaneous=tuple(claim["interval"]),
-        p_sign=claim["p_adjusted"], p_equivalence=claim["p_equivalence_adjusted"],
-        better=claim["better"], smallest=claim["smallest"], paper_effect=claim["paper_effect"],
-        paper_units=True, alpha=alpha, room=room,
+        effect=claim["effect"], interval=tuple(claim["interval"]), better=claim["better"],
+        smallest=claim["smallest"], translated=claim["smallest_rule"]["translated"],
+        paper_units=True,
     )  # fmt: skip
     decided = verdicts.verdict(evidence)[0]
     if not label == decided == claim["verdict"]:
@@ -188,77 +170,36 @@ def verdict_walk(claim: dict, alpha: float, level: float) -> tuple[str, str]:
         )
     conclusion = (
         f"The first label that holds is **{label}** ({because}), and it is the label "
-        "`claims.json` records for this claim"
-        + (
-            f"; {', '.join(later)} would hold as well, but the rules try it later."
-            if later
-            else "."
-        )
+        "`claims.json` records for this claim."
     )
-    return _walk_facts(claim, level, rules), conclusion
+    return _walk_facts(claim, rules), conclusion
 
 
-def _check_walkable(walk: dict, alpha: float, level: float) -> None:
-    """Refuse a claim :func:`verdict_walk` cannot walk, naming why (its docstring)."""
-    if not walkable(walk):
-        raise ValueError(f"{walk['claim']}: no step-by-step walk (see walkable)")
-    if not math.isclose(level, 1 - alpha / walk["family_size"], rel_tol=1e-5, abs_tol=1e-8):
-        raise ValueError(f"{walk['claim']}: level {level} is not Bonferroni's at the family's size")
-    direction = 1.0 if walk["better"] == "higher" else -1.0
-    variant_mean, baseline_mean = walk["variant_value"]["mean"], walk["baseline_value"]["mean"]
-    if walk["guard"]["failed"] is not None or verdicts.untestable_reason(
-        variant_mean, baseline_mean, walk["chance"], walk["ceiling"], walk["better"],
-        walk["smallest"],
-    ):  # fmt: skip
-        raise ValueError(f"{walk['claim']}: untestable, no walk past step 1")
-    if walk["seed_df"] < verdicts.MIN_SEED_DF or direction * walk["paper_effect"] <= 0:
-        raise ValueError(f"{walk['claim']}: too few seeds, or no published effect on its side")
-
-
-def _walk_rules(walk: dict, alpha: float) -> tuple[list[tuple[str, bool, str]], float]:
-    """The labels in the order the rules try them, each ``(label, holds, the numbers it
-    reads)``, and the baseline's room to the best value."""
-    direction = 1.0 if walk["better"] == "higher" else -1.0
-    low, high = verdicts.signed(walk["interval"], walk["better"])  # the paper's direction positive
-    paper_effect = direction * walk["paper_effect"]
-    delta, note, guard = walk["smallest"], walk["design_note"], walk["guard"]
-    variant_mean, baseline_mean = walk["variant_value"]["mean"], walk["baseline_value"]["mean"]
-    room = direction * (walk["ceiling"] - baseline_mean)
-    sign_known, paper_side = walk["p_adjusted"] < alpha, direction * walk["effect"] > 0
-    side = "the paper's sign" if paper_side else "the other sign"
-    p_sign, p_equivalence = walk["p_adjusted"], walk["p_equivalence_adjusted"]
-    sign_words = f"{side}, Holm p = {p_sign:.3g} {_vs(p_sign, alpha)} α = {alpha:g}"
-    rules = [  # (label, whether it holds, the numbers it reads), in the order the rules try them
-        (verdicts.UNTESTABLE, False,
-         f"the guard ({guard['why']}) is met by both arms ({guard['variant']['mean']:.3g}, "
-         f"{guard['baseline']['mean']:.3g}); the means {variant_mean:.4g} and {baseline_mean:.4g} "
-         "lie more than δ from chance and leave δ of headroom"),
-        (verdicts.UNDERPOWERED, False,
-         f"{walk['seed_df']} within-base degrees of freedom ≥ {verdicts.MIN_SEED_DF}; "
-         f"{note['reason']}"),
-        (verdicts.AT_CEILING, room < paper_effect,
-         f"the baseline's room to the best value {walk['ceiling']:g}, {room:.3g}, "
-         f"{_vs(room, paper_effect)} the paper's effect {paper_effect:+.3g}"),
-        (verdicts.NEGLIGIBLE, p_equivalence < alpha,
-         f"two one-sided tests of an effect within ±δ: Holm p = {p_equivalence:.3g} "
-         f"{_vs(p_equivalence, alpha)} α = {alpha:g}"),
-        (verdicts.CONTRADICTS, sign_known and not paper_side and high < -delta,
-         f"{sign_words}; the interval's upper end {high:+.3g} {_vs(high, -delta)} "
-         f"−δ = {-delta:+g}"),
-        (verdicts.SMALLER if sign_known and paper_side else verdicts.BELOW_PUBLISHED,
-         high < paper_effect,
-         f"the interval's upper end {high:+.3g} {_vs(high, paper_effect)} the paper's effect "
-         f"{paper_effect:+.3g}"),
-        (verdicts.REPRODUCES, sign_known and paper_side and low > delta,
-         f"{sign_words}; the interval's lower end {low:+.3g} {'>' if low > delta else '≤'} "
-         f"+δ = {delta:g}"),
+def _walk_rules(walk: dict) -> list[tuple[str, bool, str]]:
+    """The labels in the order the rule tries them, each ``(label, holds, the numbers it
+    reads)``, from the interval signed with the paper's side positive."""
+    low, high = verdicts.signed(walk["interval"], walk["better"])
+    delta, paper = walk["smallest"], walk["smallest_rule"]["translated"]
+    ends = f"[{low:+.3g}, {high:+.3g}]"
+    return [  # (label, whether it holds, the numbers it reads), in the order the rule tries them
+        (verdicts.REPRODUCES_BELOW if high < paper else verdicts.REPRODUCES, low > delta,
+         f"the lower end {low:+.3g} {'>' if low > delta else '≤'} +δ = {delta:.3g}; the upper "
+         f"end {high:+.3g} {_vs(high, paper)} the paper's effect here {paper:.3g}"),
+        (verdicts.CONTRADICTS, high < -delta,
+         f"the upper end {high:+.3g} {_vs(high, -delta)} −δ = {-delta:+.3g}"),
+        (verdicts.NEGLIGIBLE_PAPER_SIGN if low > 0 else verdicts.NEGLIGIBLE_OTHER_SIGN
+         if high < 0 else verdicts.NEGLIGIBLE, -delta < low and high < delta,
+         f"the interval {ends} {'lies' if -delta < low and high < delta else 'does not lie'} "
+         f"inside ±δ = ±{delta:.3g}"),
+        (verdicts.SMALLER, low > 0 and high < paper,
+         f"the lower end {low:+.3g} {'>' if low > 0 else '≤'} 0 and the upper end {high:+.3g} "
+         f"{_vs(high, paper)} the paper's effect here {paper:.3g}"),
     ]  # fmt: skip
-    return rules, room
 
 
-def _walk_facts(walk: dict, level: float, rules: list[tuple[str, bool, str]]) -> str:
-    """The walk's facts as Markdown: effect, interval, δ, design note, bases, the rules' table."""
-    delta, note = walk["smallest"], walk["design_note"]
+def _walk_facts(walk: dict, rules: list[tuple[str, bool, str]]) -> str:
+    """The walk's facts as Markdown: effect, interval, δ, premise, design note, rules' table."""
+    note, premise = walk["design_note"], walk["premise"]
     per_base = "; ".join(
         f"base {b}: {e['effect']:+.3g} over {e['seeds']} seeds" for b, e in walk["per_base"].items()
     )
@@ -269,13 +210,13 @@ def _walk_facts(walk: dict, level: float, rules: list[tuple[str, bool, str]]) ->
         f"- **Effect**: variant − baseline = {walk['effect']:+.3g}, the mean of the per-base "
         f"means ({per_base}), from {len(walk['seeds'])} valid seed pairs of "
         f"{walk['runs_total']}.\n"
-        f"- **Simultaneous interval**: [{walk['interval'][0]:+.3g}, {walk['interval'][1]:+.3g}] "
-        f"at {level:.2%}, Bonferroni's level over the {walk['family_size']} claims of the "
-        f"{walk['paper']} family (the raw 95 % interval: [{raw_low:+.3g}, {raw_high:+.3g}]).\n"
-        f"- **δ = {delta:g}**: {walk['smallest_reason']}.\n"
+        f"- **Interval**: [{walk['interval'][0]:+.3g}, {walk['interval'][1]:+.3g}] at "
+        f"{walk['interval_level']:.3%}, its level in the study's one error statement (the raw "
+        f"95 % interval: [{raw_low:+.3g}, {raw_high:+.3g}]).\n"
+        f"- **δ = {walk['smallest']:.3g}**: {walk['smallest_reason']}.\n"
+        f"- **Premise** ({premise['statement']}): measured {premise['measured']:.4g}, held.\n"
         f"- **Design note**, fixed before any run: {note['reason']}; the test items alone put "
-        f"the half-width at ±{note['item_floor']:.3g}.\n"
-        f"- **The bases**: {_bases(walk)}.\n\n"
+        f"the half-width at ±{note['item_floor']:.3g}.\n\n"
         "| label tried | the numbers it reads | holds |\n|---|---|---|\n"
         + "\n".join(
             f"| {name} | {reads} | {'yes' if holds else 'no'} |" for name, holds, reads in rules

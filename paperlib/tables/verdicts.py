@@ -1,46 +1,30 @@
-"""The decision rule: from an effect, its family's tests and its simultaneous interval to a verdict.
+"""The decision rule: from a claim's displayed interval to its label.
 
 A claim says ``variant`` beats ``baseline`` on a per-item metric (``better``: "higher" or
-"lower"). Its *family* is every claim of its paper, declared with the claims
-(``tables.claims.FAMILIES``) before any result is read, so its size never depends on the data.
-The study estimates the paired effect with the pre-trained base as a fixed level
-(``tables.inference.based_estimate``) and decides one of :data:`VERDICTS`
-(:func:`verdict`; ``docs/methods/conventions.md#verdicts``):
+"lower"). The study estimates the paired effect with the pre-trained base as a fixed level
+(``tables.inference.based_estimate``) and shows its simultaneous interval, at the level the
+study's one error statement gives it (``tables.error_control``). Every label is read off that
+interval, so a label never says more than the interval beside it
+(``docs/methods/conventions.md#verdicts``). With δ the claim's smallest effect of interest and
+``T`` the paper's effect carried onto the study's scale (``tables.smallest_effect``), and the
+interval ``[lo, hi]`` signed so that the paper's side is positive (:func:`verdict`):
 
-1. ``untestable`` (:func:`untestable_reason`, on *point values*): a model did not learn (its
-   guard metric's mean does not clear the guard's threshold), a side's mean lies within the
-   smallest effect of interest δ of the metric's chance level (a learned model's too: a
-   metric at chance reads nothing), the baseline leaves less than δ to the best value or to
-   chance, or both sides lie within δ of the best value.
-2. ``underpowered``: the valid seeds give the seed variance fewer than :data:`MIN_SEED_DF`
-   within-base degrees of freedom (e.g. 2 + 1 seeds over two bases: one), so no interval is
-   estimated. The claim stays in its family with p = 1, and its design note says how many
-   seeds per base would resolve δ.
-3. ``at ceiling`` (:func:`ceiling_reason`): the baseline leaves less room to the metric's best
-   value than the paper's own effect (in the paper's units), so that effect cannot occur here;
-   the sign the data give is recorded in the reason, never read as a contradiction.
-4. ``negligible``: the two one-sided tests of ``|effect| < δ``, Holm-adjusted over the family,
-   reject (an equivalence established at the family level). Where the sign test rejects too,
-   the label names the sign: ``negligible, with the paper's sign`` or ``…the other sign``.
-5. The sign, decided by Holm over the family (two-sided p of "effect = 0"). With the sign on
-   the other side: ``contradicts`` when the simultaneous interval lies beyond −δ. Where the
-   metric is in the paper's units and the simultaneous interval lies wholly below the paper's
-   effect: ``reproduces in sign, below the published effect`` with the paper's sign
-   established, ``below the published effect`` whatever the sign test says otherwise. With the
-   paper's sign: ``reproduces`` when the simultaneous interval lies beyond +δ.
-6. Everything else is ``inconclusive`` (with the sign established but its size not, the reason
-   says so), provided the claim's design resolves δ (its design note,
-   ``tables.inference.design_note``): where the test items alone put the simultaneous
-   half-width at or above δ (the item floor) it is ``unresolvable at this test set``, and where
-   more seeds per base would resolve it, ``underpowered`` with that count
-   (:func:`design_verdict`).
+- ``negligible``: the interval lies inside ``(−δ, +δ)``; ``…, with the paper's sign`` or
+  ``…, with the other sign`` where it also excludes 0;
+- ``reproduces``: the interval lies beyond ``+δ``; ``reproduces, below the published effect``
+  where it also lies below ``T`` and the metric is the quantity the paper reports;
+- ``contradicts``: the interval lies beyond ``−δ``;
+- ``reproduces in sign, below the published effect``: the interval excludes 0 on the paper's
+  side and lies below ``T`` (the paper's quantity), its size not shown beyond ``+δ``;
+- else ``inconclusive`` (with the sign where the interval excludes 0), read against the claim's
+  design (:func:`design_verdict`): ``unresolvable at this test set`` where the test items alone
+  put the half-width at or above δ, ``underpowered`` where more seeds would resolve it.
 
-The simultaneous interval is Bonferroni's at the family's size: its level does not depend on
-the claim's own p-value, so it shows size while Holm decides. Where the base × method
-interaction is significant (:data:`INTERACTION_ALPHA`, Holm-adjusted over the family) the
-verdict is given per base, each by
-the same rule from that base's own effect, with its p-values Bonferroni-adjusted at the
-family's size; they are summed up as :data:`BASE_DEPENDENT` when they differ.
+Before any of these: ``premise fails here`` where the baseline does not do what the paper says
+it does (``study.premise``; the claim is not decided, and its reason still says what the
+interval shows); ``untestable`` where a model did not learn, forgot its base or sits at chance;
+``differs between the two bases`` where the two bases' effects differ by more than δ with
+confidence (:func:`differs_between_bases`; each base's own label is given beside it).
 
 A run whose contrastive loss stays within 1 % of ln B over its last fifth, or whose features
 hardly vary (:func:`collapse_reason`), is collapsed; the study leaves it out and says so.
@@ -54,9 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 
 REPRODUCES = "reproduces"
+REPRODUCES_BELOW = "reproduces, below the published effect"
 SMALLER = "reproduces in sign, below the published effect"
-BELOW_PUBLISHED = "below the published effect"
-AT_CEILING = "at ceiling"
 CONTRADICTS = "contradicts"
 NEGLIGIBLE = "negligible"
 NEGLIGIBLE_PAPER_SIGN = "negligible, with the paper's sign"
@@ -65,23 +48,44 @@ INCONCLUSIVE = "inconclusive"
 UNDERPOWERED = "underpowered"
 UNRESOLVABLE = "unresolvable at this test set"
 UNTESTABLE = "untestable"
-BASE_DEPENDENT = "depends on the base"
+PREMISE_FAILS = "premise fails here"
+DIFFERS_BY_BASE = "differs between the two bases"
+DID_NOT_LEARN = "did not learn the world at this budget"
+NEAR_COPIES = "the arms are near-copies"
 NOT_RUN = "not run yet"  # a partial study: none of the claim's planned runs has finished
 VERDICTS = (
-    REPRODUCES, SMALLER, BELOW_PUBLISHED, CONTRADICTS, NEGLIGIBLE, NEGLIGIBLE_PAPER_SIGN,
-    NEGLIGIBLE_OTHER_SIGN, AT_CEILING, INCONCLUSIVE, UNDERPOWERED, UNRESOLVABLE, UNTESTABLE,
-    BASE_DEPENDENT, NOT_RUN,
+    REPRODUCES, REPRODUCES_BELOW, SMALLER, CONTRADICTS, NEGLIGIBLE, NEGLIGIBLE_PAPER_SIGN,
+    NEGLIGIBLE_OTHER_SIGN, INCONCLUSIVE, UNDERPOWERED, UNRESOLVABLE, UNTESTABLE, PREMISE_FAILS,
+    DIFFERS_BY_BASE, DID_NOT_LEARN, NEAR_COPIES, NOT_RUN,
 )  # fmt: skip
+# what each label says, in one line (the README's legend)
+MEANINGS = {
+    REPRODUCES: "the interval lies beyond +δ: an effect of interest, on the paper's side",
+    REPRODUCES_BELOW: "beyond +δ, and below the paper's effect on this scale",
+    SMALLER: "the paper's sign is established, below the paper's effect, not shown beyond +δ",
+    CONTRADICTS: "the interval lies beyond −δ: an effect of interest, on the other side",
+    NEGLIGIBLE: "the interval lies inside ±δ: smaller than half the paper's effect here",
+    NEGLIGIBLE_PAPER_SIGN: "inside ±δ and above 0",
+    NEGLIGIBLE_OTHER_SIGN: "inside ±δ and below 0",
+    INCONCLUSIVE: "the design resolves δ, these data do not decide",
+    UNDERPOWERED: "more seeds would resolve δ",
+    UNRESOLVABLE: "the test items alone leave the interval wider than δ",
+    UNTESTABLE: "a model did not learn, forgot its base or sits at chance",
+    PREMISE_FAILS: "the baseline does not do what the paper says it does",
+    DIFFERS_BY_BASE: "the two bases' effects differ by more than δ",
+    DID_NOT_LEARN: "an arm missed its learning target at the fixed budget",
+    NEAR_COPIES: "the arms give the same answer on almost every test item",
+    NOT_RUN: "the claim's runs have not finished",
+}
 # the verdicts of a claim the study could not decide at its scale (README and notebook 05 alike)
 UNDECIDED = (UNDERPOWERED, UNRESOLVABLE, INCONCLUSIVE)
 # the claims the study could not test here, or whose two bases split
-NOT_TESTED = (AT_CEILING, UNTESTABLE, BASE_DEPENDENT)
+NOT_TESTED = (PREMISE_FAILS, UNTESTABLE, DIFFERS_BY_BASE, DID_NOT_LEARN, NEAR_COPIES)
 COLLAPSE_LOSS_FRACTION = 0.01  # loss within 1 % of ln B over the last fifth of training
 COLLAPSE_FEATURE_STD = 1e-3  # features whose std over the test set is below this
-# no interval from fewer within-base degrees of freedom: with one, the family-level t is in the
+# no interval from fewer within-base degrees of freedom: with one, the study-level t is in the
 # hundreds (2 + 1 seeds over two bases give intervals as wide as the metric's whole range)
 MIN_SEED_DF = 2
-INTERACTION_ALPHA = 0.05  # the base × method test that splits a verdict by base
 
 
 def better_sign(better: str) -> float:
@@ -96,119 +100,81 @@ def near(value: float, level: float | None, smallest: float) -> bool:
     return level is not None and abs(value - level) < smallest
 
 
-def headroom(
-    baseline: float, chance: float | None, ceiling: float, better: str, smallest: float
-) -> bool:
-    """Whether the baseline's mean leaves room for an effect of ``smallest`` either way: at
-    least that much between it and the best value (the paper's side) and, where the metric has
-    a chance level, between it and chance (the other side)."""
-    room_up = better_sign(better) * (ceiling - baseline)
-    room_down = math.inf if chance is None else abs(baseline - chance)
-    return room_up >= smallest and room_down >= smallest
-
-
-def untestable_reason(
-    variant: float,
-    baseline: float,
-    chance: float | None,
-    ceiling: float,
-    better: str,
-    smallest: float,
-) -> str | None:
-    """Why a comparison cannot be tested (step 1 of the module docstring), or None, from the
-    two sides' *mean* values (never from an interval's width)."""
-    better_sign(better)
-    for name, value in (("variant", variant), ("baseline", baseline)):
-        if near(value, chance, smallest):
-            return (
-                f"the {name}'s mean {value:.4g} lies within ±{smallest:g} of chance ({chance:.4g})"
-            )
-    if near(variant, ceiling, smallest) and near(baseline, ceiling, smallest):
-        return f"both means lie within ±{smallest:g} of the metric's best value ({ceiling:g})"
-    if not headroom(baseline, chance, ceiling, better, smallest):
-        return (
-            f"the baseline ({baseline:.4g}) leaves less than the smallest effect of "
-            f"interest ({smallest:g}) to the best value ({ceiling:g})"
-            + ("" if chance is None else f" or to chance ({chance:.4g})")
-        )
-    return None
-
-
 def signed(interval: tuple[float, float], better: str) -> tuple[float, float]:
     """The interval of the effect with the paper's direction positive."""
     low, high = interval
     return (low, high) if better_sign(better) > 0 else (-high, -low)
 
 
+def untestable_reason(
+    variant: float, baseline: float, chance: float | None, smallest: float
+) -> str | None:
+    """Why two arms' *means* cannot be read (never an interval's width), or None: a side lies
+    within δ of chance, where a metric reads nothing. A baseline too near the best value for the
+    paper's effect is the premise's concern (``study.premise``), not this one."""
+    for name, value in (("variant", variant), ("baseline", baseline)):
+        if near(value, chance, smallest):
+            return f"the {name}'s mean {value:.4g} lies within ±{smallest:.3g} of chance ({chance:.4g})"
+    return None
+
+
 @dataclass(frozen=True)
 class Evidence:
-    """What a verdict is decided from (steps 3-6 of the module docstring)."""
+    """What a label is read from: the displayed interval and what it is judged against."""
 
     effect: float  # variant − baseline, in the metric's units
-    simultaneous: tuple[float, float]  # the family-level interval of the effect
-    p_sign: float  # Holm-adjusted two-sided p of "effect = 0"
-    p_equivalence: float  # Holm-adjusted TOST p of "|effect| < smallest"
+    interval: tuple[float, float]  # the displayed (simultaneous) interval of the effect
     better: str
-    smallest: float
-    paper_effect: float | None = None  # the published effect, in the study's units
+    smallest: float  # δ
+    translated: float | None = None  # T: the paper's effect on this scale, paper's side > 0
     paper_units: bool = False  # whether the metric is the paper's quantity (sizes compare)
-    alpha: float = 0.05
-    room: float | None = None  # the baseline's mean distance to the best value, paper's side
 
 
-def ceiling_reason(evidence: Evidence) -> str | None:
-    """Step 3: why the paper's effect cannot occur at this baseline (it leaves less room to
-    the best value than the published effect, both in the paper's units), or None."""
-    e = evidence
-    if e.room is None or not e.paper_units or e.paper_effect is None:
-        return None
-    paper = better_sign(e.better) * e.paper_effect
-    if paper <= 0 or e.room >= paper:
-        return None
-    return (
-        f"the baseline leaves {e.room:.3g} to the best value, less than the paper's effect "
-        f"{e.paper_effect:+.3g}"
-    )
-
-
-def _sign_words(evidence: Evidence) -> str:
-    """The sign the data give and whether Holm establishes it."""
-    e = evidence
-    side = "the paper's sign" if better_sign(e.better) * e.effect > 0 else "the other sign"
-    status = "established" if e.p_sign < e.alpha else "not established"
-    return f"{side}, {status} (Holm p = {e.p_sign:.3g})"
+def _shown(e: Evidence) -> str:
+    low, high = e.interval
+    return f"[{low:+.3g}, {high:+.3g}]"
 
 
 def verdict(evidence: Evidence) -> tuple[str, str]:
-    """Steps 3-6 of the module docstring: the verdict and its reason."""
+    """The label the displayed interval supports (module docstring) and its reason."""
     e = evidence
     if not e.smallest > 0:
         raise ValueError(f"smallest must be positive; got {e.smallest}")
-    if ceiling := ceiling_reason(e):
-        return AT_CEILING, f"{ceiling}; {_sign_words(e)}"
-    paper_side = better_sign(e.better) * e.effect > 0
-    sign_known = e.p_sign < e.alpha
-    if e.p_equivalence < e.alpha:
-        label = NEGLIGIBLE
-        if sign_known:
-            label = NEGLIGIBLE_PAPER_SIGN if paper_side else NEGLIGIBLE_OTHER_SIGN
-        return label, (
-            f"equivalent within ±{e.smallest:g} (two one-sided tests, Holm p = "
-            f"{e.p_equivalence:.3g}); {_sign_words(e)}"
+    low, high = signed(e.interval, e.better)
+    if not low <= high:
+        raise ValueError(f"the interval's ends are out of order: {e.interval}")
+    delta, shown = e.smallest, _shown(e)
+    below_paper = e.paper_units and e.translated is not None and high < e.translated
+    paper = "" if e.translated is None else f" (the paper's effect here {e.translated:.3g})"
+    if low > delta:
+        label = REPRODUCES_BELOW if below_paper else REPRODUCES
+        return label, f"the interval {shown} lies beyond +δ = {delta:.3g}{paper}"
+    if high < -delta:
+        return CONTRADICTS, f"the interval {shown} lies beyond −δ = −{delta:.3g}"
+    if -delta < low and high < delta:
+        label = (
+            NEGLIGIBLE_PAPER_SIGN if low > 0 else NEGLIGIBLE_OTHER_SIGN if high < 0 else NEGLIGIBLE
         )
-    low, high = signed(e.simultaneous, e.better)
-    if sign_known and not paper_side and high < -e.smallest:
-        return CONTRADICTS, f"{_sign_words(e)}, the interval beyond −{e.smallest:g}"
-    paper = None if e.paper_effect is None else better_sign(e.better) * e.paper_effect
-    if e.paper_units and paper is not None and paper > 0 and high < paper:
-        label = SMALLER if sign_known and paper_side else BELOW_PUBLISHED
-        return label, f"{_sign_words(e)}, the interval below the paper's {e.paper_effect:+.3g}"
-    if sign_known and paper_side and low > e.smallest:
-        return REPRODUCES, f"{_sign_words(e)}, the interval beyond +{e.smallest:g}"
-    if not sign_known:
-        return INCONCLUSIVE, f"the sign is not established (Holm p = {e.p_sign:.3g})"
-    bound = f"+{e.smallest:g}" if paper_side else f"−{e.smallest:g}"
-    return INCONCLUSIVE, f"{_sign_words(e)}, its size not shown beyond {bound}"
+        return label, f"the interval {shown} lies inside ±δ = ±{delta:.3g}{paper}"
+    if low > 0 and below_paper:
+        return SMALLER, (
+            f"the interval {shown} excludes 0 on the paper's side and lies below the paper's "
+            f"effect here {e.translated:.3g}; it is not shown beyond +δ = {delta:.3g}"
+        )
+    if low > 0 or high < 0:
+        side = "the paper's side" if low > 0 else "the other side"
+        return INCONCLUSIVE, (
+            f"the interval {shown} excludes 0 on {side}, its size not shown beyond ±δ = "
+            f"±{delta:.3g}"
+        )
+    return INCONCLUSIVE, f"the interval {shown} holds 0 and reaches beyond ±δ = ±{delta:.3g}"
+
+
+def differs_between_bases(difference: tuple[float, float], smallest: float) -> bool:
+    """Whether the interval of the two bases' effects' difference lies beyond ±δ: the effect
+    differs between the bases by more than the smallest effect of interest, with confidence."""
+    low, high = difference
+    return low > smallest or high < -smallest
 
 
 def design_verdict(

@@ -1,0 +1,86 @@
+"""Each claim's smallest effect of interest on the study's own scale, from its measured reference.
+
+The rule is ``tables.smallest_effect``'s (``docs/methods/conventions.md#the-smallest-effect-of-interest``):
+the paper's effect, as a share of its baseline's headroom, carried onto the headroom the claim's
+*reference* leaves here, then halved and capped at a third of that headroom. The reference is
+measured before any arm is compared (:func:`reference_level`): the pre-trained bases the claim's
+baseline starts from (their mean over the scale's bases), else the untrained model, else the far
+end of the metric's range (``Metric.worst``). The same δ judges a run's plateau on the study's
+primary validation metric (:func:`plateau_deltas`: the smallest δ among the claims on it).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from paperlib.study import recipe
+from paperlib.study.base_reference import base_items, untrained_value
+from paperlib.study.scales import SCALES
+from paperlib.tables.claims import CLAIMS, Claim, ClaimDeclarationError
+from paperlib.tables.smallest_effect import HALF, THIRD, Translation, translate
+
+# the claims' metric of each primary validation metric, whose δ the plateau reads
+CLAIMED_AS = {"long_i2t_r1": "world-long/i2t_hit1", "zeroshot_L1": "world-zeroshot/L1_correct"}
+# the metric each study's plateau is judged on: the primary metric its recipe reads
+# (``study.recipe.SEARCHED_ARMS``)
+PLATEAU_METRIC = {rule.study: rule.primary for rule in recipe.SEARCHED_ARMS.values()}
+
+
+def reference_level(scale_name: str, claim: Claim) -> tuple[float, str]:
+    """The claim's reference level of its baseline's metric and where it is read: the mean of
+    the bases its baseline starts from, else the untrained model, else the metric's far end."""
+    scale = SCALES[scale_name]
+    item = claim.baseline_metric
+    values = base_items(scale_name, claim.study, claim.baseline, item, list(scale.bases))
+    if values is not None:
+        count = len(scale.bases)
+        return float(np.mean(values)), f"the {count} pre-trained base{'s' * (count > 1)}"
+    untrained = untrained_value(scale_name, claim.study, item)
+    if untrained is not None:
+        return untrained, "the untrained model"
+    if claim.metric.worst is not None:
+        return claim.metric.worst, "the far end of the metric's range"
+    raise ClaimDeclarationError(
+        f"claim {claim.id!r}: no reference level for {item} (no base, no untrained model, and "
+        "the metric declares no worst value)"
+    )
+
+
+def claim_translation(scale_name: str, claim: Claim) -> Translation:
+    """The δ rule's reading of one claim at ``scale_name``, checked: a δ above half the
+    translated effect or a third of the headroom is refused, naming the claim."""
+    published, source = claim.published()
+    reference, where = reference_level(scale_name, claim)
+    translation = translate(published, reference, where, claim.metric.ceiling, source)
+    check_delta(claim, translation)
+    return translation
+
+
+def check_delta(claim: Claim, translation: Translation) -> None:
+    """Refuse a δ the rule does not allow: above ``HALF`` of the translated effect or above
+    ``THIRD`` of the reference's headroom (``ClaimDeclarationError`` naming claim and field)."""
+    slack = 1e-12
+    if translation.delta > HALF * translation.translated + slack:
+        raise ClaimDeclarationError(
+            f"claim {claim.id!r}: smallest {translation.delta:g} is above half the paper's "
+            f"effect on this scale ({translation.translated:g})"
+        )
+    if translation.delta > THIRD * translation.headroom + slack:
+        raise ClaimDeclarationError(
+            f"claim {claim.id!r}: smallest {translation.delta:g} is above a third of the "
+            f"reference's headroom ({translation.headroom:g})"
+        )
+
+
+@lru_cache(maxsize=8)
+def plateau_deltas(scale_name: str, study: str) -> dict[str, float]:
+    """``{validation metric: δ}`` of a study's plateau: its primary validation metric
+    (:data:`PLATEAU_METRIC`) with the smallest δ among the claims on that metric's claims'
+    metric (:data:`CLAIMED_AS`): a run is flat only if it rises less than the strictest δ it
+    answers to; ``{}`` where no claim reads it."""
+    metric = PLATEAU_METRIC[study]
+    item = CLAIMED_AS[metric]
+    deltas = [claim_translation(scale_name, c).delta for c in CLAIMS if c.item == item]
+    return {metric: min(deltas)} if deltas else {}
