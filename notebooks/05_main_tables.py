@@ -372,8 +372,8 @@ display(
 # fine-tunes; the rows with an `of_base` give what each headline hyperbolic fine-tune keeps of
 # its own hyperbolic base (the median over runs of run ÷ base, `paperlib.study.targets`). Then
 # every run's held-out validation curve (`results/<scale>/curves.json`): seeds thin, mean thick;
-# the shaded last fifth is where the plateau rule looks. Runs that collapsed or were still
-# improving are listed and left out of every claim.
+# the shaded last 40 % of the schedule is where the plateau rule fits its slope. Runs that
+# collapsed or were still improving are listed and left out of every claim.
 
 # %%
 targets = pd.DataFrame(CLAIMS_FILE["targets"]).reindex(

@@ -253,7 +253,8 @@ def _toy_study(tmp_path, monkeypatch, seeds=8, collapsed=(), rising=()):
     monkeypatch.setattr(decide, "CLAIMS", pair)
     rng = np.random.default_rng(0)
     learned, flat = [3.0 - 0.1 * i for i in range(20)], [math.log(64)] * 20
-    flat_curve, rising_curve = [(0, 0.1), (80, 0.5), (100, 0.5)], [(0, 0.1), (80, 0.3), (100, 0.5)]
+    flat_curve = [(0, 0.1), (60, 0.5), (80, 0.5), (100, 0.5)]
+    rising_curve = [(0, 0.1), (60, 0.2), (80, 0.35), (100, 0.5)]  # +0.15 a fifth, on a line
     for seed in range(seeds):
         good = {k: rng.random(500) for k in ITEMS}
         base = {k: rng.random(500) for k in ITEMS}

@@ -1,6 +1,7 @@
 """The decision rule: each label read off a constructed interval at its boundaries (inside ±δ,
 crossing ±δ, beyond, the paper's effect on this scale), testability on mean values (chance),
-the two bases' difference against δ, collapse and the plateau criterion."""
+the two bases' difference against δ, and collapse (the plateau criterion:
+``tests/test_plateau.py``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import math
 
 import pytest
 
-from paperlib.tables.plateau import curve_items, plateau_check, run_plateaus
 from paperlib.tables.verdicts import (
     CONTRADICTS,
     INCONCLUSIVE,
@@ -159,55 +159,3 @@ def test_collapse_reason():
     assert collapse_reason([ln64 * 0.9] * 20, 64, 0.2) is None
     assert collapse_reason([ln64 * 1.2] * 20, 64, 0.2) is None  # confidently wrong, not flat
     assert "feature std" in collapse_reason([1.0] * 20, 64, 4e-4)
-
-
-def test_plateau_compares_the_last_fifth_gain_with_a_standard_error():
-    flat = [(0, 0.1), (100, 0.4), (400, 0.50), (500, 0.51)]
-    check = plateau_check(flat, 500, "long_i2t_r1")
-    assert check.start == (400, 0.50) and check.end == (500, 0.51)
-    assert check.standard_error == pytest.approx(math.sqrt(0.51 * 0.49 / 500))
-    assert check.reached and check.reason() is None
-    rising = plateau_check([(0, 0.1), (400, 0.40), (500, 0.48)], 500, "long_i2t_r1")
-    assert not rising.reached and "still rising" in rising.reason()
-    falling = plateau_check([(0, 0.1), (400, 0.5), (500, 0.45)], 500, "x")
-    assert falling.reached  # a fall is not a gain
-    with pytest.raises(ValueError, match="at least 2"):
-        plateau_check([(0, 0.1)], 500, "x")
-
-
-def test_the_plateau_rule_uses_the_curves_own_item_count():
-    """A gain of 0.02 is beyond one standard error over 1,000 items (0.0158) but within it over
-    the 500 items a study curve is measured on (0.0223); the log's val_size decides."""
-    log = [
-        {"step": s, "val": {"r1": v}, "val_size": 500}
-        for s, v in ((0, 0.1), (400, 0.5), (500, 0.52))
-    ]
-    assert curve_items(log) == 500
-    assert run_plateaus(log)["r1"].reached
-    assert not run_plateaus(log, 1000)["r1"].reached
-    with pytest.raises(ValueError, match="val_size"):
-        curve_items([{k: v for k, v in r.items() if k != "val_size"} for r in log])
-    with pytest.raises(ValueError, match="val_size"):
-        curve_items([log[0], {**log[1], "val_size": 200}])
-
-
-def test_a_study_runs_plateau_reads_its_primary_metric_against_delta():
-    """A rise counts only past δ, and only on the study's primary metric: a retention metric
-    that creeps up by more than its standard error does not leave the run out."""
-    from paperlib.study.recipe import SEARCHED_ARMS
-    from paperlib.study.run_validity import PLATEAU_METRIC, run_plateau
-
-    assert {rule.study: rule.primary for rule in SEARCHED_ARMS.values()} == {
-        s: m for s, (m, _) in PLATEAU_METRIC.items()
-    }
-    log = [
-        {"step": 0, "val": {"long_i2t_r1": 0.1, "short_i2t_r1": 0.5}, "val_size": 500},
-        {"step": 320, "val": {"long_i2t_r1": 0.60, "short_i2t_r1": 0.90}, "val_size": 500},
-        {"step": 400, "val": {"long_i2t_r1": 0.61, "short_i2t_r1": 0.95}, "val_size": 500},
-    ]
-    assert run_plateau(log, "himo") is None  # +0.01 is not past δ = 0.01; short I2T not read
-    log[-1]["val"]["long_i2t_r1"] = 0.62
-    assert "long_i2t_r1 still rising: +0.0200" in run_plateau(log, "himo")
-    assert "beyond δ = 0.01" in run_plateau(log, "himo")
-    flat = plateau_check([(0, 0.1), (400, 0.5), (500, 0.51)], 500, "r", smallest=0.01)
-    assert flat.reached and flat.threshold == 0.01

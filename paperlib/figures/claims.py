@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from paperlib.figures.common import chance_line
+from paperlib.tables.plateau import WINDOW
 from paperlib.tables.summary import claim_name
 
 VERDICT_COLORS = {
@@ -322,8 +323,9 @@ def validation_curves(
     targets: dict[str, float] | None = None,
 ) -> plt.Figure:
     """One panel per (study, metric) of ``curves.json``'s validation curves: each variant's
-    seeds (thin) and their mean (thick) against the training step, the last fifth of the
-    schedule shaded (where the plateau criterion looks) and a target (dotted) where given."""
+    seeds (thin) and their mean (thick) against the training step, the end of the schedule
+    whose points the plateau criterion fits shaded (``tables.plateau.WINDOW``) and a target
+    (dotted) where given."""
 
     panels = list(dict.fromkeys((c.get("study", "bases"), c["metric"]) for c in curves))
     if not panels:
@@ -339,7 +341,7 @@ def validation_curves(
                 ax, group, "value", (colors or {}).get(variant), f"{variant} ({len(group)})"
             )
         last = max(p["step"] for c in shown for p in c["points"])
-        ax.axvspan(0.8 * last, last, color="0.92", zorder=0)
+        ax.axvspan((1 - WINDOW) * last, last, color="0.92", zorder=0)
         if targets and metric in targets:
             ax.axhline(targets[metric], color="tab:green", ls=":", lw=1.2, label="target")
         ax.set_ylim(0, 1)

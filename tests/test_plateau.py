@@ -1,0 +1,181 @@
+"""The plateau criterion (``paperlib.tables.plateau``): its slope and noise against scipy's
+least squares and the sandwich variance written with numpy, the fitted window at the study's
+logging designs, and one constructed curve at each boundary of the rule (flat, noisy-flat,
+rising past δ, rising within δ, rising but not established, at δ exactly)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from paperlib.tables.plateau import (
+    curve_items,
+    fit_window,
+    plateau_check,
+    rate_standard_error,
+    run_plateaus,
+    slope_fit,
+)
+
+DELTA = 0.014  # long I2T R@1's δ
+
+
+def curve(*window_values, last=500, head=(0.1, 0.3, 0.45)):
+    """A curve logged as the study's runs are (every fifth of ``last`` steps plus step 0):
+    ``head`` then ``window_values`` at 0.6, 0.8 and 1.0 of the schedule."""
+    values = (*head, *window_values)
+    return [(round(k * last / (len(values) - 1)), v) for k, v in enumerate(values)]
+
+
+def sandwich_slope_variance(x, variances):
+    """``[(XᵀX)⁻¹ Xᵀ diag(σ²) X (XᵀX)⁻¹]₁₁`` of the line ``y = a + b x``: the slope's variance
+    under independent points of known variances."""
+    design = np.column_stack([np.ones_like(x), x])
+    bread = np.linalg.inv(design.T @ design)
+    return float((bread @ design.T @ np.diag(variances) @ design @ bread)[1, 1])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_slope_and_its_two_noises_match_scipy_and_the_sandwich(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 12))
+    x = np.sort(rng.choice(np.arange(0, 2000, 25), n, replace=False)).astype(float)
+    y = 0.4 + 1e-4 * x + rng.normal(0, 0.02, n)
+    variances = rng.uniform(1e-5, 1e-3, n)
+    fit = slope_fit(x, y, variances)
+    plain = stats.linregress(x, y)
+    assert fit.slope == pytest.approx(plain.slope, rel=1e-10)
+    assert math.sqrt(fit.residual_variance) == pytest.approx(plain.stderr, rel=1e-10)
+    assert fit.df == n - 2
+    assert fit.binomial_variance == pytest.approx(sandwich_slope_variance(x, variances))
+    assert fit.slope == pytest.approx(np.polyfit(x, y, 1)[0], rel=1e-10)
+
+
+def test_two_points_have_no_residual_scatter():
+    fit = slope_fit([0, 100], [0.2, 0.3], [1e-4, 1e-4])
+    assert fit.slope == pytest.approx(1e-3) and fit.df == 0 and math.isnan(fit.residual_variance)
+    assert fit.binomial_variance == pytest.approx(2 * 1e-4 / 100**2)
+
+
+def test_the_window_is_the_last_forty_percent_with_at_least_three_points():
+    runs = curve(0.5, 0.5, 0.5)  # the study's runs: 0, .2, .4, .6, .8, 1.0 T
+    assert [s for s, _ in fit_window(runs)] == [300, 400, 500]
+    bases = [(k * 100, 0.5) for k in range(17)]  # the bases: 16 points after step 0
+    assert [s for s, _ in fit_window(bases)] == [1000, 1100, 1200, 1300, 1400, 1500, 1600]
+    sparse = [(0, 0.1), (100, 0.4), (400, 0.5), (500, 0.51)]  # one point inside: the last 3
+    assert [s for s, _ in fit_window(sparse)] == [100, 400, 500]
+    assert fit_window([(0, 0.1), (500, 0.2)]) == [(0, 0.1), (500, 0.2)]
+    odd = [(0, 0.1), (600, 0.2), (800, 0.3), (1000, 0.4)]  # 0.6 T exactly, despite rounding
+    assert fit_window(odd)[0] == (600, 0.2)
+
+
+def test_a_flat_curve_and_a_noisy_flat_one_have_plateaued():
+    flat = plateau_check(curve(0.5, 0.5, 0.5), 500, "r", DELTA)
+    assert flat.gain == 0.0 and flat.reached and flat.reason() is None
+    noisy = plateau_check(curve(0.50, 0.53, 0.49), 500, "r", DELTA)
+    assert noisy.reached and noisy.interval[0] < 0 < noisy.interval[1]
+    assert plateau_check(curve(0.5, 0.48, 0.45), 500, "r", DELTA).reached  # a fall
+
+
+def test_a_rise_past_delta_established_against_the_noise_is_still_rising():
+    rising = plateau_check(curve(0.44, 0.50, 0.56), 500, "long_i2t_r1", DELTA)
+    assert rising.gain == pytest.approx(0.06) and rising.interval[0] > 0
+    assert not rising.reached
+    reason = rising.reason()
+    assert reason.startswith("long_i2t_r1 still rising: +0.0600 over the last fifth")
+    low, high = rising.interval
+    assert f"95 % interval {low:+.4f} to {high:+.4f}" in reason
+    assert "beyond δ = 0.014" in reason and "steps 300–500, 3 points" in reason
+
+
+def test_a_rise_within_delta_counts_as_flat_even_when_established():
+    """Over 100,000 items a rise of 0.01 per fifth is far beyond its noise, but below δ."""
+    small = plateau_check(curve(0.50, 0.51, 0.52), 100_000, "r", DELTA)
+    assert small.gain == pytest.approx(0.01) and small.interval[0] > 0
+    assert small.reached
+    unjudged = plateau_check(curve(0.50, 0.51, 0.52), 100_000, "r")  # a base: no δ
+    assert not unjudged.reached and "above 0" in unjudged.reason()
+
+
+def test_a_rise_past_delta_not_established_against_the_noise_counts_as_flat():
+    """+0.02 per fifth over 500 items: past δ, inside the binomial noise of the points."""
+    unsure = plateau_check(curve(0.50, 0.52, 0.54), 500, "r", DELTA)
+    assert unsure.gain == pytest.approx(0.02) and unsure.gain > DELTA
+    assert unsure.interval[0] < 0 and unsure.reached
+    assert unsure.df is None  # the points lie on a line: the binomial noise is the larger
+    half = stats.norm.isf(0.025) * unsure.standard_error
+    assert unsure.interval == pytest.approx((unsure.gain - half, unsure.gain + half))
+
+
+def test_the_residual_scatter_decides_when_it_is_the_larger_noise():
+    scattered = plateau_check(curve(0.40, 0.58, 0.50), 100_000, "r", DELTA)
+    assert scattered.df == 1 and scattered.reached  # t with 1 degree of freedom
+    half = stats.t.isf(0.025, 1) * scattered.standard_error
+    assert scattered.interval == pytest.approx((scattered.gain - half, scattered.gain + half))
+    binomial = rate_standard_error(0.5, 100_000)
+    assert scattered.standard_error > binomial  # the scatter is the larger
+
+
+def test_a_gain_of_exactly_delta_is_flat():
+    exact = plateau_check(curve(0.41, 0.42, 0.43), 10**7, "r", 0.01)
+    assert exact.gain > 0.01  # by rounding: 0.010000000000000028
+    assert exact.interval[0] > 0 and exact.gain == pytest.approx(0.01) and exact.reached
+
+
+def test_bad_curves_are_refused():
+    with pytest.raises(ValueError, match="at least 2"):
+        plateau_check([(0, 0.1)], 500, "x")
+    with pytest.raises(ValueError, match="x: a slope needs at least 2 distinct steps"):
+        plateau_check([(500, 0.1), (500, 0.2)], 500, "x")
+    with pytest.raises(ValueError, match="n_items"):
+        plateau_check(curve(0.5, 0.5, 0.5), 0, "x")
+
+
+def test_the_plateau_rule_uses_the_curves_own_item_count():
+    """+0.025 per fifth on a straight line is established over 1,000 items and not over the
+    500 a study curve is measured on; the log's val_size decides."""
+    log = [
+        {"step": s, "val": {"r1": v}, "val_size": 500}
+        for s, v in curve(0.475, 0.50, 0.525)
+    ]  # fmt: skip
+    assert curve_items(log) == 500
+    assert run_plateaus(log)["r1"].reached
+    assert not run_plateaus(log, 1000)["r1"].reached
+    with pytest.raises(ValueError, match="val_size"):
+        curve_items([{k: v for k, v in r.items() if k != "val_size"} for r in log])
+    with pytest.raises(ValueError, match="val_size"):
+        curve_items([log[0], {**log[1], "val_size": 200}])
+
+
+def test_a_study_runs_plateau_reads_its_primary_metric_against_delta():
+    """A rise counts only past δ, and only on the study's primary metric: a retention metric
+    that still rises clearly does not leave the run out."""
+    from paperlib.study.recipe import SEARCHED_ARMS
+    from paperlib.study.run_validity import PLATEAU_METRIC, run_plateau
+
+    assert {rule.study: rule.primary for rule in SEARCHED_ARMS.values()} == {
+        s: m for s, (m, _) in PLATEAU_METRIC.items()
+    }
+    long, short = curve(0.60, 0.61, 0.62), curve(0.70, 0.80, 0.90)
+    log = [
+        {"step": s, "val": {"long_i2t_r1": v, "short_i2t_r1": w}, "val_size": 500}
+        for (s, v), (_, w) in zip(long, short)
+    ]
+    assert run_plateau(log, "himo") is None  # +0.01 is within δ = 0.014; short I2T not read
+    for record, value in zip(log[-3:], (0.44, 0.50, 0.56)):
+        record["val"]["long_i2t_r1"] = value
+    assert "long_i2t_r1 still rising: +0.0600" in run_plateau(log, "himo")
+    assert "beyond δ = 0.014" in run_plateau(log, "himo")
+
+
+def test_the_record_callers_write_is_json_and_keeps_the_fields_they_read():
+    check = plateau_check(curve(0.44, 0.50, 0.56), 500, "r", DELTA)
+    record = json.loads(json.dumps({**asdict(check), "reached": check.reached}))
+    for field in ("metric", "gain", "standard_error", "threshold", "interval", "reached"):
+        assert field in record
+    assert record["start"] == [300, 0.44] and record["end"] == [500, 0.56]
