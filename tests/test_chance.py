@@ -1,4 +1,4 @@
-"""Chance levels from a permutation null (``paperlib.metrics.chance``): each closed form against
+"""Chance levels from a permutation null (``paperlib.tables.chance``): each closed form against
 the brute-force average of the project's own metric functions over every permutation of small
 score arrays, with and without ties, and the study's test world's records."""
 
@@ -12,8 +12,11 @@ import numpy as np
 import pytest
 import torch
 
-from paperlib.metrics import monotonicity, zeroshot
-from paperlib.metrics.chance import (
+from paperlib.metrics import hierarchy, monotonicity, zeroshot
+from paperlib.metrics.composition import PROTOCOLS, cola_correct
+from paperlib.metrics.items import retrieval_items
+from paperlib.metrics.retrieval import same_text_positives
+from paperlib.tables.chance import (
     RULES,
     HeldOutSet,
     cola_null,
@@ -25,9 +28,6 @@ from paperlib.metrics.chance import (
     world_chance,
     world_held_out,
 )
-from paperlib.metrics.composition import PROTOCOLS, cola_correct
-from paperlib.metrics.items import pair_auc, retrieval_items
-from paperlib.metrics.retrieval import same_text_positives
 
 SEGMENT_ROWS = [
     [0.3, 0.1],
@@ -186,8 +186,19 @@ def test_one_to_one_retrieval_with_distinct_captions_is_one_over_n():
 @pytest.mark.parametrize(
     "scores", [[0.9, 0.4, 0.7, 0.1, 0.3], [0.5, 0.5, 0.5, 0.1, 0.9], [0.2] * 5]
 )
-def test_pep_of_two_positives_and_three_negatives_averages_one_half(scores):
-    got = enumerated_null(lambda s: pair_auc(s[:2], s[2:]), scores, [one_item(scores)])
+def test_pep_of_two_positives_and_three_negatives_averages_one_half(scores, monkeypatch):
+    """One image's AUC through ``hierarchy.pep_metrics`` (sklearn's, a tied pair ½), its
+    entailment scores replaced by each assignment, as ``tests/test_ties.py`` does."""
+    assigned = {}
+    monkeypatch.setattr(hierarchy, "entailment_score", lambda parent, child, curv: assigned["s"])
+    label = np.array([1, 1, 0, 0, 0])
+    pairs = hierarchy.PEPPairs(np.zeros(5, int), np.zeros(5, int), np.zeros(5, int), label)
+
+    def auc(s):
+        assigned["s"] = torch.tensor(s)
+        return hierarchy.pep_metrics(torch.zeros(1, 3), torch.zeros(1, 1, 3), pairs, 1.0)["pep_auc"]
+
+    got = enumerated_null(auc, scores, [one_item(scores)])
     assert got == pytest.approx(0.5)
     assert rule_value("world-hierarchy/pep_auc_all", held_out()) == 0.5
     assert rule_value("world-hierarchy/pep_auc_finest", held_out()) == 0.5

@@ -51,7 +51,7 @@ from paperlib.segments import prefix_ends
 
 HIMO_K_CUTS = (4, 7, 10)  # HiMo@K with the caption cut into exactly K cumulative segments
 
-__all__ = ["retrieval_items", "world_items", "item_means", "pep_items", "pair_auc"]
+__all__ = ["retrieval_items", "world_items", "item_means", "pep_items"]
 
 
 def retrieval_items(scores: Tensor, positive: Tensor | None = None, ks=(1, 5)) -> dict[str, Any]:
@@ -115,14 +115,6 @@ def monotonicity_items(emb: dict[str, Any], geometry: str, curv: float | None) -
     return out
 
 
-def pair_auc(positive: np.ndarray, negative: np.ndarray) -> float:
-    """One image's Mann-Whitney AUC: the share of its (positive, negative) score pairs with the
-    positive above, a tie counting ½ (``docs/methods/conventions.md#ties``)."""
-    positive, negative = (np.asarray(s, dtype=np.float64) for s in (positive, negative))
-    diff = positive[:, None] - negative[None, :]
-    return float(((diff > 0) + 0.5 * (diff == 0)).mean())
-
-
 def pep_items(image: Tensor, chain: Tensor, roots: list[str], curv: float) -> dict[str, Any]:
     """Per-image PEP AUCs of the unclamped score (see module docstring) over the study's pair rule
     (``metrics.hierarchy.build_pep_pairs``: 100 finest-level negatives per image)."""
@@ -139,7 +131,9 @@ def pep_items(image: Tensor, chain: Tensor, roots: list[str], curv: float) -> di
             pos = mine & (pairs.label == 1)
             if keep_level is not None:
                 pos &= pairs.level == keep_level
-            aucs[i] = pair_auc(scores[pos], scores[mine & (pairs.label == 0)])
+            neg = scores[mine & (pairs.label == 0)]
+            diff = scores[pos][:, None] - neg[None, :]
+            aucs[i] = float(((diff > 0) + 0.5 * (diff == 0)).mean())
         out[f"pep_auc_{name}"] = aucs
     out["pep_auc_finest"] = out[f"pep_auc_L{levels}"]
     return out

@@ -34,12 +34,12 @@ import math
 import textwrap
 from collections import Counter
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from paperlib.atomic import atomic_write_text
-from paperlib.engine.evaluation import world_short_captions
 from paperlib.provenance import code_hash
 from paperlib.study.base_reference import (
     RETENTION,
@@ -61,7 +61,8 @@ from paperlib.study.scales import SCALES, Scale
 from paperlib.study.smallest import claim_translation
 from paperlib.study.targets import base_plateaus, check_targets, schedule_checks, schedule_flags
 from paperlib.study.trend import AXES, claim_trend, trend_settings
-from paperlib.tables.claims import CLAIMS, FAMILY_SIZES, SAME_TEXT, Claim
+from paperlib.tables.chance import world_chance
+from paperlib.tables.claims import CLAIMS, FAMILY_SIZES, Claim
 from paperlib.tables.error_control import base_alpha, claim_alpha, statement, trend_alpha
 from paperlib.tables.inference import (
     ALPHA,
@@ -262,11 +263,15 @@ def _trend_table(
 
 
 def _chance(scale_name: str, claim: Claim, n_items: int) -> float | None:
-    """The claim's chance level on its ``n_items`` test items (``Claim.chance_for``: the test
-    captions for a same-text level, the untrained model for a measured one)."""
-    same_text = claim.metric.chance == SAME_TEXT
-    texts = world_short_captions(EVAL_SEED, n_items) if same_text else None
-    return claim.chance_for(n_items, texts, measured_levels(scale_name, claim)["untrained"])
+    """The claim's chance level on its ``n_items`` test items: its metric's permutation null on
+    the study's test world (``tables.chance``; None where the metric has none)."""
+    return chance_records(n_items)[claim.item]["value"]
+
+
+@lru_cache(maxsize=4)
+def chance_records(n_items: int) -> dict[str, dict[str, Any]]:
+    """Every metric's permutation-null record on the study's test world of ``n_items``."""
+    return world_chance(EVAL_SEED, n_items)
 
 
 def _reading_untestable(
@@ -437,6 +442,7 @@ def _measured(
     record.update(variant_value=summary(va, bases), baseline_value=summary(vb, bases))
     record["against_base"] = against_base(scale_name, claim, seeds, base_alpha(len(CLAIMS)))
     record["chance"] = chance = _chance(scale_name, claim, va.shape[1])
+    record["chance_null"] = chance_records(va.shape[1])[claim.item]["null"]
     guard = _guard(scale_name, claim, seeds)
     if guard is not None:
         record["guard"] = guard
@@ -450,7 +456,11 @@ def _measured(
     }
     record["retention"] = {**kept, "threshold": RETENTION}
     record["premise"] = premise_record(scale_name, claim, seeds, means[1], translation)
-    reason = "; ".join(r for r in (forgotten_reason(kept), reading) if r)
+    flat = None if translation.headroom > 0 else (
+        f"its reference ({translation.reference_source}) sits at the metric's best value "
+        f"{claim.metric.ceiling:g}: no headroom, so no smallest effect"
+    )  # fmt: skip
+    reason = "; ".join(r for r in (flat, forgotten_reason(kept), reading) if r)
     if reason:
         record["untestable"] = reason
     return record
@@ -482,7 +492,7 @@ def _effect_fields(
         "interval_raw": interval(effect),
         "interval": interval(effect, alpha),
         "p_raw": effect.p_value(),
-        "p_equivalence_raw": effect.equivalence_p(smallest),
+        "p_equivalence_raw": effect.equivalence_p(smallest) if smallest > 0 else 1.0,
         "per_seed": list(effect.seed_values),
         "bases_of_seeds": bases,
         "per_base": {

@@ -2,13 +2,15 @@
 
 A claim compares two study variants on one per-item metric (``metrics.items``): the paper
 says ``variant`` is better than ``baseline``. What a metric means is declared once, in
-:data:`METRICS` (:class:`Metric`): its direction, its chance level (the value of scores that
-carry no information; None where no such level exists: SSI is 0 for a text-blind model, the
-aperture fraction is a property of norms), its best value, its **smallest effect of interest**
-(``smallest``, in the metric's units, with the reason for that size) and its learning guard (a
-metric both compared models must clear before the comparison counts, with a threshold that a
-learned model reaches and an untrained one does not). Each claim also names the paper's own
-effect (:class:`PaperEffect`, read from ``tables/published.json``) in the study's units.
+:data:`METRICS` (:class:`Metric`): its direction, its best value, the paper's lead over its
+runner-up on it (the published effect of a claim the paper states without a number), the far
+end of its range, how tables show it, and its learning guard (a metric both compared models
+must clear before the comparison counts, with a threshold that a learned model reaches and an
+untrained one does not). Its chance level comes from a permutation null on the test set
+(``tables.chance``). Each claim names the paper's own effect (:class:`PaperEffect`, read from
+``tables/published.json``), which the δ rule carries onto the study's scale
+(``tables.smallest_effect``), and its premise (:class:`Premise`): what the paper says its
+baseline does.
 ``headline`` claims run on every study seed; the others (ablations, sweeps) on the sweep seeds.
 
 The two compared runs differ in exactly one thing (see ``paperlib.study.design``):
@@ -53,8 +55,6 @@ class Metric:
     item: str
     label: str
     better: str  # "higher" | "lower"
-    # "1/N": one over the number of test items (1:1 R@1); SAME_TEXT: duplicates count as hits
-    chance: float | str | None
     ceiling: float  # the best possible value
     # the paper's lead over its runner-up on this metric (``smallest_effect``): the published
     # effect of a claim stated without a number; None: no table of the paper prints the metric
@@ -208,14 +208,6 @@ class Claim:
         ]
         return smallest_share(leads), "no table prints this metric: the paper's smallest lead share"
 
-    def chance_for(
-        self, n_items: int, texts: Sequence[str] | None = None, measured: float | None = None
-    ) -> float | None:
-        """The chance level on a test set of ``n_items`` items (with their ``texts`` for a
-        :data:`SAME_TEXT` level; the untrained model's ``measured`` value for a
-        :data:`MEASURED` one)."""
-        return chance_level(self.metric.chance, n_items, texts, measured)
-
     def as_dict(self) -> dict:
         """The claim as JSON-ready data (metric fields flattened, the paper's effect read)."""
         skip = ("metric", "paper_effect", "premise")
@@ -233,32 +225,6 @@ class Claim:
         return out
 
 
-def chance_level(
-    chance: float | str | None,
-    n_items: int,
-    texts: Sequence[str] | None = None,
-    measured: float | None = None,
-) -> float | None:
-    """A declared chance level on a test set of ``n_items`` items: "1/N" → 1 / n_items;
-    :data:`SAME_TEXT` → the mean share of items whose text equals an item's own (a retrieval
-    that counts an identical caption as a hit, as ``world-short`` does), from ``texts``;
-    :data:`MEASURED` → the untrained model's ``measured`` value (a metric with no closed form)."""
-    if chance == MEASURED:
-        if measured is None:
-            raise ValueError("a measured chance level needs the untrained model's value")
-        return measured
-    if chance == "1/N":
-        return 1.0 / n_items
-    if chance == SAME_TEXT:
-        if texts is None or len(texts) != n_items:
-            raise ValueError(f"the {SAME_TEXT} chance level needs the {n_items} test texts")
-        counts = Counter(texts)
-        return sum(counts[t] for t in texts) / n_items**2
-    return chance
-
-
-SAME_TEXT = "1/N, duplicates as hits"  # short world captions repeat: an identical one is a hit
-MEASURED = "an untrained model's value"  # no closed form: measured on the untrained reference
 MONO, LONG, SHORT, ZS, HIER = (
     "world-monotonicity",
     "world-long",
@@ -337,26 +303,25 @@ for _kind in ("precision", "recall"):
     )  # fmt: skip
 
 METRICS = {
-    "long-i2t": Metric(f"{LONG}/i2t_hit1", "long I2T R@1", "higher", "1/N", 1.0, LEADS["long-i2t"], worst=0.0),
-    "long-t2i": Metric(f"{LONG}/t2i_hit1", "long T2I R@1", "higher", "1/N", 1.0, LEADS["long-t2i"], worst=0.0),
-    "short-i2t": Metric(f"{SHORT}/i2t_hit1", "short I2T R@1", "higher", SAME_TEXT, 1.0, LEADS["short-i2t"], worst=0.0),
-    "short-t2i": Metric(f"{SHORT}/t2i_hit1", "short T2I R@1", "higher", SAME_TEXT, 1.0, LEADS["short-t2i"], worst=0.0),
-    "himo2": Metric(f"{MONO}/himo2", "HiMo@2 (%)", "higher", 50.0, 100.0, LEADS["himo2"], LONG_LEARNED, worst=0.0),
-    "himo3": Metric(f"{MONO}/himo3", "HiMo@3 (%)", "higher", 100 / 6, 100.0, LEADS["himo3"], LONG_LEARNED, worst=0.0),
-    "himoK": Metric(f"{MONO}/himoK", "HiMo@K (ρ)", "higher", MEASURED, 1.0, LEADS["himoK"], LONG_LEARNED, worst=-1.0),
+    "long-i2t": Metric(f"{LONG}/i2t_hit1", "long I2T R@1", "higher", 1.0, LEADS["long-i2t"], worst=0.0),
+    "long-t2i": Metric(f"{LONG}/t2i_hit1", "long T2I R@1", "higher", 1.0, LEADS["long-t2i"], worst=0.0),
+    "short-i2t": Metric(f"{SHORT}/i2t_hit1", "short I2T R@1", "higher", 1.0, LEADS["short-i2t"], worst=0.0),
+    "short-t2i": Metric(f"{SHORT}/t2i_hit1", "short T2I R@1", "higher", 1.0, LEADS["short-t2i"], worst=0.0),
+    "himo2": Metric(f"{MONO}/himo2", "HiMo@2 (%)", "higher", 100.0, LEADS["himo2"], LONG_LEARNED, worst=0.0),
+    "himo3": Metric(f"{MONO}/himo3", "HiMo@3 (%)", "higher", 100.0, LEADS["himo3"], LONG_LEARNED, worst=0.0),
+    "himoK": Metric(f"{MONO}/himoK", "HiMo@K (ρ)", "higher", 1.0, LEADS["himoK"], LONG_LEARNED, worst=-1.0),
     # 0 is a text-blind model's SSI
-    "ssi": Metric(f"{MONO}/ssi", "SSI (%)", "lower", None, 0.0, LEADS["ssi"], LONG_LEARNED),
-    "cola": Metric("world-cola/correct", "COLA", "higher", 0.25, 1.0, LEADS["cola"], worst=0.0),
-    "zs-l1": Metric(f"{ZS}/L1_correct", "zero-shot L1", "higher", 0.25, 1.0, LEADS["zs-l1"], worst=0.0),
-    "zs-l3": Metric(f"{ZS}/L3_correct", "zero-shot L3", "higher", 1 / 24, 1.0, LEADS["zs-l3"], ZS_LEARNED, worst=0.0),
-    "pep": Metric(f"{HIER}/pep_auc_all", "PEP AUC (per-image mean)", "higher", 0.5, 1.0, LEADS["pep"], SHORT_LEARNED, worst=0.0),
-    "pep-finest": Metric(f"{HIER}/pep_auc_finest", "PEP AUC (finest, per-image mean)", "higher", 0.5, 1.0, LEADS["pep-finest"], SHORT_LEARNED, worst=0.0),
-    "aperture": Metric("aperture/parents_inside_radius", "parents inside 2K/√c", "lower", None, 0.0, None, SHORT_LEARNED, worst=1.0),
+    "ssi": Metric(f"{MONO}/ssi", "SSI (%)", "lower", 0.0, LEADS["ssi"], LONG_LEARNED),
+    "cola": Metric("world-cola/correct", "COLA", "higher", 1.0, LEADS["cola"], worst=0.0),
+    "zs-l1": Metric(f"{ZS}/L1_correct", "zero-shot L1", "higher", 1.0, LEADS["zs-l1"], worst=0.0),
+    "zs-l3": Metric(f"{ZS}/L3_correct", "zero-shot L3", "higher", 1.0, LEADS["zs-l3"], ZS_LEARNED, worst=0.0),
+    "pep": Metric(f"{HIER}/pep_auc_all", "PEP AUC (per-image mean)", "higher", 1.0, LEADS["pep"], SHORT_LEARNED, worst=0.0),
+    "pep-finest": Metric(f"{HIER}/pep_auc_finest", "PEP AUC (finest, per-image mean)", "higher", 1.0, LEADS["pep-finest"], SHORT_LEARNED, worst=0.0),
+    "aperture": Metric("aperture/parents_inside_radius", "parents inside 2K/√c", "lower", 0.0, None, SHORT_LEARNED, worst=1.0),
 }  # fmt: skip
 for _kind in ("precision", "recall"):
     METRICS[f"hier-{_kind}"] = Metric(
-        f"{HIER}/hier_{_kind}_cleaned", f"hier. {_kind} (ambiguous removed)", "higher", None,
-        1.0, LEADS[f"hier-{_kind}"], SHORT_LEARNED, worst=0.0,
+        f"{HIER}/hier_{_kind}_cleaned", f"hier. {_kind} (ambiguous removed)", "higher", 1.0, LEADS[f"hier-{_kind}"], SHORT_LEARNED, worst=0.0,
     )  # fmt: skip
 
 _UNITS = {

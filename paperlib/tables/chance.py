@@ -66,7 +66,8 @@ def rise_null(values: Sequence[Hashable]) -> float:
 
 
 def rise_share(segments: Sequence[Sequence[Hashable]]) -> float:
-    """:func:`rise_null` averaged over the images' K segment inputs (HiMo@K's null, a share)."""
+    """:func:`rise_null` averaged over the images' K segment inputs: the null of HiMo@2 or
+    HiMo@3 (K = 2, 3) as a share."""
     return float(np.mean([rise_null(s) for s in segments]))
 
 
