@@ -59,10 +59,19 @@ from paperlib.study.results_files import check_value, read_run_done
 from paperlib.study.run_validity import MissingRunsError, finished_runs, invalid_reason
 from paperlib.study.scales import SCALES, Scale
 from paperlib.study.smallest import claim_translation
-from paperlib.study.targets import base_plateaus, check_targets, schedule_checks, schedule_flags
+from paperlib.study.targets import (
+    SCRATCH_TARGETS,
+    base_plateaus,
+    check_targets,
+    from_scratch,
+    not_learned,
+    schedule_checks,
+    schedule_flags,
+)
 from paperlib.study.trend import AXES, claim_trend, trend_settings
 from paperlib.tables.chance import world_chance
 from paperlib.tables.claims import CLAIMS, FAMILY_SIZES, Claim
+from paperlib.tables.disagreement import NEAR_COPY_SHARE, item_disagreement, near_copies
 from paperlib.tables.error_control import base_alpha, claim_alpha, statement, trend_alpha
 from paperlib.tables.inference import (
     ALPHA,
@@ -93,9 +102,11 @@ from paperlib.tables.synthesis import not_run_clause
 from paperlib.tables.trend_slope import slope_df, slope_estimate
 from paperlib.tables.verdicts import (
     CONTRADICTS,
+    DID_NOT_LEARN,
     DIFFERS_BY_BASE,
     MEANINGS,
     MIN_SEED_DF,
+    NEAR_COPIES,
     NOT_RUN,
     PREMISE_FAILS,
     REPRODUCES,
@@ -153,8 +164,9 @@ def _guard(scale_name: str, claim: Claim, seeds: list[int]) -> dict | None:
 
 
 def regime(scale_name: str, claim: Claim, seeds: list[int]) -> dict[str, Any] | None:
-    """The training regime the claim holds at: the variant's batch, steps, learning rate and
-    warm-up (from its first valid seed's ``run.done``)."""
+    """The training regime the claim holds at: the variant's batch, steps, learning rate,
+    warm-up, model and start (``init``: "random" weights or a pre-trained "base"), from its
+    first valid seed's ``run.done``."""
     if not seeds:
         return None
     done = (
@@ -168,6 +180,7 @@ def regime(scale_name: str, claim: Claim, seeds: list[int]) -> dict[str, Any] | 
         "lr": optim.get("lr"),
         "warmup_steps": optim.get("warmup_steps"),
         "model": config.get("model", {}).get("name"),
+        "init": "random" if config.get("model", {}).get("init") == "random" else "base",
     }
 
 
@@ -424,7 +437,21 @@ def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) 
     vb = arm_values(scale_name, claim.study, claim.baseline, claim.baseline_metric, seeds)
     if not (np.isfinite(va).all() and np.isfinite(vb).all()):
         return {**record, "effect": None, "untestable": f"non-finite values of {claim.item}"}
+    record["learned"] = learned(scale_name, claim, runs, seeds)
     return _measured(scale_name, claim, record, (va, vb), translation)
+
+
+def learned(scale_name: str, claim: Claim, runs: list[dict], seeds: list[int]) -> dict | None:
+    """For a claim with an arm trained from random weights: whether each such arm reaches the
+    learning targets (``study.targets.SCRATCH_TARGETS``) on its valid seeds, and what misses;
+    None where both arms start from a base."""
+    arms = [v for v in (claim.variant, claim.baseline) if from_scratch(runs, claim.study, v)]
+    if not arms:
+        return None
+    missed = [
+        m for v in dict.fromkeys(arms) for m in not_learned(scale_name, claim.study, v, seeds)
+    ]
+    return {"arms": arms, "targets": SCRATCH_TARGETS, "missed": missed, "met": not missed}
 
 
 def _measured(
@@ -440,6 +467,7 @@ def _measured(
     record["interval_level"] = 1 - alpha
     record["design_note"] = claim_design_note(record, claim, scale, alpha)
     record.update(variant_value=summary(va, bases), baseline_value=summary(vb, bases))
+    record["disagreement"] = item_disagreement(va, vb, claim.metric.item_tolerance)
     record["against_base"] = against_base(scale_name, claim, seeds, base_alpha(len(CLAIMS)))
     record["chance"] = chance = _chance(scale_name, claim, va.shape[1])
     record["chance_null"] = chance_records(va.shape[1])[claim.item]["null"]
@@ -643,13 +671,27 @@ def _by_base(record: dict, reading: str) -> dict[str, Any] | None:
 
 
 def _verdict(record: dict) -> dict[str, Any]:
-    """The verdict and reason of one claim, in order: not run, untestable, premise fails here,
-    too few seeds, differs between the two bases, else the label its displayed interval
+    """The verdict and reason of one claim, in order: not run, untestable, an arm from scratch
+    that did not learn the world (``study.targets.SCRATCH_TARGETS``), the arms near-copies
+    (``tables.disagreement``), premise fails here, too few seeds, differs between the two bases, else the label its displayed interval
     supports (``tables.verdicts.verdict``) read against its design note."""
     if "not_run" in record:
         return {"verdict": NOT_RUN, "reason": record["not_run"]}
     if "untestable" in record:
         return {"verdict": UNTESTABLE, "reason": record["untestable"]}
+    if (record.get("learned") or {}).get("met") is False:
+        return {
+            "verdict": DID_NOT_LEARN,
+            "reason": "an arm trained from random weights missed its learning target: "
+            + "; ".join(record["learned"]["missed"]),
+        }
+    if near_copies(record["disagreement"]):
+        share = record["disagreement"]["share"]
+        return {
+            "verdict": NEAR_COPIES,
+            "reason": f"the arms answer differently on {share:.1%} of the test items, fewer than "
+            f"{NEAR_COPY_SHARE:.0%}: one model twice, not a comparison",
+        }
     known = record["seed_df"] >= MIN_SEED_DF
     label, reading = decide_verdict(_evidence(record)) if known else (None, "no interval")
     premise = record.get("premise") or {}

@@ -49,6 +49,31 @@ def _targets() -> tuple[tuple[str, str, str, float], ...]:
 
 
 TARGETS = _targets()
+# what an arm trained from random weights must reach on the test world before its claims are
+# decided (the bases reach about 0.88 and 0.95): zero-shot L1 and short-caption R@1, the means
+# over the claim's valid seeds; a claim with an arm below reads "did not learn the world"
+SCRATCH_TARGETS = {"world-zeroshot/L1_correct": 0.6, "world-short/i2t_hit1": 0.8}
+
+
+def from_scratch(runs: list[dict], study: str, variant: str) -> bool:
+    """Whether ``variant``'s runs trained from random weights (``model.init: random``)."""
+    found = [r for r in runs if r["study"] == study and r["variant"] == variant]
+    return bool(found) and all(r["config"].get("model", {}).get("init") == "random" for r in found)
+
+
+def not_learned(scale_name: str, study: str, variant: str, seeds: list[int]) -> list[str]:
+    """Each :data:`SCRATCH_TARGETS` metric whose mean over ``seeds`` of ``variant``'s runs lies
+    below its target, with the mean and the runs below it."""
+    out = []
+    for item, target in SCRATCH_TARGETS.items():
+        values = {s: float(np.mean(read_items(scale_name, study, variant, s)[item])) for s in seeds}
+        mean = float(np.mean(list(values.values())))
+        if mean < target:
+            below = [f"seed{s}" for s, v in values.items() if v < target]
+            out.append(f"{variant} {item} {mean:.3f} < {target:g} ({', '.join(below)} below)")
+    return out
+
+
 # what the headline hyperbolic fine-tunes must keep of their own base's zero-shot accuracy
 # (each run's value over its seed's hyperbolic base's, ``Scale.base_of``): (variant, item, share)
 KEPT_OF_BASE = tuple(

@@ -67,6 +67,9 @@ class Metric:
     # how tables show it: values times ``shown_scale``, named ``shown`` (e.g. "PEP AUC, of 100")
     shown: str = ""
     shown_scale: float = 1.0
+    # the largest difference of two per-item values that still counts as the same answer
+    # (``tables.disagreement``): 0 for hits, labels and rises; a stated step for a continuous one
+    item_tolerance: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -354,10 +357,16 @@ _SHOWN = {
     "aperture": ("parents inside 2K/√c, % of parents", 100),
     "hier-precision": ("hier. precision, of 100", 100), "hier-recall": ("hier. recall, of 100", 100),
 }  # fmt: skip
+# a continuous per-item value differs only beyond a hundredth of its range (SSI, unbounded: a
+# tenth of a percentage point of score change)
+_TOLERANCE = {"himoK": 0.02, "ssi": 0.1, "pep": 0.01, "pep-finest": 0.01}
 METRICS = {
-    name: replace(m, units=_UNITS.get(name, ""), shown=_SHOWN[name][0], shown_scale=_SHOWN[name][1])
+    name: replace(
+        m, units=_UNITS.get(name, ""), shown=_SHOWN[name][0], shown_scale=_SHOWN[name][1],
+        item_tolerance=_TOLERANCE.get(name, 0.0),
+    )
     for name, m in METRICS.items()
-}
+}  # fmt: skip
 
 # which paper each metric's lead is read from (a metric no table prints borrows its paper's)
 _LEAD_PAPER = {"himo_": "HiMo-CLIP", "argent_": "ARGENT"}
