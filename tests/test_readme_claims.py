@@ -72,12 +72,24 @@ def test_the_findings_sentences_count_every_claim_once():
     claims = load_claims("full")["claims"]
     counts = Counter(c["verdict"] for c in claims)
     sentences = findings_sentences({"claims": claims})
-    signed = counts["reproduces"] + counts["reproduces in sign, below the published effect"]
+    beyond = counts["reproduces"] + counts["reproduces, below the published effect"]
+    below = (
+        counts["reproduces in sign, below the published effect"]
+        + counts["reproduces, below the published effect"]
+    )
+    signed = beyond + counts["reproduces in sign, below the published effect"]
+    per_paper = ", ".join(
+        f"{paper} {sum(c['verdict'] in SIGNED and c['paper'] == paper for c in claims)}"
+        for paper in ("HiMo-CLIP", "ARGENT")
+    )
     undecided = (
         counts["underpowered"] + counts["unresolvable at this test set"] + counts["inconclusive"]
     )
     assert f"Of the {len(claims)} claims" in sentences
-    assert f", {signed} reproduce in the paper's direction" in sentences
+    assert f", {signed} reproduce in the paper's direction ({per_paper}), {beyond} with their" in (
+        sentences
+    )
+    assert f"and {below} below the paper's effect on this scale" in sentences
     not_run = counts["not run yet"]
     if undecided:
         verb = "is" if undecided == 1 else "are"
@@ -88,6 +100,27 @@ def test_the_findings_sentences_count_every_claim_once():
         assert f"; {not_run} are not run yet (a partial study)" in sentences
     assert f"the other {len(claims) - signed - undecided - not_run} read" in sentences
     assert ("none contradicts its paper" in sentences) == (counts["contradicts"] == 0)
+
+
+SIGNED = (
+    "reproduces",
+    "reproduces, below the published effect",
+    "reproduces in sign, below the published effect",
+)
+
+
+def test_a_claim_reproducing_below_the_paper_counts_beyond_delta_and_below_the_paper():
+    """One claim of each reproducing label: all three reproduce in the paper's direction, two
+    lie beyond δ (reproduces, and reproduces below) and two below the paper's effect here
+    (reproduces below, and in sign)."""
+    claims = [{"verdict": v, "paper": "P"} for v in SIGNED]
+    claims.append({"verdict": "contradicts", "paper": "Q"})
+    assert findings_sentences({"claims": claims}).startswith(
+        "Of the 4 claims (3 P, 1 Q), 3 reproduce in the paper's direction (P 3, Q 0), 2 with "
+        "their interval beyond the smallest effect of interest and 2 below the paper's effect "
+        "on this scale; 1 contradicts its paper. Every claim is decided at this scale; the "
+        "other 1 read 1 *contradicts*."
+    )
 
 
 def test_the_readme_s_run_time_is_what_the_smoke_study_recorded():
