@@ -71,5 +71,27 @@ def test_the_base_plateaus_cover_both_geometries_as_their_records_state_them():
         rows = [r for r in found if r["geometry"] == geometry]
         assert [(r["model"], r["base"]) for r in rows] == [(b["model"], b["base"]) for b in record]
         for row, base in zip(rows, record):
-            for metric, check in base["plateau"].items():  # the rule without a δ: gain < SE
-                assert row[metric] == (check["gain"] < check["standard_error"])
+            assert set(row) - {"geometry", "model", "base"} == set(base["plateau"])
+            for metric, check in base["plateau"].items():  # as the record states it
+                assert row[metric] is check["reached"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="the committed bases.json plateau checks were written by an earlier rule (reached: "
+    "the two-point gain below one standard error); the current rule, a base has plateaued "
+    "unless its fitted gain's 95 % interval lies above 0 (tables.plateau), read on the same "
+    "recorded curves gives another answer for 8 of the 16 checks",
+)
+def test_the_committed_base_plateaus_are_the_current_rule_on_their_own_curves():
+    from paperlib.study.pretrain import GEOMETRIES, bases_dir
+    from paperlib.tables.plateau import plateau_check
+
+    for geometry in GEOMETRIES:
+        record = json.loads((bases_dir(geometry) / "bases.json").read_text())["bases"]
+        for base in record:
+            for metric, check in base["plateau"].items():
+                points = [(p["step"], p["value"]) for p in base["validation"][metric]]
+                now = plateau_check(points, base["val_size"], metric)  # no δ: against 0
+                assert check["reached"] == now.reached, (geometry, base["model"], metric)
