@@ -42,13 +42,6 @@ def test_the_committed_smoke_files_pass_every_checker():
     assert results_files.read_study(SMOKE / "study.json")["runs"] >= 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ResultsFileError,
-    reason="results/smoke/claims.json records smallest 0.0 for himo-short-i2t-vs-longclip (its "
-    "one smoke base at short I2T R@1 1.0 leaves no headroom), which read_claims refuses "
-    "(smallest: positive_number)",
-)
 def test_the_committed_smoke_claims_pass_their_checker():
     assert results_files.read_claims(SMOKE / "claims.json")["claims"]
     assert results_files.read_claims(REPO / "results" / "full" / "claims.json")["claims"]

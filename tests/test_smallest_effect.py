@@ -9,7 +9,6 @@ from dataclasses import replace
 
 import pytest
 
-from paperlib.study.results_files import ResultsFileError
 from paperlib.study.smallest import check_delta
 from paperlib.tables.claims import CLAIMS, ClaimDeclarationError, validate_claims
 from paperlib.tables.smallest_effect import (
@@ -134,16 +133,7 @@ def test_an_absent_method_row_is_named():
         lead.value()
 
 
-SMOKE_UNREADABLE = pytest.mark.xfail(
-    strict=True,
-    raises=ResultsFileError,
-    reason="results/smoke/claims.json records smallest 0.0 for himo-short-i2t-vs-longclip (its "
-    "one smoke base at short I2T R@1 1.0 leaves no headroom), which read_claims refuses "
-    "(smallest: positive_number)",
-)
-
-
-@pytest.mark.parametrize("scale", ["full", pytest.param("smoke", marks=SMOKE_UNREADABLE)])
+@pytest.mark.parametrize("scale", ["full", "smoke"])
 def test_the_committed_claims_keep_delta_within_the_rule(scale):
     """In claims.json every δ is at most half the paper's effect on this scale and a third of
     its reference's headroom, and is the rule's own reading of the claim's recorded numbers."""

@@ -15,7 +15,6 @@ from scipy import stats
 from paperlib.environment import environment, package_versions
 from paperlib.provenance import RunRecordError, run_provenance
 from paperlib.study import decide, design, execution, premise, reader, run_validity
-from paperlib.study.results_files import ResultsFileError
 from paperlib.tables import claims
 from paperlib.tables.claims import CLAIMS
 from paperlib.tables.smallest_effect import PublishedEffect, translate
@@ -448,7 +447,7 @@ def test_the_family_counts_every_declared_claim_and_each_label_reads_the_interva
     )
     assert agree["verdict"] == "reproduces" and agree["verdict_per_base"] is None
     assert weak["verdict"] == "underpowered" and weak["p_adjusted"] == 1.0
-    assert copies["verdict"] == "the arms are near-copies" and "1.5%" in copies["reason"]
+    assert copies["verdict"] == "the arms are near-copies" and "1.50%" in copies["reason"]
     assert failing["verdict"] == "premise fails here"
     assert failing["reason"].startswith(
         "premise fails here (95.7 here vs 35 in the paper): no room"
@@ -709,13 +708,6 @@ def test_a_training_by_other_code_is_stale(tmp_path, monkeypatch):
     assert execution.stale_training(output, raw) == "trained by other code or package versions"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ResultsFileError,
-    reason="results/smoke/claims.json records smallest 0.0 for himo-short-i2t-vs-longclip (its "
-    "one smoke base at short I2T R@1 1.0 leaves no headroom), which read_claims refuses "
-    "(smallest: positive_number), so the smoke claims cannot be loaded",
-)
 def test_claim_panels_show_each_claimed_item_of_the_variants_with_valid_seeds():
     claims_file = reader.load_claims("smoke")
     variants = {"MoLo": "MoLo", "InfoNCE (λ=0)": "InfoNCE", "no such variant": "nothing"}

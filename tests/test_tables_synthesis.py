@@ -75,13 +75,6 @@ def test_why_reads_each_kind_of_verdict_its_own_way():
     assert synthesis.why(H) == PREMISE_REASON.split("; ")[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="why() shows the effect in the metric's shown units (summary.effect_text: ×100 for "
-    "a share) but δ and the paper's effect here in the study's raw units, e.g. committed "
-    "himo-long-t2i-vs-infonce: '+12.2 [+9.2, +15.2] against δ = ±0.0498'",
-)
 def test_why_states_delta_and_the_paper_s_effect_in_the_effect_s_units():
     import re
 
@@ -181,12 +174,6 @@ def test_design_conclusion_counts_signs_sizes_designs_and_changed_verdicts():
     assert synthesis.design_conclusion(DECIDED, "Q").endswith("changes no verdict.")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="design_conclusion attributes the signs to Holm, but summary.sign_text counts the "
-    "intervals (at each claim's level of the error statement) that exclude 0",
-)
 def test_design_conclusion_says_the_signs_are_the_intervals():
     assert "Holm" not in synthesis.design_conclusion(DECIDED, "P")
 
