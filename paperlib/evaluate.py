@@ -240,6 +240,33 @@ def _add_released_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_compute_options(parser: argparse.ArgumentParser) -> None:
+    """How the embedding passes run: batch, DataLoader workers, precision, progress, device."""
+    parser.add_argument("--batch-size", "--batch_size", type=int, default=128)
+    parser.add_argument(
+        "--num-workers",
+        "--num_workers",
+        type=int,
+        default=min(4, len(os.sched_getaffinity(0))),
+        help="DataLoader processes decoding images (0: in the main process; default: 4, or "
+        "the CPUs this process may use if fewer)",
+    )
+    parser.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="auto",
+        help="autocast of the towers: auto = bf16 on CUDA, float32 on the CPU",
+    )
+    parser.add_argument(
+        "--no-progress", action="store_true", help="no progress bars (default: on a terminal)"
+    )
+    parser.add_argument(
+        "--device",
+        default="cpu",
+        help="cpu, cuda or cuda:N; under torchrun, cuda gives each rank its local GPU",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     """The command line of ``python -m paperlib.evaluate``."""
     parser = argparse.ArgumentParser(
@@ -290,29 +317,7 @@ def _parser() -> argparse.ArgumentParser:
         help="keep the first N samples of a real benchmark",
     )
     parser.add_argument("--noise-seed", type=int, default=0, help="seed of SSI's noise sentences")
-    parser.add_argument("--batch-size", "--batch_size", type=int, default=128)
-    parser.add_argument(
-        "--num-workers",
-        "--num_workers",
-        type=int,
-        default=min(4, len(os.sched_getaffinity(0))),
-        help="DataLoader processes decoding images (0: in the main process; default: 4, or "
-        "the CPUs this process may use if fewer)",
-    )
-    parser.add_argument(
-        "--precision",
-        choices=PRECISIONS,
-        default="auto",
-        help="autocast of the towers: auto = bf16 on CUDA, float32 on the CPU",
-    )
-    parser.add_argument(
-        "--no-progress", action="store_true", help="no progress bars (default: on a terminal)"
-    )
-    parser.add_argument(
-        "--device",
-        default="cpu",
-        help="cpu, cuda or cuda:N; under torchrun, cuda gives each rank its local GPU",
-    )
+    _add_compute_options(parser)
     parser.add_argument(
         "--skip-bad-images",
         action="store_true",
