@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from paperlib.engine.presets import inherit
 from paperlib.untrusted import brief, error_text, load_yaml
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -75,7 +76,7 @@ def load_parameters(path: Path) -> dict:
         raise ValueError(
             f"{path}: expected a mapping of notebook parameters, got {type(params).__name__}"
         )
-    return params
+    return inherit(path, params, load_parameters)  # a preset's base: engine.presets
 
 
 def to_ipynb(notebook: Path, output: Path) -> Path:

@@ -18,15 +18,24 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import threading
 from pathlib import Path
 from typing import Any
 
 import torch
+import yaml
 
 from paperlib.atomic import StorageError, atomic_write_text
 from paperlib.engine import distributed
-from paperlib.engine.config import Config, ConfigError, load_config, read_file
+from paperlib.engine.config import (
+    Config,
+    ConfigError,
+    config_keys,
+    load_config,
+    read_file,
+    to_dict,
+)
 from paperlib.engine.loop import (
     NonFiniteLossError,
     TrainResult,
@@ -35,6 +44,7 @@ from paperlib.engine.loop import (
     log_lines,
     train,
 )
+from paperlib.engine.presets import inherit
 from paperlib.engine.run_folder import claim_run_folder
 from paperlib.engine.validation import validation_records
 from paperlib.processes import stop_with_parent
@@ -54,7 +64,12 @@ def config_from(
     A notebook parameter file (``config:`` mapping plus optional ``overrides:`` list) is
     unwrapped; its overrides apply first, then ``overrides``.
     """
-    raw = read_file(source) if not isinstance(source, dict) else dict(source)
+    raw = dict(source) if isinstance(source, dict) else read_file(source)
+    if not isinstance(source, dict):
+        try:
+            raw = inherit(Path(source), raw, read_file)  # a preset's base (engine.presets)
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
     if "config" in raw and isinstance(raw["config"], dict):
         listed = raw.get("overrides") or []
         if not isinstance(listed, list) or not all(isinstance(o, str) for o in listed):
@@ -169,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m paperlib.train",
         description=__doc__,
+        epilog="config keys (section.key=default; METHOD_DEFAULTS of engine.config set each "
+        "method's paper values on top):\n" + textwrap.indent(config_keys(), "  "),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("config", type=Path, help="YAML/JSON config file")
@@ -177,6 +194,12 @@ def main(argv: list[str] | None = None) -> int:
         "--dry-run",
         action="store_true",
         help="validate, build and take one step in memory; write nothing",
+    )
+    parser.add_argument(
+        "--print-config",
+        action="store_true",
+        help="print the resolved config (file, base preset, method defaults, overrides) as "
+        "YAML and exit",
     )
     args = parser.parse_intermixed_args(argv)
     if threading.current_thread() is threading.main_thread():  # a file-size limit: EFBIG, named
@@ -188,6 +211,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as err:
         print(f"config error: {error_text(err)}", file=sys.stderr)
         return 2
+    if args.print_config:
+        print(yaml.safe_dump(to_dict(config), sort_keys=False), end="")
+        return 0
     try:
         if args.dry_run:
             print(f"[train] dry run: {dry_run(config)[0]}")

@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("metrics",),
     ("engine",),
     ("analysis", "tables", "derivations"),
-    ("figures", "train"),
+    ("figures", "train", "export"),
     ("evaluate",),
     ("study",),
     ("notebooks",),

@@ -18,6 +18,7 @@ import copy
 import dataclasses
 import json
 import math
+import textwrap
 import types
 import typing
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ import open_clip
 
 import paperlib.models.clip  # noqa: F401  (registers paperlib's small model configs)
 from paperlib.atomic import atomic_write_text
+from paperlib.engine.benchmarks import REAL_BENCHMARKS, canonical_benchmark, check_root
 from paperlib.engine.registry import DATASET_REGISTRY, METHOD_REGISTRY
 from paperlib.engine.reporting import check_report_to
 from paperlib.models import LOGIT_SCALE_MAX
@@ -71,13 +73,17 @@ class ModelConfig:
     # whose batches mix images and box crops keeps the base's statistics
     # (models.batchnorm, docs/methods/argent.md#box-crop-norms)
     batchnorm: BatchNormMode = "train"
+    # recompute each transformer block's activations in the backward pass (open_clip's
+    # set_grad_checkpointing): less memory, the same gradients, about a third more compute
+    grad_checkpointing: bool = False
 
 
 @dataclass
 class DataConfig:
     """Training data: ``dataset`` names an entry of ``engine.registry.DATASET_REGISTRY`` (``world``:
     the generated world; ``synthetic``: random tensors, for dry runs; ``sharegpt4v``;
-    ``webdataset``: GRIT-layout shards)."""
+    ``webdataset``: shards in HyCoCLIP's GRIT layout or open_clip's, ``data.root`` a folder of
+    ``*.tar`` or a shard list as webdataset spells it)."""
 
     dataset: str = "world"
     root: str | None = None
@@ -111,6 +117,9 @@ class DataConfig:
     shuffle_buffer: int = 4000
     # sharegpt4v: the caption JSON under data.root (None: the folder's only *.json file)
     json_file: str | None = None
+    # sharegpt4v: the first entries of the JSON held out for validation (Long-CLIP's and HiMo's
+    # 1,000), never trained on; 0 trains on every entry
+    held_out: int = 1000
 
 
 @dataclass
@@ -152,11 +161,17 @@ class TrainConfig:
     resume: bool = True
     progress: bool = True
     find_unused_parameters: bool = False
-    # held-out validation (``engine.validation``, world data only): every ``val_every`` steps
-    # (0: never) on ``val_size`` validation-world samples, logging ``val_metrics``
+    # held-out validation (``engine.validation``): every ``val_every`` steps (0: never) on
+    # ``val_size`` samples: of the validation world (logging ``val_metrics``), of ShareGPT4V's
+    # held-out entries, and of ``val_benchmark``
     val_every: int = 0
     val_size: int = 500
     val_metrics: tuple[str, ...] = ("short_i2t_r1",)
+    # held-out validation on real data (engine.validation): a benchmark of
+    # engine.benchmarks.BENCHMARK_REGISTRY (retrieval or zero-shot) read from val_root, its
+    # first val_size samples; a ShareGPT4V run also validates on its held-out entries
+    val_benchmark: str | None = None
+    val_root: str | None = None
     # live views of the run beside log.jsonl (engine.reporting): "tensorboard", "wandb"
     report_to: tuple[str, ...] = ()
 
@@ -435,6 +450,7 @@ def validate(config: Config) -> Config:
     _validate_data(config)
     _validate_optim(config)
     _validate_train(config.train)
+    _check_validation(config)
     _check_inputs_outside_output(config)
     d, t = config.data, config.train
     if DATASET_REGISTRY[d.dataset].generated and d.size < t.batch_size:
@@ -505,10 +521,7 @@ def _validate_data(config: Config) -> None:
         )
     dataset = DATASET_REGISTRY[d.dataset]
     if dataset.root:
-        if not d.root:
-            raise ConfigError(f"data.root: required for data.dataset={d.dataset!r} (a local path)")
-        if not Path(d.root).exists():
-            raise ConfigError(f"data.root: path does not exist: {d.root}")
+        _check_root(d.dataset, d.root, dataset.locate)
     if METHOD_REGISTRY[config.method].boxes and not dataset.boxes:
         with_boxes = [name for name, entry in DATASET_REGISTRY.items() if entry.boxes]
         raise ConfigError(
@@ -523,11 +536,64 @@ def _validate_data(config: Config) -> None:
         raise ConfigError(f"data.image_size: expected 32..224, got {d.image_size}")
     _check_positive(d.num_workers, "data.num_workers", allow_zero=True)
     _check_positive(d.shuffle_buffer, "data.shuffle_buffer", allow_zero=True)
+    _check_positive(d.held_out, "data.held_out", allow_zero=True)
     low, high = d.crop_scale
     if not 0.0 < low <= high <= 1.0:
         raise ConfigError(
             f"data.crop_scale: expected 0 < low <= high <= 1, got {list(d.crop_scale)}"
         )
+
+
+def _check_root(dataset: str, root: str | None, locate: Any) -> None:
+    """``data.root`` is given and found: a path that exists, or what the dataset's ``locate``
+    accepts (a webdataset shard list); ConfigError naming what is missing."""
+    if not root:
+        raise ConfigError(f"data.root: required for data.dataset={dataset!r} (a local path)")
+    if locate is None:
+        if not Path(root).exists():
+            raise ConfigError(f"data.root: path does not exist: {root}")
+        return
+    try:
+        locate(root)
+    except (FileNotFoundError, ValueError) as error:
+        raise ConfigError(f"data.root: {error}") from None
+
+
+def _check_validation(config: Config) -> None:
+    """``train.val_every`` has something to validate on: the world's validation world,
+    ShareGPT4V's held-out entries (``data.held_out`` > 0) or ``train.val_benchmark`` read from
+    ``train.val_root`` (its layout checked); a benchmark without ``val_every`` is refused too."""
+    t, d = config.train, config.data
+    if t.val_benchmark is not None:
+        if t.val_every == 0:
+            raise ConfigError(
+                f"train.val_benchmark: {t.val_benchmark} is validated every train.val_every "
+                "steps; set train.val_every (e.g. 500)"
+            )
+        _check_val_benchmark(t.val_benchmark, t.val_root)
+        return
+    if t.val_root is not None:
+        raise ConfigError("train.val_root: set train.val_benchmark, the benchmark it holds")
+    own = DATASET_REGISTRY[d.dataset].validation and (d.dataset != "sharegpt4v" or d.held_out)
+    if t.val_every and not own:
+        raise ConfigError(
+            f"train.val_every: data.dataset={d.dataset!r} has no held-out set here; set "
+            "train.val_benchmark and train.val_root (a retrieval or zero-shot benchmark, e.g. "
+            "coco, flickr30k, imagenet), or train.val_every=0"
+        )
+
+
+def _check_val_benchmark(name: str, root: str | None) -> None:
+    """A real benchmark (its name or CLIP_benchmark's) whose root holds its layout."""
+    if canonical_benchmark(name) not in REAL_BENCHMARKS:
+        raise ConfigError(
+            f"train.val_benchmark: expected one of {list(REAL_BENCHMARKS)} (or CLIP_benchmark's "
+            f"name of one), got {brief(name)}"
+        )
+    try:
+        check_root(canonical_benchmark(name), root)
+    except FileNotFoundError as error:
+        raise ConfigError(f"train.val_root: {error}") from None
 
 
 def _validate_optim(config: Config) -> None:
@@ -625,6 +691,29 @@ def load_config(
     """Load a YAML/JSON file (or a dict) and apply ``key=value`` overrides; validated."""
     raw = dict(source) if isinstance(source, dict) else read_file(source)
     return build_config(apply_overrides(raw, list(overrides)))
+
+
+def _default_text(value: Any) -> str:
+    return json.dumps(list(value) if isinstance(value, tuple) else value)
+
+
+def config_keys() -> str:
+    """Every key a config accepts, one section a paragraph (``key=default``), the ``loss``
+    section per method: the key listing of ``python -m paperlib.train --help``."""
+    sections = [("method", [f"one of {', '.join(METHOD_REGISTRY)}"])]
+    for name, cls in SECTIONS.items():
+        owners = [(f"loss ({m})", e.config) for m, e in METHOD_REGISTRY.items()]
+        for title, kind in owners if cls is None else [(name, cls)]:
+            defaults = kind()
+            pairs = [
+                f"{f.name}={_default_text(getattr(defaults, f.name))}"
+                for f in dataclasses.fields(kind)
+            ]
+            sections.append((title, pairs))
+    return "\n".join(
+        textwrap.fill(", ".join(pairs), 96, initial_indent=f"{title}: ", subsequent_indent="    ")
+        for title, pairs in sections
+    )
 
 
 def to_dict(config: Config) -> dict[str, Any]:

@@ -24,6 +24,8 @@ from typing import Any
 import torch
 from PIL import Image
 from torch import Tensor
+from torch.utils.data import DataLoader, Dataset
+from tqdm.auto import tqdm
 
 from paperlib.atomic import atomic_write_text
 from paperlib.data.classification import SUITE
@@ -39,6 +41,7 @@ from paperlib.data.world import (
     world_fingerprint,
     zeroshot_prompts,
 )
+from paperlib.engine import distributed
 from paperlib.engine.benchmarks import (
     BENCHMARK_REGISTRY,
     BENCHMARKS,
@@ -51,7 +54,10 @@ from paperlib.engine.benchmarks import (
     PEPProtocol,
     Scoring,
     benchmark_metrics,
+    benchmark_warnings,
+    canonical_benchmark,
     check_root,
+    check_roots,
     load_real,
     reference_templates,
     segment_embeddings,
@@ -60,6 +66,7 @@ from paperlib.engine.checkpoint import atomic_save, load_checkpoint, state_dict_
 from paperlib.engine.config import build_config
 from paperlib.engine.distributed import pick_device
 from paperlib.engine.methods import build_module, input_size
+from paperlib.engine.precision import autocast_context
 from paperlib.engine.released import load_released
 from paperlib.engine.run_folder import check_replaceable, writable_folder
 from paperlib.metrics import monotonicity, results
@@ -86,6 +93,7 @@ def load_trained(checkpoint: str | Path, device: str | torch.device = "cpu"):
     # eval mode, where a training run's model.batchnorm has no effect
     raw["model"] = {**raw["model"], "init": "random", "batchnorm": "train"}
     raw["data"] = evaluation_data_section(raw)
+    raw["train"] = {**raw.get("train", {}), **NO_VALIDATION}  # its data is not rebuilt either
     config = build_config(raw)
     module, preprocess, tokenizer = build_module(config, device)
     mismatch = state_dict_mismatch(module, state["model"])
@@ -94,6 +102,10 @@ def load_trained(checkpoint: str | Path, device: str | torch.device = "cpu"):
     module.load_state_dict(state["model"])
     module.eval()
     return module, preprocess, tokenizer, config
+
+
+# the train keys of a run's config rebuilt without its data: no held-out validation
+NO_VALIDATION = {"val_every": 0, "val_benchmark": None, "val_root": None}
 
 
 def evaluation_data_section(raw: dict[str, Any]) -> dict[str, Any]:
@@ -137,51 +149,144 @@ def load_model(
         return module, preprocess, tokenizer, f"{config.method}:{config.model.name}"
 
     module, preprocess, tokenizer = load_released(model, checkpoint, device)
+    check_vocabulary(module, tokenizer, f"{checkpoint} (read as {model})")
     return module, preprocess, tokenizer, model
 
 
+def check_vocabulary(module, tokenizer, source: str) -> None:
+    """ValueError naming ``source`` when the tokenizer gives token ids the text tower has no
+    embedding for (a file whose vocabulary is smaller than CLIP's BPE, e.g. a reduced test
+    checkpoint), rather than an index error deep inside the first text pass."""
+    table = getattr(module.clip, "token_embedding", None)
+    if not isinstance(table, torch.nn.Embedding):
+        return  # a text tower of another kind (hf-hub models) brings its own tokenizer
+    highest = int(tokenizer(["a photo of a dog."]).max())
+    if highest >= table.num_embeddings:
+        raise ValueError(
+            f"{source}: its text tower embeds {table.num_embeddings} token ids but the "
+            f"tokenizer gives ids up to {highest}; expected a vocabulary of CLIP's BPE tokenizer "
+            "(49,408 ids)"
+        )
+
+
+class _Preprocessed(Dataset):
+    """``images[i]`` through ``preprocess``: a path decodes here, in a DataLoader worker."""
+
+    def __init__(self, images: Sequence, preprocess: Callable) -> None:
+        self.images, self.preprocess = images, preprocess
+
+    def __len__(self) -> int:
+        return len(self.images)
+
+    def __getitem__(self, index: int) -> Tensor:
+        return self.preprocess(self.images[index])
+
+
 class Embedder:
-    """Batched, no-grad image/text embedding with the trained module."""
+    """Batched, no-grad image/text embedding with the trained module.
 
-    def __init__(self, module, preprocess, tokenizer, batch_size: int = 128) -> None:
+    The inputs are cut into batches of ``batch_size`` in order; under ``torchrun`` rank r
+    embeds batches r, r + world, ... and every rank receives them all, so each batch is
+    embedded exactly as one process embeds it and the result is the same tensor in the same
+    order (``tests/test_evaluation_scale.py``). Images are decoded and preprocessed by a
+    DataLoader with ``workers`` processes; on CUDA the towers run under ``precision``'s
+    autocast (``engine.precision``; float32 on the CPU); features come back as float32 on
+    the CPU. ``progress`` shows a bar per pass (None: only on a terminal). ``local``: this
+    process embeds everything itself (validation on rank 0 while the others train on).
+    """
+
+    def __init__(
+        self,
+        module,
+        preprocess,
+        tokenizer,
+        batch_size: int = 128,
+        *,
+        workers: int = 0,
+        precision: str = "auto",
+        progress: bool | None = False,
+        local: bool = False,
+    ) -> None:
         self.module, self.preprocess, self.tokenizer = module, preprocess, tokenizer
-        self.batch_size = batch_size
+        self.batch_size, self.workers, self.progress = batch_size, workers, progress
         self.device = next(module.parameters()).device
+        self.precision, self.local = precision, local
+
+    def _mine(self, count: int) -> list[range]:
+        """This rank's batches of ``count`` inputs: every world-th batch from its rank."""
+        starts = range(0, count, self.batch_size)
+        batches = [range(i, min(i + self.batch_size, count)) for i in starts]
+        return batches if self.local else batches[distributed.rank() :: distributed.world_size()]
+
+    def _gathered(self, mine: list[range], embedded: list[Tensor]) -> Tensor:
+        """Every rank's batches, in input order."""
+        if self.local:
+            return torch.cat(embedded)
+        parts = distributed.all_gather_objects(list(zip((b.start for b in mine), embedded)))
+        ordered = sorted((pair for part in parts for pair in part), key=lambda pair: pair[0])
+        return torch.cat([t for _, t in ordered])
+
+    def _bar(self, total: int, what: str):
+        disable = None if self.progress is None else not self.progress
+        return tqdm(
+            total=total,
+            desc=f"embed {what}",
+            unit="batch",
+            disable=True if distributed.rank() else disable,
+        )
 
     @torch.no_grad()
-    def texts(self, texts: Sequence[str]) -> Tensor:
-        out = [
-            self.module.embed_text(
-                self.tokenizer(list(texts[i : i + self.batch_size])).to(self.device)
-            )
-            for i in range(0, len(texts), self.batch_size)
-        ]
-        return torch.cat(out).float().cpu()
+    def texts(self, texts: Sequence[str], what: str = "texts") -> Tensor:
+        mine, out = self._mine(len(texts)), []
+        with self._bar(len(mine), what) as bar, autocast_context(self.precision, self.device):
+            for batch in mine:
+                tokens = self.tokenizer([texts[i] for i in batch]).to(self.device)
+                out.append(self.module.embed_text(tokens).float().cpu())
+                bar.update(1)
+        return self._gathered(mine, out)
 
     @torch.no_grad()
-    def images(self, images: Sequence) -> Tensor:
-        out = []
-        for i in range(0, len(images), self.batch_size):
-            pixels = torch.stack([self.preprocess(im) for im in images[i : i + self.batch_size]])
-            out.append(self.module.embed_image(pixels.to(self.device)))
-        return torch.cat(out).float().cpu()
+    def images(self, images: Sequence, what: str = "images") -> Tensor:
+        mine, out = self._mine(len(images)), []
+        loader = DataLoader(
+            _Preprocessed(images, self.preprocess),
+            batch_sampler=[list(batch) for batch in mine],
+            num_workers=self.workers,
+            collate_fn=torch.stack,
+        )
+        with self._bar(len(mine), what) as bar, autocast_context(self.precision, self.device):
+            for pixels in loader:
+                out.append(self.module.embed_image(pixels.to(self.device)).float().cpu())
+                bar.update(1)
+        return self._gathered(mine, out)
+
+
+def _read_cache(path: Path) -> tuple[dict[str, Any] | None, str]:
+    """The cache at ``path`` (None when absent or unusable) and why it is unusable."""
+    if not path.is_file():
+        return None, ""
+    try:
+        value = torch.load(path, weights_only=True)
+        if isinstance(value, dict) and value.get("cache_format") == CACHE_FORMAT:
+            return {k: v for k, v in value.items() if k != "cache_format"}, ""
+        return None, "not an embedding cache of this version"
+    except Exception as err:  # noqa: BLE001 - any unreadable cache is recomputed
+        return None, unreadable_reason(err)
 
 
 def cached(path: Path, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     """Load ``path`` if it holds a cache this module wrote, else compute, save atomically and
     return. A file that does not load as one (cut short, corrupted, another format) is named
-    on stdout and replaced by a fresh computation."""
-    if path.is_file():
-        try:
-            value = torch.load(path, weights_only=True)
-            if isinstance(value, dict) and value.get("cache_format") == CACHE_FORMAT:
-                return {k: v for k, v in value.items() if k != "cache_format"}
-            reason = "not an embedding cache of this version"
-        except Exception as err:  # noqa: BLE001 - any unreadable cache is recomputed
-            reason = unreadable_reason(err)
+    on stdout and replaced by a fresh computation. Under torchrun every rank computes when any
+    rank lacks the cache (the passes are shared), and rank 0 writes it."""
+    value, reason = _read_cache(path)
+    if all(distributed.all_gather_objects(value is not None)):
+        return value
+    if reason and distributed.is_main():
         print(f"[evaluate] cache {path} is unusable ({reason}); recomputing it", flush=True)
     value = compute()
-    atomic_save({**value, "cache_format": CACHE_FORMAT}, path)
+    if distributed.is_main():
+        atomic_save({**value, "cache_format": CACHE_FORMAT}, path)
     return value
 
 
@@ -364,6 +469,9 @@ def evaluate(
     skip_bad_images: bool = False,
     retrieval_transform: str | None = None,
     captions: str | None = None,
+    workers: int = 0,
+    precision: str = "auto",
+    progress: bool | None = None,
 ) -> list[dict[str, Any]]:
     """Evaluate ``checkpoint`` on ``benchmarks``; writes ``<output_dir>/<dataset>.json`` files
     (CLIP_benchmark keys) and ``results.md`` (merged table); returns the result dicts.
@@ -384,14 +492,25 @@ def evaluate(
     default to the model family's reference protocol (:class:`EvalProtocol`: MERU, HyCoCLIP,
     ARGENT and MERU's CLIP baselines squeeze and keep every COCO caption; CLIP, Long-CLIP and
     HiMo crop and keep five). Each real benchmark's results file records the protocol it ran
-    (``protocol``).
+    (``protocol``), and one evaluated on part of its samples (a limit) records how many of
+    how many (``subset``); warnings (PEP levels whose scores all tie) go into ``warnings``.
+
+    ``workers`` decode images in DataLoader processes, ``precision`` is the autocast on CUDA
+    (``engine.precision``), ``progress`` shows a bar per embedding pass (None: on a terminal).
+    Under ``torchrun`` the passes are shared over the ranks (:class:`Embedder`) and rank 0
+    writes the results. Benchmark names may be CLIP_benchmark's
+    (``engine.benchmarks.BENCHMARK_ALIASES``).
     """
+    benchmarks = [canonical_benchmark(b) for b in benchmarks]
     roots, limits, hierarcaps_root, hierarcaps_limit = _checked_request(
         benchmarks, roots, limits, hierarcaps_root, hierarcaps_limit, world_size, batch_size
     )
-    output_dir = _checked_output(Path(output_dir), benchmarks)
+    if distributed.is_main():
+        _checked_output(Path(output_dir), benchmarks)
+    distributed.barrier()
+    output_dir = Path(output_dir)
     device = pick_device(device, option="device (--device)")
-    real, skipped = _real_samples(benchmarks, roots, limits, skip_bad_images)
+    real, skipped, subsets = _real_samples(benchmarks, roots, limits, skip_bad_images)
     EvalProtocol(retrieval_transform or "crop", captions or "first-5")  # names a bad choice
     module, preprocess, tokenizer, label = load_model(checkpoint, model, device)
     geometry = module.geometry
@@ -399,12 +518,15 @@ def evaluate(
     scoring = Scoring(geometry, curv, pep or PEPProtocol())
     family = model_family(module, model)
     protocol = EvalProtocol.reference(family, retrieval_transform, captions)
-    embed = Embedder(module, preprocess, tokenizer, batch_size)
+    compute = {"workers": workers, "precision": precision, "progress": progress}
+    embed = Embedder(module, preprocess, tokenizer, batch_size, **compute)
     cache = Path(cache_dir or output_dir / "cache") / checkpoint_key(checkpoint or model, model)
     size = world_image_size or input_size(module)
     datasets = _generated_and_hierarcaps(
         embed, cache, benchmarks, world_seed, world_size, size, hierarcaps_root, hierarcaps_limit
     )
+    if "hierarcaps" in benchmarks:
+        subsets.update(hierarcaps_subset(hierarcaps_root, hierarcaps_limit))
     embedders = {"crop": embed, "squeeze": retrieval_embedder(embed, input_size(module))}
     real_options = RealOptions(roots, limits, noise_seed, templates, protocol)
     real_datasets, prompt_sets = _real_datasets(embedders, cache, real, skipped, real_options)
@@ -415,11 +537,31 @@ def evaluate(
         for b, _ in datasets
         if b not in WORLD_BENCHMARKS
     }
-    rows = _result_rows(datasets, skipped, f"{checkpoint}", scoring, labels, recorded)
-    for result in rows:  # every metric first: a failure leaves no partial results
-        results.write_result(output_dir / f"{result['dataset']}.json", result)
-    atomic_write_text(output_dir / "results.md", markdown_table(output_dir) + "\n")
+    notes = {b: {"subset": subsets[b]} for b in subsets}
+    rows = _result_rows(datasets, skipped, f"{checkpoint}", scoring, labels, recorded, notes)
+    _write_results(output_dir, rows)  # every metric first: a failure leaves no partial results
     return rows
+
+
+def _write_results(output_dir: Path, rows: list[dict[str, Any]]) -> None:
+    """Each result's file and ``results.md`` (rank 0; the others wait)."""
+    if distributed.is_main():
+        for result in rows:
+            results.write_result(output_dir / f"{result['dataset']}.json", result)
+        atomic_write_text(output_dir / "results.md", markdown_table(output_dir) + "\n")
+    distributed.barrier()
+
+
+def subset_record(kept: int, total: int) -> dict[str, int] | None:
+    """``{"samples": kept, "of": total}`` when a limit left samples out, else None."""
+    return {"samples": kept, "of": total} if kept < total else None
+
+
+def hierarcaps_subset(root, limit: int | None) -> dict[str, dict[str, int]]:
+    """HierarCaps' ``subset`` record when ``limit`` keeps fewer rows than the test set has."""
+    total = len(load_hierarcaps(root, require_images=False))
+    record = subset_record(min(limit or total, total), total)
+    return {"hierarcaps": record} if record else {}
 
 
 def is_results_file(path: Path) -> bool:
@@ -456,7 +598,8 @@ def _checked_request(
     unknown = [b for b in benchmarks if b not in BENCHMARKS]
     if unknown:
         raise ValueError(f"unknown benchmark {unknown[0]!r}; expected one of {list(BENCHMARKS)}")
-    roots, limits = dict(roots or {}), dict(limits or {})
+    roots = {canonical_benchmark(k): v for k, v in (roots or {}).items()}
+    limits = {canonical_benchmark(k): v for k, v in (limits or {}).items()}
     bad = [k for k in (*roots, *limits) if k not in REAL_BENCHMARKS + ("hierarcaps",)]
     if bad:
         raise ValueError(
@@ -477,25 +620,29 @@ def _checked_request(
     return roots, limits, hierarcaps_root, hierarcaps_limit
 
 
-def _real_samples(benchmarks, roots, limits, skip_bad_images: bool) -> tuple[dict, dict]:
-    """Each real benchmark's samples, checked and listed before the model loads, and the
-    (path, reason) of the images left out (``skip_bad_images``; else none)."""
-    real = {
-        b: load_real(b, check_root(b, roots.get(b)), limits.get(b))
-        for b in benchmarks
-        if b in REAL_BENCHMARKS
-    }
+def _real_samples(benchmarks, roots, limits, skip_bad_images: bool) -> tuple[dict, dict, dict]:
+    """Each real benchmark's samples, checked and listed before the model loads (every root
+    missing named at once, ``check_roots``), the (path, reason) of the images left out
+    (``skip_bad_images``; else none), and the ``subset`` record of each that a limit cut."""
+    names = [b for b in benchmarks if b in REAL_BENCHMARKS]
+    found = check_roots(names, roots)
+    real, subsets = {}, {}
+    for b in names:
+        every = load_real(b, found[b])
+        real[b] = every[: limits.get(b)]
+        if (subset := subset_record(len(real[b]), len(every))) is not None:
+            subsets[b] = subset
     skipped: dict[str, list[tuple[str, str]]] = {b: [] for b in real}
     if skip_bad_images:
         for b in real:
             real[b], skipped[b] = readable_samples(real[b], b)
-            if skipped[b]:
+            if skipped[b] and distributed.is_main():
                 print(
                     f"[evaluate] {b}: {len(skipped[b])} unreadable image(s) skipped, e.g. "
                     f"{skipped[b][0][0]}",
                     flush=True,
                 )
-    return real, skipped
+    return real, skipped, subsets
 
 
 def _generated_and_hierarcaps(
@@ -619,10 +766,13 @@ def _result_rows(
     scoring: Scoring,
     labels: tuple[str, str],
     protocols: dict[str, dict[str, Any]],
+    notes: dict[str, dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """The CLIP_benchmark result dicts of every dataset (``labels``: model, pretrained), all
     computed before any is written; a skipped image list goes into its benchmark's results,
-    and each real benchmark's records its protocol (:func:`protocol_record`)."""
+    each real benchmark's records its protocol (:func:`protocol_record`), ``notes`` add keys
+    per benchmark (``subset``), and a benchmark's warnings (``Benchmark.warnings``) are
+    recorded (``warnings``) and printed."""
     rows: list[dict[str, Any]] = []
     for benchmark, emb in datasets:
         try:
@@ -637,10 +787,15 @@ def _result_rows(
         )
         if benchmark in protocols:
             extra["protocol"] = protocols[benchmark]
+        extra.update((notes or {}).get(benchmark, {}))
         tasks = BENCHMARK_REGISTRY[benchmark].tasks
         for dataset, metrics in computed.items():
+            warnings = benchmark_warnings(emb, dataset, benchmark, scoring)
+            for warning in warnings if distributed.is_main() else ():
+                print(f"[evaluate] warning: {dataset}: {warning}", flush=True)
+            found = {"warnings": warnings} if warnings else {}
             task = tasks[dataset]
-            rows.append(results.make_result(dataset, *labels, task, metrics, **extra))
+            rows.append(results.make_result(dataset, *labels, task, metrics, **extra, **found))
     return rows
 
 

@@ -52,10 +52,10 @@ from paperlib.engine import checkpoint, distributed
 from paperlib.engine.config import Config, ConfigError, load_config, save_config, to_dict
 from paperlib.engine.data import build_dataset, build_loader
 from paperlib.engine.methods import LossResult, build_module, input_size
-from paperlib.engine.registry import DATASET_REGISTRY
+from paperlib.engine.precision import autocast_context
 from paperlib.engine.reporting import RunLog, open_reporters
 from paperlib.engine.run_folder import claim_run_folder, orphaned_temporaries
-from paperlib.engine.validation import build_validation_set, validate
+from paperlib.engine.validation import build_validation
 from paperlib.tensor_checks import NonFiniteInputError
 
 
@@ -116,17 +116,6 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-
-
-def autocast_context(precision: str, device: torch.device):
-    """bf16 autocast for ``bf16`` (or ``auto`` on CUDA), fp16 autocast for ``fp16``; nothing
-    for float32. fp16 also needs a loss scaler (:func:`attach_grad_scaler`)."""
-    if precision == "fp16":
-        return torch.autocast(device.type, dtype=torch.float16)
-    use_bf16 = precision == "bf16" or (precision == "auto" and device.type == "cuda")
-    if not use_bf16:
-        return contextlib.nullcontext()
-    return torch.autocast(device.type, dtype=torch.bfloat16)
 
 
 def attach_grad_scaler(module: nn.Module, precision: str, device: torch.device) -> None:
@@ -320,6 +309,8 @@ RESUMABLE = {
     "train.val_every",
     "train.val_size",
     "train.val_metrics",
+    "train.val_benchmark",
+    "train.val_root",
     "data.cache_dir",
     "train.device",
     "data.num_workers",
@@ -568,7 +559,7 @@ class _Prepared:
     scheduler: Any
     loader: Any
     start: int
-    validation: Any  # engine.validation.ValidationSet, or None
+    validation: Any  # engine.validation.Validation, or None
 
 
 def _prepare(config: Config, info: distributed.DistInfo) -> _Prepared:
@@ -595,10 +586,8 @@ def _prepare(config: Config, info: distributed.DistInfo) -> _Prepared:
         config, dataset, tokenizer, rank=info.rank, world_size=info.world_size, start_step=start
     )
     validation = None
-    if info.is_main and t.val_every > 0 and DATASET_REGISTRY[config.data.dataset].validation:
-        validation = build_validation_set(
-            t.val_size, input_size(module), preprocess, tokenizer, t.val_metrics
-        )
+    if info.is_main:  # the world's or real held-out sets (engine.validation)
+        validation = build_validation(config, input_size(module), preprocess, tokenizer)
     if info.is_main:  # the logged total is every rank's: it continues on rank 0 alone
         loader.total = int(logged_value(out_dir / "log.jsonl", start, "skipped_images"))
     return _Prepared(module, model, optimizer, scheduler, loader, start, validation)
@@ -618,8 +607,7 @@ def calibrate_alpha(module: nn.Module, config: Config, dataset: Any, tokenizer: 
 
 def _validate(run: _Prepared, config: Config, step: int) -> dict[str, Any]:
     """The validation record of ``step`` (``engine.validation``)."""
-    values = validate(run.module, run.validation, config.train.val_metrics)
-    return {"step": step, "val": values, "val_size": config.train.val_size}
+    return run.validation.record(run.module, step)
 
 
 def _train(config: Config, info: distributed.DistInfo) -> TrainResult:

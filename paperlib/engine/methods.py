@@ -367,6 +367,8 @@ def build_module(config: Config, device: torch.device | str = "cpu"):
         if found is not None:
             pretrained, scalars = found  # the run's open_clip state, read once
     bundle = _encoders(m, pretrained)
+    if m.grad_checkpointing:  # both towers' blocks recomputed in the backward pass
+        bundle.model.set_grad_checkpointing(True)
     if config.hyperbolic:
         width = 512 if m.alpha_rule == "fixed-512" else bundle.model.text_projection.shape[-1]
         model = HyperbolicCLIP(

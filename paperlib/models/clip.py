@@ -340,6 +340,14 @@ def create_model(
     logging.getLogger().setLevel(logging.ERROR)  # open_clip warns loudly about random init
     try:
         model, _, preprocess = open_clip.create_model_and_transforms(name, pretrained=tag, **hub)
+    except RuntimeError as err:  # open_clip's "Failed to download weights for tag ..."
+        if tag is None:
+            raise
+        raise FileNotFoundError(
+            f"{name} with pretrained tag {tag!r}: its weights cannot be had ({str(err)[:200]}); "
+            "offline, put them in the Hugging Face cache first (HF_HOME, HF_HUB_CACHE) or give "
+            "the weights file itself (--checkpoint FILE, model.init=FILE)"
+        ) from None
     finally:
         logging.getLogger().setLevel(previous)
     if local:
