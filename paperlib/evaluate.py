@@ -32,7 +32,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from paperlib.atomic import atomic_write_text
+from paperlib import exit_status
+from paperlib.atomic import WriteError, atomic_write_text
 from paperlib.engine.benchmarks import (
     BENCHMARKS,
     CAPTION_SETS,
@@ -282,10 +283,18 @@ def _parser() -> argparse.ArgumentParser:
         help="leave out samples whose image does not decode (counted in the "
         "results files) instead of stopping at the first",
     )
+    parser.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="evaluate a run that did not finish (stopped by a signal, or a periodic "
+        "checkpoint); every results file records it as partial",
+    )
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line; exit status 0, 2 for a refused input or a failed evaluation, 4 when a
+    write failed (:mod:`paperlib.exit_status`)."""
     parser = _parser()
     args = parser.parse_args(argv)
     try:
@@ -309,14 +318,18 @@ def main(argv: list[str] | None = None) -> int:
             skip_bad_images=args.skip_bad_images,
             retrieval_transform=args.retrieval_transform,
             captions=args.captions,
+            allow_partial=args.allow_partial,
         )
-    except (OSError, ValueError) as err:  # named by the engine (a full disk: DiskFullError)
+        print(markdown_table(args.output))
+        if args.model and (text := write_published(args.output, args.model, rows)):
+            print("\nBeside the published numbers:\n" + text)
+    except WriteError as err:  # a full disk or quota, an unwritable file: named
         print(f"evaluate: {error_text(err)}", file=sys.stderr)
-        return 2
-    print(markdown_table(args.output))
-    if args.model and (text := write_published(args.output, args.model, rows)):
-        print("\nBeside the published numbers:\n" + text)
-    return 0
+        return exit_status.STORAGE
+    except (OSError, ValueError) as err:  # named by the engine
+        print(f"evaluate: {error_text(err)}", file=sys.stderr)
+        return exit_status.REFUSED
+    return exit_status.OK
 
 
 def _checkpoint_argument(parser: argparse.ArgumentParser, args: argparse.Namespace):
