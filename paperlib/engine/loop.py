@@ -15,7 +15,8 @@
 - a non-finite loss raises :class:`NonFiniteLossError` naming the step and the term, before the
   weights change; non-finite parameters raise it naming the parameter before any checkpoint
   is written; SIGTERM or SIGINT (Ctrl-C) saves ``last.pt`` after the current
-  step and returns cleanly;
+  step, its status ``interrupted`` recorded in it, and returns cleanly (the train command then
+  exits 75);
 - resume from ``<output_dir>/last.pt`` (``train.resume``), on the schedule of the config's
   ``train.steps`` (a finished run extended to more steps trains them: :func:`follow_schedule`);
   ``train.keep_checkpoints`` also keeps every periodic checkpoint as ``step<N>.pt`` (for

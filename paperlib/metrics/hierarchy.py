@@ -259,6 +259,39 @@ def hierarchical_retrieval_items(
     caption indices. ``removed`` (N, N·L) bool: captions left out of image i's pool (see
     :func:`ambiguous_captions`); a threshold whose pool is empty predicts nothing.
     """
+    _check_retrieval_inputs(similarity, radii, n_levels, n_thresholds, caption_texts, removed)
+    n_images, n_captions = similarity.shape
+    sim = similarity.detach().cpu().double().numpy()
+    if removed is not None:
+        sim = np.where(removed, -np.inf, sim)
+    rad = radii.detach().cpu().double().numpy()
+    order = np.argsort(rad, kind="stable")
+    sorted_sim, sorted_rad = sim[:, order], rad[order]
+    thresholds = np.linspace(sorted_rad[0], sorted_rad[-1], n_thresholds)
+    counts = np.searchsorted(sorted_rad, thresholds, side="right")
+    best = [np.argmax(sorted_sim[:, :k], axis=1) for k in counts]
+    picks = np.stack([order[b] for b in best], axis=1)
+    found = np.stack([np.isfinite(sorted_sim[np.arange(n_images), b]) for b in best], axis=1)
+    key = caption_texts if caption_texts is not None else list(range(n_captions))
+    precision, recall = np.zeros(n_images), np.zeros(n_images)
+    for i, (row, ok) in enumerate(zip(picks, found)):
+        preds = {key[m] for m in row[ok].tolist()}
+        own = [key[i * n_levels + level] for level in range(n_levels)]
+        precision[i] = len(preds & set(own)) / len(preds) if preds else 0.0
+        recall[i] = sum(c in preds for c in own) / n_levels
+    return precision, recall
+
+
+def _check_retrieval_inputs(
+    similarity: Tensor,
+    radii: Tensor,
+    n_levels: int,
+    n_thresholds: int,
+    caption_texts: list[str] | None,
+    removed: np.ndarray | None,
+) -> None:
+    """:func:`hierarchical_retrieval_items`' inputs: finite, at least one image, counts ≥ 1,
+    shapes that agree; ValueError naming the argument otherwise."""
     require_finite(similarity=similarity, radii=radii)
     require_count("n_levels", n_levels)
     require_count("n_thresholds", n_thresholds)
@@ -279,25 +312,6 @@ def hierarchical_retrieval_items(
         raise ValueError(
             f"removed must be a (N, N*L) = ({n_images}, {n_captions}) mask; got {np.shape(removed)}"
         )
-    sim = similarity.detach().cpu().double().numpy()
-    if removed is not None:
-        sim = np.where(removed, -np.inf, sim)
-    rad = radii.detach().cpu().double().numpy()
-    order = np.argsort(rad, kind="stable")
-    sorted_sim, sorted_rad = sim[:, order], rad[order]
-    thresholds = np.linspace(sorted_rad[0], sorted_rad[-1], n_thresholds)
-    counts = np.searchsorted(sorted_rad, thresholds, side="right")
-    best = [np.argmax(sorted_sim[:, :k], axis=1) for k in counts]
-    picks = np.stack([order[b] for b in best], axis=1)
-    found = np.stack([np.isfinite(sorted_sim[np.arange(n_images), b]) for b in best], axis=1)
-    key = caption_texts if caption_texts is not None else list(range(n_captions))
-    precision, recall = np.zeros(n_images), np.zeros(n_images)
-    for i, (row, ok) in enumerate(zip(picks, found)):
-        preds = {key[m] for m in row[ok].tolist()}
-        own = [key[i * n_levels + level] for level in range(n_levels)]
-        precision[i] = len(preds & set(own)) / len(preds) if preds else 0.0
-        recall[i] = sum(c in preds for c in own) / n_levels
-    return precision, recall
 
 
 def ambiguous_captions(

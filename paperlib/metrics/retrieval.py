@@ -9,8 +9,9 @@ Ties (the papers do not say): the rank of a query's positive is the number of *n
 scoring ``>=`` its best positive (``ties="pessimistic"``: a tie counts as a miss, so a
 constant scorer gets 0 recall) or ``>`` it (``"optimistic"``). Hit at K ⟺ rank < K.
 Values are fractions in [0, 1], as in CLIP_benchmark (the papers print percentages).
-With one candidate every query ranks it first (R@K = 1); no image or no text, NaN or inf
-features or scores, and ranks that are not whole numbers ≥ 0 are refused, each by name.
+With one candidate every query ranks it first (R@K = 1); no query has no ranks, and a recall
+of no query, NaN or inf features or scores, and ranks that are not whole numbers ≥ 0 are
+refused, each by name.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from paperlib.metrics.results import image_retrieval_recall, text_retrieval_recall
-from paperlib.metrics.scores import require_finite, require_rows
+from paperlib.metrics.scores import require_finite
 
 TIES = ("pessimistic", "optimistic")
 
@@ -81,8 +82,6 @@ def retrieval_ranks(
             "image_features and text_features must share their feature dim; got "
             f"{tuple(image_features.shape)} and {tuple(text_features.shape)}"
         )
-    require_rows("image_features", image_features.shape, 1, "image")
-    require_rows("text_features", text_features.shape, 1, "text")
     n_img, n_txt = image_features.shape[0], text_features.shape[0]
     if text_to_image is None:
         if n_img != n_txt:
