@@ -37,7 +37,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from paperlib.atomic import atomic_write_text
+from paperlib import exit_status
+from paperlib.atomic import WriteError, atomic_write_text
 from paperlib.engine import distributed
 from paperlib.engine.benchmarks import (
     BENCHMARK_ALIASES,
@@ -324,10 +325,18 @@ def _parser() -> argparse.ArgumentParser:
         help="leave out samples whose image does not decode (counted in the "
         "results files) instead of stopping at the first",
     )
+    parser.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="evaluate a run that did not finish (stopped by a signal, or a periodic "
+        "checkpoint); every results file records it as partial",
+    )
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line; exit status 0, 2 for a refused input or a failed evaluation, 4 when a
+    write failed (:mod:`paperlib.exit_status`)."""
     parser = _parser()
     args = parser.parse_args(argv)
     try:
@@ -355,18 +364,21 @@ def main(argv: list[str] | None = None) -> int:
             workers=args.num_workers,
             precision=args.precision,
             progress=False if args.no_progress else None,
+            allow_partial=args.allow_partial,
         )
-    except (OSError, ValueError) as err:  # named by the engine (a full disk: DiskFullError)
+        if distributed.is_main():  # one rank prints and writes the comparison
+            print(markdown_table(args.output))
+            if args.model and (text := write_published(args.output, args.model, rows)):
+                print("\nBeside the published numbers:\n" + text)
+    except WriteError as err:  # a full disk or quota, an unwritable file: named
         print(f"evaluate: {error_text(err)}", file=sys.stderr)
-        return 2
+        return exit_status.STORAGE
+    except (OSError, ValueError) as err:  # named by the engine
+        print(f"evaluate: {error_text(err)}", file=sys.stderr)
+        return exit_status.REFUSED
     finally:
         distributed.cleanup()
-    if not distributed.is_main():
-        return 0
-    print(markdown_table(args.output))
-    if args.model and (text := write_published(args.output, args.model, rows)):
-        print("\nBeside the published numbers:\n" + text)
-    return 0
+    return exit_status.OK
 
 
 def _rank_device(device: str) -> str:

@@ -26,7 +26,8 @@ from typing import Any
 import torch
 import yaml
 
-from paperlib.atomic import StorageError, atomic_write_text
+from paperlib import exit_status
+from paperlib.atomic import WriteError, atomic_write_text
 from paperlib.engine import distributed
 from paperlib.engine.config import (
     Config,
@@ -181,6 +182,9 @@ def train_distributed(config: dict[str, Any], nproc: int, name: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line; its exit statuses are :mod:`paperlib.exit_status`'s: 0 finished, 2
+    refused, 3 stopped at a non-finite loss or weight, 4 a write failed, 75 stopped by SIGTERM
+    or SIGINT with its checkpoint saved (the same command resumes it)."""
     parser = argparse.ArgumentParser(
         prog="python -m paperlib.train",
         description=__doc__,
@@ -210,32 +214,32 @@ def main(argv: list[str] | None = None) -> int:
         config = config_from(args.config, args.overrides)
     except ConfigError as err:
         print(f"config error: {error_text(err)}", file=sys.stderr)
-        return 2
+        return exit_status.REFUSED
     if args.print_config:
         print(yaml.safe_dump(to_dict(config), sort_keys=False), end="")
         return 0
     try:
         if args.dry_run:
             print(f"[train] dry run: {dry_run(config)[0]}")
-            return 0
+            return exit_status.OK
         result = train(config)
         if distributed.is_main():
             print(f"[train] {result.status} at step {result.step}; checkpoint {result.checkpoint}")
     except NonFiniteLossError as err:
         print(f"training stopped: {error_text(err)}", file=sys.stderr)
-        return 3
+        return exit_status.NOT_FINITE
     except distributed.DeviceError as err:
         print(f"device error: {error_text(err)}", file=sys.stderr)
-        return 2
-    except StorageError as err:  # a full disk or a file-size limit
+        return exit_status.REFUSED
+    except WriteError as err:  # a full disk or quota, a file-size limit, an unwritable file
         print(f"training stopped: {err.strerror}", file=sys.stderr)
-        return 4
+        return exit_status.STORAGE
     except (ConfigError, ValueError, RuntimeError, OSError) as err:  # named by the engine
         print(f"training refused: {error_text(err)}", file=sys.stderr)
-        return 2
+        return exit_status.REFUSED
     finally:
         distributed.cleanup()
-    return 0
+    return exit_status.INTERRUPTED if result.status == "interrupted" else exit_status.OK
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "paperlib"
 LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "atomic",
+        "exit_status",
         "state_files",
         "segments",
         "collectives",

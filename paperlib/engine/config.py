@@ -32,6 +32,7 @@ from paperlib.atomic import atomic_write_text
 from paperlib.engine.benchmarks import REAL_BENCHMARKS, canonical_benchmark, check_root
 from paperlib.engine.registry import DATASET_REGISTRY, METHOD_REGISTRY
 from paperlib.engine.reporting import check_report_to
+from paperlib.geometry.lorentz import MAX_SINH_ARG
 from paperlib.models import LOGIT_SCALE_MAX
 from paperlib.models.batchnorm import BatchNormMode
 from paperlib.models.meru_checkpoint import HYCOCLIP_MODEL_NAMES
@@ -426,6 +427,14 @@ def _check_positive(value: float | int, key: str, allow_zero: bool = False) -> N
 
 
 SEED_RANGE = (0, 2**32 - 1)  # what numpy's and torch's generators all accept
+# upper bounds of the sizes a config asks for, each far above any run of the study or papers
+MAX_GENERATED_SIZE = 10_000_000  # data.size of a generated set: its sampler permutes them all
+MAX_VAL_SIZE = 20_000  # train.val_size: held in memory, scored against each other (n² pairs)
+MAX_SHUFFLE_BUFFER = 1_000_000  # data.shuffle_buffer: decoded records held per reader
+# a contrastive loss needs a gap between its logits to learn from; below this widest reachable
+# gap (in nats) the softmax stays within 10 % of uniform, whatever the weights
+MIN_LOGIT_GAP = 0.1
+MIN_CURVATURE = 1e-30  # float32 keeps c, √c and 1/c finite and normal above it
 
 
 def _check_range(value: float | int, key: str, low: float, high: float) -> None:
@@ -484,6 +493,8 @@ def _validate_model(config: Config) -> None:
             "(docs/methods/argent.md#argent-training)"
         )
     _check_positive(m.curv_init, "model.curv_init")
+    if config.hyperbolic:
+        _check_curvature(m)
     _check_positive(m.alpha_norm, "model.alpha_norm")
     unknown = sorted(set(m.init_scalars) - set(INIT_SCALARS))
     if unknown:
@@ -497,6 +508,37 @@ def _validate_model(config: Config) -> None:
             "random, whose statistics were never trained (use batchnorm=train)"
         )
     _check_long_text(m)
+
+
+def widest_logit_gap(curv: float) -> float:
+    """The widest gap between two logits a hyperbolic model at curvature ``curv`` can reach:
+    two points at opposite ends of the exp map's clamp (each ``asinh(2¹⁵)/√c`` from the
+    origin), at the logit scale's cap of 100."""
+    return 2.0 * MAX_SINH_ARG / math.sqrt(curv) * math.exp(LOGIT_SCALE_MAX)
+
+
+def _check_curvature(m: ModelConfig) -> None:
+    """Refuse a curvature a run cannot learn at: one float32 cannot hold (``c / 10`` below
+    :data:`MIN_CURVATURE` when learned), or so large that even the lowest curvature the run
+    may reach (``c / 10`` when learned, ``c`` when fixed) leaves every logit within
+    :data:`MIN_LOGIT_GAP` of the others (the loss stays at ln B)."""
+    lowest = m.curv_init / 10 if m.learn_curv else m.curv_init
+    if lowest < MIN_CURVATURE:
+        raise ConfigError(
+            f"model.curv_init: {m.curv_init:g} lets the curvature reach {lowest:g}, below "
+            f"{MIN_CURVATURE:g}, where float32 loses c, √c and 1/c; expected a larger curvature "
+            "(MERU: 1.0)"
+        )
+    gap = widest_logit_gap(lowest)
+    if gap < MIN_LOGIT_GAP:
+        largest = (2.0 * MAX_SINH_ARG * math.exp(LOGIT_SCALE_MAX) / MIN_LOGIT_GAP) ** 2
+        largest *= 10 if m.learn_curv else 1
+        raise ConfigError(
+            f"model.curv_init: at curvature {m.curv_init:g} no two logits can differ by more "
+            f"than {gap:.3g} (points at the exp map's clamp, logit scale 100), so the logits "
+            f"stay uniform and the loss at ln B: nothing to learn; expected at most "
+            f"{largest:.3g} (MERU: 1.0)"
+        )
 
 
 def _check_long_text(m: ModelConfig) -> None:
@@ -529,13 +571,15 @@ def _validate_data(config: Config) -> None:
             f"; webdataset: GRIT-layout shards); {d.dataset} has none"
         )
     _check_positive(d.size, "data.size")
+    if dataset.generated:
+        _check_range(d.size, "data.size", 1, MAX_GENERATED_SIZE)
+    _check_range(d.shuffle_buffer, "data.shuffle_buffer", 0, MAX_SHUFFLE_BUFFER)
     _check_range(d.seed, "data.seed", *SEED_RANGE)
     if d.twins and d.dataset != "world":
         raise ConfigError(f"data.twins: only the world has counterfactual twins, not {d.dataset!r}")
     if not 32 <= d.image_size <= 224:
         raise ConfigError(f"data.image_size: expected 32..224, got {d.image_size}")
     _check_positive(d.num_workers, "data.num_workers", allow_zero=True)
-    _check_positive(d.shuffle_buffer, "data.shuffle_buffer", allow_zero=True)
     _check_positive(d.held_out, "data.held_out", allow_zero=True)
     low, high = d.crop_scale
     if not 0.0 < low <= high <= 1.0:
@@ -640,6 +684,12 @@ def _validate_train(t: TrainConfig) -> None:
     for key in ("batch_size", "accum_steps", "log_every", "diag_every", "ckpt_every", "val_size"):
         _check_positive(getattr(t, key), f"train.{key}")
     _check_range(t.seed, "train.seed", *SEED_RANGE)
+    if t.batch_size < 2:
+        raise ConfigError(
+            f"train.batch_size: expected at least 2, got {t.batch_size} (every loss contrasts "
+            "a pair with the batch's other pairs: over one pair it is constant, nothing to learn)"
+        )
+    _check_range(t.val_size, "train.val_size", 1, MAX_VAL_SIZE)
     if t.batch_size % t.accum_steps:
         raise ConfigError(
             f"train.accum_steps: {t.accum_steps} does not divide train.batch_size={t.batch_size}"

@@ -62,7 +62,12 @@ from paperlib.engine.benchmarks import (
     reference_templates,
     segment_embeddings,
 )
-from paperlib.engine.checkpoint import atomic_save, load_checkpoint, state_dict_mismatch
+from paperlib.engine.checkpoint import (
+    atomic_save,
+    load_checkpoint,
+    state_dict_mismatch,
+    training_progress,
+)
 from paperlib.engine.config import build_config
 from paperlib.engine.distributed import pick_device
 from paperlib.engine.methods import build_module, input_size
@@ -71,7 +76,8 @@ from paperlib.engine.released import load_released
 from paperlib.engine.run_folder import check_replaceable, writable_folder
 from paperlib.metrics import monotonicity, results
 from paperlib.metrics.scores import NonFiniteError
-from paperlib.state_files import unreadable_reason
+from paperlib.models.bounds import check_scalars
+from paperlib.state_files import file_sha256, unreadable_reason
 
 CACHE_FORMAT = "paperlib-embeddings/1"  # stored in each cache file; others are recomputed
 
@@ -84,10 +90,16 @@ def load_trained(checkpoint: str | Path, device: str | torch.device = "cpu"):
     Only the checkpoint is read: the model is rebuilt from its ``model``/``loss`` sections,
     so the training data may have moved or been deleted (the returned config's ``data``
     section is :func:`evaluation_data_section`, not the training data's)."""
+    return _load_trained(checkpoint, device)[:4]
+
+
+def _load_trained(checkpoint: str | Path, device: str | torch.device = "cpu"):
+    """:func:`load_trained` and how far its run got (``checkpoint.training_progress``)."""
     path = Path(checkpoint)
     if path.is_dir():
         path = path / "last.pt"
     state = load_checkpoint(path)
+    progress = training_progress(state, path)
     raw = dict(state["config"])
     # the weights, BatchNorm statistics included, come from this file, and evaluation runs in
     # eval mode, where a training run's model.batchnorm has no effect
@@ -99,9 +111,14 @@ def load_trained(checkpoint: str | Path, device: str | torch.device = "cpu"):
     mismatch = state_dict_mismatch(module, state["model"])
     if mismatch:
         raise ValueError(f"{path}: its weights do not fit the model its config builds ({mismatch})")
+    # a stored scalar out of its bounds is named here; NaN weights, by the benchmark they spoil
+    bounds = module.scalar_bounds(config.optim.clamp_logit_scale)
+    check_scalars(state["model"], bounds, str(path))
     module.load_state_dict(state["model"])
+    if module.geometry == "hyperbolic":  # the curvature scores use is the one embeddings use
+        module.model.clamp_parameters_()
     module.eval()
-    return module, preprocess, tokenizer, config
+    return module, preprocess, tokenizer, config, progress
 
 
 # the train keys of a run's config rebuilt without its data: no held-out validation
@@ -114,15 +131,6 @@ def evaluation_data_section(raw: dict[str, Any]) -> dict[str, Any]:
     ``data.root`` need not exist any more)."""
     batch = int(raw.get("train", {}).get("batch_size", 1))
     return {"dataset": "synthetic", "size": max(batch, 1)}
-
-
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file's bytes (read in 1 MiB chunks)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def checkpoint_key(checkpoint: str | Path, model: str | None = None) -> str:
@@ -141,16 +149,40 @@ def checkpoint_key(checkpoint: str | Path, model: str | None = None) -> str:
 def load_model(
     checkpoint: str | Path | None, model: str | None = None, device: str | torch.device = "cpu"
 ):
-    """(module, preprocess, tokenizer, label): a paperlib training checkpoint when ``model``
-    is None (label ``method:model-name``), else released weights read as ``model``
-    (``engine.released``: e.g. ``meru-vit-b``, ``openclip:ViT-B-16-quickgelu``)."""
+    """(module, preprocess, tokenizer, label, progress): a paperlib training checkpoint when
+    ``model`` is None (label ``method:model-name``, ``progress`` how far its run got:
+    ``checkpoint.training_progress``), else released weights read as ``model``
+    (``engine.released``: e.g. ``meru-vit-b``, ``openclip:ViT-B-16-quickgelu``; no
+    progress)."""
     if model is None:
-        module, preprocess, tokenizer, config = load_trained(checkpoint, device)
-        return module, preprocess, tokenizer, f"{config.method}:{config.model.name}"
+        module, preprocess, tokenizer, config, progress = _load_trained(checkpoint, device)
+        return module, preprocess, tokenizer, f"{config.method}:{config.model.name}", progress
 
     module, preprocess, tokenizer = load_released(model, checkpoint, device)
     check_vocabulary(module, tokenizer, f"{checkpoint} (read as {model})")
-    return module, preprocess, tokenizer, model
+    return module, preprocess, tokenizer, model, None
+
+
+def checked_progress(
+    progress: dict[str, Any] | None, checkpoint: Any, allow_partial: bool
+) -> dict[str, Any]:
+    """What every results file records of the training that made ``checkpoint``
+    (``training``: its step, steps, status, and ``partial`` for a run that did not finish);
+    ValueError naming the checkpoint for a run that did not finish, unless ``allow_partial``."""
+    if progress is None:
+        return {}
+    partial = progress["status"] != "finished"
+    if partial and not allow_partial:
+        raise ValueError(
+            f"{checkpoint}: its run stopped at step {progress['step']} of {progress['steps']} "
+            f"(status {progress['status']!r}), so these are not the trained model's weights; "
+            "finish the training (run the same train command again), or evaluate them as they "
+            "are with --allow-partial (allow_partial=True), which marks every results file"
+        )
+    if partial:
+        print(f"[evaluate] {checkpoint}: a partial run, step {progress['step']} of "
+              f"{progress['steps']} ({progress['status']}): results marked partial", flush=True)  # fmt: skip
+    return {"training": {**progress, "partial": partial}}
 
 
 def check_vocabulary(module, tokenizer, source: str) -> None:
@@ -430,12 +462,19 @@ def classification_templates(
 REFERENCE_PROMPTS = "meru-hycoclip"  # the prompt-set name of the references' ensembles
 
 
+MAX_WORLD_SIZE = 20_000  # held-out world samples: the world benchmarks score every pair (n²)
+
+
 def check_sizes(world_size: int, batch_size: int, limits: dict[str, int | None]) -> None:
-    """Refuse sizes that would evaluate nothing or something else than asked: the world needs
-    at least 2 samples (retrieval over one item ranks nothing), a batch at least 1, a limit at
-    least 1 (None keeps every sample)."""
-    if world_size < 2:
-        raise ValueError(f"world_size: expected at least 2 held-out samples, got {world_size}")
+    """Refuse sizes that would evaluate nothing or something else than asked, or ask for more
+    memory than any evaluation needs: the world needs 2 to :data:`MAX_WORLD_SIZE` samples
+    (retrieval over one item ranks nothing), a batch at least 1, a limit at least 1 (None keeps
+    every sample)."""
+    if not 2 <= world_size <= MAX_WORLD_SIZE:
+        raise ValueError(
+            f"world_size: expected at least 2 held-out samples and at most "
+            f"{MAX_WORLD_SIZE:,}, got {world_size}"
+        )
     if batch_size < 1:
         raise ValueError(f"batch_size: expected at least 1, got {batch_size}")
     for name, limit in limits.items():
@@ -472,6 +511,7 @@ def evaluate(
     workers: int = 0,
     precision: str = "auto",
     progress: bool | None = None,
+    allow_partial: bool = False,
 ) -> list[dict[str, Any]]:
     """Evaluate ``checkpoint`` on ``benchmarks``; writes ``<output_dir>/<dataset>.json`` files
     (CLIP_benchmark keys) and ``results.md`` (merged table); returns the result dicts.
@@ -494,6 +534,9 @@ def evaluate(
     HiMo crop and keep five). Each real benchmark's results file records the protocol it ran
     (``protocol``), and one evaluated on part of its samples (a limit) records how many of
     how many (``subset``); warnings (PEP levels whose scores all tie) go into ``warnings``.
+    Every results file of a training checkpoint records how far its run got (``training``:
+    step, steps, status, partial); a run that did not finish (stopped by a signal, or a
+    periodic checkpoint) is refused unless ``allow_partial``.
 
     ``workers`` decode images in DataLoader processes, ``precision`` is the autocast on CUDA
     (``engine.precision``), ``progress`` shows a bar per embedding pass (None: on a terminal).
@@ -512,7 +555,8 @@ def evaluate(
     device = pick_device(device, option="device (--device)")
     real, skipped, subsets = _real_samples(benchmarks, roots, limits, skip_bad_images)
     EvalProtocol(retrieval_transform or "crop", captions or "first-5")  # names a bad choice
-    module, preprocess, tokenizer, label = load_model(checkpoint, model, device)
+    module, preprocess, tokenizer, label, progress = load_model(checkpoint, model, device)
+    training = checked_progress(progress, checkpoint, allow_partial)
     geometry = module.geometry
     curv = module.model.curv.item() if geometry == "hyperbolic" else 0.0
     scoring = Scoring(geometry, curv, pep or PEPProtocol())
@@ -538,7 +582,9 @@ def evaluate(
         if b not in WORLD_BENCHMARKS
     }
     notes = {b: {"subset": subsets[b]} for b in subsets}
-    rows = _result_rows(datasets, skipped, f"{checkpoint}", scoring, labels, recorded, notes)
+    rows = _result_rows(
+        datasets, skipped, f"{checkpoint}", scoring, labels, recorded, notes, training
+    )
     _write_results(output_dir, rows)  # every metric first: a failure leaves no partial results
     return rows
 
@@ -767,12 +813,13 @@ def _result_rows(
     labels: tuple[str, str],
     protocols: dict[str, dict[str, Any]],
     notes: dict[str, dict[str, Any]] | None = None,
+    common: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The CLIP_benchmark result dicts of every dataset (``labels``: model, pretrained), all
     computed before any is written; a skipped image list goes into its benchmark's results,
     each real benchmark's records its protocol (:func:`protocol_record`), ``notes`` add keys
-    per benchmark (``subset``), and a benchmark's warnings (``Benchmark.warnings``) are
-    recorded (``warnings``) and printed."""
+    per benchmark (``subset``), every one the ``common`` fields (the training's progress), and
+    a benchmark's warnings (``Benchmark.warnings``) are recorded (``warnings``) and printed."""
     rows: list[dict[str, Any]] = []
     for benchmark, emb in datasets:
         try:
@@ -788,6 +835,7 @@ def _result_rows(
         if benchmark in protocols:
             extra["protocol"] = protocols[benchmark]
         extra.update((notes or {}).get(benchmark, {}))
+        extra.update(common or {})
         tasks = BENCHMARK_REGISTRY[benchmark].tasks
         for dataset, metrics in computed.items():
             warnings = benchmark_warnings(emb, dataset, benchmark, scoring)
