@@ -1,6 +1,8 @@
 # The README's commands. Each does its own set-up on a fresh machine.
-#   make reproduce   the CPU-scale reproduction (smoke study, every notebook) into build/reproduce/,
-#                    then a comparison with the committed results (exit 1 beyond tolerance)
+#   make reproduce   the CPU-scale reproduction: the smoke study into build/reproduce/, every
+#                    notebook into build/executed/ (each figure inline, files in
+#                    build/reproduce/figures/; the tutorials read the committed results/), then a
+#                    comparison of the smoke study with the committed one (exit 1 beyond tolerance)
 #   make test        ruff + the unit tests + nbval over every tutorial notebook (figures to build/),
 #                    on every core; leaves out the tests marked slow or distributed
 #   make test-all    make test with those tests too, with the tracking and cluster extras
@@ -14,7 +16,7 @@
 #   make refresh     the smoke study and every notebook over the committed results/smoke, figures/
 #   make lab         JupyterLab (root allowed) with the tutorials' .py files opening as notebooks
 #   make book        the reading edition: a static site of the notebooks as `make reproduce`
-#                    executed them, into build/book/ (run `make reproduce` first)
+#                    executed them (build/executed/), into build/book/ (run `make reproduce` first)
 #   make book-check  headless Chromium over every page of build/book/, and `make lab` opening a
 #                    tutorial as a notebook; screenshots in build/book-screenshots/
 SHELL := /bin/bash
@@ -59,6 +61,7 @@ unit: setup  # leaves out the tests marked slow or distributed
 unit-all: extras-setup
 	HF_HUB_OFFLINE=1 $(PY) -m pytest $(XDIST) tests
 
+# Agg: nbval compares no figure, and drawing none inline keeps it quick (the runner draws inline)
 nbval: setup
 	rm -rf $(NB_BUILD)
 	$(PY) -m paperlib.notebooks convert $(TUTORIALS)
@@ -72,20 +75,20 @@ test-all: lint unit-all nbval
 reproduce: setup
 	PAPERLIB_RESULTS=$(REPRO)/results PAPERLIB_RUNS=$(REPRO)/runs HF_HUB_OFFLINE=1 \
 	  $(PY) -m paperlib.study --scale smoke
-	PAPERLIB_FIGURES=$(REPRO)/figures HF_HUB_OFFLINE=1 MPLBACKEND=Agg \
+	PAPERLIB_FIGURES=$(REPRO)/figures HF_HUB_OFFLINE=1 \
 	  $(PY) -m paperlib.notebooks reproduce --preset smoke-cpu
 	$(PY) -m paperlib.study.compare --scale smoke --reproduced $(REPRO)/results
 
 refresh: setup
 	HF_HUB_OFFLINE=1 $(PY) -m paperlib.study --scale smoke
-	HF_HUB_OFFLINE=1 MPLBACKEND=Agg $(PY) -m paperlib.notebooks reproduce --preset smoke-cpu
+	HF_HUB_OFFLINE=1 $(PY) -m paperlib.notebooks reproduce --preset smoke-cpu
 
 pretrain: setup
 	HF_HUB_OFFLINE=1 $(PY) -m paperlib.study.pretrain --scale full
 
 study: setup
 	HF_HUB_OFFLINE=1 $(PY) -m paperlib.study --scale full
-	HF_HUB_OFFLINE=1 MPLBACKEND=Agg $(PY) -m paperlib.notebooks reproduce --preset smoke-cpu
+	HF_HUB_OFFLINE=1 $(PY) -m paperlib.notebooks reproduce --preset smoke-cpu
 
 variation: setup
 	HF_HUB_OFFLINE=1 $(PY) -m paperlib.study.variation --scale smoke

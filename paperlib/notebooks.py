@@ -20,6 +20,11 @@ notebook is reported on one line naming the notebook, the cell and the error
 (:class:`NotebookFailedError`), the executed copy kept with its traceback. The command shows
 papermill's progress over the cells.
 
+The kernel draws with matplotlib's inline backend (:data:`INLINE_BACKEND`, whatever
+``MPLBACKEND`` says outside): each figure a cell draws is an image output of that cell, shown at
+``plt.show()`` or at the cell's end, so the executed copy holds every figure (``save`` still
+writes the files beside).
+
     python -m paperlib.notebooks run notebooks/train_himo.py --preset smoke-cpu
     python -m paperlib.notebooks reproduce            # every notebook, smoke-cpu presets
 """
@@ -56,6 +61,8 @@ PATH_MAPPINGS = {"roots": None, "pep": ("kept", "pool")}  # None: every value
 CONFIG_PATHS = ("train.output_dir", "model.init", "data.root", "data.cache_dir")
 # environment variables naming the other folders a parameter file may point into
 ROOT_VARIABLES = ("PAPERLIB_DATA_ROOTS", "PAPERLIB_RUNS", "PAPERLIB_RESULTS")
+#: the kernel's matplotlib backend: Jupyter's own, each figure an output of the cell drawing it
+INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
 
 
 class NotebookFailedError(RuntimeError):
@@ -300,9 +307,10 @@ def run_notebook(
     log_output: bool = False,
     progress: bool = False,
 ) -> Path:
-    """Execute ``notebook`` with papermill (``progress``: its progress bar over the cells);
-    returns the executed ``.ipynb`` path. A cell that raises is a
-    :class:`NotebookFailedError` (module docstring); a copy another run is writing is refused."""
+    """Execute ``notebook`` with papermill (``progress``: its progress bar over the cells),
+    figures inline (:func:`inline_figures`); returns the executed ``.ipynb`` path. A cell that
+    raises is a :class:`NotebookFailedError` (module docstring); a copy another run is writing
+    is refused."""
     import jupytext
     import papermill
 
@@ -315,7 +323,7 @@ def run_notebook(
     output_dir = Path(output_dir or EXECUTED_DIR)
     output_dir.mkdir(parents=True, exist_ok=True)
     output = output_dir / f"{notebook.stem}.ipynb"
-    with held(output, notebook.name):
+    with held(output, notebook.name), inline_figures():
         try:
             papermill.execute_notebook(
                 source,
@@ -344,6 +352,21 @@ def _failure(notebook: Path, error, output: Path) -> str:
         f"{notebook.name}: cell In [{error.exec_count}] ({first}) raised {error.ename}: "
         f"{value}; the executed copy with its traceback: {output}"
     )
+
+
+@contextlib.contextmanager
+def inline_figures() -> Iterator[None]:
+    """Within the block, a kernel started draws with :data:`INLINE_BACKEND` (it reads
+    ``MPLBACKEND`` from the environment it inherits); the variable is restored after."""
+    before = os.environ.get("MPLBACKEND")
+    os.environ["MPLBACKEND"] = INLINE_BACKEND
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("MPLBACKEND", None)
+        else:
+            os.environ["MPLBACKEND"] = before
 
 
 @contextlib.contextmanager

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Build the reading edition: a static site of the notebooks as ``make reproduce`` ran them.
 
-Nothing is executed again. Each executed copy (``build/executed/<notebook>.ipynb``) is staged
-under ``build/book-src/`` with what the page needs: where its results came from, its papermill
-parameters, the figures its cells saved (found by their write times), and code cells folded.
+Nothing is executed again. Each executed copy (``build/executed/<notebook>.ipynb``) holds its
+figures as the outputs of the cells that draw them (the runner's inline backend), and myst-nb
+renders them as they are; a copy whose cells show fewer or more figures than they draw
+(:func:`figure_problems`: one executed without the inline backend) is refused. Each copy is
+staged under ``build/book-src/`` with what the page needs: where its results came from, its
+papermill parameters, and code cells folded.
 The method pages (``docs/methods/*.md``, the references the code cites by anchor) are staged
 under ``methods/``, and a notebook's links to them (``../docs/methods/<page>.md#<anchor>``)
 are pointed there. The project pages (``docs/*.md``: what the README leaves out) are staged
@@ -18,8 +21,9 @@ writes ``build/book/``.
 from __future__ import annotations
 
 import argparse
-import base64
+import ast
 import copy
+import inspect
 import json
 import pkgutil
 import re
@@ -27,7 +31,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from datetime import datetime
 from pathlib import Path
 
 import nbformat
@@ -35,15 +38,22 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 READER_HEADING = "## A reader's path through the notebooks"
-SAVE_CALL = re.compile(r"\bsave\(\s*[\w.]+\s*,\s*[\"']([\w.-]+)[\"']")
-PLOT_CALLS = {"subplots", "figure", "plot_log"}  # what draws a new figure in these notebooks
 PARAMETER_TAGS = {"parameters", "injected-parameters"}
-UNKEPT_FIGURE = (
-    ":::{note}\nThe cell above draws a figure that its executed copy does not keep: "
-    "`make reproduce` runs matplotlib without a display, and the notebook does not "
-    "`save` it.\n:::"
+#: pyplot's calls that draw a new figure (and the ``paperlib.figures`` ones: :func:`figure_calls`)
+PYPLOT_FIGURES = {"figure", "subplots", "subplot_mosaic"}
+#: a call under a branch may not run; one in a loop may run any number of times
+BRANCHES = (ast.If, ast.IfExp, ast.BoolOp, ast.Match, ast.ExceptHandler)
+LOOPS = (
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
 )
-FIGURE_SLACK_S = 2.0  # a figure written this close to a cell, outside it, still belongs to it
+#: a call in a function or class that a cell defines runs only where it is called
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 #: the method pages in the order of the book's table of contents (``docs/methods/<page>.md``)
 METHOD_PAGES = ("himo-clip", "argent", "conventions")
 METHOD_LINK = re.compile(r"\]\((?:\.\./)?docs/methods/")
@@ -94,73 +104,79 @@ def executed_copies(stems: list[str], executed_dir: Path) -> dict[str, Path]:
     return paths
 
 
-def cell_window(cell) -> tuple[float, float] | None:
-    """Start and end (epoch seconds) of a cell's papermill run, if recorded."""
-    meta = cell.get("metadata", {}).get("papermill", {})
-    if not meta.get("start_time") or not meta.get("end_time"):
-        return None
-    return tuple(datetime.fromisoformat(meta[k]).timestamp() for k in ("start_time", "end_time"))
+def call_name(call: ast.Call) -> str | None:
+    """The name a call calls: ``f`` of ``f(...)`` and of ``x.f(...)``."""
+    return getattr(call.func, "attr", getattr(call.func, "id", None))
 
 
-def figures_by_cell(nb, figure_dirs: list[Path]) -> dict[int, list[Path]]:
-    """The PNG figures written while each code cell ran: cell index -> files (by write time)."""
-    windows = {
-        i: w for i, c in enumerate(nb.cells) if c.cell_type == "code" and (w := cell_window(c))
+def figure_calls() -> set[str]:
+    """The names of the calls that draw a new figure: pyplot's (:data:`PYPLOT_FIGURES`) and each
+    function of ``paperlib.figures`` whose code calls one of them."""
+    import paperlib.figures as figures
+
+    functions = {n: f for n, f in vars(figures).items() if inspect.isfunction(f)}
+    called = {
+        name: {
+            call_name(c)
+            for c in ast.walk(ast.parse(inspect.getsource(f)))
+            if isinstance(c, ast.Call)
+        }
+        for name, f in functions.items()
     }
-    if not windows:
-        return {}
-    first, last = min(w[0] for w in windows.values()), max(w[1] for w in windows.values())
-    found: dict[int, list[Path]] = {}
-    seen = set()
-    for directory in figure_dirs:
-        for png in sorted(directory.glob("*.png")) if directory.is_dir() else []:
-            written = png.stat().st_mtime
-            if png.stem in seen or not first - FIGURE_SLACK_S <= written <= last + FIGURE_SLACK_S:
-                continue
-            # the cell whose run contains the write, else the nearest one
-            index = min(
-                windows, key=lambda i: max(windows[i][0] - written, written - windows[i][1], 0)
-            )
-            found.setdefault(index, []).append(png)
-            seen.add(png.stem)
+    found = set(PYPLOT_FIGURES)
+    while grown := {n for n, names in called.items() if names & found} - found:
+        found |= grown  # a function drawing its figure with another such function
     return found
 
 
-def check_saved_figures(
-    stem: str, nb, found: dict[int, list[Path]], figure_dirs: list[Path]
-) -> None:
-    """Every ``save(fig, "name")`` of a cell must have written ``name.png`` while that cell ran."""
+def figures_drawn(source: str, calls: set[str]) -> tuple[int, int | None]:
+    """(fewest, most) new figures a cell's code draws, counting its calls of ``calls``: one under
+    a branch (:data:`BRANCHES`) may not run, one in a loop (:data:`LOOPS`) may run any number of
+    times (most: None), one in a function or class the cell defines is not counted."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # IPython syntax (a magic): not judged
+        return 0, None
+    fewest, most = 0, 0
+    stack: list[tuple[ast.AST, bool, bool]] = [(tree, False, False)]
+    while stack:
+        node, branch, loop = stack.pop()
+        if isinstance(node, SCOPES):
+            continue
+        if isinstance(node, ast.Call) and call_name(node) in calls:
+            fewest += not (branch or loop)
+            most = None if loop or most is None else most + 1
+        for field, value in ast.iter_fields(node):
+            # an if's test and a for's iterable run once, whatever the branch or the loop does
+            once = field in ("test", "iter") and not isinstance(node, ast.While)
+            inner_branch = branch or (isinstance(node, BRANCHES) and not once)
+            inner_loop = loop or (isinstance(node, LOOPS) and not once)
+            for child in value if isinstance(value, list) else [value]:
+                if isinstance(child, ast.AST):
+                    stack.append((child, inner_branch, inner_loop))
+    return fewest, most
+
+
+def image_outputs(cell) -> int:
+    """How many images a code cell's outputs show."""
+    return sum("image/png" in o.get("data", {}) for o in cell.get("outputs", []))
+
+
+def figure_problems(nb, calls: set[str]) -> list[str]:
+    """A line for each code cell whose image outputs are not the figures it draws
+    (:func:`figures_drawn`): fewer (the notebook ran without the inline backend, or a figure
+    was closed unshown) or more (a figure shown twice)."""
+    problems = []
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
-        written = {p.stem for p in found.get(index, [])}
-        for name in SAVE_CALL.findall(cell.source):
-            if name not in written:
-                where = " or ".join(str(d / f"{name}.png") for d in figure_dirs)
-                raise BookError(
-                    f"{stem}: cell {index} saves figure {name!r}, but no {where} was "
-                    "written while it ran; run `make reproduce` again"
-                )
-
-
-def draws_figure(source: str) -> bool:
-    """True when a cell's top-level code (function bodies left out) draws a new figure."""
-    import ast
-
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:  # IPython syntax: not judged
-        return False
-    stack = list(tree.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            continue
-        func = node.func if isinstance(node, ast.Call) else None
-        if getattr(func, "attr", getattr(func, "id", None)) in PLOT_CALLS:
-            return True
-        stack.extend(ast.iter_child_nodes(node))
-    return False
+        fewest, most = figures_drawn(cell.source, calls)
+        shown = image_outputs(cell)
+        if shown < fewest or (most is not None and shown > most):
+            most_text = "any number" if most is None else most
+            drawn = f"{fewest}" if most == fewest else f"{fewest} to {most_text}"
+            problems.append(f"cell {index} draws {drawn} figure(s) and shows {shown}")
+    return problems
 
 
 def default_parameters(nb) -> dict[str, tuple[str, str]]:
@@ -189,14 +205,6 @@ def default_parameters(nb) -> dict[str, tuple[str, str]]:
             value = ast.get_source_segment(cell.source, node.value) or ""
             found[node.targets[0].id] = (" ".join(value.split()), comments.get(node.end_lineno, ""))
     return found
-
-
-def png_output(path: Path) -> dict:
-    """A display_data output showing ``path`` inline."""
-    data = base64.b64encode(path.read_bytes()).decode("ascii")
-    return nbformat.v4.new_output(
-        "display_data", data={"image/png": data, "text/plain": f"<{path.name}>"}
-    )
 
 
 def git_commit(repo: Path = REPO) -> str:
@@ -298,13 +306,12 @@ def table_cell(text: str, code: bool = False) -> str:
     return text
 
 
-def provenance(stem: str, nb, opts, figure_dirs: list[str], stale: bool) -> str:
+def provenance(stem: str, nb, opts, stale: bool) -> str:
     """The page's 'Built from' box: source, results, seeds, execution, commit, parameters."""
     meta = nb.metadata.get("papermill", {})
     injected = meta.get("parameters") or {}
     results, seeds = results_and_seeds(stem, nb, injected, opts.params)
     ended = (meta.get("end_time") or "?")[:19].replace("T", " ")
-    figures = ", ".join(f"`{d}`" for d in figure_dirs) or "nowhere (it saves none)"
     lines = [
         ":::{admonition} Built from",
         ":class: note book-provenance",
@@ -313,8 +320,7 @@ def provenance(stem: str, nb, opts, figure_dirs: list[str], stale: bool) -> str:
         f"(executed copy: `{opts.executed_label}/{stem}.ipynb`)",
         f"- **Results:** {results}",
         f"- **Seeds:** {seeds}",
-        f"- **Executed:** {ended} UTC by papermill, {meta.get('duration') or 0:.0f} s; "
-        f"figures from {figures}",
+        f"- **Executed:** {ended} UTC by papermill, {meta.get('duration') or 0:.0f} s",
         f"- **Git commit:** {git_commit()} (the checkout this book was built from)",
     ]
     if stale:
@@ -339,38 +345,34 @@ def write_if_changed(path: Path, text: str) -> Path:
 
 
 def stage_notebook(stem: str, nb_path: Path, opts) -> tuple[list[Path], list[str]]:
-    """Write the page's notebook (and its ``.py`` source) into the staging folder."""
+    """Write the page's notebook (and its ``.py`` source) into the staging folder; BookError
+    when the copy records a failed run or does not show the figures its cells draw."""
     nb = nbformat.read(nb_path, as_version=4)
     if nb.metadata.get("papermill", {}).get("exception"):
         raise BookError(f"{nb_path} records a failed run; run `make reproduce` again")
-    found = figures_by_cell(nb, opts.figures)
-    check_saved_figures(stem, nb, found, opts.figures)
-    used = sorted(
-        {
-            str(p.parent.relative_to(REPO) if p.is_relative_to(REPO) else p.parent)
-            for paths in found.values()
-            for p in paths
-        }
-    )
+    problems = figure_problems(nb, figure_calls())
+    if problems:
+        raise BookError(
+            f"{nb_path}: {'; '.join(problems)}; run `make reproduce` again (its runner draws "
+            "each figure inline, as an output of the cell that draws it)"
+        )
     source = opts.notebooks / f"{stem}.py"
     stale = is_stale(nb, source)
-    box = provenance(stem, nb, opts, used, stale)
-    staged, unkept = page_cells(nb, found, box)
+    staged = page_cells(nb, provenance(stem, nb, opts, stale))
     written = [write_if_changed(opts.src / f"{stem}.ipynb", nbformat.writes(staged))]
     if source.is_file():
         written.append(write_if_changed(opts.src / "_notebooks" / source.name, source.read_text()))
     warnings = [f"notebooks/{stem}.py has changed since {nb_path} was executed"] if stale else []
-    warnings += [f"{stem}: cell {i} draws a figure that {nb_path} does not keep" for i in unkept]
     return written, warnings
 
 
-def page_cells(nb, found: dict[int, list[Path]], box: str):
-    """The page's notebook: the box under the title, code folded (parameters left open), each
-    cell's saved figures as its outputs, a note under a figure that was never kept, widget
-    outputs without saved widget state left out (papermill saves none)."""
-    staged, unkept = copy.deepcopy(nb), []
+def page_cells(nb, box: str):
+    """The page's notebook: the box under the title, code folded (parameters left open), the
+    cells' outputs as they ran (figures included), widget outputs without saved widget state
+    left out (papermill saves none)."""
+    staged = copy.deepcopy(nb)
     cells = []
-    for index, cell in enumerate(staged.cells):
+    for cell in staged.cells:
         cells.append(cell)
         if cell.cell_type != "code":
             cell.source = METHOD_LINK.sub("](methods/", cell.source)
@@ -381,11 +383,6 @@ def page_cells(nb, found: dict[int, list[Path]], box: str):
         tags = cell.metadata.setdefault("tags", [])
         if not PARAMETER_TAGS & set(tags) and "hide-input" not in tags:
             tags.append("hide-input")
-        cell.outputs += [png_output(p) for p in found.get(index, [])]
-        has_image = any("image/png" in o.get("data", {}) for o in cell.outputs)
-        if draws_figure(cell.source) and not has_image:
-            unkept.append(index)
-            cells.append(nbformat.v4.new_markdown_cell(UNKEPT_FIGURE))
     title, _, rest = cells[0].source.partition("\n") if cells else ("", "", "")
     if cells and cells[0].cell_type == "markdown" and title.startswith("# "):
         cells[0].source = title  # the box goes right under the page's title
@@ -395,7 +392,7 @@ def page_cells(nb, found: dict[int, list[Path]], box: str):
     else:
         cells.insert(0, nbformat.v4.new_markdown_cell(box))
     staged.cells = cells
-    return staged, unkept
+    return staged
 
 
 def module_names(package: str = "paperlib") -> list[str]:
@@ -582,13 +579,6 @@ def parse_args(argv: list[str] | None):
     )
     parser.add_argument(
         "--executed", type=Path, default=EXECUTED_DIR, help="the executed .ipynb copies"
-    )
-    parser.add_argument(
-        "--figures",
-        type=Path,
-        nargs="*",
-        help="folders the notebooks saved figures to",
-        default=[REPO / "build/reproduce/figures", REPO / "figures"],
     )
     parser.add_argument(
         "--notebooks", type=Path, default=REPO / "notebooks", help="the jupytext sources"

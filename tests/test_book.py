@@ -1,22 +1,27 @@
 """The reading edition and its browser check.
 
-A tiny site is built from a hand-made executed notebook (one figure, maths, a paperlib call):
-the check passes on it and fails once a figure file is gone, a link is broken or MathJax is
-missing. ``make lab`` is checked to open a tutorial as a notebook. The browser tests need the
-docs extra (``make book-check`` installs it) and Debian's chromium (installed when missing).
+A tiny site is built from a hand-made executed notebook (one figure as its cell's output, maths,
+a paperlib call): the check passes on it and fails once a figure file is gone, a link is broken
+or MathJax is missing. Each executed notebook (``make reproduce``'s ``build/executed/``) shows as
+many figures, cell by cell, as its code draws; the book refuses a copy that does not. ``make
+lab`` is checked to open a tutorial as a notebook. The browser tests need the docs extra (``make
+book-check`` installs it) and Debian's chromium (installed when missing).
 """
 
 from __future__ import annotations
 
+import base64
 import importlib.util
+import io
 import os
 import re
 import shutil
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+
+from paperlib.notebooks import EXECUTED_DIR
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
@@ -82,35 +87,35 @@ def chromium() -> str:
         pytest.skip(f"no headless browser for the check: {err}")
 
 
-def iso(timestamp: float) -> str:
-    return datetime.fromtimestamp(timestamp, UTC).isoformat()
-
-
-def executed_tiny(root: Path) -> None:
-    """``tiny.py`` as papermill would leave it executed, and the figure its cell saved."""
-    import jupytext
+def png_output() -> dict:
+    """A figure as the inline backend leaves it: a display_data output with its PNG."""
     import matplotlib
+    import nbformat
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    (root / "notebooks").mkdir()
-    (root / "notebooks/tiny.py").write_text(TINY_SOURCE)
-    (root / "figures").mkdir()
     fig, ax = plt.subplots(figsize=(3, 2))
     ax.plot([0, 1], [0, 1])
-    fig.savefig(root / "figures/tiny_figure.png")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
     plt.close(fig)
-    written = (root / "figures/tiny_figure.png").stat().st_mtime
+    png = base64.b64encode(buffer.getvalue()).decode("ascii")
+    text = "<Figure size 300x200 with 1 Axes>"
+    return nbformat.v4.new_output("display_data", data={"image/png": png, "text/plain": text})
+
+
+def executed_tiny(root: Path) -> Path:
+    """``tiny.py`` as papermill leaves it executed: its figure an output of the cell drawing it."""
+    import jupytext
+
+    (root / "notebooks").mkdir()
+    (root / "notebooks/tiny.py").write_text(TINY_SOURCE)
     nb = jupytext.read(root / "notebooks/tiny.py")
     for i, cell in enumerate(nb.cells):
-        start = written - 0.5 if i == 2 else written - 2 + i * 0.1
-        cell.metadata["papermill"] = {
-            "start_time": iso(start),
-            "end_time": iso(start + (1 if i == 2 else 0.05)),
-        }
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], i
+    nb.cells[2].outputs = [png_output()]
     nb.metadata["kernelspec"] = {
         "name": "python3",
         "display_name": "Python 3",
@@ -121,19 +126,18 @@ def executed_tiny(root: Path) -> None:
         "parameters": {},
         "duration": 2.0,
         "exception": None,
-        "start_time": iso(written - 2),
-        "end_time": iso(written + 1),
+        "start_time": "2000-01-01T00:00:00.000000",
+        "end_time": "2000-01-01T00:00:02.000000",
     }
     (root / "executed").mkdir()
     jupytext.write(nb, root / "executed/tiny.ipynb")
+    return root / "executed/tiny.ipynb"
 
 
 def build_args(root: Path) -> list[str]:
     return [
         "--executed",
         str(root / "executed"),
-        "--figures",
-        str(root / "figures"),
         "--notebooks",
         str(root / "notebooks"),
         "--params",
@@ -194,16 +198,59 @@ def test_missing_executed_notebook_says_run_make_reproduce(tmp_path, capsys):
     assert "tiny.ipynb does not exist" in err and "make reproduce" in err
 
 
-def test_figures_go_to_the_cell_that_wrote_them_and_a_missing_one_is_named(tmp_path):
+@pytest.mark.parametrize(
+    ("source", "drawn"),
+    [
+        ("fig, ax = plt.subplots()\nsave(fig, 'a')\nplt.show()", (1, 1)),
+        ("_ = save(sample_strip(samples), 'a')\nread.similarity(table)", (1, 1)),
+        ("fig = figures.claims_forest(c)\nfig2 = plt.figure()", (2, 2)),
+        ("if curves:\n    fig = figures.validation_curves(curves)\nx = 1", (0, 1)),
+        ("fig = plot_log(log) if log else None", (0, 1)),
+        ("for name in names:\n    save(plt.subplots()[0], name)", (0, None)),
+        ("panels = [metric_panels(p) for p in groups]", (0, None)),
+        ("def draw():\n    return plt.subplots()\n\nsave(fig, 'a')", (0, 0)),
+        ("if plt.subplots():\n    pass", (1, 1)),  # an if's test always runs
+        ("%matplotlib inline", (0, None)),  # IPython syntax: not judged
+    ],
+)
+def test_a_cell_s_figures_are_its_calls_that_draw_one(source, drawn):
+    calls = build_book.figure_calls()
+    assert {"subplots", "figure", "plot_log", "claims_forest", "sample_strip"} <= calls
+    assert not {"save", "use_style", "chance_line", "model_chance_ticks"} & calls
+    assert build_book.figures_drawn(source, calls) == drawn
+
+
+def test_a_copy_that_does_not_show_the_figures_its_cells_draw_is_refused(tmp_path):
     import nbformat
 
-    executed_tiny(tmp_path)
-    nb = nbformat.read(tmp_path / "executed/tiny.ipynb", as_version=4)
-    found = build_book.figures_by_cell(nb, [tmp_path / "figures"])
-    assert found == {2: [tmp_path / "figures/tiny_figure.png"]}
-    (tmp_path / "figures/tiny_figure.png").unlink()
-    with pytest.raises(build_book.BookError, match="saves figure 'tiny_figure'.*make reproduce"):
-        build_book.check_saved_figures("tiny", nb, {}, [tmp_path / "figures"])
+    (tmp_path / "README.md").write_text(TINY_README)
+    path = executed_tiny(tmp_path)
+    opts = build_book.parse_args(build_args(tmp_path))
+    assert build_book.stage_notebook("tiny", path, opts)[1] == []
+    nb = nbformat.read(path, as_version=4)
+    for shown in ([], [png_output(), png_output()]):  # drawn without the inline backend; twice
+        nb.cells[2].outputs = shown
+        nbformat.write(nb, path)
+        with pytest.raises(build_book.BookError) as refused:
+            build_book.stage_notebook("tiny", path, opts)
+        assert f"cell 2 draws 1 figure(s) and shows {len(shown)}" in str(refused.value)
+        assert "run `make reproduce` again" in str(refused.value)
+
+
+@pytest.mark.parametrize("stem", READER_PATH)
+def test_each_executed_notebook_shows_each_figure_it_draws(stem):
+    """After ``make reproduce``: each cell of each executed copy has as many image outputs as
+    figures its code draws (a figure under a branch may be drawn or not, one in a loop any
+    number of times)."""
+    import nbformat
+
+    path = EXECUTED_DIR / f"{stem}.ipynb"
+    if not path.is_file():
+        pytest.skip(f"no {path.relative_to(REPO)}: `make reproduce` executes the notebooks")
+    nb = nbformat.read(path, as_version=4)
+    assert not nb.metadata["papermill"]["exception"], f"{path} records a failed run"
+    problems = build_book.figure_problems(nb, build_book.figure_calls())
+    assert problems == [], f"{path}: run `make reproduce` again"
 
 
 def test_a_changed_source_marks_the_page_out_of_date(tmp_path):
@@ -224,7 +271,7 @@ def test_tiny_site_has_what_a_page_needs(tiny_site):
     assert re.search(r'href="_downloads/\w+/tiny\.py"', page)  # the source .py is linked
     assert 'href="api/paperlib.figures.html#paperlib.figures.save"' in page  # the call links
     assert "hide-input" in page  # code folded
-    assert re.search(r'<img [^>]*src="_images/\w+\.png"', page)  # the saved figure, inline
+    assert re.search(r'<img [^>]*src="_images/\w+\.png"', page)  # the cell's figure output
     assert "Papermill parameters" in page and "<code" in page.split("Papermill parameters")[1]
     argent = (tiny_site / "methods/argent.html").read_text(encoding="utf-8")
     assert 'id="adaent"' in argent and 'href="conventions.html#half-aperture"' in argent
@@ -416,7 +463,7 @@ def test_method_pages_are_staged_and_notebook_links_point_at_them(tmp_path):
     )
     printed = nbformat.v4.new_output("stream", name="stdout", text="done\n")
     nb.cells[1].outputs = [bar, printed]
-    page, _ = build_book.page_cells(nb, {}, "box")
+    page = build_book.page_cells(nb, "box")
     assert "[AdaEnt](methods/argent.md#adaent)" in page.cells[2].source
     assert page.cells[3].source == nb.cells[1].source  # code is left as written
     assert page.cells[3].outputs == [printed]  # a tqdm widget papermill kept no state of

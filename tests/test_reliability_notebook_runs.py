@@ -1,12 +1,14 @@
 """The notebook runner: an error inside a notebook is one line naming the notebook, the cell and
 the error (the executed copy kept); parameter kinds are exact; a parameter file's paths stay in
 the repository and the configured roots (a path given with ``-p`` is used as given); a run holds
-its executed copy; the command shows papermill's progress; notebook 03 checks its derivation at
-any valid curvature and names an invalid one."""
+its executed copy; the command shows papermill's progress; each figure a cell draws is that cell's
+image output, once, whatever ``MPLBACKEND`` says; notebook 03 checks its derivation at any valid
+curvature and names an invalid one."""
 
 from __future__ import annotations
 
 import fcntl
+import os
 
 import jupytext
 import nbformat
@@ -122,6 +124,46 @@ def test_a_copy_another_run_is_writing_is_refused(notebook, tmp_path, capsys):
     assert "tiny_notebook.ipynb is being written by another run (process 4242)" in err
     assert not (executed / "tiny_notebook.ipynb").exists()
     assert main(["run", str(notebook)]) == 0  # released: runs
+
+
+FIGURES = (
+    HEADER + '# %% tags=["parameters"]\nsteps = 3\n\n'
+    "# %%\nimport matplotlib.pyplot as plt\nfrom paperlib.figures import plot_log, save\n\n"
+    "# %%\nfig, ax = plt.subplots()\nax.plot([0, steps])\nsave(fig, 'shown')\nplt.show()\n"
+    "print('after the figure')\n\n"
+    "# %%\n_ = save(plot_log([{'step': 1, 'loss': 0.5}], ['loss']), 'at_the_end')\n"
+    "print('before the figure')\n\n"
+    "# %%\nif steps > 5:\n    plt.subplots()\n\n"
+    "# %%\nprint('no figure')\n"
+)
+
+
+def test_each_figure_is_an_output_of_the_cell_that_draws_it(tmp_path, monkeypatch):
+    """The case: with ``MPLBACKEND=Agg`` the executed copies held no figure at all."""
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setenv("PAPERLIB_FIGURES", str(tmp_path / "figures"))
+    path = tmp_path / "figures_notebook.py"
+    path.write_text(FIGURES)
+    copy = notebooks.run_notebook(path, output_dir=tmp_path / "executed")
+    assert os.environ["MPLBACKEND"] == "Agg"  # the runner's own environment is left as it was
+    code = [c for c in nbformat.read(copy, as_version=4).cells if c.cell_type == "code"]
+    kinds = [
+        [
+            "image" if "image/png" in o.get("data", {}) else o.get("text", "").strip()
+            for o in c.outputs
+        ]
+        for c in code[2:]
+    ]
+    assert kinds == [
+        ["image", "after the figure"],  # shown where plt.show() is
+        ["before the figure", "image"],  # shown at the cell's end
+        [],
+        ["no figure"],
+    ]
+    assert sorted(p.name for p in (tmp_path / "figures").glob("*.png")) == [
+        "at_the_end.png",
+        "shown.png",
+    ]  # saved beside
 
 
 @pytest.mark.slow
