@@ -31,6 +31,9 @@ PIP_PINS := --constraint constraints.txt --constraint $(LOCK)
 TUTORIALS := $(wildcard notebooks/[0-9][0-9]_*.py)
 NB_BUILD := build/notebooks
 REPRO := build/reproduce
+# the data folders a notebook parameter file may point into (paperlib.notebooks.confine_paths):
+# the project's evaluation data beside the repository, where it is present
+DATA_ROOTS ?= ../shared/data
 LAB_STAMP := $(VENV)/.paperlib-lab-installed
 DOCS_STAMP := $(VENV)/.paperlib-docs-installed
 EXTRAS_STAMP := $(VENV)/.paperlib-extras-installed
@@ -75,20 +78,20 @@ test-all: lint unit-all nbval
 reproduce: setup
 	PAPERLIB_RESULTS=$(REPRO)/results PAPERLIB_RUNS=$(REPRO)/runs HF_HUB_OFFLINE=1 \
 	  $(PY) -m paperlib.study --scale smoke
-	PAPERLIB_FIGURES=$(REPRO)/figures HF_HUB_OFFLINE=1 \
+	PAPERLIB_FIGURES=$(REPRO)/figures PAPERLIB_DATA_ROOTS=$(DATA_ROOTS) HF_HUB_OFFLINE=1 \
 	  $(PY) -m paperlib.notebooks reproduce --preset smoke-cpu
 	$(PY) -m paperlib.study.compare --scale smoke --reproduced $(REPRO)/results
 
 refresh: setup
 	HF_HUB_OFFLINE=1 $(PY) -m paperlib.study --scale smoke
-	HF_HUB_OFFLINE=1 $(PY) -m paperlib.notebooks reproduce --preset smoke-cpu
+	PAPERLIB_DATA_ROOTS=$(DATA_ROOTS) HF_HUB_OFFLINE=1 $(PY) -m paperlib.notebooks reproduce --preset smoke-cpu
 
 pretrain: setup
 	HF_HUB_OFFLINE=1 $(PY) -m paperlib.study.pretrain --scale full
 
 study: setup
 	HF_HUB_OFFLINE=1 $(PY) -m paperlib.study --scale full
-	HF_HUB_OFFLINE=1 $(PY) -m paperlib.notebooks reproduce --preset smoke-cpu
+	PAPERLIB_DATA_ROOTS=$(DATA_ROOTS) HF_HUB_OFFLINE=1 $(PY) -m paperlib.notebooks reproduce --preset smoke-cpu
 
 variation: setup
 	HF_HUB_OFFLINE=1 $(PY) -m paperlib.study.variation --scale smoke
