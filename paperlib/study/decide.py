@@ -52,18 +52,17 @@ from paperlib.study.base_reference import (
     untrained_value,
 )
 from paperlib.study.code_versions import equivalent_hashes
-from paperlib.study.design import EVERY_SEED_ARMS, HEADLINE, trend_label
+from paperlib.study.design import HEADLINE, trend_label
 from paperlib.study.premise import premise_record
 from paperlib.study.reader import EVAL_SEED, results_dir, slug
 from paperlib.study.results_files import check_value, read_run_done
 from paperlib.study.run_validity import MissingRunsError, finished_runs, invalid_reason
-from paperlib.study.scales import SCALES, Scale
+from paperlib.study.scales import SCALES, Scale, from_scratch
 from paperlib.study.smallest import claim_translation
 from paperlib.study.targets import (
     SCRATCH_TARGETS,
     base_plateaus,
     check_targets,
-    from_scratch,
     not_learned,
     schedule_checks,
     schedule_flags,
@@ -126,11 +125,8 @@ from paperlib.train import log_records
 
 
 def expected_seeds(claim: Claim, scale: Scale) -> tuple[int, ...]:
-    """The seeds the scale runs a claim's variants on: every seed for a headline claim and for
-    one whose variant runs on every seed (``design.EVERY_SEED_ARMS``), else the seeds both of
-    its arms run on (``Scale.arm_seeds``: a headline arm runs on every seed)."""
-    if claim.headline or claim.variant in EVERY_SEED_ARMS:
-        return scale.seeds
+    """The seeds the scale runs a claim's variants on: the seeds both of its arms run on
+    (``Scale.arm_seeds``)."""
     both = set(scale.arm_seeds(claim.variant)) & set(scale.arm_seeds(claim.baseline))
     return tuple(sorted(both))
 
@@ -445,7 +441,7 @@ def learned(scale_name: str, claim: Claim, runs: list[dict], seeds: list[int]) -
     """For a claim with an arm trained from random weights: whether each such arm reaches the
     learning targets (``study.targets.SCRATCH_TARGETS``) on its valid seeds, and what misses;
     None where both arms start from a base."""
-    arms = [v for v in (claim.variant, claim.baseline) if from_scratch(runs, claim.study, v)]
+    arms = [v for v in (claim.variant, claim.baseline) if from_scratch(v)]
     if not arms:
         return None
     missed = [

@@ -98,7 +98,7 @@ from paperlib.study.reader import (
     slug,
 )
 from paperlib.study.scales import SCALES, Scale
-from paperlib.tables.claims import APERTURE, HEADLINE_FINETUNES, LONGER, SCRATCH, UNTRAINED
+from paperlib.tables.claims import HEADLINE_ARMS, LONGER, UNTRAINED
 
 HIMO_BENCHMARKS = (
     "world-long",
@@ -187,7 +187,7 @@ def _config(
 # the bases evaluated as they are: geometry -> (study, variant, method, benchmarks, batch field)
 BASE_REFERENCES = {
     "euclidean": ("himo", PRETRAIN, "clip", HIMO_BENCHMARKS, "finetune_batch"),
-    "hyperbolic": ("argent", PRETRAIN_HYPERBOLIC, "meru", ARGENT_BENCHMARKS, "hyperbolic_batch"),
+    "hyperbolic": ("argent", PRETRAIN_HYPERBOLIC, "meru", ARGENT_BENCHMARKS, "scratch_batch"),
 }
 
 
@@ -214,13 +214,13 @@ def reference_runs(scale: Scale, root: Path) -> list[Run]:
     runs += base_reference_runs(scale, root, "hyperbolic")
     himo = _config("himo", 0, scale, 0, scale.finetune_batch, root / "untrained/himo",
                    **_himo_sections(scale, {}))  # fmt: skip
-    argent = _config("argent", 0, scale, 0, scale.hyperbolic_batch, root / "untrained/argent",
-                     **_argent_sections(scale, {}, MODEL))  # fmt: skip
+    himo["model"]["init"] = "random"
+    argent = scratch_config("ARGENT", "argent", {}, scale, 0, root / "untrained/argent")
+    argent["train"]["steps"] = 0
     for study, config, benchmarks in (
         ("himo", himo, HIMO_BENCHMARKS),
         ("argent", argent, ARGENT_BENCHMARKS),
     ):
-        config["model"]["init"] = "random"
         runs.append(
             Run(study, UNTRAINED, 0, _evaluation_only(config), benchmarks, stage="references")
         )
@@ -300,150 +300,99 @@ def himo_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
     return runs
 
 
-ARGENT_METRICS = ("short_i2t_r1", "zeroshot_L1")  # the validation curves of a hyperbolic run
-# ... of a hyperbolic fine-tune also zero-shot L3, read beside its recipe's guard (short R@1, L1)
-FINETUNE_METRICS = (*ARGENT_METRICS, "zeroshot_L3")
-# ... and of a from-scratch aperture run: its held-out parents against the aperture radius
-SCRATCH_METRICS = tuple(m for m in VALIDATION_METRICS if m.startswith(("inside_", "norm_")))
-ARGENT_HEADLINE = {"HyCoCLIP": ("hycoclip", {}), "ARGENT": ("argent", {})}
-ARGENT_SWEEP = {
-    "MERU": ("meru", {}),
-    "ARGENT, no weights": ("argent", {"weights": "none"}),
-    "ARGENT, weights on all pairs": ("argent", {"weights": "all"}),
-    "ARGENT, no regularizer": ("argent", {"regularize": False}),
-    "ARGENT, Ent": ("argent", {"entailment": "ent"}),
+# the validation curves of an ARGENT-study run: the learning targets' metrics and zero-shot L3,
+# then its held-out parents against the aperture radius (share inside and mean norm, each kind)
+ARGENT_METRICS = (
+    "short_i2t_r1", "zeroshot_L1", "zeroshot_L3",
+    *(m for m in VALIDATION_METRICS if m.startswith(("inside_", "norm_"))),
+)  # fmt: skip
+# ARGENT's paper trains every model from scratch, each arm of a comparison at one budget; its
+# main comparisons (Table 2) at the model sizes it compares, its ablations (Table 3) in a
+# smaller setting of their own (CC3M). The study does the same: every arm below trains from
+# random weights with MERU's initialisation, and the ablations run at the smaller model
+ARGENT_MAIN = {"HyCoCLIP": ("hycoclip", {}), "ARGENT": ("argent", {}), "MERU": ("meru", {})}
+ARGENT_SIZE = {f"HyCoCLIP{SMALLER}": ("hycoclip", {}), f"ARGENT{SMALLER}": ("argent", {})}
+ARGENT_ABLATIONS = {
+    f"ARGENT{SMALLER}, no weights": ("argent", {"weights": "none"}),
+    f"ARGENT{SMALLER}, weights on all pairs": ("argent", {"weights": "all"}),
+    f"ARGENT{SMALLER}, no regularizer": ("argent", {"regularize": False}),
+    f"ARGENT{SMALLER}, Ent": ("argent", {"entailment": "ent"}),
 }
-# the aperture arm: the paper's fixed curvature, where MERU's half-aperture radius 2K/√κ
-# (0.63 at K = 0.1, κ = 0.1) lies among the embeddings' norms
-APERTURE_CURVATURE = 0.1
-# ... with the embeddings started at mean norm 0.75 (``model.alpha_norm``), just above that
-# radius, as a from-scratch hyperbolic model starts near the origin: there training moves the
-# baselines' captions inside it (``scripts/aperture_probe.py``, results/probes/aperture.json;
-# at the other arms' 1.0 no held-out caption ever falls inside)
-APERTURE_ALPHA_NORM = 0.75
-# every hyperbolic fine-tune keeps its base's BatchNorm statistics: HyCoCLIP's and ARGENT's
-# passes are half box crops, and statistics updated on that mix cost the bases' whole images
-# their zero-shot accuracy within a few dozen steps, at every learning rate
-# (``scripts/batchnorm_probe.py``, docs/methods/argent.md#box-crop-norms); the from-scratch
-# runs, which have no statistics to keep, train theirs
-FINETUNE_BATCHNORM = "frozen"
-APERTURE_ARM = {
-    f"MERU{APERTURE}": ("meru", {}),
-    f"HyCoCLIP{APERTURE}": ("hycoclip", {}),
-    f"ARGENT{APERTURE}": ("argent", {}),
-}
-# the arms that run on every seed although they are not headline arms: the aperture arm, since
-# on the sweep seeds alone (three over two bases) its seed variance has one degree of freedom,
-# too few for an interval that can test the premise's gap between its arms
-EVERY_SEED_ARMS = tuple(APERTURE_ARM)
+ARGENT_ARMS = {**ARGENT_MAIN, **ARGENT_SIZE, **ARGENT_ABLATIONS}
 
 
-def _argent_sections(scale: Scale, loss: dict[str, Any], model: str) -> dict[str, dict[str, Any]]:
-    """The config sections every hyperbolic fine-tune shares, with ``loss``'s changes (the
-    curvature, α and logit scale are the hyperbolic base's)."""
+def scratch_config(
+    label: str, method: str, loss: dict[str, Any], scale: Scale, seed: int, output: Path
+) -> dict[str, Any]:
+    """The config of one ARGENT-study arm trained from random weights (MERU's initialisation:
+    α = log(d^-½), curvature 1, learned), as the hyperbolic bases were pre-trained
+    (``study.pretrain``: the world of the seed's base with counterfactual twins, its learning
+    rate, warm-up and weight decay, on short captions with one box crop and its phrase per
+    sample) for ``Scale.scratch_steps`` at ``Scale.scratch_batch``, validated
+    ``Scale.scratch_val_points`` times on :data:`ARGENT_METRICS`."""
+    steps = scale.scratch_steps
+    every = max(LOG_EVERY, steps // scale.scratch_val_points)
     return {
-        "data": {"caption": "short_caption"},
-        "model": {"name": model},
-        "optim": {"lr": scale.hyperbolic_lr, "warmup_steps": 10, "weight_decay": 0.2},
+        "method": method,
+        "model": {"name": MODEL_SMALLER if SMALLER in label else MODEL, "init": "random"},
+        "data": {
+            "dataset": "world",
+            "size": scale.scratch_world_size,
+            "image_size": 32,
+            "seed": scale.base_of(seed),
+            "caption": "short_caption",
+            "twins": True,
+            "cache_dir": str(runs_root() / "world-cache"),
+        },
+        "optim": {
+            "lr": scale.scratch_lr,
+            "warmup_steps": scale.scratch_warmup,
+            "weight_decay": scale.scratch_weight_decay,
+        },
         "loss": dict(loss),
-        "train": {"val_metrics": list(ARGENT_METRICS)},
+        "train": {
+            "steps": steps,
+            "batch_size": scale.scratch_batch,
+            "seed": seed,
+            "log_every": max(1, every // 4),
+            "diag_every": every,
+            "ckpt_every": every,
+            "val_every": every,
+            "val_size": scale.scratch_val_size,
+            "val_metrics": list(ARGENT_METRICS),
+            "output_dir": str(output),
+            "progress": False,
+            "device": "cpu",
+        },
     }
 
 
-def _argent_run(
-    label: str, method: str, loss: dict[str, Any], scale: Scale, seed: int, root: Path,
-    model: str = MODEL, curvature: float | None = None,
-) -> Run:  # fmt: skip
-    """One hyperbolic fine-tune of ``model`` from that model's hyperbolic base of the seed (at a
-    fixed ``curvature`` when given: the base's encoders alone, α scaled to
-    :data:`APERTURE_ALPHA_NORM`; else the base's learned curvature, α and logit scale), the
-    base's BatchNorm statistics kept (:data:`FINETUNE_BATCHNORM`)."""
-    sections = _argent_sections(scale, loss, model)
-    sections["model"]["batchnorm"] = FINETUNE_BATCHNORM
-    sections["train"]["val_metrics"] = list(FINETUNE_METRICS)
-    if curvature is not None:
-        sections["model"].update(
-            curv_init=curvature, learn_curv=False, init_scalars=[],
-            alpha_rule="feature-norm", alpha_norm=APERTURE_ALPHA_NORM,
-        )  # fmt: skip
-    config = _config(
-        method,
-        seed,
-        scale,
-        scale.hyperbolic_steps,
-        scale.hyperbolic_batch,
-        root / f"argent/{slug(label)}/seed{seed}",
-        model,
-        "hyperbolic",
-        **sections,
-    )
-    return Run("argent", label, seed, config, ARGENT_BENCHMARKS)
-
-
 def argent_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
-    """Hyperbolic fine-tunes from the seed's base (ARGENT's tables 2-3) and the aperture arm; on
-    each arm's seeds (``Scale.arm_seeds``) also MERU, the ablations and the model-size arm."""
-    variants = dict(ARGENT_HEADLINE)
-    variants.update({k: v for k, v in ARGENT_SWEEP.items() if seed in scale.arm_seeds(k)})
-    runs = [_argent_run(label, m, loss, scale, seed, root) for label, (m, loss) in variants.items()]
-    runs += [
-        _argent_run(label + SMALLER, m, loss, scale, seed, root, MODEL_SMALLER)
-        for label, (m, loss) in ARGENT_HEADLINE.items()
-        if seed in scale.arm_seeds(label + SMALLER)
-    ]
-    runs += [
-        replace(_argent_run(label, m, loss, scale, seed, root, curvature=APERTURE_CURVATURE),
-                parents=True)
-        for label, (m, loss) in APERTURE_ARM.items()
-    ]  # on every seed (:data:`EVERY_SEED_ARMS`), its held-out parents counted  # fmt: skip
-    return runs
+    """Every ARGENT-study arm of ``seed`` on the seeds it runs on (``Scale.arm_seeds``): the main
+    arms and the model-size pair, then the ablations; each from random weights
+    (:func:`scratch_config`), its held-out parents counted per test sample at the end."""
+    return [
+        Run(
+            "argent", label, seed,
+            scratch_config(label, method, loss, scale, seed, root / f"argent/{slug(label)}/seed{seed}"),
+            ARGENT_BENCHMARKS, parents=True,
+        )
+        for label, (method, loss) in ARGENT_ARMS.items()
+        if seed in scale.arm_seeds(label)
+    ]  # fmt: skip
 
 
-# the aperture failure where it happens: each objective trained from random weights (MERU's
-# initialisation: α = log(d^-½), curvature 1, learned), where embeddings start near the origin
-SCRATCH_ARM = {
-    f"MERU{SCRATCH}": "meru",
-    f"HyCoCLIP{SCRATCH}": "hycoclip",
-    f"ARGENT{SCRATCH}": "argent",
-}
-SCRATCH_POINTS = 10  # validation records over a from-scratch schedule (plus step 0)
-
-
-def scratch_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
-    """The from-scratch aperture runs of ``seed`` (on ``Scale.scratch_seeds``): each objective
-    at the scale's from-scratch recipe, its held-out parents' norms and shares inside
-    ``2K/√c`` validated every tenth of the schedule (``engine.validation``) and counted per
-    held-out sample at the end (``Run.parents``)."""
-    if seed not in scale.scratch_seeds:
-        return []
-    steps, every = scale.scratch_steps, max(LOG_EVERY, scale.scratch_steps // SCRATCH_POINTS)
-    runs = []  # from scratch: the scale's own recipe, not the fine-tunes' picks
-    for label, method in SCRATCH_ARM.items():
-        sections = _argent_sections(scale, {}, MODEL)
-        sections["optim"].update(lr=scale.scratch_lr, warmup_steps=scale.scratch_warmup)
-        sections["train"]["val_metrics"] += list(SCRATCH_METRICS)
-        config = _config(method, seed, scale, steps, scale.hyperbolic_batch,
-                         root / f"argent/{slug(label)}/seed{seed}", **sections)  # fmt: skip
-        config["model"]["init"] = "random"
-        config["train"].update(val_every=every, diag_every=every // 2, ckpt_every=every)
-        runs.append(Run("argent", label, seed, config, ARGENT_BENCHMARKS, parents=True))
-    return runs
-
-
-HEADLINE = tuple(v for variants in HEADLINE_FINETUNES.values() for v in variants)
+HEADLINE = tuple(v for variants in HEADLINE_ARMS.values() for v in variants)
 
 
 def sweep_priority(run: Run) -> tuple[int, int]:
-    """The order of the runs beside the headline arms': the aperture arm (the claim the paper
-    places at κ = 0.1), then ARGENT's other sweeps (MERU, the ablations), the model-size arm,
-    and MoLo's ablations; within each group every seed, so a study stopped early leaves whole
-    groups."""
-    if run.variant.endswith(APERTURE):
-        group = 0
-    elif run.variant.endswith(SMALLER):
-        group = 2
+    """The order of the runs beside the headline arms': ARGENT's model-size pair and MERU, then
+    its ablations, then MoLo's ablations; within each group every seed, so a study stopped
+    early leaves whole groups."""
+    if run.variant in ARGENT_ABLATIONS:
+        group = 1
     else:
-        group = 1 if run.study == "argent" else 3
+        group = 0 if run.study == "argent" else 2
     return group, run.seed
 
 
@@ -515,39 +464,43 @@ def plan(
     scale_name: str, studies: tuple[str, ...] = ("himo", "argent"), searched: bool = True
 ) -> list[Run]:
     """Every run of the study at ``scale_name``: references first, then every seed's headline
-    fine-tunes, then the from-scratch aperture runs (:func:`scratch_runs`), then the other runs (:func:`sweep_priority`), then the headline
-    arms' scale trend (:func:`trend_runs`), then (where the scale asks for it) the schedule
-    check of the first seed's headline runs. The headline comparisons come first so that a
-    study stopped early (and decided with ``--partial``) still has them. Each fine-tune trains
-    at its arm's picked recipe (``recipe.apply``: a ``recipe.RecipeMissingError`` where the
-    scale has a grid and ``recipe.json`` no pick); ``searched=False`` keeps the scale's fixed
-    ones (the same runs and folders: what reading finished results needs)."""
+    runs (HiMo's fine-tunes, ARGENT's from-scratch arms), then the other runs
+    (:func:`sweep_priority`), then the HiMo headline arms' scale trend (:func:`trend_runs`;
+    ARGENT's is cut, its from-scratch budget being the study's largest cost), then (where the
+    scale asks for it) the schedule check of the first seed's headline fine-tunes. The headline
+    comparisons come first so that a study stopped early (and decided with ``--partial``)
+    still has them. Each HiMo fine-tune trains at its arm's picked recipe (``recipe.apply``: a
+    ``recipe.RecipeMissingError`` where the scale has a grid and ``recipe.json`` no pick);
+    ``searched=False`` keeps the scale's fixed ones (the same runs and folders: what reading
+    finished results needs). ARGENT's arms train at the hyperbolic bases' recipe, searched by
+    none."""
     if scale_name not in SCALES:
         raise ValueError(f"unknown study scale {scale_name!r}; expected one of {list(SCALES)}")
     scale, root = SCALES[scale_name], study_root(scale_name)
     references = [r for r in reference_runs(scale, root) if r.study in studies]
-    finetunes, scratch = [], []
+    finetunes = []
     for seed in scale.seeds:
         if "himo" in studies:
             finetunes += himo_runs(scale, seed, root)
         if "argent" in studies:
             finetunes += argent_runs(scale, seed, root)
-            scratch += scratch_runs(scale, seed, root)  # at their own recipe, not searched
-    unsearched = [r for r in finetunes if r.variant in HEADLINE]
+    unsearched = [r for r in finetunes if r.variant in HEADLINE and r.study == "himo"]
     trend = trend_runs(unsearched, scale)
     if scale.schedule_check:
         trend += [longer(r) for r in unsearched if r.seed == scale.seeds[0]]
     if searched:  # a trend point takes its arm's recipe, its warm-up the same share of its steps
         finetunes = [
-            replace(r, config=recipe.apply(r.config, r.variant, scale_name)) for r in finetunes
-        ]
+            replace(r, config=recipe.apply(r.config, r.variant, scale_name))
+            if r.variant not in ARGENT_ARMS else r
+            for r in finetunes
+        ]  # fmt: skip
         trend = [
             replace(r, config=recipe.apply(r.config, trend_arm(r.variant), scale_name))
             for r in trend
         ]
     headline = [r for r in finetunes if r.variant in HEADLINE]
     sweeps = sorted((r for r in finetunes if r.variant not in HEADLINE), key=sweep_priority)
-    return _unique(references + headline + scratch + sweeps + trend)
+    return _unique(references + headline + sweeps + trend)
 
 
 def _unique(runs: list[Run]) -> list[Run]:
