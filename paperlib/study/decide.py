@@ -69,7 +69,7 @@ from paperlib.study.targets import (
 )
 from paperlib.study.trend import AXES, claim_trend, trend_settings
 from paperlib.tables.chance import world_chance
-from paperlib.tables.claims import CLAIMS, FAMILY_SIZES, Claim
+from paperlib.tables.claims import CLAIMS, FAMILY_SIZES, Claim, ClaimDeclarationError
 from paperlib.tables.disagreement import NEAR_COPY_SHARE, item_disagreement, near_copies
 from paperlib.tables.error_control import base_alpha, claim_alpha, statement, trend_alpha
 from paperlib.tables.inference import (
@@ -403,14 +403,11 @@ def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) 
     and their difference, both arms against the base and the chance level (the family's Holm
     p-values and the verdict come from :func:`adjust_family`)."""
     seeds, invalid, missing = _valid_seeds(claim, runs, scale)
-    translation = claim_translation(scale_name, claim)
+    translation = _translation(scale_name, claim, not seeds and bool(missing))
     record = {
         "claim": claim.id,
         **{k: v for k, v in claim.as_dict().items() if k != "id"},
-        "smallest": translation.delta,
-        "smallest_reason": translation.reason(),
-        "smallest_rule": translation.as_dict(),
-        "paper_effect_here": better_sign(claim.metric.better) * translation.translated,
+        **_delta_fields(claim, translation),
         "premise_statement": claim.premise.statement,
         "seeds": seeds,
         "runs_total": len(expected_seeds(claim, scale)),
@@ -448,6 +445,30 @@ def learned(scale_name: str, claim: Claim, runs: list[dict], seeds: list[int]) -
         m for v in dict.fromkeys(arms) for m in not_learned(scale_name, claim.study, v, seeds)
     ]
     return {"arms": arms, "targets": SCRATCH_TARGETS, "missed": missed, "met": not missed}
+
+
+def _translation(scale_name: str, claim: Claim, not_run: bool) -> Translation | None:
+    """The claim's δ rule (``study.smallest.claim_translation``); None for a claim of a partial
+    study that has not run and whose reference has not run either."""
+    try:
+        return claim_translation(scale_name, claim)
+    except ClaimDeclarationError:
+        if not_run:
+            return None
+        raise
+
+
+def _delta_fields(claim: Claim, translation: Translation | None) -> dict[str, Any]:
+    """The record's δ, its reason and rule, and the paper's effect on this scale (None each
+    where the rule could not be read: a claim not run)."""
+    if translation is None:
+        return dict.fromkeys(("smallest", "smallest_reason", "smallest_rule", "paper_effect_here"))
+    return {
+        "smallest": translation.delta,
+        "smallest_reason": translation.reason(),
+        "smallest_rule": translation.as_dict(),
+        "paper_effect_here": better_sign(claim.metric.better) * translation.translated,
+    }
 
 
 def _measured(
