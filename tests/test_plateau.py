@@ -113,12 +113,29 @@ def test_a_rise_past_delta_not_established_against_the_noise_counts_as_flat():
 
 
 def test_the_residual_scatter_decides_when_it_is_the_larger_noise():
-    scattered = plateau_check(curve(0.40, 0.58, 0.50), 100_000, "r", DELTA)
-    assert scattered.df == 1 and scattered.reached  # t with 1 degree of freedom
-    half = stats.t.isf(0.025, 1) * scattered.standard_error
+    """On a 16-point log (the bases'), 7 points fall in the window: with 5 residual degrees of
+    freedom a scatter larger than the binomial noise is read against t."""
+    values = (0.40, 0.58, 0.50, 0.60, 0.49, 0.61, 0.52)
+    points = [(k * 100, 0.1) for k in range(10)] + [(1000 + k * 100, v) for k, v in enumerate(values)]
+    scattered = plateau_check(points, 100_000, "r", DELTA)
+    assert scattered.df == 5 and scattered.points == 7
+    half = stats.t.isf(0.025, 5) * scattered.standard_error
     assert scattered.interval == pytest.approx((scattered.gain - half, scattered.gain + half))
     binomial = rate_standard_error(0.5, 100_000)
     assert scattered.standard_error > binomial  # the scatter is the larger
+
+
+def test_on_three_points_the_bend_is_not_read_as_noise():
+    """A three-point window that bends (0.30, 0.46, 0.57 over 500 items, a from-scratch run
+    still learning) leaves a residual larger than the binomial noise; read with t on 1 degree
+    of freedom it would establish no rise at all. The binomial noise decides instead, and the
+    rise is established."""
+    bending = plateau_check(curve(0.30, 0.46, 0.57), 1000, "r", DELTA)
+    x, y = [300.0, 400.0, 500.0], [0.30, 0.46, 0.57]
+    fit = slope_fit(x, y, [rate_standard_error(v, 1000) ** 2 for v in y])
+    assert fit.residual_variance == pytest.approx(stats.linregress(x, y).stderr ** 2)
+    assert fit.residual_variance > fit.binomial_variance  # the bend's "scatter" is the larger
+    assert bending.df is None and bending.interval[0] > 0 and not bending.reached
 
 
 def test_a_gain_of_exactly_delta_is_flat():
@@ -156,26 +173,18 @@ def test_a_study_runs_plateau_reads_its_primary_metric_against_delta():
     """A rise counts only past δ, and only on the study's primary metric: a retention metric
     that still rises clearly does not leave the run out."""
     from paperlib.study.recipe import SEARCHED_ARMS
-    from paperlib.study.run_validity import PLATEAU_METRIC, run_plateau
+    from paperlib.study.run_validity import run_plateau
+    from paperlib.study.smallest import PLATEAU_METRIC, plateau_deltas
 
-    assert {rule.study: rule.primary for rule in SEARCHED_ARMS.values()} == {
-        s: m for s, (m, _) in PLATEAU_METRIC.items()
-    }
+    assert {rule.study: rule.primary for rule in SEARCHED_ARMS.values()} == PLATEAU_METRIC
+    (delta,) = plateau_deltas("full", "himo").values()
     long, short = curve(0.60, 0.61, 0.62), curve(0.70, 0.80, 0.90)
     log = [
         {"step": s, "val": {"long_i2t_r1": v, "short_i2t_r1": w}, "val_size": 500}
         for (s, v), (_, w) in zip(long, short)
     ]
-    assert run_plateau(log, "himo") is None  # +0.01 is within δ = 0.014; short I2T not read
+    assert run_plateau(log, "full", "himo") is None  # +0.01 is within δ; short I2T not read
     for record, value in zip(log[-3:], (0.44, 0.50, 0.56)):
         record["val"]["long_i2t_r1"] = value
-    assert "long_i2t_r1 still rising: +0.0600" in run_plateau(log, "himo")
-    assert "beyond δ = 0.014" in run_plateau(log, "himo")
-
-
-def test_the_record_callers_write_is_json_and_keeps_the_fields_they_read():
-    check = plateau_check(curve(0.44, 0.50, 0.56), 500, "r", DELTA)
-    record = json.loads(json.dumps({**asdict(check), "reached": check.reached}))
-    for field in ("metric", "gain", "standard_error", "threshold", "interval", "reached"):
-        assert field in record
-    assert record["start"] == [300, 0.44] and record["end"] == [500, 0.56]
+    assert "long_i2t_r1 still rising: +0.0600" in run_plateau(log, "full", "himo")
+    assert f"beyond δ = {delta:g}" in run_plateau(log, "full", "himo")

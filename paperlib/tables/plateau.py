@@ -12,9 +12,10 @@ fifth of the schedule:
   :data:`MIN_POINTS` points, all of them when the curve has fewer) and read its slope as the
   *gain* it implies over the last fifth, ``slope · T / 5``;
 - its standard error is the larger of the residual scatter about the line (with ``n − 2``
-  degrees of freedom, where the fit has any) and the binomial noise of each point's rate over
-  the curve's ``n`` held-out items (:func:`rate_standard_error`), the points taken as
-  independent; the 95 % interval uses t with the residual degrees of freedom where the
+  degrees of freedom, read as noise only where there are at least :data:`MIN_RESIDUAL_DF` of
+  them: on 3 or 4 points the scatter is mostly the curve's bend) and the binomial noise of each
+  point's rate over the curve's ``n`` held-out items (:func:`rate_standard_error`), the points
+  taken as independent; the 95 % interval uses t with the residual degrees of freedom where the
   scatter is the larger, else the normal;
 - the run is **still rising** when the interval lies wholly above 0 (a rise established
   against the noise) *and* the gain exceeds δ. Without ``smallest`` (the pre-trained bases,
@@ -27,7 +28,7 @@ slope uses every point of the window and sets the rise against the noise the cur
 
 What errs wide, toward "flat" (a run kept): the values at successive checkpoints share their
 items and are positively correlated, so treating them as independent overstates the binomial
-part; taking the larger of the two variances; and t with 1 degree of freedom on 3 points. A run
+part; and taking the larger of the two variances. A run
 that fails is flagged and left out of the claims, as a collapsed one is, and its seed's other
 arm with it (the pairing of the claim's seeds is kept). A cosine schedule flattens its own end,
 so the study also runs a schedule check (twice the steps, ``study.design.longer``).
@@ -47,6 +48,9 @@ from paperlib.engine.validation import validation_records
 TAIL = 0.2  # the last fifth of the schedule: the span the gain is stated over
 WINDOW = 0.4  # the share of the schedule, at its end, whose points the slope is fitted to
 MIN_POINTS = 3  # the fewest points fitted where the curve has them
+# the residual scatter is read as noise only with this many degrees of freedom: on 3 or 4 points
+# it is mostly the curve's bend, and t with 1 or 2 of them would leave no rise established
+MIN_RESIDUAL_DF = 3
 LEVEL = 0.95  # the interval's level
 # rates are counts over items: a gain equal to δ (e.g. 0.61 − 0.60) must not read as past it
 FLOAT_SLACK = 1e-9
@@ -135,7 +139,7 @@ def gain_interval(
     """The gain ``slope · span``, its standard error (the larger noise of ``fit``), its
     :data:`LEVEL` interval and the t degrees of freedom (None: normal)."""
     gain = fit.slope * span
-    use_residual = fit.df > 0 and fit.residual_variance > fit.binomial_variance
+    use_residual = fit.df >= MIN_RESIDUAL_DF and fit.residual_variance > fit.binomial_variance
     variance = fit.residual_variance if use_residual else fit.binomial_variance
     se = math.sqrt(variance) * span
     tail = (1 - LEVEL) / 2
