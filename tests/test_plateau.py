@@ -5,9 +5,7 @@ rising past δ, rising within δ, rising but not established, at δ exactly)."""
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import asdict
 
 import numpy as np
 import pytest
@@ -116,7 +114,9 @@ def test_the_residual_scatter_decides_when_it_is_the_larger_noise():
     """On a 16-point log (the bases'), 7 points fall in the window: with 5 residual degrees of
     freedom a scatter larger than the binomial noise is read against t."""
     values = (0.40, 0.58, 0.50, 0.60, 0.49, 0.61, 0.52)
-    points = [(k * 100, 0.1) for k in range(10)] + [(1000 + k * 100, v) for k, v in enumerate(values)]
+    points = [(k * 100, 0.1) for k in range(10)] + [
+        (1000 + k * 100, v) for k, v in enumerate(values)
+    ]
     scattered = plateau_check(points, 100_000, "r", DELTA)
     assert scattered.df == 5 and scattered.points == 7
     half = stats.t.isf(0.025, 5) * scattered.standard_error
