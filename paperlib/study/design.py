@@ -128,6 +128,7 @@ class Run:
     evaluate: bool = True  # False: trained and validated only (a recipe search's grid point)
     folder: str = ""  # results folder under results/<scale>/ (default <study>/<variant>/seed<k>)
     parents: bool = False  # also record each held-out sample's parents inside 2K/√c (items)
+    eval_size: int = 0  # test samples it is evaluated on (0: the scale's ``eval_size``)
 
     @property
     def name(self) -> str:
@@ -375,7 +376,7 @@ def argent_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
         Run(
             "argent", label, seed,
             scratch_config(label, method, loss, scale, seed, root / f"argent/{slug(label)}/seed{seed}"),
-            ARGENT_BENCHMARKS, parents=True,
+            ARGENT_BENCHMARKS, parents=True, eval_size=scale.argent_eval_size,
         )
         for label, (method, loss) in ARGENT_ARMS.items()
         if seed in scale.arm_seeds(label)

@@ -22,6 +22,9 @@ class Scale:
     finetune_lr: float
     train_size: int  # fine-tune world samples
     eval_size: int
+    # ARGENT's arms are evaluated on more test samples, where their claims' item floors ask
+    # for them (``scripts/scratch_design_notes.py``); the first ``eval_size`` are the same
+    argent_eval_size: int
     val_size: int
     pcm_dim: int = 8
     # ARGENT's arms, each trained from random weights (``design.scratch_config``) as the
@@ -115,6 +118,7 @@ SCALES = {
         scratch_val_points=2,
         train_size=1024,
         eval_size=200,
+        argent_eval_size=200,
         val_size=100,
         require_plateau=False,
         # one setting per trend axis: the machinery the full study's trend runs, at smoke cost
@@ -137,6 +141,7 @@ SCALES = {
         # schedule is several epochs (as the papers' are) at the study's CPU cost
         train_size=8_500,
         eval_size=1000,
+        argent_eval_size=3000,
         val_size=500,
         schedule_check=False,
         trend_batch_factors=(0.5, 2.0, 4.0),  # batch 32, 128, 256 beside the headline 64
