@@ -1,27 +1,29 @@
-"""One training step of each paper's method at paper scale, and the evaluation's throughput.
+"""One training step of each paper preset at its per-GPU batch, and the evaluation's throughput.
 
-For ``clip``, ``himo`` (MoLo with HiDe, 248 tokens as HiMo's presets) and ``argent`` (with
-box crops and phrases, as GRIT batches have them) at ViT-B/16 and ViT-L/14, 224 px, bf16
-autocast, global batch 256 on one device, it prints per configuration:
+For each paper preset (HiMo ViT-B/16 and ViT-L/14 on ShareGPT4V, ARGENT-S/B/L on GRIT: the
+preset's own method, model, context length, loss and precision) at the paper's per-GPU batch
+(the preset's global ``train.batch_size`` over ``--gpus``, 8: HiMo's 128 a GPU, ARGENT's 96) on
+synthetic data of the preset's inputs (box crops and phrases for ARGENT), it records:
 
 - ``samples/s``: batch × measured steps / their wall time (after warm-up steps), the step
   being the loop's own ``backward_step`` + ``apply_update`` (forward, float32 loss, backward,
   clipping, AdamW, clamps) on batches already on the device;
-- ``peak GiB``: ``torch.cuda.max_memory_allocated`` over the configuration's steps;
+- ``peak GiB``: ``torch.cuda.max_memory_allocated`` over the preset's steps;
 - ``HiDe %``: for ``himo``, the time MoLo's HiDe term adds to the loss (forward + backward of
   ``molo_loss`` minus the same with λ = 0, on the step's features) as a share of the step;
 - ``MFU``: the step's FLOPs (``torch.utils.flop_counter`` over one forward + backward) per
   second over the device's dense bf16 peak (``--peak-tflops``; known for H100/H200/A100);
 - ``eval img/s``: ``engine.evaluation.Embedder.images`` on decoded 256 × 256 images (the
-  model's preprocessing on the CPU, then the image tower), as ``python -m paperlib.evaluate``
-  runs it.
+  model's preprocessing, then the image tower), as ``python -m paperlib.evaluate`` runs it.
 
-``--study-runs`` times instead one seed-0 run of each headline arm of the CPU-scale study as
-``python -m paperlib.study --device cuda`` trains it (its planned config on the device, from
-the committed bases, into a temporary folder): wall seconds, steps, samples/s.
+The table is printed and written with the device, torch version and settings to
+``results/benchmarks/gpu_step.json`` (``--output``). ``--study-runs`` times instead one seed-0
+run of each headline arm of the CPU-scale study as ``python -m paperlib.study --device cuda``
+trains it (its planned config on the device, from the committed bases, into a temporary
+folder): wall seconds, steps, samples/s.
 
-    python benchmarks/gpu_step.py                    # the GPU check (about 5 minutes on H100)
-    python benchmarks/gpu_step.py --tiny             # the same code on CPU, paper-tiny
+    python benchmarks/gpu_step.py                    # the GPU check, one script
+    python benchmarks/gpu_step.py --tiny --output /tmp/gpu_step.json  # the same code on CPU
     python benchmarks/gpu_step.py --study-runs       # the study's runs on the GPU (full scale)
     python benchmarks/gpu_step.py --study-runs --tiny  # the smoke scale's, on CPU
 """
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import math
 import tempfile
 import time
@@ -40,7 +43,6 @@ import torch
 from PIL import Image
 from torch.utils.flop_counter import FlopCounterMode
 
-from paperlib.engine.config import load_config
 from paperlib.engine.evaluation import Embedder
 from paperlib.engine.loop import (
     apply_update,
@@ -51,43 +53,53 @@ from paperlib.engine.loop import (
 )
 from paperlib.engine.methods import build_module, input_size
 from paperlib.losses.himo import molo_loss
+from paperlib.notebooks import PARAMS_DIR, load_parameters
 from paperlib.study.design import plan
 from paperlib.study.devices import on_device
 from paperlib.study.execution import study_settings
-from paperlib.train import train_run
+from paperlib.train import config_from, train_run
 
 # dense bf16 tensor-core peaks (TFLOP/s) by device name
 PEAK_TFLOPS = {"H200": 989.0, "H100": 989.0, "A100": 312.0}
-ARCHITECTURES = {"ViT-B/16": "ViT-B-16", "ViT-L/14": "ViT-L-14"}
-METHODS = ("clip", "himo", "argent")
+# the paper presets timed, as params/<notebook>/<preset>.yaml
+PRESETS = (
+    ("train_himo", "vit-b16-sharegpt4v-8xh100"),
+    ("train_himo", "vit-l14-sharegpt4v-8xh100"),
+    ("train_argent", "argent-s-grit"),
+    ("train_argent", "argent-b-grit"),
+    ("train_argent", "argent-l-grit"),
+)
+PAPER_GPUS = 8  # the presets' global batches are over one node of 8 GPUs
+OUTPUT = Path(__file__).resolve().parent.parent / "results" / "benchmarks" / "gpu_step.json"
 
 
 @dataclass(frozen=True)
 class Setting:
-    """What one run of the check measures: sizes, device, precision and step counts."""
+    """What one run of the check measures: GPUs the global batch is over, device, precision
+    (None: the preset's), step counts, and ``tiny`` (paper-tiny on the CPU at batch 8)."""
 
-    batch: int
+    gpus: int
     device: str
-    precision: str
+    precision: str | None
     warmup: int
     steps: int
     eval_images: int
     tiny: bool
 
 
-def config_for(method: str, arch: str, s: Setting):
-    """The training config of one measured configuration (synthetic data: never read)."""
-    name = "paper-tiny" if s.tiny else ARCHITECTURES[arch]
-    context = 248 if method == "himo" else 77
-    return load_config(
-        {
-            "method": method,
-            "model": {"name": name, "context_length": context},
-            "data": {"dataset": "synthetic", "size": s.batch},
-            "optim": {"lr": 1e-5, "max_grad_norm": 1.0},
-            "train": {"batch_size": s.batch, "precision": s.precision, "device": s.device},
-        }
-    )
+def config_for(folder: str, preset: str, s: Setting):
+    """The preset's training config at its per-GPU batch, on synthetic data (never read)."""
+    raw = load_parameters(PARAMS_DIR / folder / f"{preset}.yaml")
+    overrides = [
+        *raw.get("overrides", []), "data.dataset=synthetic", "data.num_workers=0",
+        "model.init=random", "train.accum_steps=1", f"train.device={s.device}",
+        "train.val_every=0", *(["model.name=paper-tiny"] if s.tiny else []),
+        *([f"train.precision={s.precision}"] if s.precision else []),
+    ]  # fmt: skip
+    paper = config_from({"config": raw["config"], "overrides": overrides}, ["data.size=100000"])
+    batch = 8 if s.tiny else max(1, paper.train.batch_size // s.gpus)
+    sized = [f"data.size={batch}", f"train.batch_size={batch}"]
+    return config_from({"config": raw["config"], "overrides": [*overrides, *sized]})
 
 
 def synthetic_batch(module, tokenizer, config, size: int, batch: int, device) -> dict:
@@ -95,7 +107,7 @@ def synthetic_batch(module, tokenizer, config, size: int, batch: int, device) ->
     words = ["a red", "small square", "left of", "the dog", "under a", "blue circle"]
     captions = [" ".join(words[(i + k) % 6] for k in range(8)) for i in range(batch)]
     out = {"image": torch.randn(batch, 3, size, size), "text": tokenizer(captions)}
-    if config.method == "argent":
+    if module.geometry == "hyperbolic" and module.boxes:
         out["box_image"] = torch.randn(batch, 3, size, size)
         out["box_text"] = tokenizer([c.split()[1] for c in captions])
     return {k: v.to(device) for k, v in out.items()}
@@ -144,26 +156,27 @@ def hide_seconds(module, features: dict, device: torch.device, repeats: int) -> 
     )
 
 
-def eval_images_per_s(module, preprocess, tokenizer, s: Setting) -> float:
+def eval_images_per_s(module, preprocess, tokenizer, s: Setting, batch: int) -> float:
     """Images/s of the evaluation's embedding pass on decoded images."""
-    embed = Embedder(module, preprocess, tokenizer, batch_size=min(s.batch, s.eval_images))
+    embed = Embedder(module, preprocess, tokenizer, batch_size=min(batch, s.eval_images))
     images = [Image.new("RGB", (256, 256), (i % 256, 40, 90)) for i in range(s.eval_images)]
     device = next(module.parameters()).device
     seconds = _timed(lambda: embed.images(images), device, 1)
     return s.eval_images / seconds
 
 
-def measure(method: str, arch: str, s: Setting) -> dict[str, float | str]:
-    """Every figure of one (method, architecture) configuration."""
-    config = config_for(method, arch, s)
+def measure(folder: str, preset: str, s: Setting) -> dict[str, float | str]:
+    """Every figure of one paper preset."""
+    config = config_for(folder, preset, s)
     device = torch.device(s.device)
     torch.manual_seed(0)
     module, preprocess, tokenizer = build_module(config, device)
-    attach_grad_scaler(module, s.precision, device)
+    precision = config.train.precision
+    attach_grad_scaler(module, precision, device)
     optimizer, scheduler = build_optimizer(module, config)
-    amp = autocast_context(s.precision, device)
-    size = input_size(module)
-    batch = synthetic_batch(module, tokenizer, config, size, s.batch, device)
+    amp = autocast_context(precision, device)
+    size, batch_size = input_size(module), config.train.batch_size
+    batch = synthetic_batch(module, tokenizer, config, size, batch_size, device)
     module.train()
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
@@ -180,17 +193,20 @@ def measure(method: str, arch: str, s: Setting) -> dict[str, float | str]:
     seconds = _timed(step, device, s.steps)
     peak = torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else math.nan
     flops = step_flops(module, batch, amp)
-    hide = hide_seconds(module, features, device, s.steps) if method == "himo" else math.nan
+    himo = config.method == "himo"
+    hide = hide_seconds(module, features, device, s.steps) if himo else math.nan
     tflops = peak_tflops(device)
     module.eval()
     return {
-        "method": method,
-        "arch": arch if not s.tiny else f"{arch} (tiny)",
-        "samples/s": s.batch / seconds,
+        "preset": f"{folder}/{preset}",
+        "method": config.method,
+        "model": config.model.name,
+        "batch/GPU": batch_size,
+        "samples/s": batch_size / seconds,
         "peak GiB": peak,
         "HiDe %": 100 * hide / seconds,
         "MFU %": 100 * flops / seconds / (tflops * 1e12) if tflops else math.nan,
-        "eval img/s": eval_images_per_s(module, preprocess, tokenizer, s),
+        "eval img/s": eval_images_per_s(module, preprocess, tokenizer, s, batch_size),
     }
 
 
@@ -240,15 +256,35 @@ def study_run_timing(scale: str, device: str) -> list[dict]:
     return rows
 
 
+def write_record(rows: list[dict], path: Path, s: Setting) -> Path:
+    """The figures with the device, torch version and settings, as JSON at ``path``."""
+    device = torch.cuda.get_device_name() if s.device == "cuda" else "cpu"
+    record = {
+        "device": device,
+        "torch": torch.__version__,
+        "setting": {"gpus": s.gpus, "warmup": s.warmup, "steps": s.steps, "tiny": s.tiny},
+        "rows": [
+            {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+            for r in rows
+        ],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1) + "\n")
+    return path
+
+
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tiny", action="store_true", help="paper-tiny at 32 px on the CPU")
-    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument(
+        "--gpus", type=int, default=PAPER_GPUS, help="GPUs a preset's batch is over"
+    )
     parser.add_argument("--steps", type=int, default=5, help="measured steps")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--eval-images", type=int, default=1024)
     parser.add_argument("--peak-tflops", type=float, help="the device's dense bf16 peak")
-    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
+    parser.add_argument("--presets", nargs="+", choices=[p for _, p in PRESETS], help="a subset")
+    parser.add_argument("--output", type=Path, help=f"the JSON record (GPU default: {OUTPUT})")
     parser.add_argument("--study-runs", action="store_true", help="time the study's runs")
     args = parser.parse_args(argv)
     if args.study_runs:
@@ -258,25 +294,27 @@ def main(argv: list[str] | None = None) -> list[dict]:
         print(table(rows))
         return rows
     if args.tiny:
-        setting = Setting(8, "cpu", "fp32", 1, 1, 16, True)
+        setting = Setting(args.gpus, "cpu", "fp32", 1, 1, 16, True)
     else:
         if not torch.cuda.is_available():
             parser.error("no CUDA device: run with --tiny for the CPU version")
-        setting = Setting(
-            args.batch, "cuda", "bf16", args.warmup, args.steps, args.eval_images, False
-        )
+        setting = Setting(args.gpus, "cuda", None, args.warmup, args.steps, args.eval_images, False)
     if args.peak_tflops is not None:
         PEAK_TFLOPS.clear()
         PEAK_TFLOPS[""] = args.peak_tflops  # every device name contains ""
     rows = []
-    for arch in list(ARCHITECTURES)[:1] if args.tiny else ARCHITECTURES:  # tiny: one size
-        for method in args.methods:
-            start = time.perf_counter()
-            rows.append(measure(method, arch, setting))
-            print(f"[gpu_step] {method} {arch}: {time.perf_counter() - start:.0f} s", flush=True)
-            with contextlib.suppress(AttributeError):
-                torch.cuda.empty_cache()
+    for folder, preset in PRESETS:
+        if args.presets and preset not in args.presets:
+            continue
+        start = time.perf_counter()
+        rows.append(measure(folder, preset, setting))
+        print(f"[gpu_step] {preset}: {time.perf_counter() - start:.0f} s", flush=True)
+        with contextlib.suppress(AttributeError):
+            torch.cuda.empty_cache()
     print(table(rows))
+    output = args.output or (None if args.tiny else OUTPUT)
+    if output is not None:
+        print(f"[gpu_step] written {write_record(rows, output, setting)}")
     return rows
 
 

@@ -15,8 +15,12 @@ Released weights (``paperlib.engine.released.RELEASED_MODELS``) with ``--model``
     python -m paperlib.evaluate --model clip-vit-b16 --benchmarks coco --root coco=... --output out
 
 Real benchmarks read ``--root NAME=PATH`` folders in the layouts of
-``paperlib.engine.benchmarks.BENCHMARK_REGISTRY``; a missing one fails before anything is
-embedded. PEP on HierarCaps follows ``--pep-kept`` / ``--pep-negatives`` / ``--pep-pool``.
+``paperlib.engine.benchmarks.BENCHMARK_REGISTRY`` (CLIP_benchmark's names, e.g.
+``mscoco_captions``, are accepted); every missing one is named before anything is embedded.
+PEP on HierarCaps follows ``--pep-kept`` / ``--pep-negatives`` / ``--pep-pool``. Images are
+decoded by ``--num-workers`` DataLoader processes; under ``torchrun`` the embedding passes are
+shared by the ranks (``torchrun --nproc_per_node 8 -m paperlib.evaluate RUN --device cuda
+...``) and rank 0 writes the results.
 
 Writes one CLIP_benchmark-format JSON per dataset and a merged ``results.md`` into
 ``--output``, and for a registry model ``published.md``: its numbers beside the papers'.
@@ -27,13 +31,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from paperlib.atomic import atomic_write_text
+from paperlib import exit_status
+from paperlib.atomic import WriteError, atomic_write_text
+from paperlib.engine import distributed
 from paperlib.engine.benchmarks import (
+    BENCHMARK_ALIASES,
     BENCHMARKS,
     CAPTION_SETS,
     PEP_NEGATIVES,
@@ -41,9 +49,11 @@ from paperlib.engine.benchmarks import (
     RETRIEVAL_TRANSFORMS,
     WORLD_BENCHMARKS,
     PEPProtocol,
-    check_root,
+    canonical_benchmark,
+    check_roots,
 )
 from paperlib.engine.evaluation import evaluate, markdown_table
+from paperlib.engine.precision import PRECISIONS
 from paperlib.engine.released import RELEASED_MODELS, released_model
 from paperlib.tables.beside_published import beside_published, markdown
 from paperlib.train import config_from, train_run
@@ -126,11 +136,11 @@ def pep_protocol(
 
 
 def check_real_roots(benchmarks: Sequence[str], roots: dict[str, Any]) -> None:
-    """Every real benchmark's folder and layout (``engine.benchmarks.check_root``), checked
-    before anything is trained or built; FileNotFoundError naming the first one missing."""
-    for name in benchmarks:
-        if name in REAL_BENCHMARKS or name == "hierarcaps":
-            check_root(name, roots.get(name))
+    """Every real benchmark's folder and layout (``engine.benchmarks.check_roots``), checked
+    before anything is trained or built; one FileNotFoundError naming every one missing."""
+    names = [canonical_benchmark(n) for n in benchmarks]
+    given = {canonical_benchmark(k): v for k, v in roots.items()}
+    check_roots([n for n in names if n in REAL_BENCHMARKS or n == "hierarcaps"], given)
 
 
 def evaluate_run(
@@ -231,6 +241,33 @@ def _add_released_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_compute_options(parser: argparse.ArgumentParser) -> None:
+    """How the embedding passes run: batch, DataLoader workers, precision, progress, device."""
+    parser.add_argument("--batch-size", "--batch_size", type=int, default=128)
+    parser.add_argument(
+        "--num-workers",
+        "--num_workers",
+        type=int,
+        default=min(4, len(os.sched_getaffinity(0))),
+        help="DataLoader processes decoding images (0: in the main process; default: 4, or "
+        "the CPUs this process may use if fewer)",
+    )
+    parser.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="auto",
+        help="autocast of the towers: auto = bf16 on CUDA, float32 on the CPU",
+    )
+    parser.add_argument(
+        "--no-progress", action="store_true", help="no progress bars (default: on a terminal)"
+    )
+    parser.add_argument(
+        "--device",
+        default="cpu",
+        help="cpu, cuda or cuda:N; under torchrun, cuda gives each rank its local GPU",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     """The command line of ``python -m paperlib.evaluate``."""
     parser = argparse.ArgumentParser(
@@ -253,7 +290,14 @@ def _parser() -> argparse.ArgumentParser:
     _add_released_options(parser)
     parser.add_argument("--output", type=Path, required=True, help="results folder")
     parser.add_argument(
-        "--benchmarks", nargs="+", default=list(WORLD_BENCHMARKS), choices=BENCHMARKS
+        "--benchmarks",
+        "--dataset",
+        nargs="+",
+        default=list(WORLD_BENCHMARKS),
+        choices=[*BENCHMARKS, *BENCHMARK_ALIASES],
+        metavar="NAME",
+        help=f"benchmarks (or CLIP_benchmark's names: {', '.join(BENCHMARK_ALIASES)}): "
+        f"{', '.join(BENCHMARKS)}",
     )
     parser.add_argument("--world-size", type=int, default=256)
     parser.add_argument("--world-seed", type=int, default=12345)
@@ -274,21 +318,29 @@ def _parser() -> argparse.ArgumentParser:
         help="keep the first N samples of a real benchmark",
     )
     parser.add_argument("--noise-seed", type=int, default=0, help="seed of SSI's noise sentences")
-    parser.add_argument("--batch-size", type=int, default=128)
-    parser.add_argument("--device", default="cpu")
+    _add_compute_options(parser)
     parser.add_argument(
         "--skip-bad-images",
         action="store_true",
         help="leave out samples whose image does not decode (counted in the "
         "results files) instead of stopping at the first",
     )
+    parser.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="evaluate a run that did not finish (stopped by a signal, or a periodic "
+        "checkpoint); every results file records it as partial",
+    )
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line; exit status 0, 2 for a refused input or a failed evaluation, 4 when a
+    write failed (:mod:`paperlib.exit_status`)."""
     parser = _parser()
     args = parser.parse_args(argv)
     try:
+        device = _rank_device(args.device)
         checkpoint = _checkpoint_argument(parser, args)
         pep = pep_protocol(args.pep_kept, args.pep_negatives, args.pep_pool, args.pep_pool_size)
         rows = evaluate(
@@ -305,18 +357,36 @@ def main(argv: list[str] | None = None) -> int:
             limits=parse_assignments(args.limit, "--limit", int),
             noise_seed=args.noise_seed,
             batch_size=args.batch_size,
-            device=args.device,
+            device=device,
             skip_bad_images=args.skip_bad_images,
             retrieval_transform=args.retrieval_transform,
             captions=args.captions,
+            workers=args.num_workers,
+            precision=args.precision,
+            progress=False if args.no_progress else None,
+            allow_partial=args.allow_partial,
         )
-    except (OSError, ValueError) as err:  # named by the engine (a full disk: DiskFullError)
+        if distributed.is_main():  # one rank prints and writes the comparison
+            print(markdown_table(args.output))
+            if args.model and (text := write_published(args.output, args.model, rows)):
+                print("\nBeside the published numbers:\n" + text)
+    except WriteError as err:  # a full disk or quota, an unwritable file: named
         print(f"evaluate: {error_text(err)}", file=sys.stderr)
-        return 2
-    print(markdown_table(args.output))
-    if args.model and (text := write_published(args.output, args.model, rows)):
-        print("\nBeside the published numbers:\n" + text)
-    return 0
+        return exit_status.STORAGE
+    except (OSError, ValueError) as err:  # named by the engine
+        print(f"evaluate: {error_text(err)}", file=sys.stderr)
+        return exit_status.REFUSED
+    finally:
+        distributed.cleanup()
+    return exit_status.OK
+
+
+def _rank_device(device: str) -> str:
+    """The device of this process: ``device`` itself, or under ``torchrun`` (``WORLD_SIZE`` >
+    1) this rank's, with the process group started (gloo on CPU, NCCL on CUDA)."""
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        return device
+    return str(distributed.init_distributed(device).device)
 
 
 def _checkpoint_argument(parser: argparse.ArgumentParser, args: argparse.Namespace):

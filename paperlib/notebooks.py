@@ -8,8 +8,17 @@ Parameter files live in ``params/<notebook stem>/<preset>.yaml``.
 papermill injects parameters as Python source, so they are checked first
 (:func:`check_parameters`): each name must be one the notebook's ``parameters`` cell assigns
 (an identifier), each value plain data (text, finite numbers, true/false, null, and lists and
-mappings of them), of the kind of its default. Parameter files are read with a cap on YAML
-alias expansion (``paperlib.untrusted``).
+mappings of them), of the exact kind of its default (a number is not true/false, a whole number
+default takes no fraction). Parameter files are read with a cap on YAML alias expansion
+(``paperlib.untrusted``), and the paths they name (:data:`PATH_PARAMETERS`) must lie in the
+repository or a configured root (:func:`confine_paths`); a path given with ``-p`` on the
+command line is used as given.
+
+A run holds its executed copy (``<output folder>/<notebook>.ipynb``) for itself: a second run
+that would write the same copy is refused while the first holds it. An error inside the
+notebook is reported on one line naming the notebook, the cell and the error
+(:class:`NotebookFailedError`), the executed copy kept with its traceback. The command shows
+papermill's progress over the cells.
 
     python -m paperlib.notebooks run notebooks/train_himo.py --preset smoke-cpu
     python -m paperlib.notebooks reproduce            # every notebook, smoke-cpu presets
@@ -19,14 +28,20 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
+import fcntl
 import keyword
 import math
+import os
 import re
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from paperlib import exit_status
+from paperlib.engine.presets import inherit
 from paperlib.untrusted import brief, error_text, load_yaml
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -34,6 +49,18 @@ NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 PARAMS_DIR = REPO_ROOT / "params"
 BUILD_DIR = REPO_ROOT / "build"
 EXECUTED_DIR = BUILD_DIR / "executed"  # where ``run`` writes each executed ``.ipynb``
+# parameters that name a file or folder the notebooks read or write (relative to the
+# repository root): each a path, or (roots, pep) a mapping holding paths under these keys
+PATH_PARAMETERS = ("checkpoint", "train_config", "output_dir", "hierarcaps_root")
+PATH_MAPPINGS = {"roots": None, "pep": ("kept", "pool")}  # None: every value
+CONFIG_PATHS = ("train.output_dir", "model.init", "data.root", "data.cache_dir")
+# environment variables naming the other folders a parameter file may point into
+ROOT_VARIABLES = ("PAPERLIB_DATA_ROOTS", "PAPERLIB_RUNS", "PAPERLIB_RESULTS")
+
+
+class NotebookFailedError(RuntimeError):
+    """A cell of a notebook raised; the message names the notebook, the cell, the error and
+    the executed copy that keeps its traceback."""
 
 
 def notebooks(directory: Path = NOTEBOOK_DIR) -> list[Path]:
@@ -75,7 +102,7 @@ def load_parameters(path: Path) -> dict:
         raise ValueError(
             f"{path}: expected a mapping of notebook parameters, got {type(params).__name__}"
         )
-    return params
+    return inherit(path, params, load_parameters)  # a preset's base: engine.presets
 
 
 def to_ipynb(notebook: Path, output: Path) -> Path:
@@ -160,30 +187,110 @@ def check_parameters(notebook, parameters: dict, name: str) -> None:
     check_parameter_types(notebook, parameters, name)
 
 
+def _kind(value: Any) -> str:
+    """The kind a parameter value is checked as: a mapping, a list, text, true/false, a whole
+    number or a number (a bool is no number, in YAML as in the notebooks' arithmetic)."""
+    kinds = ((dict, "a mapping"), (list, "a list"), (str, "text"), (bool, "true/false"))
+    for kind, label in kinds:
+        if isinstance(value, kind):
+            return label
+    return "a whole number" if isinstance(value, int) else "a number"
+
+
 def check_parameter_types(notebook, parameters: dict, name: str) -> None:
     """ValueError naming the parameter when a value's kind differs from its literal default's
-    (a mapping for a mapping, a list for a list, text for text, a number for a number); a
-    ``None`` default takes anything."""
-    kinds = (
-        (dict, "a mapping"),
-        (list, "a list"),
-        (str, "text"),
-        (bool, "true/false"),
-        ((int, float), "a number"),
-    )
+    (:func:`_kind`; a whole number passes where the default is a number, not the other way
+    round); a ``None`` default takes anything."""
     defaults = declared_parameters(notebook)
     for key, value in parameters.items():
         default = defaults.get(key)
         if default is None or value is None:
             continue
-        for kind, label in kinds:
-            if isinstance(default, kind) and not isinstance(value, kind):
-                raise ValueError(
-                    f"{name}: parameter {key!r} must be {label} like its default "
-                    f"{default!r}; got {value!r}"
-                )
-            if isinstance(default, kind):
-                break
+        wanted, found = _kind(default), _kind(value)
+        if wanted != found and not (wanted == "a number" and found == "a whole number"):
+            raise ValueError(
+                f"{name}: parameter {key!r} must be {wanted} like its default "
+                f"{default!r}; got {brief(value, 80)} ({found})"
+            )
+
+
+def _config_paths(config: Any, label: str) -> Iterator[tuple[str, str]]:
+    """The paths of a training config mapping (:data:`CONFIG_PATHS`), ``model.init`` where it
+    names a file (not an open_clip tag or ``random``)."""
+    if not isinstance(config, dict):
+        return
+    for key in CONFIG_PATHS:
+        section, field = key.split(".")
+        part = config.get(section)
+        value = part.get(field) if isinstance(part, dict) else None
+        if isinstance(value, str) and (key != "model.init" or _names_a_file(value)):
+            yield f"{label}.{key}", value
+
+
+def _names_a_file(init: str) -> bool:
+    return "/" in init or Path(init).suffix in {".pt", ".pth", ".bin", ".ckpt"}
+
+
+def parameter_paths(parameters: dict) -> Iterator[tuple[str, str]]:
+    """(where, path) of every path among notebook ``parameters``: :data:`PATH_PARAMETERS`,
+    the values of :data:`PATH_MAPPINGS`, a ``config`` mapping's and an ``overrides`` list's
+    :data:`CONFIG_PATHS`."""
+    for key in PATH_PARAMETERS:
+        if isinstance(parameters.get(key), str):
+            yield key, parameters[key]
+    for key, fields in PATH_MAPPINGS.items():
+        mapping = parameters.get(key)
+        if isinstance(mapping, dict):
+            for field, value in mapping.items():
+                if isinstance(value, str) and (fields is None or field in fields):
+                    yield f"{key}.{field}", value
+    yield from _config_paths(parameters.get("config"), "config")
+    overrides = parameters.get("overrides")
+    for i, item in enumerate(overrides if isinstance(overrides, list) else []):
+        key, _, value = str(item).partition("=")
+        if key.strip() in CONFIG_PATHS and (key.strip() != "model.init" or _names_a_file(value)):
+            yield f"overrides[{i}] {key.strip()}", value
+
+
+def allowed_roots() -> list[Path]:
+    """The folders a parameter file's paths may lie in: the repository, and those named by
+    :data:`ROOT_VARIABLES` (``PAPERLIB_DATA_ROOTS``: data folders, separated by
+    ``os.pathsep``; ``PAPERLIB_RUNS``, ``PAPERLIB_RESULTS``: the study's outputs)."""
+    named = [
+        part
+        for variable in ROOT_VARIABLES
+        for part in os.environ.get(variable, "").split(os.pathsep)
+        if part.strip()
+    ]
+    return [REPO_ROOT.resolve(), *((REPO_ROOT / p).expanduser().resolve() for p in named)]
+
+
+def confine_paths(parameters: dict, source: str) -> None:
+    """ValueError naming ``source`` and the parameter when a path of ``parameters``
+    (:func:`parameter_paths`, relative to the repository root as the notebooks read them)
+    lies outside :func:`allowed_roots`; a ``..`` or a link that leaves them counts as outside."""
+    roots = allowed_roots()
+    for where, value in parameter_paths(parameters):
+        path = (REPO_ROOT / value).expanduser().resolve()
+        if not any(path == root or root in path.parents for root in roots):
+            raise ValueError(
+                f"{source}: parameter {where} = {brief(value, 80)} lies outside the repository "
+                f"and the folders of {', '.join(ROOT_VARIABLES)}; a parameter file may point "
+                "only there: give the path on the command line (-p), or add its folder to "
+                "PAPERLIB_DATA_ROOTS"
+            )
+
+
+def require_range(name: str, value: Any, low: float = 0.0, high: float = math.inf) -> None:
+    """In a notebook, after its parameters: ValueError naming the parameter unless ``value``
+    (a number, or a list of numbers) lies strictly between ``low`` and ``high``."""
+    values = value if isinstance(value, list) else [value]
+    for item in values:
+        number = isinstance(item, (int, float)) and not isinstance(item, bool)
+        if not (number and math.isfinite(item) and low < item < high):
+            raise ValueError(
+                f"parameter {name}: expected numbers in ({low:g}, {high:g}); got {brief(value, 80)}"
+            )
 
 
 def run_notebook(
@@ -191,8 +298,11 @@ def run_notebook(
     parameters: dict | None = None,
     output_dir: Path | None = None,
     log_output: bool = False,
+    progress: bool = False,
 ) -> Path:
-    """Execute ``notebook`` with papermill; returns the executed ``.ipynb`` path."""
+    """Execute ``notebook`` with papermill (``progress``: its progress bar over the cells);
+    returns the executed ``.ipynb`` path. A cell that raises is a
+    :class:`NotebookFailedError` (module docstring); a copy another run is writing is refused."""
     import jupytext
     import papermill
 
@@ -205,18 +315,57 @@ def run_notebook(
     output_dir = Path(output_dir or EXECUTED_DIR)
     output_dir.mkdir(parents=True, exist_ok=True)
     output = output_dir / f"{notebook.stem}.ipynb"
-    papermill.execute_notebook(
-        source,
-        str(output),
-        parameters=parameters or {},
-        kernel_name="python3",
-        cwd=str(notebook.parent),
-        log_output=log_output,
-        progress_bar=False,
-        # the kernel's own warnings (it runs over local TCP) are noise here; cell errors still fail
-        extra_arguments=["--IPKernelApp.log_level=ERROR"],
-    )
+    with held(output, notebook.name):
+        try:
+            papermill.execute_notebook(
+                source,
+                str(output),
+                parameters=parameters or {},
+                kernel_name="python3",
+                cwd=str(notebook.parent),
+                log_output=log_output,
+                progress_bar=progress,
+                # the kernel's own warnings (it runs over local TCP) are noise here; cell
+                # errors still fail
+                extra_arguments=["--IPKernelApp.log_level=ERROR"],
+            )
+        except papermill.PapermillExecutionError as error:
+            raise NotebookFailedError(_failure(notebook, error, output)) from None
     return output
+
+
+def _failure(notebook: Path, error, output: Path) -> str:
+    """One line: the notebook, the cell (its execution count and first line), the error."""
+    lines = [line.strip() for line in str(error.source).splitlines() if line.strip()]
+    first = brief(lines[0], 70) if lines else "an empty cell"
+    value = " ".join(str(error.evalue).split())
+    value = value if len(value) <= 400 else f"{value[:397]}..."
+    return (
+        f"{notebook.name}: cell In [{error.exec_count}] ({first}) raised {error.ename}: "
+        f"{value}; the executed copy with its traceback: {output}"
+    )
+
+
+@contextlib.contextmanager
+def held(output: Path, name: str) -> Iterator[None]:
+    """Hold ``output`` (an executed copy) for one run: a lock beside it that the kernel
+    releases if the run dies; ValueError naming the copy and the holder's pid when another
+    run holds it."""
+    with open(output.parent / f".{output.name}.lock", "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read(40).strip() or "another process"
+            raise ValueError(
+                f"{name}: its executed copy {output} is being written by another run (process "
+                f"{holder}); wait for it, or give this run another output folder"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        yield
 
 
 def optional_folder(folder: str | None, what: str) -> str | None:
@@ -238,12 +387,13 @@ def reproduce(preset: str = "smoke-cpu", only: list[str] | None = None) -> dict[
             continue
         path = PARAMS_DIR / nb.stem / f"{preset}.yaml"  # tutorials have none: their defaults
         params = load_parameters(path) if path.is_file() else {}
+        confine_paths(params, str(path))
         start = time.perf_counter()
         print(
             f"[reproduce] {nb.name} ({path.relative_to(REPO_ROOT) if params else 'defaults'})",
             flush=True,
         )
-        run_notebook(nb, params)
+        run_notebook(nb, params, progress=True)
         times[nb.stem] = time.perf_counter() - start
         print(f"[reproduce] {nb.name} done in {times[nb.stem]:.0f} s", flush=True)
     return times
@@ -276,21 +426,24 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return _command(args)
-    except (FileNotFoundError, ValueError) as err:
+    except (OSError, ValueError, NotebookFailedError) as err:
         print(f"notebooks: {error_text(err)}", file=sys.stderr)
-        return 2
+        return exit_status.REFUSED
 
 
 def _command(args: argparse.Namespace) -> int:
     """The chosen sub-command of :func:`main`."""
     if args.command == "run":
-        params = {}
-        if args.preset:
-            params.update(load_parameters(preset_path(args.notebook, args.preset)))
-        if args.params:
-            params.update(load_parameters(args.params))
-        params.update({k: load_yaml(v, f"-p {brief(k, 60)}") for k, v in args.p})
-        print(run_notebook(args.notebook, params, log_output=True))
+        params: dict[str, Any] = {}
+        files = [preset_path(args.notebook, args.preset)] if args.preset else []
+        files += [args.params] if args.params else []
+        given = {k: load_yaml(v, f"-p {brief(k, 60)}") for k, v in args.p}
+        for path in files:
+            read = load_parameters(path)
+            confine_paths({k: v for k, v in read.items() if k not in given}, str(path))
+            params.update(read)
+        params.update(given)
+        print(run_notebook(args.notebook, params, log_output=True, progress=True))
     elif args.command == "reproduce":
         times = reproduce(args.preset, args.only)
         print(f"[reproduce] total {sum(times.values()):.0f} s")

@@ -32,6 +32,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parent
 TRAINING_CODE: tuple[str, ...] = (
     "__init__.py",
     "atomic.py",
+    "exit_status.py",
     "collectives.py",
     "processes.py",
     "segments.py",

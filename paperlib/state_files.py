@@ -1,4 +1,5 @@
-"""Reading torch files of tensors safely: ``weights_only=True`` and errors that name the file.
+"""Reading torch files of tensors safely: ``weights_only=True`` and errors that name the file;
+and the SHA-256 of a file's bytes (:func:`file_sha256`), which names a file's content.
 
 Every checkpoint reader of the package goes through :func:`load_tensor_file` (the raw object)
 and, for model weights, :func:`tensor_state` (a flat ``{name: tensor}``). A failure names the
@@ -8,6 +9,7 @@ with ``weights_only=False`` (which would run whatever code the file's pickle hol
 
 from __future__ import annotations
 
+import hashlib
 import pickle
 import re
 import zipfile
@@ -99,3 +101,23 @@ def tensor_state(
         if all(k.startswith(prefix) for k in obj):
             obj = {k.removeprefix(prefix): v for k, v in obj.items()}
     return obj
+
+
+def nonfinite_entry(state: dict[str, Tensor]) -> str:
+    """The first floating-point tensor of ``state`` that holds NaN or inf, as ``'key' (n of
+    m values)``; '' when every one is finite."""
+    for key, value in state.items():
+        if isinstance(value, Tensor) and value.is_floating_point():
+            bad = int((~torch.isfinite(value)).sum())
+            if bad:
+                return f"{key!r} ({bad} of {value.numel()} values)"
+    return ""
+
+
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 of a file's bytes (read in 1 MiB chunks)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()

@@ -18,15 +18,25 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import threading
 from pathlib import Path
 from typing import Any
 
 import torch
+import yaml
 
-from paperlib.atomic import StorageError, atomic_write_text
+from paperlib import exit_status
+from paperlib.atomic import WriteError, atomic_write_text
 from paperlib.engine import distributed
-from paperlib.engine.config import Config, ConfigError, load_config, read_file
+from paperlib.engine.config import (
+    Config,
+    ConfigError,
+    config_keys,
+    load_config,
+    read_file,
+    to_dict,
+)
 from paperlib.engine.loop import (
     NonFiniteLossError,
     TrainResult,
@@ -35,6 +45,7 @@ from paperlib.engine.loop import (
     log_lines,
     train,
 )
+from paperlib.engine.presets import inherit
 from paperlib.engine.run_folder import claim_run_folder
 from paperlib.engine.validation import validation_records
 from paperlib.processes import stop_with_parent
@@ -54,7 +65,12 @@ def config_from(
     A notebook parameter file (``config:`` mapping plus optional ``overrides:`` list) is
     unwrapped; its overrides apply first, then ``overrides``.
     """
-    raw = read_file(source) if not isinstance(source, dict) else dict(source)
+    raw = dict(source) if isinstance(source, dict) else read_file(source)
+    if not isinstance(source, dict):
+        try:
+            raw = inherit(Path(source), raw, read_file)  # a preset's base (engine.presets)
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
     if "config" in raw and isinstance(raw["config"], dict):
         listed = raw.get("overrides") or []
         if not isinstance(listed, list) or not all(isinstance(o, str) for o in listed):
@@ -166,9 +182,14 @@ def train_distributed(config: dict[str, Any], nproc: int, name: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line; its exit statuses are :mod:`paperlib.exit_status`'s: 0 finished, 2
+    refused, 3 stopped at a non-finite loss or weight, 4 a write failed, 75 stopped by SIGTERM
+    or SIGINT with its checkpoint saved (the same command resumes it)."""
     parser = argparse.ArgumentParser(
         prog="python -m paperlib.train",
         description=__doc__,
+        epilog="config keys (section.key=default; METHOD_DEFAULTS of engine.config set each "
+        "method's paper values on top):\n" + textwrap.indent(config_keys(), "  "),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("config", type=Path, help="YAML/JSON config file")
@@ -177,6 +198,12 @@ def main(argv: list[str] | None = None) -> int:
         "--dry-run",
         action="store_true",
         help="validate, build and take one step in memory; write nothing",
+    )
+    parser.add_argument(
+        "--print-config",
+        action="store_true",
+        help="print the resolved config (file, base preset, method defaults, overrides) as "
+        "YAML and exit",
     )
     args = parser.parse_intermixed_args(argv)
     if threading.current_thread() is threading.main_thread():  # a file-size limit: EFBIG, named
@@ -187,29 +214,32 @@ def main(argv: list[str] | None = None) -> int:
         config = config_from(args.config, args.overrides)
     except ConfigError as err:
         print(f"config error: {error_text(err)}", file=sys.stderr)
-        return 2
+        return exit_status.REFUSED
+    if args.print_config:
+        print(yaml.safe_dump(to_dict(config), sort_keys=False), end="")
+        return 0
     try:
         if args.dry_run:
             print(f"[train] dry run: {dry_run(config)[0]}")
-            return 0
+            return exit_status.OK
         result = train(config)
         if distributed.is_main():
             print(f"[train] {result.status} at step {result.step}; checkpoint {result.checkpoint}")
     except NonFiniteLossError as err:
         print(f"training stopped: {error_text(err)}", file=sys.stderr)
-        return 3
+        return exit_status.NOT_FINITE
     except distributed.DeviceError as err:
         print(f"device error: {error_text(err)}", file=sys.stderr)
-        return 2
-    except StorageError as err:  # a full disk or a file-size limit
+        return exit_status.REFUSED
+    except WriteError as err:  # a full disk or quota, a file-size limit, an unwritable file
         print(f"training stopped: {err.strerror}", file=sys.stderr)
-        return 4
+        return exit_status.STORAGE
     except (ConfigError, ValueError, RuntimeError, OSError) as err:  # named by the engine
         print(f"training refused: {error_text(err)}", file=sys.stderr)
-        return 2
+        return exit_status.REFUSED
     finally:
         distributed.cleanup()
-    return 0
+    return exit_status.INTERRUPTED if result.status == "interrupted" else exit_status.OK
 
 
 if __name__ == "__main__":

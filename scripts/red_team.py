@@ -2175,13 +2175,21 @@ def _(tmp):
 
 
 def _linked(tmp: Path, load, field: str) -> Result:
-    """An image inside the root that is a symbolic link to a file outside it."""
+    """An image inside the root that is a symbolic link to a file outside it: the user's own
+    layout, followed (the file names a path inside the root; a ``..`` is refused elsewhere)."""
     root = tmp / "root"
     outside = _outside_image(tmp)
     (root / "images").mkdir(parents=True)
     for base in (root, root / "images"):
         (base / "a.png").symlink_to(outside)
-    return expect_inside(lambda: load(root), root, field)
+    try:
+        samples = load(root)
+    except Exception as err:  # noqa: BLE001
+        return judge_error(err, (field,))
+    read = [Path(p).resolve() for s in samples for p in s.meta.get("images", [s.image])]
+    if read == [outside.resolve()] and all(root in Path(s.image).parents for s in samples):
+        return Result(CORRECT, "the link inside the root is followed")
+    return Result(SILENT, f"reads {read[:2]}")
 
 
 for _dataset, (_load, _field) in {
@@ -2207,7 +2215,7 @@ for _dataset, (_load, _field) in {
         "filepath",
     ),
 }.items():
-    case(f"loaders/{_dataset} image that is a symlink out of the root")(
+    case(f"loaders/{_dataset} image that is a symlink inside the root, to a file outside")(
         lambda tmp, ld=_load, f=_field: _linked(tmp, ld, f)
     )
 
@@ -2791,6 +2799,244 @@ def _(tmp):
     with guarded(out / "last.pt", out / "config.json") as verdict:
         result = expect_cli(evaluate_main(), argv, "--output")
     return worst(result, verdict)
+
+
+# --------------------------------------------------------------------------- pre-emption,
+# bounds, storage, tracking, code versions, notebooks, metrics, limits
+
+
+def _stopped_by_sigterm(tmp: Path) -> tuple[int | None, str, Path]:
+    """``python -m paperlib.train`` (in this process) sent SIGTERM during its second step."""
+    from paperlib.engine import loop
+
+    real, calls = loop.apply_update, {"n": 0}
+
+    def update(*args, **kwargs):
+        lr = real(*args, **kwargs)
+        calls["n"] += 1
+        if calls["n"] == 2:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return lr
+
+    loop.apply_update = update
+    try:
+        raw = tiny_config(tmp / "run", train={"steps": 6})
+        code, text, _ = run_main(train_main(), [str(write_config(tmp, raw))])
+    finally:
+        loop.apply_update = real
+    return code, text, tmp / "run"
+
+
+@case("train/SIGTERM mid-run: a distinct exit status, the step and status in last.pt")
+def _(tmp):
+    code, _, run = _stopped_by_sigterm(tmp)
+    state = torch.load(run / "last.pt", weights_only=True)
+    found = (code, state.get("step"), state.get("status"))
+    return Result(CORRECT) if found == (75, 2, "interrupted") else Result(SILENT, f"{found}")
+
+
+@case("evaluate/a run stopped by SIGTERM, without --allow-partial")
+def _(tmp):
+    _, _, run = _stopped_by_sigterm(tmp)
+    argv = [str(run), "--output", str(tmp / "out"), "--benchmarks", "world-long"]
+    return expect_cli(
+        evaluate_main(), [*argv, "--world-size", "8"], "step 2 of 6", "--allow-partial"
+    )
+
+
+for _name, (_sections, _names) in {
+    "train.batch_size=1 for HiMo (a loss of exactly 0)": (
+        {"train": {"batch_size": 1}},
+        ("train.batch_size",),
+    ),
+    "model.curv_init=1e30 (uniform logits)": ({"model": {"curv_init": 1e30}}, ("model.curv_init",)),
+    "data.size=10**9": ({"data": {"size": 10**9}}, ("data.size",)),
+    "train.val_size=10**7": ({"train": {"val_size": 10**7}}, ("train.val_size",)),
+}.items():
+    case(f"train/{_name}")(
+        lambda tmp, s=_sections, n=_names: expect_cli(
+            train_main(),
+            [
+                str(
+                    write_config(
+                        tmp, tiny_config(tmp / "run", "himo" if "batch" in n[0] else "meru", **s)
+                    )
+                )
+            ],
+            *n,
+        )
+    )
+
+
+@case("train/a hyperbolic base whose stored curvature is NaN")
+def _(tmp):
+    from paperlib.engine import loop
+
+    base = loop.train(tiny_config(tmp / "base", "meru", train={"steps": 0})).checkpoint
+    state = torch.load(base, weights_only=True)
+    state["model"]["model.log_curv"].fill_(float("nan"))
+    torch.save(state, base)
+    raw = tiny_config(tmp / "run", "meru", model={"init": str(base)})
+    return expect_cli(train_main(), [str(write_config(tmp, raw))], str(base), "model.log_curv")
+
+
+@case("train/a full disk inside the checkpoint serializer, free space left")
+def _(tmp):
+    from paperlib import atomic
+
+    real = atomic.os.fsync
+
+    def full(fd):
+        if ".last.pt." in os.readlink(f"/proc/self/fd/{fd}"):
+            try:
+                raise OSError(28, "No space left on device")
+            except OSError:
+                raise RuntimeError("[enforce fail at inline_container.cc] unexpected pos") from None
+        real(fd)
+
+    atomic.os.fsync = full
+    try:
+        return expect_cli(
+            train_main(), [str(write_config(tmp, tiny_config(tmp / "run")))], "last.pt", "disk full"
+        )
+    finally:
+        atomic.os.fsync = real
+
+
+@case("train/an edited caption in the rendered world cache")
+def _(tmp):
+    from paperlib.data.world_cache import cached_world
+
+    folder = cached_world(tmp / "cache", seed=0, size=32, image_size=32, twins=False)
+    texts = json.loads((folder / "texts.json").read_text())
+    texts["caption"][0] = "edited by hand"
+    (folder / "texts.json").write_text(json.dumps(texts))
+    raw = tiny_config(tmp / "run", data={"cache_dir": str(tmp / "cache")})
+    return expect_cli(train_main(), [str(write_config(tmp, raw))], "texts.json", "checksum")
+
+
+@case("train/a reporting backend that fails mid-run")
+def _(tmp):
+    import warnings
+
+    from paperlib.engine import loop, reporting
+
+    class Failing:
+        name = "tensorboard"
+
+        def __init__(self, *args):
+            pass
+
+        def scalars(self, step, values):
+            raise OSError(28, "No space left on device")
+
+        def close(self):
+            pass
+
+    before = reporting.REPORTERS["tensorboard"]
+    reporting.REPORTERS["tensorboard"] = (Failing, "json")
+    try:
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("always")
+            result = loop.train(tiny_config(tmp / "run", train={"report_to": ["tensorboard"]}))
+    finally:
+        reporting.REPORTERS["tensorboard"] = before
+    return Result(CORRECT) if result.status == "finished" else Result(SILENT, result.status)
+
+
+@case("study/--summary of claims decided by other code")
+def _(tmp):
+    with _results_env():
+        results = _study_copy(tmp)
+        _edit_json(
+            results / "claims.json",
+            lambda d: d.update(
+                code_versions=[
+                    {"code_hash": "e" * 64, "commits": [], "runs": 37, "joins_checkout": True}
+                ]
+            ),
+        )
+        return expect_cli(
+            study_main(), ["--scale", "smoke", "--summary"], "eeeeeeeeeeee", "other code"
+        )
+
+
+@case("study/code-versions.json whose evidence is its kind alone")
+def _(tmp):
+    from paperlib.study.code_versions import read_equivalences
+
+    entry = {"from": "a" * 64, "to": "b" * 64, "evidence": {"kind": "same source files"}}
+    (tmp / "cv.json").write_text(json.dumps({"equivalences": [entry]}))
+    return expect_error(lambda: read_equivalences(tmp / "cv.json"), "cv.json", "evidence.commit")
+
+
+@case("study/--executor ray --address where nothing answers")
+def _(tmp):
+    import importlib.util
+    import socket
+
+    if importlib.util.find_spec("ray") is None:
+        return Result(CORRECT, "ray not installed: refused by name elsewhere")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{probe.getsockname()[1]}"
+    with _results_env():
+        _study_copy(tmp)
+        argv = ["--scale", "smoke", "--executor", "ray", "--address", address]
+        return expect_cli(study_main(), argv, "--address", address)
+
+
+def _raising_notebook(tmp: Path) -> Path:
+    path = _fake_notebook(tmp)
+    path.write_text(path.read_text().replace("print(steps, name)", "print(1 / (steps - 3))"))
+    return path
+
+
+@case("notebooks/a cell that raises")
+def _(tmp):
+    argv = ["run", str(_raising_notebook(tmp)), "-p", "steps", "3"]
+    return _notebook_case(tmp, argv, "red_team_nb.py", "cell", "ZeroDivisionError")
+
+
+@case("notebooks/-p true for a number")
+def _(tmp):
+    return _notebook_case(tmp, ["run", str(_fake_notebook(tmp)), "-p", "steps", "true"], "steps")
+
+
+@case("notebooks/parameters file pointing a path outside the repository")
+def _(tmp):
+    from paperlib.notebooks import confine_paths
+
+    return expect_error(
+        lambda: confine_paths({"output_dir": "/etc/red-team"}, "p.yaml"), "output_dir", "p.yaml"
+    )
+
+
+for _name, (_call, _names) in {
+    "hierarchical retrieval of NaN similarities": (
+        lambda: __import__("paperlib.metrics.hierarchy", fromlist=["x"]).hierarchical_retrieval(
+            torch.full((2, 8), float("nan")), torch.rand(8), 4
+        ),
+        ("similarity",),
+    ),
+    "aperture diagnostics of an empty batch": (
+        lambda: __import__("paperlib.metrics.diagnostics", fromlist=["x"]).aperture_diagnostics(
+            {"image": torch.zeros(0, 4)}, 1.0
+        ),
+        ("image",),
+    ),
+    "d_corr of radii tied in every image": (
+        lambda: __import__("paperlib.metrics.hierarchy", fromlist=["x"]).d_corr(torch.ones(3, 4)),
+        ("tied",),
+    ),
+    "COLA accuracy of no query": (
+        lambda: __import__("paperlib.metrics.composition", fromlist=["x"]).cola_accuracy(
+            torch.zeros(0, 2, 4), torch.zeros(0, 2, 4)
+        ),
+        ("image_features",),
+    ),
+}.items():
+    case(f"metrics/{_name}")(lambda tmp, c=_call, n=_names: expect_error(c, *n))
 
 
 # --------------------------------------------------------------------------- driver

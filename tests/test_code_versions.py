@@ -32,7 +32,9 @@ SAME_SOURCE = {"kind": "same source files", "commit": "0" * 40}
 
 
 def _entry(old: str, new: str, **evidence) -> dict:
-    return {"from": old, "to": new, "evidence": {**SAME_SOURCE, **evidence}}
+    """An equivalence with the evidence of its kind: the commit and the source's two hashes."""
+    hashes = {"source_bytes_hash": old, "code_hash": new}
+    return {"from": old, "to": new, "evidence": {**SAME_SOURCE, **hashes, **evidence}}
 
 
 def _write(path: Path, data) -> Path:

@@ -230,7 +230,7 @@ def test_a_streamed_batch_that_the_ranks_do_not_divide_is_refused(tmp_path):
 
 def test_a_grit_sample_without_a_box_is_refused_by_name():
     from paperlib.data.webdataset import image_bytes, record_to_sample
-    from paperlib.engine.data import BoxItems
+    from paperlib.engine.data import BoxItems, Collate
 
     record = {  # GRIT's layout with numparents.txt = 0
         "__key__": "grit-42",
@@ -240,8 +240,10 @@ def test_a_grit_sample_without_a_box_is_refused_by_name():
     }
     sample = record_to_sample(record)
     assert sample is not None and sample.boxes == []
-    with pytest.raises(ValueError, match="GRIT sample 'grit-42' has no box"):
-        BoxItems(lambda image: image, seed=0)(sample, visit=0)
+    item = BoxItems(lambda image: image, seed=0)(sample, visit=0)
+    assert "box_image" not in item  # a method without box terms trains on it
+    with pytest.raises(ValueError, match="sample 'grit-42' has no box"):
+        Collate(lambda texts: texts, boxes=True)([item])
 
 
 def test_feature_norm_alpha_refuses_a_hyperbolic_checkpoints_alpha(tmp_path):

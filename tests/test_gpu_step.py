@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 
@@ -14,18 +15,32 @@ import gpu_step  # noqa: E402
 
 
 @pytest.mark.slow
-def test_tiny_run_measures_every_method(capsys):
-    rows = gpu_step.main(["--tiny"])
-    assert [r["method"] for r in rows] == list(gpu_step.METHODS)
+def test_tiny_run_measures_every_paper_preset(capsys, tmp_path):
+    rows = gpu_step.main(["--tiny", "--output", str(tmp_path / "gpu_step.json")])
+    assert [r["preset"] for r in rows] == [f"{f}/{p}" for f, p in gpu_step.PRESETS]
+    assert [r["method"] for r in rows] == ["himo", "himo", "argent", "argent", "argent"]
     for row in rows:
-        assert row["samples/s"] > 0 and row["eval img/s"] > 0
+        assert row["samples/s"] > 0 and row["eval img/s"] > 0 and row["batch/GPU"] == 8
         assert math.isnan(row["peak GiB"]) and math.isnan(row["MFU %"])  # no CUDA device
-    hide = {r["method"]: r["HiDe %"] for r in rows}
+    hide = [r["HiDe %"] for r in rows]
     # HiDe's share is a difference of two timings: measured (finite) for MoLo only; its size is
     # for a GPU run to report, not for a test on a shared CPU to assert
-    assert math.isfinite(hide["himo"]) and math.isnan(hide["clip"]) and math.isnan(hide["argent"])
+    assert all(math.isfinite(h) for h in hide[:2]) and all(math.isnan(h) for h in hide[2:])
     printed = capsys.readouterr().out
-    assert "| himo | ViT-B/16 (tiny) |" in printed and "| — |" in printed
+    assert "| train_himo/vit-l14-sharegpt4v-8xh100 | himo | paper-tiny | 8 |" in printed
+    record = json.loads((tmp_path / "gpu_step.json").read_text())
+    assert record["device"] == "cpu" and record["setting"]["tiny"] is True
+    assert [r["preset"] for r in record["rows"]] == [r["preset"] for r in rows]
+    assert record["rows"][2]["HiDe %"] is None  # NaN written as null: valid JSON
+
+
+def test_paper_per_gpu_batch_is_the_global_batch_over_the_node():
+    setting = gpu_step.Setting(8, "cpu", "fp32", 1, 1, 4, False)
+    himo = gpu_step.config_for("train_himo", "vit-b16-sharegpt4v-8xh100", setting)
+    argent = gpu_step.config_for("train_argent", "argent-s-grit", setting)
+    assert (himo.train.batch_size, argent.train.batch_size) == (128, 96)
+    assert himo.model.context_length == 248 and himo.model.init == "random"
+    assert argent.model.name == "hycoclip-vit-s" and argent.data.dataset == "synthetic"
 
 
 def test_peak_lookup_and_table():

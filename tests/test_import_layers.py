@@ -16,6 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "paperlib"
 LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "atomic",
+        "exit_status",
         "state_files",
         "segments",
         "collectives",
@@ -32,7 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("metrics",),
     ("engine",),
     ("analysis", "tables", "derivations"),
-    ("figures", "train"),
+    ("figures", "train", "export"),
     ("evaluate",),
     ("study",),
     ("notebooks",),

@@ -1,8 +1,8 @@
 """The study's interval: its variance parts against the crossed model's closed form, the item
 term written out and a brute-force Monte Carlo (with a base × item interaction), its coverage
 on data simulated with a known effect at every seed design the study uses, the design notes
-against quantiles by hand, and Holm's adjustment against a direct implementation and
-statsmodels-free reference values."""
+at a claim's own level against quantiles by hand, and Holm's adjustment (statsmodels') against
+a direct implementation, the step-down written out and reference values."""
 
 from __future__ import annotations
 
@@ -17,11 +17,11 @@ from scipy import stats
 from paperlib.tables.inference import (
     Estimate,
     based_estimate,
-    bonferroni_alpha,
     crossed_estimate,
     design_half_width,
     design_note,
     holm,
+    holm_by_formula,
     interaction_test,
     item_floor,
     mean_squares,
@@ -180,8 +180,18 @@ def test_holm_adjusted_p_values_reject_what_the_step_down_test_rejects(seed):
 
 
 def test_holm_known_values():
-    assert holm([0.01, 0.04, 0.03, 0.5]) == pytest.approx([0.04, 0.09, 0.09, 0.5])
-    assert holm([0.2, 1.0, 1.0]) == pytest.approx([0.6, 1.0, 1.0])  # p = 1 claims count in m
+    for adjust in (holm, holm_by_formula):
+        assert adjust([0.01, 0.04, 0.03, 0.5]) == pytest.approx([0.04, 0.09, 0.09, 0.5])
+        assert adjust([0.2, 1.0, 1.0]) == pytest.approx([0.6, 1.0, 1.0])  # p = 1 claims count
+    assert holm([]) == []
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_statsmodels_holm_is_the_step_down_written_out(seed):
+    rng = np.random.default_rng(seed)
+    p = list(rng.uniform(0, 0.2, 19) ** 2) + [1.0, 1.0]  # ties at 1, as untestable claims enter
+    assert holm(p) == pytest.approx(holm_by_formula(p), rel=1e-12, abs=1e-15)
+    assert ((np.array(holm_by_formula(p)) < 0.05) == _holm_direct(np.array(p))).all()
 
 
 HEADLINE_BASES = [0, 1] * 4  # seeds 0-7, base s mod 2
@@ -417,17 +427,18 @@ def test_the_equivalence_p_is_two_one_sided_t_tests():
         estimate.equivalence_p(0.0)
 
 
-def test_bases_and_family_sizes_are_checked():
+def test_bases_are_checked():
     with pytest.raises(ValueError, match="one base per seed"):
         based_estimate(np.zeros((3, 4)), [0, 1])
-    with pytest.raises(ValueError, match="family_size"):
-        bonferroni_alpha(0)
-    assert bonferroni_alpha(17) == pytest.approx(0.05 / 17)
 
 
-def _by_hand_half_width(within, item, counts, family, alpha=0.05):
-    """sqrt(t² · within · Σ 1/(B² n_b) + z² · item) at 1 − α/(2 m), quantiles from scipy."""
-    level = alpha / family / 2
+# a claim's two-sided level in the study's error statement: 80 % of 0.05 over 36 claims
+CLAIM_ALPHA = 0.05 * 0.8 / 36
+
+
+def _by_hand_half_width(within, item, counts, alpha):
+    """sqrt(t² · within · Σ 1/(B² n_b) + z² · item) at 1 − α/2, quantiles from scipy."""
+    level = alpha / 2
     df = sum(counts) - len(counts)
     weight = sum(1 / n for n in counts) / len(counts) ** 2
     t, z = stats.t.ppf(1 - level, df), stats.norm.ppf(1 - level)
@@ -437,8 +448,12 @@ def _by_hand_half_width(within, item, counts, family, alpha=0.05):
 @pytest.mark.parametrize("counts", DESIGNS + [(2, 1, 3), (5,)])
 def test_the_design_half_width_is_the_simultaneous_interval_by_hand(counts):
     within, item = 4e-4, 2e-6
-    got = design_half_width(within, item, counts, 17)
-    assert got == pytest.approx(_by_hand_half_width(within, item, counts, 17), rel=1e-9)
+    got = design_half_width(within, item, counts, CLAIM_ALPHA)
+    assert got == pytest.approx(_by_hand_half_width(within, item, counts, CLAIM_ALPHA), rel=1e-9)
+    # a claim whose seeds were added after a first look: half its level's error, wider
+    second = design_half_width(within, item, counts, CLAIM_ALPHA / 2)
+    assert second == pytest.approx(_by_hand_half_width(within, item, counts, CLAIM_ALPHA / 2))
+    assert second > got or math.isinf(got)
     assert seed_weight(counts) == pytest.approx(sum(1 / n for n in counts) / len(counts) ** 2)
 
 
@@ -449,56 +464,56 @@ def test_the_design_half_width_at_the_committed_design_is_the_estimates_own():
     y = simulate_based(np.random.default_rng(13), bases, 200, 0.05, 0.2, 0.4, 0.5, 0.3)
     estimate = based_estimate(y, bases)
     within = estimate.seed_term / seed_weight((3, 4))
-    got = design_half_width(within, estimate.item_term, (3, 4), 18)
-    assert got == pytest.approx(estimate.half_width(bonferroni_alpha(18)), rel=1e-12)
+    got = design_half_width(within, estimate.item_term, (3, 4), CLAIM_ALPHA)
+    assert got == pytest.approx(estimate.half_width(CLAIM_ALPHA), rel=1e-12)
 
 
 def test_designs_below_two_within_base_degrees_of_freedom_give_no_interval():
     for counts in [(1, 1), (2, 1), (1, 1, 1), (2,), (1,)]:
-        assert design_half_width(1e-3, 1e-6, counts, 17) == math.inf
-    assert math.isfinite(design_half_width(1e-3, 1e-6, (2, 2), 17))
-    assert math.isfinite(design_half_width(1e-3, 1e-6, (3,), 17))
+        assert design_half_width(1e-3, 1e-6, counts, CLAIM_ALPHA) == math.inf
+    assert math.isfinite(design_half_width(1e-3, 1e-6, (2, 2), CLAIM_ALPHA))
+    assert math.isfinite(design_half_width(1e-3, 1e-6, (3,), CLAIM_ALPHA))
 
 
 def test_the_half_width_falls_with_seeds_toward_the_item_floor():
-    within, item, family = 4e-4, 2e-6, 17
-    widths = [design_half_width(within, item, (n, n), family) for n in range(2, 40)]
+    within, item, alpha = 4e-4, 2e-6, CLAIM_ALPHA
+    widths = [design_half_width(within, item, (n, n), alpha) for n in range(2, 40)]
     assert all(a > b for a, b in zip(widths, widths[1:]))
-    floor = item_floor(item, family)
-    assert floor == pytest.approx(stats.norm.ppf(1 - 0.05 / 34) * math.sqrt(item), rel=1e-9)
+    floor = item_floor(item, alpha)
+    assert floor == pytest.approx(stats.norm.ppf(1 - 0.04 / 72) * math.sqrt(item), rel=1e-9)
     assert all(w > floor for w in widths)
-    assert design_half_width(within, item, (10**7, 10**7), family) == pytest.approx(floor, rel=1e-3)
-    assert design_half_width(0.0, item, (3, 3), family) == pytest.approx(floor)
+    assert design_half_width(within, item, (10**7, 10**7), alpha) == pytest.approx(floor, rel=1e-3)
+    assert design_half_width(0.0, item, (3, 3), alpha) == pytest.approx(floor)
 
 
 def test_the_smallest_resolving_design_is_the_first_balanced_count_below_delta():
-    within, item, family = 4e-4, 2e-6, 17
+    within, item, alpha = 4e-4, 2e-6, CLAIM_ALPHA
     for delta in [0.02, 0.03, 0.05, 0.1]:
-        widths = {n: _by_hand_half_width(within, item, (n, n), family) for n in range(3, 9)}
+        widths = {n: _by_hand_half_width(within, item, (n, n), alpha) for n in range(3, 9)}
         first = next((n for n in range(3, 9) if widths[n] < delta), None)
-        assert smallest_resolving_design(within, item, 2, family, delta) == first
-    assert smallest_resolving_design(within, item, 2, family, 0.001) is None  # past 8 per base
-    assert smallest_resolving_design(within, item, 2, family, 0.001, max_per_base=10**4) is None
-    floor = item_floor(item, family)  # the floor ≥ δ: no number of seeds resolves it
-    assert smallest_resolving_design(0.0, item, 2, family, floor) is None
-    assert smallest_resolving_design(1e-12, item, 2, family, floor * 1.01) == 3
+        assert smallest_resolving_design(within, item, 2, alpha, delta) == first
+    assert smallest_resolving_design(within, item, 2, alpha, 0.001) is None  # past 8 per base
+    assert smallest_resolving_design(within, item, 2, alpha, 0.001, max_per_base=10**4) is None
+    floor = item_floor(item, alpha)  # the floor ≥ δ: no number of seeds resolves it
+    assert smallest_resolving_design(0.0, item, 2, alpha, floor) is None
+    assert smallest_resolving_design(1e-12, item, 2, alpha, floor * 1.01) == 3
 
 
 def test_design_notes_say_what_resolves_delta():
-    within, item, family = 4e-4, 2e-6, 17
+    within, item, alpha = 4e-4, 2e-6, CLAIM_ALPHA
     committed = (2, 2)
-    half = design_half_width(within, item, committed, family)
-    note = design_note(within, item, committed, family, 0.03)
-    needed = smallest_resolving_design(within, item, 2, family, 0.03)
+    half = design_half_width(within, item, committed, alpha)
+    note = design_note(within, item, committed, alpha, 0.03)
+    needed = smallest_resolving_design(within, item, 2, alpha, 0.03)
     assert half > 0.03 and needed is not None
     assert (note.half_width, note.per_base_needed, note.resolvable) == (half, needed, True)
-    assert note.item_floor == item_floor(item, family)
-    assert design_note(within, item, committed, family, 1.0).reason.startswith("the planned design")
-    unreachable = design_note(within, item, committed, family, 0.001)
+    assert note.item_floor == item_floor(item, alpha)
+    assert design_note(within, item, committed, alpha, 1.0).reason.startswith("the planned design")
+    unreachable = design_note(within, item, committed, alpha, 0.001)
     assert (unreachable.resolvable, unreachable.per_base_needed) == (False, None)
-    floor = design_note(within, item, committed, family, note.item_floor)
+    floor = design_note(within, item, committed, alpha, note.item_floor)
     assert not floor.resolvable and "item floor" in floor.reason
-    no_interval = design_note(within, item, (2, 1), family, 0.03).as_dict()
+    no_interval = design_note(within, item, (2, 1), alpha, 0.03).as_dict()
     assert no_interval["half_width"] is None and no_interval["per_base_needed"] == needed
     assert json.loads(json.dumps(no_interval, allow_nan=False)) == no_interval
     with pytest.raises(dataclasses.FrozenInstanceError):

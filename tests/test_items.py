@@ -1,5 +1,6 @@
-"""Per-item metric values: their means are the evaluation's metrics, their chance levels are
-the ones the claims declare, and per-image PEP AUCs equal sklearn's on each image's pairs."""
+"""Per-item metric values: their means are the evaluation's metrics, information-free features
+land on the permutation-null chance levels (``tables.chance``), and per-image PEP AUCs equal
+sklearn's on each image's pairs."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from paperlib.geometry.lorentz import exp_map0, exterior_angle
 from paperlib.metrics import results
 from paperlib.metrics.hierarchy import build_pep_pairs, entailment_score
 from paperlib.metrics.items import item_means, k_cut_scores, parent_items, pep_items, world_items
-from paperlib.tables.claims import CLAIMS, MEASURED
+from paperlib.tables.chance import RULES, HeldOutSet
+from paperlib.tables.claims import CLAIMS
 
 
 def random_embeddings(n: int = 400, dim: int = 16, seed: int = 0, hyperbolic: bool = False):
@@ -110,9 +112,42 @@ def test_per_image_pep_auc_equals_sklearn_on_that_images_pairs():
         )
 
 
-def test_information_free_features_sit_at_the_declared_chance_levels():
-    """Random features over 3 draws of 2,000 items: every claim's metric lands on its chance."""
-    pooled: dict[str, list[np.ndarray]] = {}
+def random_held_out(emb: dict) -> HeldOutSet:
+    """What the permutation nulls of :func:`random_embeddings` depend on: every long caption,
+    segment and short caption a distinct input (random features score no two alike), the
+    prompts' 4, 12 and 24 classes and COLA's text-to-image protocol (``metrics.items``')."""
+    n = emb["image"].shape[0]
+    segments = {
+        2: tuple((f"{i}/1", f"{i}/2") for i in range(emb["segments2"].shape[0])),
+        3: tuple((f"{i}/1", f"{i}/2", f"{i}/3") for i in range(emb["segments3"].shape[0])),
+    }
+    classes = {level: emb[f"prompts_L{level}"].shape[0] for level in (1, 2, 3)}
+    return HeldOutSet(tuple(range(n)), segments, tuple(emb["short_texts"]), classes)
+
+
+# the permutation nulls of information-free features, by hand: 1/N for a one-to-one R@1 (the
+# short captions are distinct here), 1/K! of a strict rise (in percent), ρ averaging 0, one of
+# four orders for COLA's two captions, 1 over the classes, an AUC of one half
+BY_HAND = {
+    "world-long/i2t_hit1": lambda n: 1 / n,
+    "world-long/t2i_hit1": lambda n: 1 / n,
+    "world-short/i2t_hit1": lambda n: 1 / n,
+    "world-short/t2i_hit1": lambda n: 1 / n,
+    "world-monotonicity/himo2": lambda n: 100 / 2,
+    "world-monotonicity/himo3": lambda n: 100 / 6,
+    "world-monotonicity/himoK": lambda n: 0.0,
+    "world-cola/correct": lambda n: 1 / 4,
+    "world-zeroshot/L1_correct": lambda n: 1 / 4,
+    "world-zeroshot/L3_correct": lambda n: 1 / 24,
+    "world-hierarchy/pep_auc_all": lambda n: 0.5,
+    "world-hierarchy/pep_auc_finest": lambda n: 0.5,
+}
+
+
+def test_information_free_features_sit_at_the_permutation_chance_levels():
+    """Random features over 3 draws of each geometry: every claim's metric that has a
+    permutation null lands on it, and the null is the value written out by hand."""
+    pooled: dict[str, list[tuple[np.ndarray, float]]] = {}
     for seed in range(3):
         for geometry in ("euclidean", "hyperbolic"):
             emb = random_embeddings(
@@ -120,24 +155,25 @@ def test_information_free_features_sit_at_the_declared_chance_levels():
                 seed=seed,
                 hyperbolic=geometry == "hyperbolic",
             )
+            held = random_held_out(emb)
             for k, v in world_items(emb, geometry, 1.0).items():
-                pooled.setdefault(k, []).append(v)
-    checked = 0
-    for claim in CLAIMS:  # a measured level (HiMo@K: an untrained model's) has no closed form
-        if claim.metric.chance in (None, MEASURED):
-            continue
-        chance = np.mean(
-            [claim.chance_for(len(v), [str(i) for i in range(len(v))]) for v in pooled[claim.item]]
-        )
-        values = np.concatenate(pooled[claim.item])
+                if k in RULES and RULES[k].expected is not None:
+                    chance = RULES[k].record(held)["value"]
+                    n = emb["image"].shape[0]
+                    assert chance == pytest.approx(BY_HAND[k](n), rel=1e-12), (k, n)
+                    pooled.setdefault(k, []).append((v, chance))
+    claimed = {c.item for c in CLAIMS if RULES[c.item].expected is not None}
+    assert claimed == set(BY_HAND)  # SSI, the aperture share and the cleaned P/R have none
+    for item in sorted(claimed):
+        values = np.concatenate([v for v, _ in pooled[item]])
+        # each draw's null weighted by its number of items, as the pooled mean weighs them
+        chance = sum(v.size * c for v, c in pooled[item]) / values.size
         standard_error = values.std() / np.sqrt(values.size)
-        assert abs(values.mean() - chance) < 4 * standard_error + 1e-4, (claim.id, values.mean())
-        checked += 1
-    assert checked == sum(c.metric.chance not in (None, MEASURED) for c in CLAIMS)
+        assert abs(values.mean() - chance) < 4 * standard_error + 1e-4, (item, values.mean())
     # every learning guard's threshold lies far above what information-free features reach
     guards = {c.metric.guard for c in CLAIMS if c.metric.guard is not None}
     for guard in guards:
-        reached = np.concatenate(pooled[guard.item]).mean()
+        reached = np.concatenate([v for v, _ in pooled[guard.item]]).mean()
         assert reached < guard.threshold / 2, (guard.item, reached, guard.threshold)
 
 

@@ -20,7 +20,6 @@ from paperlib.data.loaders import (
     DatasetFormatError,
     download,
     fetch_hierarcaps,
-    grit_shards,
     load_coco_captions,
     load_cola,
     load_docci,
@@ -33,6 +32,7 @@ from paperlib.data.loaders import (
     load_urban1k,
     sha256_of,
 )
+from paperlib.data.webdataset import shard_urls
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
@@ -272,10 +272,10 @@ def test_cola(tmp_path):
 
 def test_grit_shards_needs_tars(tmp_path):
     with pytest.raises(FileNotFoundError, match="child.jpg.*numparents.txt"):
-        grit_shards(tmp_path)
+        shard_urls(tmp_path)
     (tmp_path / "b.tar").write_bytes(b"")
     (tmp_path / "a.tar").write_bytes(b"")
-    assert [Path(p).name for p in grit_shards(tmp_path)] == ["a.tar", "b.tar"]
+    assert [Path(p).name for p in shard_urls(tmp_path)] == ["a.tar", "b.tar"]
 
 
 # --------------------------------------------------------------------------- downloads

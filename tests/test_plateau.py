@@ -5,7 +5,9 @@ rising past δ, rising within δ, rising but not established, at δ exactly)."""
 
 from __future__ import annotations
 
+import json
 import math
+from dataclasses import asdict
 
 import numpy as np
 import pytest
@@ -169,22 +171,55 @@ def test_the_plateau_rule_uses_the_curves_own_item_count():
         curve_items([log[0], {**log[1], "val_size": 200}])
 
 
+def _committed_delta(item: str) -> float:
+    """The smallest δ among the full study's claims on ``item``, by the δ formula from each
+    claim's recorded share and reference (``claims.json``'s ``smallest_rule``)."""
+    from paperlib.study.reader import load_claims
+    from paperlib.tables.smallest_effect import delta_by_formula
+
+    on_item = [c for c in load_claims("full")["claims"] if c["item"] == item]
+    assert on_item, item
+    return min(
+        delta_by_formula(c["smallest_rule"]["share"], c["smallest_rule"]["reference"], c["ceiling"])
+        for c in on_item
+    )
+
+
 def test_a_study_runs_plateau_reads_its_primary_metric_against_delta():
-    """A rise counts only past δ, and only on the study's primary metric: a retention metric
-    that still rises clearly does not leave the run out."""
+    """A rise counts only past δ (the smallest δ among the claims on the primary metric), and
+    only on the study's primary metric: a retention metric that still rises clearly does not
+    leave the run out."""
     from paperlib.study.recipe import SEARCHED_ARMS
     from paperlib.study.run_validity import run_plateau
     from paperlib.study.smallest import PLATEAU_METRIC, plateau_deltas
 
     assert {rule.study: rule.primary for rule in SEARCHED_ARMS.values()} == PLATEAU_METRIC
-    (delta,) = plateau_deltas("full", "himo").values()
-    long, short = curve(0.60, 0.61, 0.62), curve(0.70, 0.80, 0.90)
-    log = [
-        {"step": s, "val": {"long_i2t_r1": v, "short_i2t_r1": w}, "val_size": 500}
-        for (s, v), (_, w) in zip(long, short)
-    ]
-    assert run_plateau(log, "full", "himo") is None  # +0.01 is within δ; short I2T not read
-    for record, value in zip(log[-3:], (0.44, 0.50, 0.56)):
-        record["val"]["long_i2t_r1"] = value
-    assert "long_i2t_r1 still rising: +0.0600" in run_plateau(log, "full", "himo")
-    assert f"beyond δ = {delta:g}" in run_plateau(log, "full", "himo")
+    delta = _committed_delta("world-long/i2t_hit1")
+    assert plateau_deltas("full", "himo") == {"long_i2t_r1": pytest.approx(delta, rel=1e-12)}
+    zero_shot = _committed_delta("world-zeroshot/L1_correct")
+    assert plateau_deltas("full", "argent") == {"zeroshot_L1": pytest.approx(zero_shot, rel=1e-12)}
+    assert 0.02 < delta < 0.03  # the two constructed rises below fall on either side of it
+
+    def log(*window):
+        # 5,000 held-out items: each point's binomial noise is about 0.007, so a gain of 0.02
+        # over the last fifth is established against it (its interval lies above 0)
+        short = curve(0.70, 0.80, 0.90)
+        return [
+            {"step": s, "val": {"long_i2t_r1": v, "short_i2t_r1": w}, "val_size": 5000}
+            for (s, v), (_, w) in zip(curve(*window), short)
+        ]
+
+    within = plateau_check(curve(0.60, 0.62, 0.64), 5000, "long_i2t_r1", delta)
+    assert within.established and within.gain == pytest.approx(0.02)
+    assert run_plateau(log(0.60, 0.62, 0.64), "full", "himo") is None  # +0.02 < δ; short not read
+    past = run_plateau(log(0.60, 0.63, 0.66), "full", "himo")
+    assert "long_i2t_r1 still rising: +0.0300" in past and f"beyond δ = {delta:g}" in past
+    assert "short_i2t_r1" not in past
+
+
+def test_the_record_callers_write_is_json_and_keeps_the_fields_they_read():
+    check = plateau_check(curve(0.44, 0.50, 0.56), 500, "r", DELTA)
+    record = json.loads(json.dumps({**asdict(check), "reached": check.reached}))
+    for field in ("metric", "gain", "standard_error", "threshold", "interval", "reached"):
+        assert field in record
+    assert record["start"] == [300, 0.44] and record["end"] == [500, 0.56]

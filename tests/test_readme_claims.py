@@ -72,12 +72,24 @@ def test_the_findings_sentences_count_every_claim_once():
     claims = load_claims("full")["claims"]
     counts = Counter(c["verdict"] for c in claims)
     sentences = findings_sentences({"claims": claims})
-    signed = counts["reproduces"] + counts["reproduces in sign, below the published effect"]
+    beyond = counts["reproduces"] + counts["reproduces, below the published effect"]
+    below = (
+        counts["reproduces in sign, below the published effect"]
+        + counts["reproduces, below the published effect"]
+    )
+    signed = beyond + counts["reproduces in sign, below the published effect"]
+    per_paper = ", ".join(
+        f"{paper} {sum(c['verdict'] in SIGNED and c['paper'] == paper for c in claims)}"
+        for paper in ("HiMo-CLIP", "ARGENT")
+    )
     undecided = (
         counts["underpowered"] + counts["unresolvable at this test set"] + counts["inconclusive"]
     )
     assert f"Of the {len(claims)} claims" in sentences
-    assert f", {signed} reproduce in the paper's direction" in sentences
+    assert f", {signed} reproduce in the paper's direction ({per_paper}), {beyond} with their" in (
+        sentences
+    )
+    assert f"and {below} below the paper's effect on this scale" in sentences
     not_run = counts["not run yet"]
     if undecided:
         verb = "is" if undecided == 1 else "are"
@@ -88,6 +100,27 @@ def test_the_findings_sentences_count_every_claim_once():
         assert f"; {not_run} are not run yet (a partial study)" in sentences
     assert f"the other {len(claims) - signed - undecided - not_run} read" in sentences
     assert ("none contradicts its paper" in sentences) == (counts["contradicts"] == 0)
+
+
+SIGNED = (
+    "reproduces",
+    "reproduces, below the published effect",
+    "reproduces in sign, below the published effect",
+)
+
+
+def test_a_claim_reproducing_below_the_paper_counts_beyond_delta_and_below_the_paper():
+    """One claim of each reproducing label: all three reproduce in the paper's direction, two
+    lie beyond δ (reproduces, and reproduces below) and two below the paper's effect here
+    (reproduces below, and in sign)."""
+    claims = [{"verdict": v, "paper": "P"} for v in SIGNED]
+    claims.append({"verdict": "contradicts", "paper": "Q"})
+    assert findings_sentences({"claims": claims}).startswith(
+        "Of the 4 claims (3 P, 1 Q), 3 reproduce in the paper's direction (P 3, Q 0), 2 with "
+        "their interval beyond the smallest effect of interest and 2 below the paper's effect "
+        "on this scale; 1 contradicts its paper. Every claim is decided at this scale; the "
+        "other 1 read 1 *contradicts*."
+    )
 
 
 def test_the_readme_s_run_time_is_what_the_smoke_study_recorded():
@@ -104,8 +137,9 @@ def test_the_readme_s_run_time_is_what_the_smoke_study_recorded():
 
 def test_the_study_page_says_what_the_committed_runs_are():
     """The paragraph above the table is the one ``--summary`` writes from claims.json (code
-    version, recipe, retention, runs left out, seed pairs, verdict counts, ceilings, undecided
-    designs); the verdict counts are recounted here on their own."""
+    version, recipe, retention, runs left out, seed pairs, verdict counts, premises, undecided
+    designs, the error statement); the verdict counts and the premises that fail are recounted
+    here on their own."""
     readme = _page()
     decided = load_claims("full")
     assert " ".join(study_paragraph(decided).split()) in readme, (
@@ -116,10 +150,20 @@ def test_the_study_page_says_what_the_committed_runs_are():
         counts = Counter(c["verdict"] for c in decided["claims"] if c["paper"] == paper)
         for verdict, n in counts.items():
             assert f"{n} {verdict}" in verdict_counts(decided["claims"], paper)
-    for c in decided["claims"]:  # a claim at a ceiling: less room than the paper's effect
-        if c["verdict"] == "at ceiling":
+    # the premises the paragraph says fail: the claims whose baseline, here, leaves less than
+    # the paper's effect on this scale to the best value (or too few parents inside 2K/√c)
+    failed = []
+    for c in decided["claims"]:
+        premise = c["premise"]
+        if premise["kind"] == "room":
             sign = 1.0 if c["better"] == "higher" else -1.0
-            assert sign * (c["ceiling"] - c["baseline_value"]["mean"]) < sign * c["paper_effect"]
+            fails = sign * (c["ceiling"] - premise["measured"]) < abs(c["paper_effect_here"])
+        else:
+            fails = premise["measured"] < c["smallest"]
+        if fails:
+            failed.append(f"`{c['claim']}` ({premise['measured'] * c['shown_scale']:.3g} here")
+    assert failed and f"{len(failed)} claims' premises fail here, so they are not decided" in readme
+    assert all(words in readme for words in failed)
 
 
 def test_the_study_page_s_aperture_paragraph_is_the_claims():
@@ -208,14 +252,18 @@ def test_the_study_page_s_seed_counts_are_the_full_scale_s():
 
 
 def test_the_pages_count_each_family_s_claims_as_declared():
-    """The study page and the conventions page state each family's size as
-    ``tables.claims.FAMILY_SIZES`` declares it (Holm runs over every declared claim)."""
-    from paperlib.tables.claims import FAMILY_SIZES
+    """The README and the study page state each family's size as
+    ``tables.claims.FAMILY_SIZES`` declares it (Holm runs over every declared claim), and the
+    study page the error statement's verdicts as every claim of both papers."""
+    from paperlib.tables.claims import CLAIMS, FAMILY_SIZES
 
     himo, argent = FAMILY_SIZES["HiMo-CLIP"], FAMILY_SIZES["ARGENT"]
-    study, conventions = _page(), _page(REPO_ROOT / "docs" / "methods" / "conventions.md")
-    assert f"({himo} HiMo-CLIP, {argent} ARGENT)" in study
-    assert f"{himo} HiMo-CLIP claims, {argent} ARGENT claims" in conventions
+    assert himo + argent == len(CLAIMS)
+    study, readme = _page(), _page(README)
+    assert f"Of the {len(CLAIMS)} claims ({himo} HiMo-CLIP, {argent} ARGENT)" in readme
+    assert f"**HiMo-CLIP** ({himo} claims)" in readme and f"**ARGENT** ({argent} claims)" in readme
+    assert f"HiMo-CLIP ({himo} claims):" in study and f"ARGENT ({argent} claims):" in study
+    assert f"80% of it over the {len(CLAIMS)} verdicts" in study
 
 
 def test_the_study_page_s_recipe_is_the_scale_s_grids_and_the_arms_rules():
@@ -239,3 +287,63 @@ def test_the_study_page_s_recipe_is_the_scale_s_grids_and_the_arms_rules():
             make_study)  # fmt: skip
         assert rule.guard == ("short_i2t_r1", "zeroshot_L1")
     assert "base's short I2T R@1 and zero-shot L1" in study
+
+
+def _row_seeds(row: str) -> tuple[int, int]:
+    """The valid / planned seeds of one compact-table row (its last cell)."""
+    valid, planned = row.rstrip(" |").rsplit("| ", 1)[1].split(" / ")
+    return int(valid), int(planned)
+
+
+def test_the_readme_rows_count_no_more_valid_seeds_than_planned():
+    """The README's rows from the full plan run to the end with runs left out: a collapsed MoLo
+    run (seed 3), a HyCoCLIP run still rising (seed 5), and a from-scratch ARGENT run still
+    rising (seed 1, kept: a from-scratch aperture run is not asked for a plateau). Each row's
+    valid pairs are the planned seeds less those where either arm is left out, counted by hand
+    here; none exceeds its planned seeds."""
+    from paperlib.study import decide
+    from paperlib.study.scales import SCALES
+    from paperlib.tables.claims import CLAIMS
+
+    scale = SCALES["full"]
+    marks = {
+        ("himo", "MoLo", 3): {"collapsed": "contrastive loss within 1% of ln B"},
+        ("argent", "HyCoCLIP", 5): {"unconverged": "zeroshot_L1 still rising"},
+        ("argent", "ARGENT, from scratch", 1): {"unconverged": "zeroshot_L1 still rising"},
+    }
+    runs = [
+        {"study": r.study, "variant": r.variant, "seed": r.seed,
+         **marks.get((r.study, r.variant, r.seed), {})}
+        for r in design.plan("full", searched=False)
+    ]  # fmt: skip
+    assert all(any((r["study"], r["variant"], r["seed"]) == k for r in runs) for k in marks)
+    left_out = {("himo", "MoLo", 3), ("argent", "HyCoCLIP", 5)}
+    rows, affected = [], 0
+    for claim in CLAIMS:
+        planned = decide.expected_seeds(claim, scale)
+        valid = [
+            s for s in planned
+            if (claim.study, claim.variant, s) not in left_out
+            and (claim.study, claim.baseline, s) not in left_out
+        ]  # fmt: skip
+        kept = decide.seeds_kept(claim, runs, scale)
+        assert kept["pairs"] == len(valid), claim.id
+        affected += len(valid) < len(planned)
+        rows.append({
+            "claim": claim.id, "paper": claim.paper, "statement": claim.statement,
+            "shown": claim.metric.shown, "verdict": "inconclusive", "effect": None,
+            "smallest": 0.01, "seeds": valid, "runs_total": len(planned),
+        })  # fmt: skip
+    assert affected >= 10  # MoLo's and HyCoCLIP's claims each lose a pair
+    table = decide.compact_table({"claims": rows})
+    cells = [_row_seeds(row) for row in table.splitlines()[2:]]
+    assert len(cells) == len(CLAIMS)
+    assert all(valid <= planned for valid, planned in cells)
+    expected = [(len(r["seeds"]), r["runs_total"]) for r in rows]
+    assert cells == expected
+    by_id = dict(zip((r["claim"] for r in rows), cells))
+    assert by_id["himo-h2-vs-infonce"] == (7, 8) and by_id["argent-pep-vs-hycoclip"] == (7, 8)
+    assert by_id["argent-aperture-vs-hycoclip"] == (8, 8)  # the rising scratch run counts
+    # the committed README's rows too
+    committed = decide.compact_table(load_claims("full")).splitlines()[2:]
+    assert all(valid <= planned for valid, planned in map(_row_seeds, committed))

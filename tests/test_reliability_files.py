@@ -1,7 +1,7 @@
 """Dataset files as users have them: UTF-16 and Latin-1 text is refused naming the file, a
 UTF-8 byte-order mark and CRLF line ends read as plain UTF-8, a huge single field reads or is
-named, a folder where a file is expected and a symbolic link leading out of the dataset root
-are refused by name; images of every odd kind (1x1, CMYK, palette, 16-bit, animated,
+named, a folder where a file is expected is refused by name and a symbolic link inside the
+dataset root is followed; images of every odd kind (1x1, CMYK, palette, 16-bit, animated,
 EXIF-rotated, zero bytes, a folder) decode to the right RGB pixels or are skipped with their
 path; a shard that repeats a key or whose member names leave it is refused naming it."""
 
@@ -118,20 +118,18 @@ def test_a_folder_where_a_dataset_file_is_expected_is_named(tmp_path):
         loaders.load_urban1k(tmp_path / "u")
 
 
-def test_a_symlink_inside_the_root_that_leads_out_of_it_is_refused(tmp_path):
-    secret = _image(tmp_path / "secret" / "x.png")
+def test_a_symlinked_subfolder_inside_the_root_is_followed_and_a_path_leaving_it_is_not(tmp_path):
+    kept = _image(tmp_path / "elsewhere" / "coco" / "a.png")  # the images, kept elsewhere
     root = tmp_path / "root"
     root.mkdir()
-    (root / "a.png").symlink_to(secret)
-    (root / "s.json").write_text(SHARE_TEXT)
-    with pytest.raises(DatasetFormatError, match=r"'image' must be a path inside .*symbolic link"):
-        loaders.load_sharegpt4v(root / "s.json", root)
-    (root / "a.png").unlink()
-    (root / "inner").mkdir()
-    _image(root / "inner" / "b.png")
-    (root / "a.png").symlink_to(root / "inner" / "b.png")  # a link that stays inside: read
+    (root / "coco").symlink_to(kept.parent, target_is_directory=True)  # ShareGPT4V's usual way
+    (root / "s.json").write_text(SHARE_TEXT.replace('"a.png"', '"coco/a.png"'))
     (sample,) = loaders.load_sharegpt4v(root / "s.json", root)
-    assert Path(sample.image).resolve() == (root / "inner" / "b.png").resolve()
+    assert Path(sample.image) == root / "coco" / "a.png"
+    assert Path(sample.image).resolve() == kept.resolve()
+    (root / "s.json").write_text(SHARE_TEXT.replace('"a.png"', '"../elsewhere/coco/a.png"'))
+    with pytest.raises(DatasetFormatError, match=r"'image' must be a path inside"):
+        loaders.load_sharegpt4v(root / "s.json", root)
 
 
 # ---------------------------------------------------------------- images

@@ -17,7 +17,8 @@ from paperlib.provenance import RunRecordError, run_provenance
 from paperlib.study import decide, design, execution, premise, reader, run_validity
 from paperlib.tables import claims
 from paperlib.tables.claims import CLAIMS
-from paperlib.tables.verdicts import VERDICTS
+from paperlib.tables.smallest_effect import PublishedEffect, translate
+from paperlib.tables.verdicts import MEANINGS, VERDICTS
 from paperlib.train import trained_with_other_config
 from tests.engine_helpers import tiny_config
 from tests.recipe_helpers import toy_repository, write_picks
@@ -303,7 +304,15 @@ def test_decide_gives_verdicts_and_leaves_collapsed_and_unconverged_runs_out(tmp
     assert zs["family_size"] == claims.FAMILY_SIZES["ARGENT"] == 19
     assert zs["seeds_kept"]["pairs"] == 6
     assert zs["measured"]["untrained"] is None or zs["measured"]["untrained"] >= 0
-    assert zs["smallest"] == 0.015 and zs["paper_effect"] == pytest.approx(0.015)
+    # δ by hand: ARGENT S 38.8 against HyCoCLIP S 37.3 on ImageNet top-1 (ARGENT Table 2)
+    # closes 1.5 of HyCoCLIP's 62.7 points to 100; the toy study has no base and no untrained
+    # model, so the reference is the metric's far end, 0, and its headroom the whole range
+    share = 1.5 / 62.7
+    assert zs["smallest_rule"]["reference_source"] == "the far end of the metric's range"
+    assert zs["smallest_rule"]["share"] == pytest.approx(share)
+    assert zs["paper_effect_here"] == pytest.approx(share * 1.0)
+    assert zs["smallest"] == pytest.approx(min(share / 2, 1 / 3))
+    assert zs["paper_effect"] == pytest.approx(0.015)
     assert zs["guard"]["threshold"] == 0.125 and zs["guard"]["failed"] is None
     assert by_id["argent-t2i-vs-hycoclip"]["verdict"] == "untestable"  # baseline at chance
     # counted in, the rising run (seed 6) adds its pair; the collapsed one (seed 7) stays out
@@ -318,14 +327,28 @@ def test_decide_gives_verdicts_and_leaves_collapsed_and_unconverged_runs_out(tmp
     per_seed = np.asarray(zs["per_seed"])
     within = sum(((g - g.mean()) ** 2).sum() for g in (per_seed[0::2], per_seed[1::2])) / 4
     assert note["within_variance"] == pytest.approx(within)
-    level = 0.05 / claims.FAMILY_SIZES["ARGENT"] / 2
+    # the claim's level in the error statement: 80 % of 0.05 over the toy's 4 declared claims
+    assert len(decide.CLAIMS) == 4 and zs["interval_level"] == pytest.approx(1 - 0.04 / 4)
+    level = 0.04 / 4 / 2
     t, z = stats.t.isf(level, 6), stats.norm.isf(level)
     expected = math.sqrt(t * t * within * (1 / 4 + 1 / 4) / 4 + z * z * zs["item_term"])
     assert note["half_width"] == pytest.approx(expected)
     assert note["item_floor"] == pytest.approx(z * math.sqrt(zs["item_term"]))
+    # the displayed interval at that level, from the estimate's two variance parts, t with the
+    # 3 + 3 valid seeds' 4 within-base degrees of freedom
+    assert zs["seed_df"] == 4
+    t_valid = stats.t.isf(level, 4)
+    shown = math.sqrt(t_valid * t_valid * zs["seed_term"] + z * z * zs["item_term"])
+    assert zs["interval"] == pytest.approx([zs["effect"] - shown, zs["effect"] + shown])
+    assert saved_statement(tmp_path)["split"][0]["count"] == 4
     saved = json.loads((tmp_path / "results" / "smoke" / "claims.json").read_text())
     assert [c["claim"] for c in saved["claims"]] == list(by_id)
     assert len(saved["excluded_runs"]) == 2 and len(saved["unconverged_runs"]) == 1
+
+
+def saved_statement(root) -> dict:
+    """The error statement of the toy study's written claims.json."""
+    return json.loads((root / "results" / "smoke" / "claims.json").read_text())["error_control"]
 
 
 def test_a_guarded_metric_at_chance_and_a_headline_claim_short_of_seeds_say_so(
@@ -377,44 +400,59 @@ def test_a_broken_run_record_is_a_named_error(tmp_path, monkeypatch):
         decide.report("smoke", partial=True)
 
 
-def _decided(effect, per_base, p_raw=1e-6, p_eq=0.5, seed_df=6, interaction_p=0.5):
-    """A decided ARGENT claim record as :func:`decide.decide_claim` leaves it."""
+def _decided(effect, per_base, difference=None, p_raw=1e-6, p_eq=0.5, seed_df=6, **more):
+    """A decided ARGENT claim record as :func:`decide.decide_claim` leaves it: δ = 0.01, the
+    paper's effect here 0.05 (not in the paper's units), every interval ±0.004 about its
+    effect, the arms differing on 30 % of the items and the premise held."""
     return {
         "family": "ARGENT", "better": "higher", "smallest": 0.01, "seeds": list(range(8)),
+        "smallest_rule": {"translated": 0.05}, "paper_units": False, "paper_effect": None,
         "effect": effect, "interval": [effect - 0.004, effect + 0.004], "p_raw": p_raw,
-        "p_equivalence_raw": p_eq, "seed_df": seed_df, "paper_effect": None,
-        "paper_units": None,
-        "per_base": {
-            b: {"effect": e, "interval": [e - 0.004, e + 0.004], "p_raw": p_raw, "p_equivalence_raw": p_eq}
-            for b, e in per_base.items()
-        },
-        "interaction": {"F": 9.0, "df_between": 1, "df_within": seed_df, "p": interaction_p},
+        "p_equivalence_raw": p_eq, "seed_df": seed_df, "disagreement": {"share": 0.3},
+        "premise": {"held": True, "measured": 0.5},
+        "per_base": {b: {"effect": e, "seeds": 4, "interval": [e - 0.004, e + 0.004]}
+                     for b, e in per_base.items()},
+        "base_difference": None if difference is None else {
+            "bases": ["0", "1"], "effect": sum(difference) / 2, "interval": list(difference)},
+        **more,
     }  # fmt: skip
 
 
-def test_the_family_counts_every_declared_claim_and_splits_by_base():
-    """Holm runs over all 19 declared ARGENT claims (those not given count as p = 1); an
-    underpowered claim enters with p = 1; a significant base × method interaction gives the
-    verdict per base."""
-    small = _decided(0.002, {"0": 0.002, "1": 0.002}, p_raw=0.01, p_eq=1e-6)
-    split = _decided(0.05, {"0": 0.09, "1": -0.03}, interaction_p=0.001)
-    agree = _decided(0.05, {"0": 0.06, "1": 0.04}, interaction_p=0.001)
+def test_the_family_counts_every_declared_claim_and_each_label_reads_the_interval():
+    """Holm runs over all 19 declared ARGENT claims (those not given count as p = 1) and is
+    reported beside the labels; a claim without an interval enters with p = 1; the labels read
+    the intervals: the bases split only where their difference's interval lies beyond ±δ, the
+    arms are near-copies below 2 % of items apart, a premise that fails is not decided."""
+    small = _decided(0.002, {"0": 0.002, "1": 0.002}, (-0.004, 0.004), p_raw=0.01, p_eq=1e-6)
+    split = _decided(0.03, {"0": 0.09, "1": -0.03}, (0.10, 0.14))
+    agree = _decided(0.05, {"0": 0.06, "1": 0.04}, (-0.005, 0.045))  # differs, not beyond δ
     weak = _decided(0.05, {"0": 0.05}, p_raw=1e-9, seed_df=0)
-    out = decide.adjust_family([small, split, agree, weak])
+    copies = _decided(0.05, {"0": 0.05, "1": 0.05}, (-0.01, 0.01), disagreement={"share": 0.015})
+    premise = {"held": False, "measured": 95.7, "paper": 35.0, "reason": "no room"}
+    failing = _decided(-0.03, {"0": -0.03, "1": -0.03}, (-0.01, 0.01), premise=premise)
+    out = decide.adjust_family([small, split, agree, weak, copies, failing])
     assert all(r["family_size"] == 19 for r in out)
-    assert out[0]["verdict"] == "negligible"  # its sign is not established over 19 claims
-    assert out[0]["p_equivalence_adjusted"] == pytest.approx(19 * 1e-6)
-    assert out[1]["verdict"] == "depends on the base"
-    assert out[1]["verdict_per_base"] == {"0": "reproduces", "1": "contradicts"}
-    assert out[2]["verdict"] == "reproduces" and "the bases agree" in out[2]["reason"]
-    assert out[3]["verdict"] == "underpowered" and out[3]["p_adjusted"] == 1.0
-    assert out[1]["interaction_p_adjusted"] == pytest.approx(19 * 0.001)
-    # p = 0.01 alone would split; Holm over the 19 claims (0.19) does not
-    (marginal,) = decide.adjust_family(
-        [{**split, "interaction": {**split["interaction"], "p": 0.01}}]
+    small, split, agree, weak, copies, failing = out
+    # Holm over 19 by hand: four p = 1e-6 lead (19e-6 each), then 0.01 at rank 5 (15 × 0.01)
+    assert small["p_adjusted"] == pytest.approx(0.15)
+    assert split["p_adjusted"] == pytest.approx(19e-6) == failing["p_adjusted"]
+    assert small["p_equivalence_adjusted"] == pytest.approx(19 * 1e-6)
+    assert small["verdict"] == "negligible"  # [−0.002, +0.006] inside ±0.01
+    assert split["verdict"] == "differs between the two bases"
+    # base 0's [+0.086, +0.094] beyond +δ; base 1's [−0.034, −0.026] beyond −δ
+    assert split["verdict_per_base"] == {"0": "reproduces", "1": "contradicts"}
+    assert (
+        "base 0's effect less base 1's is +0.12 [+0.1, +0.14], beyond ±δ = ±0.01"
+        in (split["reason"])
     )
-    assert marginal["interaction_p_adjusted"] == pytest.approx(0.19)
-    assert marginal["verdict"] == "reproduces" and marginal["verdict_per_base"] is None
+    assert agree["verdict"] == "reproduces" and agree["verdict_per_base"] is None
+    assert weak["verdict"] == "underpowered" and weak["p_adjusted"] == 1.0
+    assert copies["verdict"] == "the arms are near-copies" and "1.50%" in copies["reason"]
+    assert failing["verdict"] == "premise fails here"
+    assert failing["reason"].startswith(
+        "premise fails here (95.7 here vs 35 in the paper): no room"
+    )
+    assert "[-0.034, -0.026] lies beyond −δ" in failing["reason"]  # what the interval shows
     with pytest.raises(ValueError, match="one declared family"):
         decide.adjust_family([small, {**split, "family": "HiMo-CLIP"}])
 
@@ -697,38 +735,39 @@ def test_claim_panels_show_each_claimed_item_of_the_variants_with_valid_seeds():
 
 def test_every_verdict_label_comes_from_a_constructed_claim():
     """One constructed record per label, all through the family's adjustment: the labels the
-    rule can give are exactly :data:`VERDICTS`."""
+    rule can give are exactly :data:`VERDICTS`. Every interval is ±0.004 about its effect,
+    δ = 0.01 and the paper's effect here 0.05 (:func:`_decided`)."""
+    own_units = {"paper_units": True}
+    unresolvable = {"item_floor": 0.012, "delta": 0.01, "half_width": 0.015,
+                    "reason": "the item floor ±0.012 is at least δ = 0.01"}  # fmt: skip
     cases = {
-        "reproduces": _decided(0.05, {"0": 0.06, "1": 0.04}),
-        "reproduces in sign, below the published effect": {
-            **_decided(0.02, {"0": 0.02, "1": 0.02}), "paper_effect": 0.2, "paper_units": True,
-        },
-        "below the published effect": {
-            **_decided(0.02, {"0": 0.02, "1": 0.02}, p_raw=0.4), "paper_effect": 0.2,
-            "paper_units": True,
-        },
-        "contradicts": _decided(-0.05, {"0": -0.05, "1": -0.05}),
-        "negligible": _decided(0.001, {"0": 0.001, "1": 0.001}, p_raw=0.3, p_eq=1e-6),
-        "negligible, with the paper's sign": _decided(0.001, {"0": 0.001, "1": 0.001}, p_eq=1e-6),
-        "negligible, with the other sign": _decided(-0.001, {"0": -0.001, "1": -0.001}, p_eq=1e-6),
-        "at ceiling": {
-            **_decided(-0.05, {"0": -0.05, "1": -0.05}), "paper_effect": 0.3, "paper_units": True,
-            "ceiling": 1.0, "baseline_value": {"mean": 0.9},
-        },
-        "inconclusive": _decided(0.02, {"0": 0.02, "1": 0.02}, p_raw=0.4),
+        "reproduces": _decided(0.05, {"0": 0.06, "1": 0.04}),  # [+0.046, +0.054] beyond +δ
+        # [+0.026, +0.034] beyond +δ, below the paper's 0.05 in its own units
+        "reproduces, below the published effect": _decided(0.03, {"0": 0.03}, **own_units),
+        # [+0.006, +0.014]: above 0, below 0.05, not beyond +δ nor inside ±δ
+        "reproduces in sign, below the published effect": _decided(0.01, {"0": 0.01}, **own_units),
+        "contradicts": _decided(-0.05, {"0": -0.05, "1": -0.05}),  # [−0.054, −0.046]
+        "negligible": _decided(0.001, {"0": 0.001, "1": 0.001}),  # [−0.003, +0.005]
+        "negligible, with the paper's sign": _decided(0.005, {"0": 0.005}),  # [+0.001, +0.009]
+        "negligible, with the other sign": _decided(-0.005, {"0": -0.005}),  # [−0.009, −0.001]
+        "inconclusive": _decided(0.01, {"0": 0.01}),  # other units: no size to read below
         "underpowered": _decided(0.05, {"0": 0.05, "1": 0.05}, seed_df=1),
-        "unresolvable at this test set": {
-            **_decided(0.02, {"0": 0.02, "1": 0.02}, p_raw=0.4),
-            "design_note": {"item_floor": 0.012, "delta": 0.01, "half_width": 0.015,
-                            "reason": "the item floor ±0.012 is at least δ = 0.01"},
-        },
-        "untestable": {**_decided(0.05, {"0": 0.05}), "untestable": "a model did not learn"},
-        "depends on the base": _decided(0.05, {"0": 0.09, "1": -0.03}, interaction_p=0.001),
-        "not run yet": {**_decided(0.05, {"0": 0.05}), "not_run": "not run: 8 planned run(s)"},
+        "unresolvable at this test set": _decided(0.01, {"0": 0.01}, design_note=unresolvable),
+        "untestable": _decided(0.05, {"0": 0.05}, untestable="a model did not learn"),
+        "premise fails here": _decided(
+            0.05, {"0": 0.05}, premise={"held": False, "measured": 0.99, "reason": "no room"}
+        ),
+        "differs between the two bases": _decided(0.03, {"0": 0.09, "1": -0.03}, (0.1, 0.14)),
+        "did not learn the world at this budget": _decided(
+            0.05, {"0": 0.05}, learned={"met": False, "missed": ["X L1 0.5 < 0.6"]}
+        ),
+        "the arms are near-copies": _decided(0.05, {"0": 0.05}, disagreement={"share": 0.01}),
+        "not run yet": _decided(0.05, {"0": 0.05}, not_run="not run: 8 planned run(s)"),
     }  # fmt: skip
     out = decide.adjust_family(list(cases.values()))
     assert [r["verdict"] for r in out] == list(cases)
     assert set(cases) == set(VERDICTS)
+    assert set(MEANINGS) == set(VERDICTS)  # the README's legend has a line for each
 
 
 def test_a_claim_declared_without_what_its_verdict_needs_is_refused_by_name():
@@ -736,11 +775,13 @@ def test_a_claim_declared_without_what_its_verdict_needs_is_refused_by_name():
     claims.validate_claims([good])
     for bad, words in (
         (dataclasses.replace(good, family=""), "family"),
-        (
-            dataclasses.replace(good, metric=dataclasses.replace(good.metric, smallest=0.0)),
-            "smallest",
-        ),
+        (dataclasses.replace(good, looks=0), "looks 0 is not a positive count"),
+        (dataclasses.replace(good, premise=None), "premise: none declared"),
         (dataclasses.replace(good, metric=dataclasses.replace(good.metric, units="")), "units"),
+        (
+            dataclasses.replace(good, metric=dataclasses.replace(good.metric, better="up")),
+            "better 'up' is not 'higher' or 'lower'",
+        ),
     ):
         with pytest.raises(claims.ClaimDeclarationError, match=f"claim {good.id!r}: .*{words}"):
             claims.validate_claims([bad])
@@ -749,33 +790,76 @@ def test_a_claim_declared_without_what_its_verdict_needs_is_refused_by_name():
     assert claims.FAMILY_SIZES == {"HiMo-CLIP": 17, "ARGENT": 19}
 
 
+def _translation(effect: float, level: float, best: float, reference: float, study_best: float):
+    """The δ rule's reading of a published ``effect`` over a baseline at ``level`` (``best`` in
+    the paper's units), carried onto a study reference at ``reference``."""
+    published = PublishedEffect(effect, level, best, "a table")
+    return translate(published, reference, "the bases", study_best, "the paper's effect")
+
+
 def test_an_aperture_claim_without_the_premise_says_so(monkeypatch):
-    """ARGENT's aperture claims need a baseline whose captions fall inside 2K/√c: one below the
-    smallest effect reads "premise not reproduced" with the closest a training caption came."""
+    """ARGENT's aperture claims need a baseline whose parents fall inside 2K/√c, at the end or
+    during training, for at least δ of them: one below reads the premise failed, with the
+    closest a training caption came or how far inside its parents got."""
     claim = next(c for c in CLAIMS if c.id == "argent-aperture-vs-hycoclip")
+    # 1 of 50 points to the best: a share 0.02 of the whole range, δ = 0.01 (half of it)
+    translation = _translation(1.0, 50.0, 100.0, 0.0, 1.0)
+    assert translation.delta == pytest.approx(0.01)
     monkeypatch.setattr(premise, "closest_to_radius", lambda *args: 0.0591)
     monkeypatch.setattr(premise, "parents_over_training", lambda *args: None)  # no validation
-    record = {"variant_value": {"mean": 0.0}, "baseline_value": {"mean": 0.0005}}
-    reason = premise.premise_reason("full", claim, [0, 1], record)
-    assert reason.startswith("premise not reproduced: the baseline leaves 0.05% of the held-out")
-    assert reason.endswith("the closest training caption ends +0.059 from it")
-    reached = {"variant_value": {"mean": 0.01}, "baseline_value": {"mean": 0.7}}
-    assert premise.premise_reason("full", claim, [0, 1], reached) is None
+    record = premise.premise_record("full", claim, [0, 1], 0.0005, translation)
+    assert (record["kind"], record["paper"], record["threshold"]) == ("parents inside", "inside",
+                                                                      translation.delta)  # fmt: skip
+    assert record["held"] is False and record["measured"] == 0.0005
+    assert record["reason"] == (
+        "the baseline leaves 0.05% of the held-out parents inside 2K/√c at the end; the closest "
+        "training caption ends +0.059 from it"
+    )
+    reached = premise.premise_record("full", claim, [0, 1], 0.7, translation)
+    assert reached["held"] is True and reached["reason"] is None
     # with the parents validated over training: never inside reads so, with the lowest norms
     history = {"share": 0.004, "kind": "box_text", "step": 120, "seed": 1,
                "lowest_norms": {"short": 0.9, "box_text": 0.41}}  # fmt: skip
     monkeypatch.setattr(premise, "parents_over_training", lambda *args: history)
-    reason = premise.premise_reason("full", claim, [0, 1], record)
-    assert reason.endswith("over training at most 0.40% of one kind (box_text, step 120), the "
-                           "lowest mean norms short 0.9, box_text 0.41")  # fmt: skip
+    record = premise.premise_record("full", claim, [0, 1], 0.0005, translation)
+    assert record["measured"] == 0.004 and record["held"] is False  # 0.4 % < δ = 1 %
+    assert record["reason"].endswith("over training at most 0.40% of one kind (box_text, step "
+                                     "120), the lowest mean norms short 0.9, box_text 0.41")  # fmt: skip
     history["share"] = 0.0
-    reason = premise.premise_reason("full", claim, [0, 1], record)
-    assert reason.endswith("over training no parent of any kind inside after the first update, "
-                           "the lowest mean norms short 0.9, box_text 0.41")  # fmt: skip
+    record = premise.premise_record("full", claim, [0, 1], 0.0005, translation)
+    assert record["reason"].endswith("over training no parent of any kind inside after the first "
+                                     "update, the lowest mean norms short 0.9, box_text 0.41")  # fmt: skip
     history["share"] = 0.4  # inside during training: the premise holds, the verdict reads the end
-    assert premise.premise_reason("full", claim, [0, 1], record) is None
-    other = next(c for c in CLAIMS if c.id == "argent-pep-vs-hycoclip")
-    assert premise.premise_reason("full", other, [0, 1], record) is None
+    record = premise.premise_record("full", claim, [0, 1], 0.0005, translation)
+    assert record["held"] is True and (record["during"], record["at_end"]) == (0.4, 0.0005)
+
+
+def test_a_room_premise_asks_the_baseline_to_leave_the_paper_s_effect_on_this_scale():
+    """HyCoCLIP's PEP: the paper's 2.5 of its 3.2 points to 100 (ARGENT Table 2), carried onto
+    bases at 0.9 of a best 1: T = 0.1 × 2.5 / 3.2 = 0.078; a baseline at 0.95 leaves 0.05,
+    less than T, one at 0.9 leaves 0.1. SSI (lower is better): the paper's 6.82 of Long-CLIP's
+    11.4, onto a reference at 4 of a best 0: T = 4 × 6.82 / 11.4 = 2.39."""
+    pep = next(c for c in CLAIMS if c.id == "argent-pep-vs-hycoclip")
+    translation = _translation(2.5, 96.8, 100.0, 0.9, 1.0)
+    assert translation.translated == pytest.approx(0.1 * 2.5 / 3.2)
+    failed = premise.premise_record("full", pep, [0, 1], 0.95, translation)
+    assert (failed["kind"], failed["paper"], failed["measured"]) == ("room", 96.8, 0.95)
+    assert failed["held"] is False and failed["threshold"] == pytest.approx(0.078125)
+    assert failed["reason"] == (
+        "the baseline at 0.95 here (96.8 in the paper) leaves 0.05 to the best value, less than "
+        "the paper's effect on this scale (0.0781)"
+    )
+    held = premise.premise_record("full", pep, [0, 1], 0.9, translation)
+    assert held["held"] is True and held["reason"] is None
+    ssi = next(c for c in CLAIMS if c.id == "himo-ssi-vs-longclip")
+    translation = _translation(6.82, 11.4, 0.0, 4.0, 0.0)
+    assert translation.translated == pytest.approx(4 * 6.82 / 11.4)
+    assert premise.premise_record("full", ssi, [0, 1], 2.0, translation)["held"] is False
+    assert premise.premise_record("full", ssi, [0, 1], 3.0, translation)["held"] is True
+    lead = next(c for c in CLAIMS if c.id == "himo-h3-vs-infonce")  # no level the paper prints
+    record = premise.premise_record("full", lead, [0, 1], 99.0, _translation(4.5, 93.4, 100.0,
+                                                                             60.0, 100.0))  # fmt: skip
+    assert record["paper"] is None and "(no level printed by the paper)" in record["reason"]
 
 
 def test_the_parents_over_training_start_after_the_first_update(tmp_path, monkeypatch):

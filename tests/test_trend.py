@@ -11,6 +11,7 @@ import pytest
 from paperlib.study import design
 from paperlib.study.scales import SCALES
 from paperlib.study.trend import claim_trend, trend_reading, trend_settings
+from paperlib.tables.error_control import trend_alpha
 from tests.recipe_helpers import write_picks
 
 
@@ -110,7 +111,15 @@ def test_a_point_whose_arms_forgot_the_base_is_shown_but_not_read():
     assert unknown.startswith("not estimable: 1 residual degree(s) of freedom for the slope")
     assert trend_reading(points, "batch", "higher", None).startswith("not estimable: 0")
     settled = trend_reading(points, "batch", "higher", _settled(0.02, 0.01))
-    assert "slope +0.02 per doubling on seeds 0, 1, 2, 95.00% interval [+0.01, +0.03]" in settled
+    assert "slope +0.02 per doubling on seeds 0, 1, 2, 95.000% interval [+0.01, +0.03]" in settled
+    # the batch axis holds the samples seen, the length axis the batch
+    assert settled.startswith("moves toward the paper's side as the batch grows at equal samples")
+    lengths = trend_reading(points, "length", "higher", _settled(0.02, 0.01))
+    assert lengths.startswith("moves toward the paper's side as the length grows (")
+    # at a trend slope's level of the error statement: 10 % of 0.05 over 20 slopes
+    shared = trend_reading(points, "batch", "higher", {**_settled(0.02, 0.01), "alpha": 0.00025})
+    assert "on seeds 0, 1, 2, 99.975% interval [+0.01, +0.03]" in shared
+    assert trend_alpha(20) == pytest.approx(0.05 * 0.1 / 20)
 
 
 def test_trend_reading_of_a_flat_or_missing_trend():

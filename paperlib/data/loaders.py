@@ -6,7 +6,7 @@ loaded lazily; wrap the list in :class:`~paperlib.data.sample.SampleDataset` for
 A missing root, file or field raises an error naming it and the expected layout; every record
 is read through :class:`~paperlib.data.records.Record` (types, non-empty texts, cumulative
 prefixes, paths inside the root, unique ids). GRIT shards are
-read with :func:`paperlib.data.webdataset.read_shards` (see :func:`grit_shards`). HierarCaps and
+read with :func:`paperlib.data.webdataset.read_shards` (listed by :func:`~paperlib.data.webdataset.shard_urls`). HierarCaps and
 HiMo-Docci have public URLs: :func:`fetch_hierarcaps` / :func:`fetch_himo_docci` download them
 with sha256 verification.
 """
@@ -408,18 +408,6 @@ def load_himo_docci(
         )
     unique_ids([s.meta["img_path"] for s in samples], "HiMo-Docci", path)
     return check_images(samples, "HiMo-Docci") if require_images and image_root else samples
-
-
-def grit_shards(root: str | Path) -> list[str]:
-    """Sorted ``*.tar`` shard paths under ``root`` (GRIT in HyCoCLIP's layout)."""
-    root = Path(root)
-    shards = sorted(str(p) for p in root.glob("*.tar")) if root.is_dir() else []
-    if not shards:
-        raise FileNotFoundError(
-            f"GRIT: no .tar shards in {root}; expected webdataset shards with child.jpg, "
-            "child.txt, numparents.txt, parent000.jpg, parent000.txt, ... (HyCoCLIP's GRIT layout)"
-        )
-    return shards
 
 
 # --------------------------------------------------------------------------- classification

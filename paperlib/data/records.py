@@ -7,9 +7,10 @@ dataset's layout, and checks each field as it is read:
 - a field exists (``field``) and has its type: **non-empty text** (``text``), a list of texts
   (``texts``; with ``cumulative=True`` each one extends the one before, as HiMo-Docci's
   prefixes do), an **integer** in range (``integer``), an id (``identifier``);
-- an image path stays **inside its root** (``path``): relative, without ``..`` leaving the
-  root, and not through a symbolic link inside the root that leads out of it (both resolved,
-  so a root that is itself a symbolic link still works);
+- an image path stays **inside its root** (``path``) as written: relative, without ``..``
+  leaving the root. Symbolic links inside the root are followed wherever they lead: they are
+  the layout the user made (ShareGPT4V's image folders are usually links to where each source
+  set is kept), while the paths a dataset file names are checked;
 - ids are **unique** across the records of a file (:func:`unique_ids`).
 
 Every failure is a :class:`DatasetFormatError` that names the dataset, the file and record,
@@ -18,7 +19,6 @@ the field, what was found (shortened) and what the layout expects.
 
 from __future__ import annotations
 
-import functools
 import os
 import unicodedata
 from collections import Counter
@@ -114,9 +114,9 @@ class Record:
         return self.check_text(value, key)
 
     def path(self, key: str | int, root: str | Path, value: Any = None) -> Path:
-        """``root / field`` (or ``root / value``) for a relative path to a file inside
-        ``root``; an absolute path, a ``..`` that leaves the root, the root itself or a NUL
-        byte is refused."""
+        """``root / field`` (or ``root / value``) for a path that names a file inside ``root``
+        as written; an absolute path, a ``..`` that leaves the root, the root itself or a NUL
+        byte is refused (a symbolic link inside the root is followed)."""
         text = self.text(key) if value is None else self.check_text(value, key)
         normal = os.path.normpath(text)
         if (
@@ -126,17 +126,7 @@ class Record:
             or normal.startswith("../")
         ):
             raise self._bad(key, f"a path inside {root}", text)
-        path = Path(root) / text
-        real, real_root = os.path.realpath(path), _real_root(os.fspath(root))
-        if not real.startswith(real_root.rstrip(os.sep) + os.sep):
-            raise self._bad(key, f"a path inside {root} (a symbolic link leads to {real})", text)
-        return path
-
-
-@functools.lru_cache(maxsize=64)
-def _real_root(root: str) -> str:
-    """``root`` with every symbolic link resolved (asked once per root)."""
-    return os.path.realpath(root)
+        return Path(root) / text
 
 
 def unique_ids(ids: Sequence[Any], dataset: str, source: str | Path) -> None:

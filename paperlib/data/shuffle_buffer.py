@@ -12,12 +12,14 @@ stream then reads only the buffered records and what follows
 
 from __future__ import annotations
 
+import contextlib
 import random
 import re
 import tarfile
 from collections.abc import Iterable, Iterator
 from typing import Any, TypeVar
 
+from webdataset.gopen import gopen
 from webdataset.tariterators import group_by_keys
 
 from paperlib.data.records import DatasetFormatError
@@ -27,6 +29,7 @@ T = TypeVar("T")
 # the member names webdataset's tar reader leaves out (``tar_file_iterator``'s defaults)
 _SKIPPED_MEMBER = re.compile(r"__[^/]*__($|/)")
 _META_PREFIX, _META_SUFFIX = "__", "__"
+URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")  # pipe:, http://, s3://, gs://, ...
 
 
 class ShuffleBuffer:
@@ -99,10 +102,22 @@ def resume_point(total: int, size: int, rng: random.Random, served: int) -> tupl
     return positions.given, list(buffer.buffer)
 
 
+@contextlib.contextmanager
+def _opened_tar(url: str) -> Iterator[tarfile.TarFile]:
+    """A local tar file opened for seeking, or a URL webdataset opens (``pipe:...``) read as a
+    stream (every member's bytes pass by once: a stream cannot seek)."""
+    if not URL_SCHEME.match(url):
+        with tarfile.open(url, mode="r:") as tar:
+            yield tar
+        return
+    with gopen(url) as stream, tarfile.open(fileobj=stream, mode="r|*") as tar:
+        yield tar
+
+
 def _header_entries(path: str) -> Iterator[dict[str, Any]]:
     """The regular members of a tar file as webdataset's reader names them, with empty data:
     headers only (an uncompressed tar is read by seeking past each member's bytes)."""
-    with tarfile.open(path, mode="r:") as tar:
+    with _opened_tar(path) as tar:
         for info in tar:
             name = info.name
             if not info.isreg() or name is None:

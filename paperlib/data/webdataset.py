@@ -1,12 +1,18 @@
-"""Webdataset shards in HyCoCLIP's GRIT layout
+"""Webdataset shards in HyCoCLIP's GRIT layout or open_clip's
 (``docs/methods/conventions.md#dataset-formats``): writer and reader of Samples.
 
-Each record holds ``child.<ext>`` / ``child.txt`` (image, caption), ``numparents.txt``,
-``parentNNN.<ext>`` / ``parentNNN.txt`` (box crops and phrases) and, as an extra key,
-``json`` with every text field and ``meta`` of the Sample. Images are written as PNG by
-default, so pixels round-trip exactly; ``image_format="jpg"`` matches GRIT's files but is
+A GRIT-layout record holds ``child.<ext>`` / ``child.txt`` (image, caption),
+``numparents.txt``, ``parentNNN.<ext>`` / ``parentNNN.txt`` (box crops and phrases) and, as an
+extra key, ``json`` with every text field and ``meta`` of the Sample. Images are written as PNG
+by default, so pixels round-trip exactly; ``image_format="jpg"`` matches GRIT's files but is
 lossy (compare decoded images with a tolerance then). The reader also reads real GRIT/HyCoCLIP
-shards, which have no ``json`` key.
+shards, which have no ``json`` key, and open_clip's layout (img2dataset's output: ``jpg``,
+``png`` or ``webp`` with ``txt``, and a ``json`` of download metadata, not read): a sample
+without boxes.
+
+``data.root`` names the shards as webdataset and open_clip spell them (:func:`shard_urls`):
+a folder of ``*.tar``, brace patterns (``shards/{000000..000099}.tar``), several lists joined
+by ``::``, and URLs webdataset opens (``pipe:aws s3 cp s3://bucket/000001.tar -``).
 
 Training streams them with :class:`ShardStream`: HyCoCLIP's reading order (a seeded shuffle of
 the shard list, shards split over ranks and DataLoader workers, a shuffle buffer of 4,000
@@ -19,6 +25,7 @@ from __future__ import annotations
 import io
 import itertools
 import json
+import os
 import random
 import re
 import zlib
@@ -34,7 +41,12 @@ from torch.utils.data import IterableDataset, get_worker_info
 from paperlib.data.images import LoadReport, load_rgb
 from paperlib.data.records import DatasetFormatError, Record
 from paperlib.data.sample import BoxSample, Sample, resolve_image, sample_to_item
-from paperlib.data.shuffle_buffer import ShuffleBuffer, resume_point, shard_record_count
+from paperlib.data.shuffle_buffer import (
+    URL_SCHEME,
+    ShuffleBuffer,
+    resume_point,
+    shard_record_count,
+)
 from paperlib.untrusted import brief
 
 IMAGE_EXTENSIONS = ("png", "jpg", "jpeg", "webp")
@@ -43,6 +55,8 @@ GRIT_LAYOUT = (
     "GRIT layout child.jpg, child.txt, numparents.txt, parent000.jpg, parent000.txt, ... "
     "(HyCoCLIP's webdataset shards)"
 )
+OPENCLIP_LAYOUT = "open_clip layout jpg|png|webp and txt, optional json (img2dataset's shards)"
+SHARD_LAYOUTS = f"webdataset shards in the {GRIT_LAYOUT} or the {OPENCLIP_LAYOUT}"
 
 
 def image_bytes(image: Image.Image, image_format: str = "png") -> bytes:
@@ -127,18 +141,35 @@ def _saved_texts(entry: Record) -> dict[str, Any]:
     return texts
 
 
+def _where(record: dict[str, Any]) -> str:
+    return f"{record.get('__url__', '<shard>')}: record {brief(record.get('__key__'), 60)}"
+
+
+def _openclip_sample(record: dict[str, Any], report: LoadReport | None) -> Sample | None:
+    """A record in open_clip's layout (``jpg|png|webp`` + ``txt``) as a Sample without boxes;
+    its ``json`` (img2dataset's download metadata) is not read."""
+    entry = Record("webdataset", _where(record), OPENCLIP_LAYOUT, record)
+    caption = _utf8(entry, "txt")
+    image_key = next(e for e in IMAGE_EXTENSIONS if e in record)
+    image = load_rgb(record[image_key], report)
+    return None if image is None else Sample(id=record["__key__"], image=image, caption=caption)
+
+
 def record_to_sample(record: dict[str, Any], report: LoadReport | None = None) -> Sample | None:
-    """Decode a raw record (bytes values) to a Sample; None when an image is unreadable.
+    """Decode a raw record (bytes values) to a Sample; None when an image is unreadable. A
+    record in open_clip's layout (no ``child.*``) gives a sample without boxes.
 
     Raises :class:`~paperlib.data.records.DatasetFormatError` naming the shard, the record and
     the key when a field is missing or malformed (a caption that is not UTF-8, a parent count
     that is not an integer >= 0 or does not match the parents present).
     """
-    where = f"{record.get('__url__', '<shard>')}: record {brief(record.get('__key__'), 60)}"
-    entry = Record("GRIT", where, GRIT_LAYOUT, record)
+    where = _where(record)
+    entry = Record("GRIT", where, SHARD_LAYOUTS, record)
     child_key = _image_key(record, "child")
+    if child_key is None and any(e in record for e in IMAGE_EXTENSIONS):
+        return _openclip_sample(record, report)
     if child_key is None:
-        raise entry.error(f" has no 'child.<png|jpg>' (keys: {brief(sorted(record))})")
+        raise entry.error(f" has no 'child.<png|jpg>' or 'jpg' (keys: {brief(sorted(record))})")
     caption = _utf8(entry, "child.txt")
     count = 0
     if "numparents.txt" in record:
@@ -189,7 +220,7 @@ def shard_error(exn: Exception, shard: str | None = None) -> bool:
     reason = brief(texts[0], 80) if texts else type(exn).__name__
     raise DatasetFormatError(
         f"GRIT: {shard} cannot be read as a tar file ({type(exn).__name__}: {reason}); "
-        f"expected {GRIT_LAYOUT}"
+        f"expected {SHARD_LAYOUTS}"
     ) from exn
 
 
@@ -215,6 +246,37 @@ def checked_records(records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any
             )
         seen.add(key)
         yield record
+
+
+def is_local_shard(url: str) -> bool:
+    """Whether ``url`` is a file path rather than a URL webdataset opens (``pipe:...``)."""
+    return not URL_SCHEME.match(url)
+
+
+def shard_urls(spec: str | Path) -> list[str]:
+    """The shards ``data.root`` names: the sorted ``*.tar`` of a folder, else a shard list as
+    webdataset spells it (``::`` joins lists, braces expand, ``pipe:`` and other URLs pass as
+    given). FileNotFoundError naming what is missing: a folder without shards, or local shard
+    files of the list that do not exist (the first few and their count)."""
+    text = os.fspath(spec)
+    if Path(text).is_dir():
+        shards = sorted(str(p) for p in Path(text).glob("*.tar"))
+        if not shards:
+            raise FileNotFoundError(f"no .tar shards in {text}; expected {SHARD_LAYOUTS}")
+        return shards
+    try:
+        urls = wds.shardlists.expand_urls(text)
+    except ValueError as error:  # an unbalanced brace pattern
+        raise FileNotFoundError(f"{brief(text, 120)} is not a shard list ({error})") from None
+    urls = [u for u in urls if u]
+    missing = [u for u in urls if is_local_shard(u) and not Path(u).is_file()]
+    if missing or not urls:
+        shown = ", ".join(missing[:3]) if missing else "no shard"
+        raise FileNotFoundError(
+            f"{brief(text, 120)}: {len(missing)} of {len(urls)} shard(s) not found ({shown}); "
+            "expected a folder of .tar shards or a shard list (a.tar::b/{000..009}.tar, pipe:...)"
+        )
+    return urls
 
 
 def _as_item(transform: Callable[[Image.Image], Any], sample: Sample) -> dict[str, Any]:

@@ -11,11 +11,15 @@ have drawn (``tests/test_world_cache.py``). A cache holds the first ``size`` ite
 a run asking for fewer items reads a prefix. The folder appears atomically (rendered under a
 temporary name, then renamed; a rendering abandoned by a crash is removed), and concurrent
 builders wait on one lock per cache folder. The folder's name carries a fingerprint of what
-the world draws, so a change to the world's code renders it anew.
+the world draws, so a change to the world's code renders it anew; ``checksums.json`` holds the
+SHA-256 of each file as it was rendered, checked whenever the cache is opened, so an edited or
+damaged file (a caption changed by hand, a file cut short) is refused by name rather than
+trained on (delete the folder to render it anew).
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -29,11 +33,16 @@ import torch
 from PIL import Image
 from torch.utils.data import Dataset
 
+from paperlib.atomic import DiskFullError
 from paperlib.data.sample import pil_to_tensor
 from paperlib.data.world import WorldDataset, world_fingerprint
+from paperlib.state_files import file_sha256
 
-FORMAT = 2  # bump when the cached fields or the world's texts change
+FORMAT = 3  # bump when the cached fields, the world's texts or the folder's files change
 TEXT_FIELDS = ("caption", "short_caption", "box_phrase")
+TEXT_KEYS = (*TEXT_FIELDS, "label", "labels", "id")  # texts.json: one list each, a row per item
+CHECKSUMS = "checksums.json"  # SHA-256 of each file below, written once the rest is rendered
+CACHED_FILES = ("images.npy", "boxes.npy", "texts.json")
 
 
 def _stem(seed: int, image_size: int, twins: bool) -> str:
@@ -57,7 +66,7 @@ def _render(folder: Path, world: WorldDataset) -> None:
     n, side = len(world), world.world.image_size
     images = np.lib.format.open_memmap(folder / "images.npy", "w+", np.uint8, (n, side, side, 3))
     boxes = np.lib.format.open_memmap(folder / "boxes.npy", "w+", np.uint8, (n, side, side, 3))
-    texts: dict[str, list[Any]] = {k: [] for k in (*TEXT_FIELDS, "label", "labels", "id")}
+    texts: dict[str, list[Any]] = {k: [] for k in TEXT_KEYS}
     for i in range(n):
         item = world.raw_item(i)
         images[i], boxes[i] = np.asarray(item["image"]), np.asarray(item["box_image"])
@@ -66,6 +75,31 @@ def _render(folder: Path, world: WorldDataset) -> None:
     images.flush(), boxes.flush()
     del images, boxes
     (folder / "texts.json").write_text(json.dumps(texts))
+    sums = {name: file_sha256(folder / name) for name in CACHED_FILES}
+    (folder / CHECKSUMS).write_text(json.dumps({"format": FORMAT, "sha256": sums}))
+
+
+def verify_cache(folder: Path) -> None:
+    """ValueError naming the file when a file of the cache ``folder`` differs from the
+    checksum :func:`_render` recorded (or the record is missing or unreadable)."""
+    remedy = f"delete the folder {folder} to render it anew"
+    try:
+        recorded = json.loads((folder / CHECKSUMS).read_text())["sha256"]
+        expected = {name: recorded[name] for name in CACHED_FILES}
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ValueError(
+            f"{folder / CHECKSUMS}: expected the checksums of {', '.join(CACHED_FILES)} written "
+            f"when the cache was rendered; found none that reads ({type(error).__name__}); "
+            f"{remedy}"
+        ) from None
+    for name, want in expected.items():
+        found = file_sha256(folder / name) if (folder / name).is_file() else "no file"
+        if found != want:
+            raise ValueError(
+                f"{folder / name}: its content differs from the checksum recorded when the "
+                f"cache was rendered (sha256 {str(want)[:12]}..., found {found[:12]}...): "
+                f"edited or damaged since; {remedy}"
+            )
 
 
 def cached_world(cache_dir: str | Path, seed: int, size: int, image_size: int, twins: bool) -> Path:
@@ -80,12 +114,28 @@ def cached_world(cache_dir: str | Path, seed: int, size: int, image_size: int, t
         if found is not None:
             return found
         folder = root / cache_key(seed, size, image_size, twins)
+        check_space(root, size, image_size)
         partial = root / f".{folder.name}.partial-{os.getpid()}"
         shutil.rmtree(partial, ignore_errors=True)
         partial.mkdir()
         _render(partial, WorldDataset(seed, size, image_size, twins=twins))
         os.replace(partial, folder)
         return folder
+
+
+def check_space(root: Path, size: int, image_size: int) -> None:
+    """:class:`~paperlib.atomic.DiskFullError` naming ``root`` (``data.cache_dir``) when its
+    file system has less room than the two arrays of ``size`` items at ``image_size`` px
+    take, before any of it is written."""
+    needed = 2 * size * image_size * image_size * 3
+    free = shutil.disk_usage(root).free
+    if free < needed:
+        raise DiskFullError(
+            errno.ENOSPC,
+            f"data.cache_dir {root}: rendering {size:,} world items at {image_size} px takes "
+            f"{needed / 1e9:.3g} GB, and its file system has {free / 1e9:.3g} GB free; free "
+            "space, choose another data.cache_dir, or a smaller data.size",
+        )
 
 
 def _remove_abandoned(root: Path) -> None:
@@ -102,8 +152,7 @@ def _existing(root: Path, seed: int, size: int, image_size: int, twins: bool) ->
     sizes = {
         int(n): folder
         for folder in root.glob(f"{stem}-n*")
-        if (n := folder.name.removeprefix(f"{stem}-n")).isdigit()
-        and (folder / "texts.json").is_file()
+        if (n := folder.name.removeprefix(f"{stem}-n")).isdigit() and (folder / CHECKSUMS).is_file()
     }
     fits = [n for n in sizes if n >= size]
     return sizes[max(fits)] if fits else None
@@ -140,6 +189,23 @@ def cached_array(path: Path, rows: int, side: int) -> np.ndarray:
     return array
 
 
+def cached_texts(path: Path, rows: int) -> dict[str, list[Any]]:
+    """``texts.json`` as :func:`_render` wrote it: a list of ``rows`` entries under each of
+    :data:`TEXT_KEYS`; ValueError naming the file and the key otherwise."""
+    try:
+        texts = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ValueError(f"{path} is unreadable ({type(error).__name__}: {error})"[:300]) from None
+    for key in TEXT_KEYS:
+        value = texts.get(key) if isinstance(texts, dict) else None
+        if not isinstance(value, list) or len(value) != rows:
+            found = f"{len(value)} entries" if isinstance(value, list) else type(value).__name__
+            raise ValueError(
+                f"{path}: {key!r} must list {rows} entries (one per item); found {found}"
+            )
+    return texts
+
+
 class CachedWorldDataset(Dataset):
     """The training items of ``WorldDataset(seed, size, image_size, twins=twins)`` read from
     :func:`cached_world`'s folder (built on first use): ``image`` and ``box_image`` through
@@ -160,7 +226,8 @@ class CachedWorldDataset(Dataset):
         rows = int(folder.name.rsplit("-n", 1)[-1])
         self.images = cached_array(folder / "images.npy", rows, image_size)
         self.boxes = cached_array(folder / "boxes.npy", rows, image_size)
-        self.texts = json.loads((folder / "texts.json").read_text())
+        verify_cache(folder)
+        self.texts = cached_texts(folder / "texts.json", rows)
 
     def __len__(self) -> int:
         return self.size

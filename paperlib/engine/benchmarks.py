@@ -176,6 +176,8 @@ class Benchmark:
     embed: Callable[..., dict[str, Any]] | None = None
     nested: str | None = None  # a sub-folder accepted as the root (Urban1k's archive)
     retrieval: bool = False
+    # warnings(emb, name, scoring) -> sentences a results file records and the console shows
+    warnings: Callable[[dict[str, Any], str, Scoring], list[str]] | None = None
 
 
 # --------------------------------------------------------------------------- images
@@ -335,21 +337,26 @@ def _world_zeroshot(emb, name: str, s: Scoring):
     return out
 
 
-def pep_results(
-    image: Tensor, chain: Tensor, roots: Sequence[str], curv: float, protocol: PEPProtocol
-) -> dict[str, float]:
-    """PEP AUC/AP over every level and per level (``_L1``..), and at the finest level."""
+def pep_pairs(roots: Sequence[str], levels: int, protocol: PEPProtocol) -> hierarchy.PEPPairs:
+    """The (caption → image) pairs PEP scores under ``protocol`` (its kept rows, negatives)."""
     kept = protocol.kept
     eligible = len(roots) if kept is None else len(kept)
-    pairs = hierarchy.build_pep_pairs(
+    return hierarchy.build_pep_pairs(
         roots,
-        chain.shape[1],
+        levels,
         kept=kept,
         pool_size=min(protocol.pool_size, eligible - 1),
         seed=protocol.seed,
         negatives=protocol.negatives,
         pool=protocol.pool,
     )
+
+
+def pep_results(
+    image: Tensor, chain: Tensor, roots: Sequence[str], curv: float, protocol: PEPProtocol
+) -> dict[str, float]:
+    """PEP AUC/AP over every level and per level (``_L1``..), and at the finest level."""
+    pairs = pep_pairs(roots, chain.shape[1], protocol)
     out = hierarchy.pep_metrics(image, chain, pairs, curv)
     levels = chain.shape[1]
     for level in range(levels):
@@ -358,6 +365,27 @@ def pep_results(
         out.update({f"{k}_L{level + 1}": v for k, v in metrics.items()})
     out["pep_auc_finest"] = out[f"pep_auc_L{levels}"]
     out["pep_ap_finest"] = out[f"pep_ap_L{levels}"]
+    return out
+
+
+def pep_ties(
+    image: Tensor, chain: Tensor, roots: Sequence[str], curv: float, protocol: PEPProtocol
+) -> list[str]:
+    """A sentence for each level whose PEP pairs all score the same (every image outside
+    every cone scores 0, ``docs/methods/argent.md#pep``): its AUC is 0.5 and its AP the share
+    of positives by construction, whatever the model."""
+    pairs = pep_pairs(roots, chain.shape[1], protocol)
+    out = []
+    for level in range(chain.shape[1]):
+        at = hierarchy.pep_pairs_at_level(pairs, level)
+        parent = chain[torch.as_tensor(at.row), torch.as_tensor(at.level)]
+        scores = hierarchy.entailment_score(parent, image[torch.as_tensor(at.image)], curv)
+        if bool((scores == scores[0]).all()):
+            out.append(
+                f"PEP level {level + 1}: all {len(scores)} pairs score {float(scores[0]):.3g} "
+                "(no image inside any caption's cone), so pep_auc_L"
+                f"{level + 1} = 0.5 and its AP say nothing of the model"
+            )
     return out
 
 
@@ -395,6 +423,14 @@ def _hierarchy(emb, name: str, s: Scoring):
     if hyperbolic:
         out.update(pep_results(emb["image"], emb["chain"], emb["roots"], s.curv, protocol))
     return {name: out}
+
+
+def _hierarchy_warnings(emb, name: str, s: Scoring) -> list[str]:
+    """PEP levels whose scores all tie (hyperbolic models, :func:`pep_ties`)."""
+    if s.geometry != "hyperbolic":
+        return []
+    protocol = s.pep if name == "hierarcaps" else PEPProtocol()
+    return pep_ties(emb["image"], emb["chain"], emb["roots"], s.curv, protocol)
 
 
 def _long_caption_metrics(emb, name: str, s: Scoring):
@@ -473,9 +509,10 @@ BENCHMARK_REGISTRY: dict[str, Benchmark] = {b.name: b for b in (
               _world_monotonicity),
     Benchmark("world-cola", "world", {"world-cola": COMPOSITION}, _cola),
     Benchmark("world-zeroshot", "world", _ZEROSHOT_TASKS, _world_zeroshot),
-    Benchmark("world-hierarchy", "world", {"world-hierarchy": HIERARCHY}, _hierarchy),
+    Benchmark("world-hierarchy", "world", {"world-hierarchy": HIERARCHY}, _hierarchy,
+              warnings=_hierarchy_warnings),
     Benchmark("hierarcaps", "hierarcaps", {"hierarcaps": HIERARCHY}, _hierarchy,
-              ("hierarcaps_test.csv",)),
+              ("hierarcaps_test.csv",), warnings=_hierarchy_warnings),
     _long("urban1k", ("caption", "image"), loaders.load_urban1k, nested="Urban1k"),
     _long("docci", ("images", "docci_descriptions.jsonlines|test_set.jsonl"), loaders.load_docci),
     _long("long-dci", ("dci_long.csv", "images"),
@@ -516,6 +553,24 @@ CLASSIFICATION_BENCHMARKS = tuple(
 )
 
 
+#: CLIP_benchmark's names of this registry's benchmarks (``--dataset``), accepted as aliases;
+#: its ``mscoco_captions`` is the Karpathy 5k test split of COCO 2014, ``coco`` here val2017's
+BENCHMARK_ALIASES = {
+    "imagenet1k": "imagenet",
+    "mscoco_captions": "coco",
+    "mscoco_captions2017": "coco",
+    "fgvc_aircraft": "aircraft",
+    "flowers": "flowers102",
+    **{f"vtab/{n}": n for n in ("pets", "caltech101", "eurosat", "resisc45", "dtd")},
+    "vtab/flowers": "flowers102",
+}
+
+
+def canonical_benchmark(name: str) -> str:
+    """The registry name of ``name``: itself, or the benchmark a CLIP_benchmark name means."""
+    return BENCHMARK_ALIASES.get(name, name)
+
+
 def reference_templates(name: str) -> list[str]:
     """The references' prompt ensemble of classification benchmark ``name``."""
     return prompt_templates(name)
@@ -533,6 +588,12 @@ def benchmark_metrics(emb: dict[str, Any], name: str, scoring: Scoring):
     return benchmark(name).metrics(emb, name, scoring)
 
 
+def benchmark_warnings(emb: dict[str, Any], dataset: str, name: str, scoring: Scoring) -> list[str]:
+    """The warnings benchmark ``name`` gives of its ``dataset``'s scores (none for most)."""
+    spec = benchmark(name)
+    return [] if spec.warnings is None else spec.warnings(emb, dataset, scoring)
+
+
 def _has(root: Path, entry: str) -> bool:
     return any((root / option).exists() for option in entry.split("|"))
 
@@ -540,7 +601,7 @@ def _has(root: Path, entry: str) -> bool:
 def check_root(name: str, root: str | Path | None) -> Path:
     """``root`` as a Path; FileNotFoundError naming the benchmark and its layout when the
     folder or one of its ``layout`` entries is missing."""
-    spec = benchmark(name)
+    spec = benchmark(canonical_benchmark(name))
     layout = ", ".join(f"<root>/{e.replace('|', ' or ')}" for e in spec.layout)
     if root is None:
         raise FileNotFoundError(
@@ -557,6 +618,26 @@ def check_root(name: str, root: str | Path | None) -> Path:
             f"benchmark {name!r}: root {root} {what}; expected a folder with {layout}"
         )
     return root
+
+
+def check_roots(names: Sequence[str], roots: dict[str, Any]) -> dict[str, Path]:
+    """Each benchmark's checked root (:func:`check_root`); one FileNotFoundError naming every
+    benchmark whose root is missing or incomplete (one alone keeps its full message)."""
+    found, problems = {}, []
+    for name in names:
+        try:
+            found[name] = check_root(name, roots.get(name))
+        except FileNotFoundError as error:
+            problems.append((name, roots.get(name), error))
+    if len(problems) == 1:
+        raise problems[0][2]
+    if problems:
+        listed = "; ".join(f"{n} ({root or 'no root given'})" for n, root, _ in problems)
+        raise FileNotFoundError(
+            f"{len(problems)} benchmark roots are missing or lack their layout: {listed}; "
+            "give each with --root NAME=PATH (roots: in a preset), laid out as docs/data.md lists"
+        )
+    return found
 
 
 def load_real(name: str, root: Path, limit: int | None = None) -> list:

@@ -3,8 +3,10 @@
 A checkpoint is one ``torch.save`` dict written to a temporary file and moved into place with
 ``os.replace`` (atomic on POSIX), so a crash never leaves a half-written ``last.pt``. It holds
 the model state, optimiser and scheduler states, the step (the data position: the batch
-sampler is a pure function of seed and step), every rank's RNG states (torch, CUDA, numpy,
-python) and the resolved config. Everything loads with ``weights_only=True``.
+sampler is a pure function of seed and step), the run's status at that step
+(:data:`TRAINING_STATUSES`), every rank's RNG states (torch, CUDA, numpy, python) and the
+resolved config. Everything loads with ``weights_only=True``; :func:`training_progress` tells
+how far the run that wrote a checkpoint got.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from paperlib.atomic import atomic_write
 from paperlib.state_files import load_tensor_file
 
 LAST = "last.pt"
+# a run's status when it wrote a checkpoint: a periodic save, a stop by a signal, the end
+TRAINING_STATUSES = ("running", "interrupted", "finished")
 
 
 def rng_state() -> dict[str, Any]:
@@ -74,14 +78,19 @@ def save_checkpoint(
     rng_states: list[dict[str, Any]],
     config: dict[str, Any],
     grad_scaler: dict[str, Any] | None = None,
+    status: str = "running",
 ) -> Path:
     """Write a full training checkpoint atomically; ``rng_states`` is one entry per rank;
-    ``grad_scaler`` the fp16 loss scaler's state when the run has one."""
+    ``grad_scaler`` the fp16 loss scaler's state when the run has one; ``status`` one of
+    :data:`TRAINING_STATUSES`."""
+    if status not in TRAINING_STATUSES:
+        raise ValueError(f"status must be one of {TRAINING_STATUSES}; got {status!r}")
     state = {
         "model": model.state_dict(),
         "optimizer": optimizer.state_dict(),
         "scheduler": scheduler.state_dict(),
         "step": step,
+        "status": status,
         "rng": rng_states,
         "config": config,
     }
@@ -106,6 +115,27 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
             f"{path} is not a training checkpoint: missing {sorted(missing)}; {expected}"
         )
     return state
+
+
+def training_progress(state: dict[str, Any], source: str | Path) -> dict[str, Any]:
+    """How far the run that wrote the checkpoint ``state`` got: ``{"step", "steps",
+    "status"}`` (``steps``: its ``train.steps``). A checkpoint written before the status was
+    recorded is ``finished`` at its last step and ``running`` before it. ValueError naming
+    ``source`` and the field for a step, step count or status out of range."""
+    config = state.get("config")
+    train_section = config.get("train") if isinstance(config, dict) else None
+    steps = train_section.get("steps") if isinstance(train_section, dict) else None
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+        raise ValueError(
+            f"{source}: field 'config.train.steps' must be an int >= 0; found {steps!r}"
+        )
+    step = checked_step(state, steps, source)
+    status = state.get("status", "finished" if step == steps else "running")
+    if status not in TRAINING_STATUSES:
+        raise ValueError(
+            f"{source}: field 'status' must be one of {TRAINING_STATUSES}; found {status!r}"
+        )
+    return {"step": step, "steps": steps, "status": status}
 
 
 def latest(output_dir: str | Path) -> Path | None:

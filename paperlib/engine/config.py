@@ -18,6 +18,7 @@ import copy
 import dataclasses
 import json
 import math
+import textwrap
 import types
 import typing
 from dataclasses import dataclass, field
@@ -28,8 +29,10 @@ import open_clip
 
 import paperlib.models.clip  # noqa: F401  (registers paperlib's small model configs)
 from paperlib.atomic import atomic_write_text
+from paperlib.engine.benchmarks import REAL_BENCHMARKS, canonical_benchmark, check_root
 from paperlib.engine.registry import DATASET_REGISTRY, METHOD_REGISTRY
 from paperlib.engine.reporting import check_report_to
+from paperlib.geometry.lorentz import MAX_SINH_ARG
 from paperlib.models import LOGIT_SCALE_MAX
 from paperlib.models.batchnorm import BatchNormMode
 from paperlib.models.meru_checkpoint import HYCOCLIP_MODEL_NAMES
@@ -71,13 +74,17 @@ class ModelConfig:
     # whose batches mix images and box crops keeps the base's statistics
     # (models.batchnorm, docs/methods/argent.md#box-crop-norms)
     batchnorm: BatchNormMode = "train"
+    # recompute each transformer block's activations in the backward pass (open_clip's
+    # set_grad_checkpointing): less memory, the same gradients, about a third more compute
+    grad_checkpointing: bool = False
 
 
 @dataclass
 class DataConfig:
     """Training data: ``dataset`` names an entry of ``engine.registry.DATASET_REGISTRY`` (``world``:
     the generated world; ``synthetic``: random tensors, for dry runs; ``sharegpt4v``;
-    ``webdataset``: GRIT-layout shards)."""
+    ``webdataset``: shards in HyCoCLIP's GRIT layout or open_clip's, ``data.root`` a folder of
+    ``*.tar`` or a shard list as webdataset spells it)."""
 
     dataset: str = "world"
     root: str | None = None
@@ -111,6 +118,9 @@ class DataConfig:
     shuffle_buffer: int = 4000
     # sharegpt4v: the caption JSON under data.root (None: the folder's only *.json file)
     json_file: str | None = None
+    # sharegpt4v: the first entries of the JSON held out for validation (Long-CLIP's and HiMo's
+    # 1,000), never trained on; 0 trains on every entry
+    held_out: int = 1000
 
 
 @dataclass
@@ -152,11 +162,17 @@ class TrainConfig:
     resume: bool = True
     progress: bool = True
     find_unused_parameters: bool = False
-    # held-out validation (``engine.validation``, world data only): every ``val_every`` steps
-    # (0: never) on ``val_size`` validation-world samples, logging ``val_metrics``
+    # held-out validation (``engine.validation``): every ``val_every`` steps (0: never) on
+    # ``val_size`` samples: of the validation world (logging ``val_metrics``), of ShareGPT4V's
+    # held-out entries, and of ``val_benchmark``
     val_every: int = 0
     val_size: int = 500
     val_metrics: tuple[str, ...] = ("short_i2t_r1",)
+    # held-out validation on real data (engine.validation): a benchmark of
+    # engine.benchmarks.BENCHMARK_REGISTRY (retrieval or zero-shot) read from val_root, its
+    # first val_size samples; a ShareGPT4V run also validates on its held-out entries
+    val_benchmark: str | None = None
+    val_root: str | None = None
     # live views of the run beside log.jsonl (engine.reporting): "tensorboard", "wandb"
     report_to: tuple[str, ...] = ()
 
@@ -411,6 +427,14 @@ def _check_positive(value: float | int, key: str, allow_zero: bool = False) -> N
 
 
 SEED_RANGE = (0, 2**32 - 1)  # what numpy's and torch's generators all accept
+# upper bounds of the sizes a config asks for, each far above any run of the study or papers
+MAX_GENERATED_SIZE = 10_000_000  # data.size of a generated set: its sampler permutes them all
+MAX_VAL_SIZE = 20_000  # train.val_size: held in memory, scored against each other (n² pairs)
+MAX_SHUFFLE_BUFFER = 1_000_000  # data.shuffle_buffer: decoded records held per reader
+# a contrastive loss needs a gap between its logits to learn from; below this widest reachable
+# gap (in nats) the softmax stays within 10 % of uniform, whatever the weights
+MIN_LOGIT_GAP = 0.1
+MIN_CURVATURE = 1e-30  # float32 keeps c, √c and 1/c finite and normal above it
 
 
 def _check_range(value: float | int, key: str, low: float, high: float) -> None:
@@ -435,6 +459,7 @@ def validate(config: Config) -> Config:
     _validate_data(config)
     _validate_optim(config)
     _validate_train(config.train)
+    _check_validation(config)
     _check_inputs_outside_output(config)
     d, t = config.data, config.train
     if DATASET_REGISTRY[d.dataset].generated and d.size < t.batch_size:
@@ -468,6 +493,8 @@ def _validate_model(config: Config) -> None:
             "(docs/methods/argent.md#argent-training)"
         )
     _check_positive(m.curv_init, "model.curv_init")
+    if config.hyperbolic:
+        _check_curvature(m)
     _check_positive(m.alpha_norm, "model.alpha_norm")
     unknown = sorted(set(m.init_scalars) - set(INIT_SCALARS))
     if unknown:
@@ -481,6 +508,37 @@ def _validate_model(config: Config) -> None:
             "random, whose statistics were never trained (use batchnorm=train)"
         )
     _check_long_text(m)
+
+
+def widest_logit_gap(curv: float) -> float:
+    """The widest gap between two logits a hyperbolic model at curvature ``curv`` can reach:
+    two points at opposite ends of the exp map's clamp (each ``asinh(2¹⁵)/√c`` from the
+    origin), at the logit scale's cap of 100."""
+    return 2.0 * MAX_SINH_ARG / math.sqrt(curv) * math.exp(LOGIT_SCALE_MAX)
+
+
+def _check_curvature(m: ModelConfig) -> None:
+    """Refuse a curvature a run cannot learn at: one float32 cannot hold (``c / 10`` below
+    :data:`MIN_CURVATURE` when learned), or so large that even the lowest curvature the run
+    may reach (``c / 10`` when learned, ``c`` when fixed) leaves every logit within
+    :data:`MIN_LOGIT_GAP` of the others (the loss stays at ln B)."""
+    lowest = m.curv_init / 10 if m.learn_curv else m.curv_init
+    if lowest < MIN_CURVATURE:
+        raise ConfigError(
+            f"model.curv_init: {m.curv_init:g} lets the curvature reach {lowest:g}, below "
+            f"{MIN_CURVATURE:g}, where float32 loses c, √c and 1/c; expected a larger curvature "
+            "(MERU: 1.0)"
+        )
+    gap = widest_logit_gap(lowest)
+    if gap < MIN_LOGIT_GAP:
+        largest = (2.0 * MAX_SINH_ARG * math.exp(LOGIT_SCALE_MAX) / MIN_LOGIT_GAP) ** 2
+        largest *= 10 if m.learn_curv else 1
+        raise ConfigError(
+            f"model.curv_init: at curvature {m.curv_init:g} no two logits can differ by more "
+            f"than {gap:.3g} (points at the exp map's clamp, logit scale 100), so the logits "
+            f"stay uniform and the loss at ln B: nothing to learn; expected at most "
+            f"{largest:.3g} (MERU: 1.0)"
+        )
 
 
 def _check_long_text(m: ModelConfig) -> None:
@@ -505,10 +563,7 @@ def _validate_data(config: Config) -> None:
         )
     dataset = DATASET_REGISTRY[d.dataset]
     if dataset.root:
-        if not d.root:
-            raise ConfigError(f"data.root: required for data.dataset={d.dataset!r} (a local path)")
-        if not Path(d.root).exists():
-            raise ConfigError(f"data.root: path does not exist: {d.root}")
+        _check_root(d.dataset, d.root, dataset.locate)
     if METHOD_REGISTRY[config.method].boxes and not dataset.boxes:
         with_boxes = [name for name, entry in DATASET_REGISTRY.items() if entry.boxes]
         raise ConfigError(
@@ -516,18 +571,73 @@ def _validate_data(config: Config) -> None:
             f"; webdataset: GRIT-layout shards); {d.dataset} has none"
         )
     _check_positive(d.size, "data.size")
+    if dataset.generated:
+        _check_range(d.size, "data.size", 1, MAX_GENERATED_SIZE)
+    _check_range(d.shuffle_buffer, "data.shuffle_buffer", 0, MAX_SHUFFLE_BUFFER)
     _check_range(d.seed, "data.seed", *SEED_RANGE)
     if d.twins and d.dataset != "world":
         raise ConfigError(f"data.twins: only the world has counterfactual twins, not {d.dataset!r}")
     if not 32 <= d.image_size <= 224:
         raise ConfigError(f"data.image_size: expected 32..224, got {d.image_size}")
     _check_positive(d.num_workers, "data.num_workers", allow_zero=True)
-    _check_positive(d.shuffle_buffer, "data.shuffle_buffer", allow_zero=True)
+    _check_positive(d.held_out, "data.held_out", allow_zero=True)
     low, high = d.crop_scale
     if not 0.0 < low <= high <= 1.0:
         raise ConfigError(
             f"data.crop_scale: expected 0 < low <= high <= 1, got {list(d.crop_scale)}"
         )
+
+
+def _check_root(dataset: str, root: str | None, locate: Any) -> None:
+    """``data.root`` is given and found: a path that exists, or what the dataset's ``locate``
+    accepts (a webdataset shard list); ConfigError naming what is missing."""
+    if not root:
+        raise ConfigError(f"data.root: required for data.dataset={dataset!r} (a local path)")
+    if locate is None:
+        if not Path(root).exists():
+            raise ConfigError(f"data.root: path does not exist: {root}")
+        return
+    try:
+        locate(root)
+    except (FileNotFoundError, ValueError) as error:
+        raise ConfigError(f"data.root: {error}") from None
+
+
+def _check_validation(config: Config) -> None:
+    """``train.val_every`` has something to validate on: the world's validation world,
+    ShareGPT4V's held-out entries (``data.held_out`` > 0) or ``train.val_benchmark`` read from
+    ``train.val_root`` (its layout checked); a benchmark without ``val_every`` is refused too."""
+    t, d = config.train, config.data
+    if t.val_benchmark is not None:
+        if t.val_every == 0:
+            raise ConfigError(
+                f"train.val_benchmark: {t.val_benchmark} is validated every train.val_every "
+                "steps; set train.val_every (e.g. 500)"
+            )
+        _check_val_benchmark(t.val_benchmark, t.val_root)
+        return
+    if t.val_root is not None:
+        raise ConfigError("train.val_root: set train.val_benchmark, the benchmark it holds")
+    own = DATASET_REGISTRY[d.dataset].validation and (d.dataset != "sharegpt4v" or d.held_out)
+    if t.val_every and not own:
+        raise ConfigError(
+            f"train.val_every: data.dataset={d.dataset!r} has no held-out set here; set "
+            "train.val_benchmark and train.val_root (a retrieval or zero-shot benchmark, e.g. "
+            "coco, flickr30k, imagenet), or train.val_every=0"
+        )
+
+
+def _check_val_benchmark(name: str, root: str | None) -> None:
+    """A real benchmark (its name or CLIP_benchmark's) whose root holds its layout."""
+    if canonical_benchmark(name) not in REAL_BENCHMARKS:
+        raise ConfigError(
+            f"train.val_benchmark: expected one of {list(REAL_BENCHMARKS)} (or CLIP_benchmark's "
+            f"name of one), got {brief(name)}"
+        )
+    try:
+        check_root(canonical_benchmark(name), root)
+    except FileNotFoundError as error:
+        raise ConfigError(f"train.val_root: {error}") from None
 
 
 def _validate_optim(config: Config) -> None:
@@ -574,6 +684,12 @@ def _validate_train(t: TrainConfig) -> None:
     for key in ("batch_size", "accum_steps", "log_every", "diag_every", "ckpt_every", "val_size"):
         _check_positive(getattr(t, key), f"train.{key}")
     _check_range(t.seed, "train.seed", *SEED_RANGE)
+    if t.batch_size < 2:
+        raise ConfigError(
+            f"train.batch_size: expected at least 2, got {t.batch_size} (every loss contrasts "
+            "a pair with the batch's other pairs: over one pair it is constant, nothing to learn)"
+        )
+    _check_range(t.val_size, "train.val_size", 1, MAX_VAL_SIZE)
     if t.batch_size % t.accum_steps:
         raise ConfigError(
             f"train.accum_steps: {t.accum_steps} does not divide train.batch_size={t.batch_size}"
@@ -625,6 +741,29 @@ def load_config(
     """Load a YAML/JSON file (or a dict) and apply ``key=value`` overrides; validated."""
     raw = dict(source) if isinstance(source, dict) else read_file(source)
     return build_config(apply_overrides(raw, list(overrides)))
+
+
+def _default_text(value: Any) -> str:
+    return json.dumps(list(value) if isinstance(value, tuple) else value)
+
+
+def config_keys() -> str:
+    """Every key a config accepts, one section a paragraph (``key=default``), the ``loss``
+    section per method: the key listing of ``python -m paperlib.train --help``."""
+    sections = [("method", [f"one of {', '.join(METHOD_REGISTRY)}"])]
+    for name, cls in SECTIONS.items():
+        owners = [(f"loss ({m})", e.config) for m, e in METHOD_REGISTRY.items()]
+        for title, kind in owners if cls is None else [(name, cls)]:
+            defaults = kind()
+            pairs = [
+                f"{f.name}={_default_text(getattr(defaults, f.name))}"
+                for f in dataclasses.fields(kind)
+            ]
+            sections.append((title, pairs))
+    return "\n".join(
+        textwrap.fill(", ".join(pairs), 96, initial_indent=f"{title}: ", subsequent_indent="    ")
+        for title, pairs in sections
+    )
 
 
 def to_dict(config: Config) -> dict[str, Any]:

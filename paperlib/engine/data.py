@@ -34,18 +34,18 @@ from torch.utils.data import DataLoader, Dataset, IterableDataset, Sampler
 from torchvision import transforms as T
 
 from paperlib.data.images import with_geometry
-from paperlib.data.loaders import grit_shards, load_sharegpt4v
+from paperlib.data.loaders import load_sharegpt4v
 from paperlib.data.sample import Sample, SampleDataset, collate_samples, sample_to_item
-from paperlib.data.webdataset import ShardStream, record_to_sample
+from paperlib.data.webdataset import ShardStream, record_to_sample, shard_urls
 from paperlib.data.world import WorldDataset
 from paperlib.data.world_cache import CachedWorldDataset
 from paperlib.engine.methods import method_spec
 from paperlib.engine.registry import DATASET_REGISTRY, TrainingDataset, register
+from paperlib.untrusted import brief
 
 if TYPE_CHECKING:  # annotations only: the config module reads this registry
     from paperlib.engine.config import Config, DataConfig
 
-SHAREGPT4V_HELD_OUT = 1000  # the first entries of the JSON: Long-CLIP's validation split
 SYNTHETIC_WORDS = ("red", "blue", "small", "large", "circle", "square", "left", "right", "dog")
 
 
@@ -162,8 +162,10 @@ class BoxItems:
     ``draw="per-visit"``: the box is drawn from (seed, sample id, pass over the shards), so
     each pass sees a new one (HyCoCLIP); ``"fixed"``: from (seed, sample id), every pass the
     same. The pass is given with each sample (``visit``; :class:`ShardStream` counts them). A
-    sample without boxes is refused, naming it: HyCoCLIP's GRIT samples always have one, and
-    the whole image in its place would make the box terms score the image against itself.
+    sample without boxes (open_clip's layout, or ``numparents.txt`` 0) gives an item without
+    them, which only a method without box terms trains on (:class:`Collate` refuses it for the
+    others, naming it: the whole image in a box's place would make the box terms score the
+    image against itself).
     """
 
     def __init__(self, transform: Callable, *, seed: int, draw: str = "per-visit") -> None:
@@ -180,12 +182,9 @@ class BoxItems:
         return int(np.random.default_rng(key).integers(num_boxes))
 
     def __call__(self, sample: Sample, visit: int | None = None) -> dict[str, Any]:
-        if not sample.boxes:
-            raise ValueError(
-                f"GRIT sample {sample.id!r} has no box (numparents.txt is 0); HyCoCLIP's "
-                "layout gives every sample at least one parentNNN crop and phrase"
-            )
         item = sample_to_item(sample, self.transform(sample.load_image()))
+        if not sample.boxes:
+            return item
         box = sample.boxes[self.choice(sample.id, len(sample.boxes), visit)]
         crop = (
             box.image
@@ -243,7 +242,7 @@ def _synthetic(data: DataConfig, transform: Callable, image_size: int):
 
 def _sharegpt4v(data: DataConfig, transform: Callable, image_size: int):
     samples = load_sharegpt4v(
-        sharegpt4v_json(data), data.root, split="train", val_size=SHAREGPT4V_HELD_OUT
+        sharegpt4v_json(data), data.root, split="train", val_size=data.held_out
     )
     return ReadableSamples(SampleDataset(samples, augmented(transform, data, image_size)))
 
@@ -251,7 +250,7 @@ def _sharegpt4v(data: DataConfig, transform: Callable, image_size: int):
 def _webdataset(data: DataConfig, transform: Callable, image_size: int):
     items = BoxItems(augmented(transform, data, image_size), seed=data.seed, draw=data.box_draw)
     return ShardStream(
-        grit_shards(data.root),
+        shard_urls(data.root),
         DecodeBoxes(items),
         seed=data.seed,
         shard_shuffle=data.shard_shuffle,
@@ -259,13 +258,14 @@ def _webdataset(data: DataConfig, transform: Callable, image_size: int):
     )
 
 
-# one dataset per entry: name, builder, whether it reads data.root, has boxes, is generated
+# one dataset per entry: name, builder, whether it reads data.root, has boxes, is generated,
+# has a held-out validation set of its own
 register(
     DATASET_REGISTRY,
     TrainingDataset("world", _world, boxes=True, generated=True, validation=True),
     TrainingDataset("synthetic", _synthetic, boxes=True, generated=True),
-    TrainingDataset("sharegpt4v", _sharegpt4v, root=True),
-    TrainingDataset("webdataset", _webdataset, root=True, boxes=True),
+    TrainingDataset("sharegpt4v", _sharegpt4v, root=True, validation=True),
+    TrainingDataset("webdataset", _webdataset, root=True, boxes=True, locate=shard_urls),
 )
 
 
@@ -332,6 +332,18 @@ def short_captions(batch: dict[str, Any], source: str = "first-sentence") -> lis
     return [s or first for s, first in zip(shorts, firsts)]
 
 
+def check_boxes(items: list[dict[str, Any] | None]) -> None:
+    """ValueError naming the first item without a box crop and phrase (a method with box terms
+    was given samples without boxes: open_clip-layout shards, or ``numparents.txt`` 0)."""
+    bare = next((i for i in items if i is not None and "box_image" not in i), None)
+    if bare is not None:
+        raise ValueError(
+            f"data.root: sample {brief(bare.get('id'), 60)} has no box (open_clip layout, or "
+            "numparents.txt 0); hycoclip and argent train on box crops and phrases: give shards "
+            "in HyCoCLIP's GRIT layout (python -m paperlib.data.grit_boxes makes them)"
+        )
+
+
 class Collate:
     """Batch items and tokenise: ``image``, ``text``, (with boxes) ``box_image``, ``box_text``,
     and (with ``short_text``, Long-CLIP) ``short_text`` from :func:`short_captions` (of
@@ -351,6 +363,8 @@ class Collate:
 
     def __call__(self, items: list[dict[str, Any] | None]) -> dict[str, torch.Tensor]:
         passed_over = sum(int(i.pop("skipped_images", 0)) for i in items if i is not None)
+        if self.boxes:
+            check_boxes(items)
         batch = collate_samples(items)
         skipped = batch["skipped"] + passed_over
         out = {"image": batch["image"], "text": self.tokenizer(batch[self.caption])}
@@ -393,8 +407,8 @@ def build_loader(
     if config.data.dataset == "sharegpt4v" and len(dataset) < t.batch_size:
         raise ValueError(
             f"data.root: {sharegpt4v_json(config.data)} leaves {len(dataset)} training entries "
-            f"once its first {SHAREGPT4V_HELD_OUT:,} are held out for validation (Long-CLIP's "
-            f"split), fewer than train.batch_size={t.batch_size}"
+            f"once its first {config.data.held_out:,} are held out for validation "
+            f"(data.held_out), fewer than train.batch_size={t.batch_size}"
         )
     sampler = GlobalBatchSampler(
         len(dataset),

@@ -108,6 +108,10 @@ def rank() -> int:
     return dist.get_rank() if is_distributed() else 0
 
 
+def world_size() -> int:
+    return dist.get_world_size() if is_distributed() else 1
+
+
 def is_main() -> bool:
     return rank() == 0
 

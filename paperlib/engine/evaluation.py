@@ -24,6 +24,8 @@ from typing import Any
 import torch
 from PIL import Image
 from torch import Tensor
+from torch.utils.data import DataLoader, Dataset
+from tqdm.auto import tqdm
 
 from paperlib.atomic import atomic_write_text
 from paperlib.data.classification import SUITE
@@ -39,6 +41,7 @@ from paperlib.data.world import (
     world_fingerprint,
     zeroshot_prompts,
 )
+from paperlib.engine import distributed
 from paperlib.engine.benchmarks import (
     BENCHMARK_REGISTRY,
     BENCHMARKS,
@@ -51,20 +54,30 @@ from paperlib.engine.benchmarks import (
     PEPProtocol,
     Scoring,
     benchmark_metrics,
+    benchmark_warnings,
+    canonical_benchmark,
     check_root,
+    check_roots,
     load_real,
     reference_templates,
     segment_embeddings,
 )
-from paperlib.engine.checkpoint import atomic_save, load_checkpoint, state_dict_mismatch
+from paperlib.engine.checkpoint import (
+    atomic_save,
+    load_checkpoint,
+    state_dict_mismatch,
+    training_progress,
+)
 from paperlib.engine.config import build_config
 from paperlib.engine.distributed import pick_device
 from paperlib.engine.methods import build_module, input_size
+from paperlib.engine.precision import autocast_context
 from paperlib.engine.released import load_released
 from paperlib.engine.run_folder import check_replaceable, writable_folder
 from paperlib.metrics import monotonicity, results
 from paperlib.metrics.scores import NonFiniteError
-from paperlib.state_files import unreadable_reason
+from paperlib.models.bounds import check_scalars
+from paperlib.state_files import file_sha256, unreadable_reason
 
 CACHE_FORMAT = "paperlib-embeddings/1"  # stored in each cache file; others are recomputed
 
@@ -77,23 +90,39 @@ def load_trained(checkpoint: str | Path, device: str | torch.device = "cpu"):
     Only the checkpoint is read: the model is rebuilt from its ``model``/``loss`` sections,
     so the training data may have moved or been deleted (the returned config's ``data``
     section is :func:`evaluation_data_section`, not the training data's)."""
+    return _load_trained(checkpoint, device)[:4]
+
+
+def _load_trained(checkpoint: str | Path, device: str | torch.device = "cpu"):
+    """:func:`load_trained` and how far its run got (``checkpoint.training_progress``)."""
     path = Path(checkpoint)
     if path.is_dir():
         path = path / "last.pt"
     state = load_checkpoint(path)
+    progress = training_progress(state, path)
     raw = dict(state["config"])
     # the weights, BatchNorm statistics included, come from this file, and evaluation runs in
     # eval mode, where a training run's model.batchnorm has no effect
     raw["model"] = {**raw["model"], "init": "random", "batchnorm": "train"}
     raw["data"] = evaluation_data_section(raw)
+    raw["train"] = {**raw.get("train", {}), **NO_VALIDATION}  # its data is not rebuilt either
     config = build_config(raw)
     module, preprocess, tokenizer = build_module(config, device)
     mismatch = state_dict_mismatch(module, state["model"])
     if mismatch:
         raise ValueError(f"{path}: its weights do not fit the model its config builds ({mismatch})")
+    # a stored scalar out of its bounds is named here; NaN weights, by the benchmark they spoil
+    bounds = module.scalar_bounds(config.optim.clamp_logit_scale)
+    check_scalars(state["model"], bounds, str(path))
     module.load_state_dict(state["model"])
+    if module.geometry == "hyperbolic":  # the curvature scores use is the one embeddings use
+        module.model.clamp_parameters_()
     module.eval()
-    return module, preprocess, tokenizer, config
+    return module, preprocess, tokenizer, config, progress
+
+
+# the train keys of a run's config rebuilt without its data: no held-out validation
+NO_VALIDATION = {"val_every": 0, "val_benchmark": None, "val_root": None}
 
 
 def evaluation_data_section(raw: dict[str, Any]) -> dict[str, Any]:
@@ -102,15 +131,6 @@ def evaluation_data_section(raw: dict[str, Any]) -> dict[str, Any]:
     ``data.root`` need not exist any more)."""
     batch = int(raw.get("train", {}).get("batch_size", 1))
     return {"dataset": "synthetic", "size": max(batch, 1)}
-
-
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file's bytes (read in 1 MiB chunks)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def checkpoint_key(checkpoint: str | Path, model: str | None = None) -> str:
@@ -129,59 +149,176 @@ def checkpoint_key(checkpoint: str | Path, model: str | None = None) -> str:
 def load_model(
     checkpoint: str | Path | None, model: str | None = None, device: str | torch.device = "cpu"
 ):
-    """(module, preprocess, tokenizer, label): a paperlib training checkpoint when ``model``
-    is None (label ``method:model-name``), else released weights read as ``model``
-    (``engine.released``: e.g. ``meru-vit-b``, ``openclip:ViT-B-16-quickgelu``)."""
+    """(module, preprocess, tokenizer, label, progress): a paperlib training checkpoint when
+    ``model`` is None (label ``method:model-name``, ``progress`` how far its run got:
+    ``checkpoint.training_progress``), else released weights read as ``model``
+    (``engine.released``: e.g. ``meru-vit-b``, ``openclip:ViT-B-16-quickgelu``; no
+    progress)."""
     if model is None:
-        module, preprocess, tokenizer, config = load_trained(checkpoint, device)
-        return module, preprocess, tokenizer, f"{config.method}:{config.model.name}"
+        module, preprocess, tokenizer, config, progress = _load_trained(checkpoint, device)
+        return module, preprocess, tokenizer, f"{config.method}:{config.model.name}", progress
 
     module, preprocess, tokenizer = load_released(model, checkpoint, device)
-    return module, preprocess, tokenizer, model
+    check_vocabulary(module, tokenizer, f"{checkpoint} (read as {model})")
+    return module, preprocess, tokenizer, model, None
+
+
+def checked_progress(
+    progress: dict[str, Any] | None, checkpoint: Any, allow_partial: bool
+) -> dict[str, Any]:
+    """What every results file records of the training that made ``checkpoint``
+    (``training``: its step, steps, status, and ``partial`` for a run that did not finish);
+    ValueError naming the checkpoint for a run that did not finish, unless ``allow_partial``."""
+    if progress is None:
+        return {}
+    partial = progress["status"] != "finished"
+    if partial and not allow_partial:
+        raise ValueError(
+            f"{checkpoint}: its run stopped at step {progress['step']} of {progress['steps']} "
+            f"(status {progress['status']!r}), so these are not the trained model's weights; "
+            "finish the training (run the same train command again), or evaluate them as they "
+            "are with --allow-partial (allow_partial=True), which marks every results file"
+        )
+    if partial:
+        print(f"[evaluate] {checkpoint}: a partial run, step {progress['step']} of "
+              f"{progress['steps']} ({progress['status']}): results marked partial", flush=True)  # fmt: skip
+    return {"training": {**progress, "partial": partial}}
+
+
+def check_vocabulary(module, tokenizer, source: str) -> None:
+    """ValueError naming ``source`` when the tokenizer gives token ids the text tower has no
+    embedding for (a file whose vocabulary is smaller than CLIP's BPE, e.g. a reduced test
+    checkpoint), rather than an index error deep inside the first text pass."""
+    table = getattr(module.clip, "token_embedding", None)
+    if not isinstance(table, torch.nn.Embedding):
+        return  # a text tower of another kind (hf-hub models) brings its own tokenizer
+    highest = int(tokenizer(["a photo of a dog."]).max())
+    if highest >= table.num_embeddings:
+        raise ValueError(
+            f"{source}: its text tower embeds {table.num_embeddings} token ids but the "
+            f"tokenizer gives ids up to {highest}; expected a vocabulary of CLIP's BPE tokenizer "
+            "(49,408 ids)"
+        )
+
+
+class _Preprocessed(Dataset):
+    """``images[i]`` through ``preprocess``: a path decodes here, in a DataLoader worker."""
+
+    def __init__(self, images: Sequence, preprocess: Callable) -> None:
+        self.images, self.preprocess = images, preprocess
+
+    def __len__(self) -> int:
+        return len(self.images)
+
+    def __getitem__(self, index: int) -> Tensor:
+        return self.preprocess(self.images[index])
 
 
 class Embedder:
-    """Batched, no-grad image/text embedding with the trained module."""
+    """Batched, no-grad image/text embedding with the trained module.
 
-    def __init__(self, module, preprocess, tokenizer, batch_size: int = 128) -> None:
+    The inputs are cut into batches of ``batch_size`` in order; under ``torchrun`` rank r
+    embeds batches r, r + world, ... and every rank receives them all, so each batch is
+    embedded exactly as one process embeds it and the result is the same tensor in the same
+    order (``tests/test_evaluation_scale.py``). Images are decoded and preprocessed by a
+    DataLoader with ``workers`` processes; on CUDA the towers run under ``precision``'s
+    autocast (``engine.precision``; float32 on the CPU); features come back as float32 on
+    the CPU. ``progress`` shows a bar per pass (None: only on a terminal). ``local``: this
+    process embeds everything itself (validation on rank 0 while the others train on).
+    """
+
+    def __init__(
+        self,
+        module,
+        preprocess,
+        tokenizer,
+        batch_size: int = 128,
+        *,
+        workers: int = 0,
+        precision: str = "auto",
+        progress: bool | None = False,
+        local: bool = False,
+    ) -> None:
         self.module, self.preprocess, self.tokenizer = module, preprocess, tokenizer
-        self.batch_size = batch_size
+        self.batch_size, self.workers, self.progress = batch_size, workers, progress
         self.device = next(module.parameters()).device
+        self.precision, self.local = precision, local
+
+    def _mine(self, count: int) -> list[range]:
+        """This rank's batches of ``count`` inputs: every world-th batch from its rank."""
+        starts = range(0, count, self.batch_size)
+        batches = [range(i, min(i + self.batch_size, count)) for i in starts]
+        return batches if self.local else batches[distributed.rank() :: distributed.world_size()]
+
+    def _gathered(self, mine: list[range], embedded: list[Tensor]) -> Tensor:
+        """Every rank's batches, in input order."""
+        if self.local:
+            return torch.cat(embedded)
+        parts = distributed.all_gather_objects(list(zip((b.start for b in mine), embedded)))
+        ordered = sorted((pair for part in parts for pair in part), key=lambda pair: pair[0])
+        return torch.cat([t for _, t in ordered])
+
+    def _bar(self, total: int, what: str):
+        disable = None if self.progress is None else not self.progress
+        return tqdm(
+            total=total,
+            desc=f"embed {what}",
+            unit="batch",
+            disable=True if distributed.rank() else disable,
+        )
 
     @torch.no_grad()
-    def texts(self, texts: Sequence[str]) -> Tensor:
-        out = [
-            self.module.embed_text(
-                self.tokenizer(list(texts[i : i + self.batch_size])).to(self.device)
-            )
-            for i in range(0, len(texts), self.batch_size)
-        ]
-        return torch.cat(out).float().cpu()
+    def texts(self, texts: Sequence[str], what: str = "texts") -> Tensor:
+        mine, out = self._mine(len(texts)), []
+        with self._bar(len(mine), what) as bar, autocast_context(self.precision, self.device):
+            for batch in mine:
+                tokens = self.tokenizer([texts[i] for i in batch]).to(self.device)
+                out.append(self.module.embed_text(tokens).float().cpu())
+                bar.update(1)
+        return self._gathered(mine, out)
 
     @torch.no_grad()
-    def images(self, images: Sequence) -> Tensor:
-        out = []
-        for i in range(0, len(images), self.batch_size):
-            pixels = torch.stack([self.preprocess(im) for im in images[i : i + self.batch_size]])
-            out.append(self.module.embed_image(pixels.to(self.device)))
-        return torch.cat(out).float().cpu()
+    def images(self, images: Sequence, what: str = "images") -> Tensor:
+        mine, out = self._mine(len(images)), []
+        loader = DataLoader(
+            _Preprocessed(images, self.preprocess),
+            batch_sampler=[list(batch) for batch in mine],
+            num_workers=self.workers,
+            collate_fn=torch.stack,
+        )
+        with self._bar(len(mine), what) as bar, autocast_context(self.precision, self.device):
+            for pixels in loader:
+                out.append(self.module.embed_image(pixels.to(self.device)).float().cpu())
+                bar.update(1)
+        return self._gathered(mine, out)
+
+
+def _read_cache(path: Path) -> tuple[dict[str, Any] | None, str]:
+    """The cache at ``path`` (None when absent or unusable) and why it is unusable."""
+    if not path.is_file():
+        return None, ""
+    try:
+        value = torch.load(path, weights_only=True)
+        if isinstance(value, dict) and value.get("cache_format") == CACHE_FORMAT:
+            return {k: v for k, v in value.items() if k != "cache_format"}, ""
+        return None, "not an embedding cache of this version"
+    except Exception as err:  # noqa: BLE001 - any unreadable cache is recomputed
+        return None, unreadable_reason(err)
 
 
 def cached(path: Path, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     """Load ``path`` if it holds a cache this module wrote, else compute, save atomically and
     return. A file that does not load as one (cut short, corrupted, another format) is named
-    on stdout and replaced by a fresh computation."""
-    if path.is_file():
-        try:
-            value = torch.load(path, weights_only=True)
-            if isinstance(value, dict) and value.get("cache_format") == CACHE_FORMAT:
-                return {k: v for k, v in value.items() if k != "cache_format"}
-            reason = "not an embedding cache of this version"
-        except Exception as err:  # noqa: BLE001 - any unreadable cache is recomputed
-            reason = unreadable_reason(err)
+    on stdout and replaced by a fresh computation. Under torchrun every rank computes when any
+    rank lacks the cache (the passes are shared), and rank 0 writes it."""
+    value, reason = _read_cache(path)
+    if all(distributed.all_gather_objects(value is not None)):
+        return value
+    if reason and distributed.is_main():
         print(f"[evaluate] cache {path} is unusable ({reason}); recomputing it", flush=True)
     value = compute()
-    atomic_save({**value, "cache_format": CACHE_FORMAT}, path)
+    if distributed.is_main():
+        atomic_save({**value, "cache_format": CACHE_FORMAT}, path)
     return value
 
 
@@ -325,12 +462,19 @@ def classification_templates(
 REFERENCE_PROMPTS = "meru-hycoclip"  # the prompt-set name of the references' ensembles
 
 
+MAX_WORLD_SIZE = 20_000  # held-out world samples: the world benchmarks score every pair (n²)
+
+
 def check_sizes(world_size: int, batch_size: int, limits: dict[str, int | None]) -> None:
-    """Refuse sizes that would evaluate nothing or something else than asked: the world needs
-    at least 2 samples (retrieval over one item ranks nothing), a batch at least 1, a limit at
-    least 1 (None keeps every sample)."""
-    if world_size < 2:
-        raise ValueError(f"world_size: expected at least 2 held-out samples, got {world_size}")
+    """Refuse sizes that would evaluate nothing or something else than asked, or ask for more
+    memory than any evaluation needs: the world needs 2 to :data:`MAX_WORLD_SIZE` samples
+    (retrieval over one item ranks nothing), a batch at least 1, a limit at least 1 (None keeps
+    every sample)."""
+    if not 2 <= world_size <= MAX_WORLD_SIZE:
+        raise ValueError(
+            f"world_size: expected at least 2 held-out samples and at most "
+            f"{MAX_WORLD_SIZE:,}, got {world_size}"
+        )
     if batch_size < 1:
         raise ValueError(f"batch_size: expected at least 1, got {batch_size}")
     for name, limit in limits.items():
@@ -364,6 +508,10 @@ def evaluate(
     skip_bad_images: bool = False,
     retrieval_transform: str | None = None,
     captions: str | None = None,
+    workers: int = 0,
+    precision: str = "auto",
+    progress: bool | None = None,
+    allow_partial: bool = False,
 ) -> list[dict[str, Any]]:
     """Evaluate ``checkpoint`` on ``benchmarks``; writes ``<output_dir>/<dataset>.json`` files
     (CLIP_benchmark keys) and ``results.md`` (merged table); returns the result dicts.
@@ -384,27 +532,45 @@ def evaluate(
     default to the model family's reference protocol (:class:`EvalProtocol`: MERU, HyCoCLIP,
     ARGENT and MERU's CLIP baselines squeeze and keep every COCO caption; CLIP, Long-CLIP and
     HiMo crop and keep five). Each real benchmark's results file records the protocol it ran
-    (``protocol``).
+    (``protocol``), and one evaluated on part of its samples (a limit) records how many of
+    how many (``subset``); warnings (PEP levels whose scores all tie) go into ``warnings``.
+    Every results file of a training checkpoint records how far its run got (``training``:
+    step, steps, status, partial); a run that did not finish (stopped by a signal, or a
+    periodic checkpoint) is refused unless ``allow_partial``.
+
+    ``workers`` decode images in DataLoader processes, ``precision`` is the autocast on CUDA
+    (``engine.precision``), ``progress`` shows a bar per embedding pass (None: on a terminal).
+    Under ``torchrun`` the passes are shared over the ranks (:class:`Embedder`) and rank 0
+    writes the results. Benchmark names may be CLIP_benchmark's
+    (``engine.benchmarks.BENCHMARK_ALIASES``).
     """
+    benchmarks = [canonical_benchmark(b) for b in benchmarks]
     roots, limits, hierarcaps_root, hierarcaps_limit = _checked_request(
         benchmarks, roots, limits, hierarcaps_root, hierarcaps_limit, world_size, batch_size
     )
-    output_dir = _checked_output(Path(output_dir), benchmarks)
+    if distributed.is_main():
+        _checked_output(Path(output_dir), benchmarks)
+    distributed.barrier()
+    output_dir = Path(output_dir)
     device = pick_device(device, option="device (--device)")
-    real, skipped = _real_samples(benchmarks, roots, limits, skip_bad_images)
+    real, skipped, subsets = _real_samples(benchmarks, roots, limits, skip_bad_images)
     EvalProtocol(retrieval_transform or "crop", captions or "first-5")  # names a bad choice
-    module, preprocess, tokenizer, label = load_model(checkpoint, model, device)
+    module, preprocess, tokenizer, label, progress = load_model(checkpoint, model, device)
+    training = checked_progress(progress, checkpoint, allow_partial)
     geometry = module.geometry
     curv = module.model.curv.item() if geometry == "hyperbolic" else 0.0
     scoring = Scoring(geometry, curv, pep or PEPProtocol())
     family = model_family(module, model)
     protocol = EvalProtocol.reference(family, retrieval_transform, captions)
-    embed = Embedder(module, preprocess, tokenizer, batch_size)
+    compute = {"workers": workers, "precision": precision, "progress": progress}
+    embed = Embedder(module, preprocess, tokenizer, batch_size, **compute)
     cache = Path(cache_dir or output_dir / "cache") / checkpoint_key(checkpoint or model, model)
     size = world_image_size or input_size(module)
     datasets = _generated_and_hierarcaps(
         embed, cache, benchmarks, world_seed, world_size, size, hierarcaps_root, hierarcaps_limit
     )
+    if "hierarcaps" in benchmarks:
+        subsets.update(hierarcaps_subset(hierarcaps_root, hierarcaps_limit))
     embedders = {"crop": embed, "squeeze": retrieval_embedder(embed, input_size(module))}
     real_options = RealOptions(roots, limits, noise_seed, templates, protocol)
     real_datasets, prompt_sets = _real_datasets(embedders, cache, real, skipped, real_options)
@@ -415,11 +581,33 @@ def evaluate(
         for b, _ in datasets
         if b not in WORLD_BENCHMARKS
     }
-    rows = _result_rows(datasets, skipped, f"{checkpoint}", scoring, labels, recorded)
-    for result in rows:  # every metric first: a failure leaves no partial results
-        results.write_result(output_dir / f"{result['dataset']}.json", result)
-    atomic_write_text(output_dir / "results.md", markdown_table(output_dir) + "\n")
+    notes = {b: {"subset": subsets[b]} for b in subsets}
+    rows = _result_rows(
+        datasets, skipped, f"{checkpoint}", scoring, labels, recorded, notes, training
+    )
+    _write_results(output_dir, rows)  # every metric first: a failure leaves no partial results
     return rows
+
+
+def _write_results(output_dir: Path, rows: list[dict[str, Any]]) -> None:
+    """Each result's file and ``results.md`` (rank 0; the others wait)."""
+    if distributed.is_main():
+        for result in rows:
+            results.write_result(output_dir / f"{result['dataset']}.json", result)
+        atomic_write_text(output_dir / "results.md", markdown_table(output_dir) + "\n")
+    distributed.barrier()
+
+
+def subset_record(kept: int, total: int) -> dict[str, int] | None:
+    """``{"samples": kept, "of": total}`` when a limit left samples out, else None."""
+    return {"samples": kept, "of": total} if kept < total else None
+
+
+def hierarcaps_subset(root, limit: int | None) -> dict[str, dict[str, int]]:
+    """HierarCaps' ``subset`` record when ``limit`` keeps fewer rows than the test set has."""
+    total = len(load_hierarcaps(root, require_images=False))
+    record = subset_record(min(limit or total, total), total)
+    return {"hierarcaps": record} if record else {}
 
 
 def is_results_file(path: Path) -> bool:
@@ -456,7 +644,8 @@ def _checked_request(
     unknown = [b for b in benchmarks if b not in BENCHMARKS]
     if unknown:
         raise ValueError(f"unknown benchmark {unknown[0]!r}; expected one of {list(BENCHMARKS)}")
-    roots, limits = dict(roots or {}), dict(limits or {})
+    roots = {canonical_benchmark(k): v for k, v in (roots or {}).items()}
+    limits = {canonical_benchmark(k): v for k, v in (limits or {}).items()}
     bad = [k for k in (*roots, *limits) if k not in REAL_BENCHMARKS + ("hierarcaps",)]
     if bad:
         raise ValueError(
@@ -477,25 +666,29 @@ def _checked_request(
     return roots, limits, hierarcaps_root, hierarcaps_limit
 
 
-def _real_samples(benchmarks, roots, limits, skip_bad_images: bool) -> tuple[dict, dict]:
-    """Each real benchmark's samples, checked and listed before the model loads, and the
-    (path, reason) of the images left out (``skip_bad_images``; else none)."""
-    real = {
-        b: load_real(b, check_root(b, roots.get(b)), limits.get(b))
-        for b in benchmarks
-        if b in REAL_BENCHMARKS
-    }
+def _real_samples(benchmarks, roots, limits, skip_bad_images: bool) -> tuple[dict, dict, dict]:
+    """Each real benchmark's samples, checked and listed before the model loads (every root
+    missing named at once, ``check_roots``), the (path, reason) of the images left out
+    (``skip_bad_images``; else none), and the ``subset`` record of each that a limit cut."""
+    names = [b for b in benchmarks if b in REAL_BENCHMARKS]
+    found = check_roots(names, roots)
+    real, subsets = {}, {}
+    for b in names:
+        every = load_real(b, found[b])
+        real[b] = every[: limits.get(b)]
+        if (subset := subset_record(len(real[b]), len(every))) is not None:
+            subsets[b] = subset
     skipped: dict[str, list[tuple[str, str]]] = {b: [] for b in real}
     if skip_bad_images:
         for b in real:
             real[b], skipped[b] = readable_samples(real[b], b)
-            if skipped[b]:
+            if skipped[b] and distributed.is_main():
                 print(
                     f"[evaluate] {b}: {len(skipped[b])} unreadable image(s) skipped, e.g. "
                     f"{skipped[b][0][0]}",
                     flush=True,
                 )
-    return real, skipped
+    return real, skipped, subsets
 
 
 def _generated_and_hierarcaps(
@@ -619,10 +812,14 @@ def _result_rows(
     scoring: Scoring,
     labels: tuple[str, str],
     protocols: dict[str, dict[str, Any]],
+    notes: dict[str, dict[str, Any]] | None = None,
+    common: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The CLIP_benchmark result dicts of every dataset (``labels``: model, pretrained), all
     computed before any is written; a skipped image list goes into its benchmark's results,
-    and each real benchmark's records its protocol (:func:`protocol_record`)."""
+    each real benchmark's records its protocol (:func:`protocol_record`), ``notes`` add keys
+    per benchmark (``subset``), every one the ``common`` fields (the training's progress), and
+    a benchmark's warnings (``Benchmark.warnings``) are recorded (``warnings``) and printed."""
     rows: list[dict[str, Any]] = []
     for benchmark, emb in datasets:
         try:
@@ -637,10 +834,16 @@ def _result_rows(
         )
         if benchmark in protocols:
             extra["protocol"] = protocols[benchmark]
+        extra.update((notes or {}).get(benchmark, {}))
+        extra.update(common or {})
         tasks = BENCHMARK_REGISTRY[benchmark].tasks
         for dataset, metrics in computed.items():
+            warnings = benchmark_warnings(emb, dataset, benchmark, scoring)
+            for warning in warnings if distributed.is_main() else ():
+                print(f"[evaluate] warning: {dataset}: {warning}", flush=True)
+            found = {"warnings": warnings} if warnings else {}
             task = tasks[dataset]
-            rows.append(results.make_result(dataset, *labels, task, metrics, **extra))
+            rows.append(results.make_result(dataset, *labels, task, metrics, **extra, **found))
     return rows
 
 

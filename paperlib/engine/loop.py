@@ -15,7 +15,8 @@
 - a non-finite loss raises :class:`NonFiniteLossError` naming the step and the term, before the
   weights change; non-finite parameters raise it naming the parameter before any checkpoint
   is written; SIGTERM or SIGINT (Ctrl-C) saves ``last.pt`` after the current
-  step and returns cleanly;
+  step, its status ``interrupted`` recorded in it, and returns cleanly (the train command then
+  exits 75);
 - resume from ``<output_dir>/last.pt`` (``train.resume``), on the schedule of the config's
   ``train.steps`` (a finished run extended to more steps trains them: :func:`follow_schedule`);
   ``train.keep_checkpoints`` also keeps every periodic checkpoint as ``step<N>.pt`` (for
@@ -47,15 +48,15 @@ import torch
 from torch import Tensor, nn
 from tqdm.auto import tqdm
 
-from paperlib.atomic import atomic_write, atomic_write_text
+from paperlib.atomic import atomic_write, atomic_write_text, writing
 from paperlib.engine import checkpoint, distributed
 from paperlib.engine.config import Config, ConfigError, load_config, save_config, to_dict
-from paperlib.engine.data import build_dataset, build_loader
-from paperlib.engine.methods import LossResult, build_module, input_size
-from paperlib.engine.registry import DATASET_REGISTRY
-from paperlib.engine.reporting import RunLog, open_reporters
-from paperlib.engine.run_folder import claim_run_folder, orphaned_temporaries
-from paperlib.engine.validation import build_validation_set, validate
+from paperlib.engine.data import build_dataset, build_loader, per_rank_batch
+from paperlib.engine.methods import LossResult, build_module, check_stored_weights, input_size
+from paperlib.engine.precision import autocast_context
+from paperlib.engine.reporting import RunLog, check_backends, open_reporters
+from paperlib.engine.run_folder import check_run_folder, claim_run_folder, orphaned_temporaries
+from paperlib.engine.validation import build_validation
 from paperlib.tensor_checks import NonFiniteInputError
 
 
@@ -116,17 +117,6 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-
-
-def autocast_context(precision: str, device: torch.device):
-    """bf16 autocast for ``bf16`` (or ``auto`` on CUDA), fp16 autocast for ``fp16``; nothing
-    for float32. fp16 also needs a loss scaler (:func:`attach_grad_scaler`)."""
-    if precision == "fp16":
-        return torch.autocast(device.type, dtype=torch.float16)
-    use_bf16 = precision == "bf16" or (precision == "auto" and device.type == "cuda")
-    if not use_bf16:
-        return contextlib.nullcontext()
-    return torch.autocast(device.type, dtype=torch.bfloat16)
 
 
 def attach_grad_scaler(module: nn.Module, precision: str, device: torch.device) -> None:
@@ -320,6 +310,8 @@ RESUMABLE = {
     "train.val_every",
     "train.val_size",
     "train.val_metrics",
+    "train.val_benchmark",
+    "train.val_root",
     "data.cache_dir",
     "train.device",
     "data.num_workers",
@@ -468,22 +460,73 @@ class JsonlLog:
 
     def write(self, record: dict[str, Any]) -> None:
         if self.enabled:
-            with open(self.path, "a") as handle:
+            with writing(self.path), open(self.path, "a") as handle:
                 handle.write(json.dumps(record) + "\n")
 
 
 def train(
     config: Config | str | Path | dict, overrides: list[str] | tuple[str, ...] = ()
 ) -> TrainResult:
-    """Run (or resume) training as configured; see the module docstring. The output folder is
-    held for the run (:func:`claimed_output_dir`) before anything is built."""
+    """Run (or resume) training as configured; see the module docstring. Every check is made
+    before the output folder is claimed: the folder's own (writable, a run's files only,
+    ``run_folder.check_run_folder``), then those that need the model (:func:`_build`); then
+    the folder is held for the run (:func:`claimed_output_dir`)."""
     if not isinstance(config, Config):
         config = load_config(config, overrides)
     elif overrides:
         config = load_config(to_dict(config), overrides)
     info = distributed.init_distributed(config.train.device)
+    if info.is_main:  # the cheap checks of the folder first, leaving nothing behind
+        check_run_folder(Path(config.train.output_dir))
+    built = _build(config, info)
     with claimed_output_dir(Path(config.train.output_dir), config.train.resume, info.is_main):
-        return _train(config, info)
+        return _train(config, info, built)
+
+
+def check_world_size(config: Config, world_size: int) -> None:
+    """Refuse a global batch the processes cannot share: ``train.batch_size`` that the world
+    size does not divide, or a per-rank batch that splits ``data.twins``' pairs (the per-rank
+    accumulation: :func:`check_accumulation`)."""
+    t = config.train
+    try:
+        local = per_rank_batch(t.batch_size, world_size)
+    except ValueError as error:
+        raise ConfigError(f"{error} (the number of processes torchrun started)") from None
+    if config.data.twins and local % 2:
+        raise ConfigError(
+            f"data.twins: the per-rank batch train.batch_size / world size = {local} splits "
+            "the twin pairs; expected an even per-rank batch"
+        )
+
+
+@dataclass
+class _Built:
+    """The run's model and optimiser, built before its folder is claimed."""
+
+    module: Any
+    preprocess: Any
+    tokenizer: Any
+    optimizer: Any
+    scheduler: Any
+
+
+def _build(config: Config, info: distributed.DistInfo) -> _Built:
+    """Make every check of the run that does not read its folder (the world size, the
+    reporting backends, the model's start and accumulation), seed, and build the module and
+    optimiser."""
+    t = config.train
+    check_world_size(config, info.world_size)
+    if info.is_main:
+        try:
+            check_backends(t.report_to)
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
+    seed_everything(t.seed)
+    module, preprocess, tokenizer = build_module(config, info.device)
+    check_accumulation(module, config, info.world_size)
+    attach_grad_scaler(module, t.precision, info.device)
+    optimizer, scheduler = build_optimizer(module, config)
+    return _Built(module, preprocess, tokenizer, optimizer, scheduler)
 
 
 def _resume_step(config: Config, info: distributed.DistInfo, module, optimizer, scheduler) -> int:
@@ -495,6 +538,8 @@ def _resume_step(config: Config, info: distributed.DistInfo, module, optimizer, 
     state = checkpoint.load_checkpoint(last, map_location=info.device)
     _check_resume(state["config"], config, last)
     checkpoint.checked_step(state, config.train.steps, last)
+    if isinstance(state["model"], dict):  # else restore names what it holds
+        check_stored_weights(module, state["model"], str(last), config.optim.clamp_logit_scale)
     scaler = grad_scaler(module)
     if scaler is not None and "grad_scaler" in state:
         scaler.load_state_dict(state["grad_scaler"])
@@ -520,9 +565,16 @@ def follow_schedule(optimizer, scheduler) -> None:
 
 
 def _save(
-    config: Config, info: distributed.DistInfo, module, optimizer, scheduler, step: int
+    config: Config,
+    info: distributed.DistInfo,
+    module,
+    optimizer,
+    scheduler,
+    step: int,
+    status: str = "running",
 ) -> Path | None:
-    """Check the parameters are finite, then write ``last.pt`` (rank 0; every rank's RNG)."""
+    """Check the parameters are finite, then write ``last.pt`` (rank 0; every rank's RNG),
+    recording the run's ``status`` at ``step`` (``checkpoint.TRAINING_STATUSES``)."""
     check_parameters(module, step)
     rngs = distributed.all_gather_objects(checkpoint.rng_state())
     path = None
@@ -536,6 +588,7 @@ def _save(
             rng_states=rngs,
             config=to_dict(config),
             grad_scaler=None if grad_scaler(module) is None else grad_scaler(module).state_dict(),
+            status=status,
         )
     distributed.barrier()
     return path
@@ -568,18 +621,15 @@ class _Prepared:
     scheduler: Any
     loader: Any
     start: int
-    validation: Any  # engine.validation.ValidationSet, or None
+    validation: Any  # engine.validation.Validation, or None
 
 
-def _prepare(config: Config, info: distributed.DistInfo) -> _Prepared:
-    """Seed, build the module and optimiser, restore a checkpoint, write the config and cut
-    the log back to the resume step, then the data from that step."""
+def _prepare(config: Config, info: distributed.DistInfo, built: _Built) -> _Prepared:
+    """Restore a checkpoint into the built module, write the config and cut the log back to
+    the resume step, then the data from that step."""
     t, out_dir = config.train, Path(config.train.output_dir)
-    seed_everything(t.seed)
-    module, preprocess, tokenizer = build_module(config, info.device)
-    check_accumulation(module, config, info.world_size)
-    attach_grad_scaler(module, t.precision, info.device)
-    optimizer, scheduler = build_optimizer(module, config)
+    module, preprocess, tokenizer = built.module, built.preprocess, built.tokenizer
+    optimizer, scheduler = built.optimizer, built.scheduler
     fresh = not (t.resume and checkpoint.latest(out_dir) is not None)
     start = _resume_step(config, info, module, optimizer, scheduler)
     if info.is_main:
@@ -595,10 +645,8 @@ def _prepare(config: Config, info: distributed.DistInfo) -> _Prepared:
         config, dataset, tokenizer, rank=info.rank, world_size=info.world_size, start_step=start
     )
     validation = None
-    if info.is_main and t.val_every > 0 and DATASET_REGISTRY[config.data.dataset].validation:
-        validation = build_validation_set(
-            t.val_size, input_size(module), preprocess, tokenizer, t.val_metrics
-        )
+    if info.is_main:  # the world's or real held-out sets (engine.validation)
+        validation = build_validation(config, input_size(module), preprocess, tokenizer)
     if info.is_main:  # the logged total is every rank's: it continues on rank 0 alone
         loader.total = int(logged_value(out_dir / "log.jsonl", start, "skipped_images"))
     return _Prepared(module, model, optimizer, scheduler, loader, start, validation)
@@ -618,15 +666,14 @@ def calibrate_alpha(module: nn.Module, config: Config, dataset: Any, tokenizer: 
 
 def _validate(run: _Prepared, config: Config, step: int) -> dict[str, Any]:
     """The validation record of ``step`` (``engine.validation``)."""
-    values = validate(run.module, run.validation, config.train.val_metrics)
-    return {"step": step, "val": values, "val_size": config.train.val_size}
+    return run.validation.record(run.module, step)
 
 
-def _train(config: Config, info: distributed.DistInfo) -> TrainResult:
+def _train(config: Config, info: distributed.DistInfo, built: _Built) -> TrainResult:
     """:func:`_loop` over :func:`_prepare`'s run, its log open throughout (the live views of
     ``train.report_to`` are closed however the loop ends)."""
     t, out_dir = config.train, Path(config.train.output_dir)
-    run = _prepare(config, info)
+    run = _prepare(config, info, built)
     reporters = open_reporters(t.report_to, out_dir, to_dict(config), info.is_main, run.start)
     log = RunLog(JsonlLog(out_dir / "log.jsonl", info.is_main), reporters)
     try:
@@ -686,7 +733,7 @@ def _loop(config: Config, info: distributed.DistInfo, run: _Prepared, log: RunLo
                 status = "interrupted"
                 break
     progress.close()
-    path, skipped = save(step), skipped_images(run.loader)
+    path, skipped = save(step, status), skipped_images(run.loader)
     log.write({"step": step, "status": status, **skipped})
     if info.is_main and status == "interrupted":
         print(f"[train] SIGTERM/SIGINT: stopped after step {step}; checkpoint {path}", flush=True)

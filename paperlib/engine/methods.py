@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,7 @@ from paperlib.losses.longclip import LongCLIPConfig, longclip_loss
 from paperlib.metrics.diagnostics import aperture_diagnostics
 from paperlib.models import LOGIT_SCALE_MAX
 from paperlib.models.batchnorm import BatchNormStatistics, batchnorm_layers
+from paperlib.models.bounds import check_scalars
 from paperlib.models.clip import create_model, encode_image, encode_text
 from paperlib.models.hyperbolic import HyperbolicCLIP
 from paperlib.models.meru_checkpoint import (
@@ -57,7 +59,7 @@ from paperlib.models.meru_checkpoint import (
     create_meru_encoders,
     meru_alpha_init,
 )
-from paperlib.state_files import load_tensor_file
+from paperlib.state_files import load_tensor_file, nonfinite_entry
 
 if TYPE_CHECKING:
     from paperlib.engine.config import Config, ModelConfig
@@ -150,6 +152,12 @@ class EuclideanModule(BatchNormStatistics):
     def scalars(self) -> dict[str, float]:
         return {"logit_scale": self.clip.logit_scale.item()}
 
+    def scalar_bounds(self, clamp_logit_scale: bool = True) -> dict[str, tuple[float, float]]:
+        """The bounds :meth:`after_step` keeps each scalar in, by state-dict key (none but
+        finiteness for a logit scale the run does not clamp)."""
+        low, high = (0.0, LOGIT_SCALE_MAX) if clamp_logit_scale else (-math.inf, math.inf)
+        return {"clip.logit_scale": (low, high)}
+
     def diagnostics(self, features: dict[str, Tensor]) -> dict[str, float]:
         return {}
 
@@ -226,6 +234,11 @@ class HyperbolicModule(BatchNormStatistics):
     def after_step(self, clamp_logit_scale: bool = True) -> None:
         """MERU's clamps (logit scale, curvature, α): always, as its reference does."""
         self.model.clamp_parameters_()
+
+    def scalar_bounds(self, clamp_logit_scale: bool = True) -> dict[str, tuple[float, float]]:
+        """The bounds MERU's clamps keep each scalar in (:meth:`after_step`: always), by
+        state-dict key."""
+        return {f"model.{key}": bounds for key, bounds in self.model.scalar_bounds().items()}
 
     def scalars(self) -> dict[str, float]:
         m = self.model
@@ -352,21 +365,47 @@ def read_init_checkpoint(path: str) -> tuple[dict[str, Tensor], dict[str, Tensor
     return clip_state, scalars
 
 
+def check_stored_weights(
+    module: nn.Module, state: dict[str, Tensor], source: str, clamp_logit_scale: bool = True
+) -> None:
+    """Weights ``state`` read from ``source`` for ``module``: ValueError naming the file and
+    the tensor when one holds NaN or inf; its scalars checked against the bounds the module
+    keeps them in (``models.bounds.check_scalars``: out of bounds warned)."""
+    if bad := nonfinite_entry(state):
+        raise ValueError(
+            f"{source}: tensor {bad} holds NaN or inf; expected finite weights (a model "
+            "trained into NaN, or a damaged file)"
+        )
+    check_scalars(state, module.scalar_bounds(clamp_logit_scale), source)
+
+
 def build_module(config: Config, device: torch.device | str = "cpu"):
     """The method's training module, its image transform and tokenizer.
 
     ``model.init``: ``random``, an open_clip pretrained tag, an open_clip-format state file,
     or a paperlib training checkpoint (``last.pt`` of any method: its encoders are loaded,
     and MERU/HyCoCLIP/ARGENT's curvature, α and logit scale when both runs are hyperbolic).
+    A base that does not fit ``model.name``, holds NaN or inf, or a scalar outside the bounds
+    the model keeps it in, is refused (or, out of bounds, warned about) naming the file and
+    the key (:func:`check_stored_weights`).
     """
     m = config.model
     pretrained = None if m.init == "random" else m.init
     scalars: dict[str, Tensor] = {}
+    source = f"model.init {m.init}"
     if pretrained is not None and Path(pretrained).is_file():
         found = read_init_checkpoint(pretrained)
         if found is not None:
             pretrained, scalars = found  # the run's open_clip state, read once
-    bundle = _encoders(m, pretrained)
+    try:
+        bundle = _encoders(m, pretrained, m.init)
+    except ValueError as error:
+        if m.init == "random" or not Path(m.init).is_file():
+            raise
+        expected = "" if "expected" in str(error) else f"; expected the weights of {m.name!r}"
+        raise ValueError(f"model.init: {error}{expected}") from None
+    if m.grad_checkpointing:  # both towers' blocks recomputed in the backward pass
+        bundle.model.set_grad_checkpointing(True)
     if config.hyperbolic:
         width = 512 if m.alpha_rule == "fixed-512" else bundle.model.text_projection.shape[-1]
         model = HyperbolicCLIP(
@@ -383,6 +422,7 @@ def build_module(config: Config, device: torch.device | str = "cpu"):
                 "checkpoint's α is kept), or leave alpha out of model.init_scalars"
             )
         module = method_spec(config.method).module(model, config.method, config.loss)
+        check_stored_weights(module, scalars, source)
         with torch.no_grad():
             for key, value in scalars.items():
                 module.get_parameter(key).copy_(value)
@@ -391,6 +431,9 @@ def build_module(config: Config, device: torch.device | str = "cpu"):
     if m.logit_scale_init is not None:
         with torch.no_grad():
             module.logit_scale.fill_(m.logit_scale_init)
+    elif pretrained is not None and not config.hyperbolic:
+        bounds = module.scalar_bounds(config.optim.clamp_logit_scale)
+        check_scalars(module.state_dict(), bounds, source)
     if m.batchnorm == "frozen" and not batchnorm_layers(module):
         raise ValueError(
             f"model.batchnorm: frozen keeps the BatchNorm statistics of model.init, but "
@@ -400,18 +443,24 @@ def build_module(config: Config, device: torch.device | str = "cpu"):
     return module.to(device), bundle.preprocess, bundle.tokenizer
 
 
-def _encoders(m: ModelConfig, pretrained: str | dict[str, Tensor] | None):
+def _encoders(m: ModelConfig, pretrained: str | dict[str, Tensor] | None, source: str):
     """The open_clip encoders of ``model.name`` (an open_clip architecture, or HyCoCLIP's
-    towers ``hycoclip-vit-{s,b,l}``) with weights from ``pretrained``."""
+    towers ``hycoclip-vit-{s,b,l}``) with weights from ``pretrained`` (read from ``source``,
+    named in errors)."""
     if m.name in HYCOCLIP_MODEL_NAMES:
         if isinstance(pretrained, str):
             raise ValueError(
                 f"model.init: {m.name!r} starts from random weights or a paperlib "
                 f"training checkpoint of the same towers; got {pretrained!r}"
             )
-        return create_meru_encoders(m.name, pretrained)
+        return create_meru_encoders(m.name, pretrained, source)
     return create_model(
-        m.name, pretrained, context_length=m.context_length, long_text=m.long_text, keep=m.keep
+        m.name,
+        pretrained,
+        context_length=m.context_length,
+        long_text=m.long_text,
+        keep=m.keep,
+        source=source,
     )
 
 

@@ -49,7 +49,9 @@ class TrainingDataset:
     (iterable) dataset of training items (dicts, see ``engine.data.Collate``); ``root``: it
     reads the folder ``data.root``; ``boxes``: its items carry a box crop and phrase (HyCoCLIP's
     and ARGENT's batches); ``generated``: it is made in memory, ``data.size`` samples;
-    ``validation``: a held-out validation set of its kind exists (``engine.validation``)."""
+    ``validation``: a held-out validation set of its kind exists (``engine.validation``);
+    ``locate(data.root)``: how the root is found and checked (FileNotFoundError naming what is
+    missing; default: a path that exists)."""
 
     name: str
     build: Callable[..., Dataset | IterableDataset]
@@ -57,6 +59,7 @@ class TrainingDataset:
     boxes: bool = False
     generated: bool = False
     validation: bool = False
+    locate: Callable[[str], Any] | None = None
 
 
 #: the training methods by name (``engine.methods`` registers them)

@@ -59,10 +59,26 @@ def writable_folder(folder: Path, option: str, keep: bool = True) -> Path:
     return folder
 
 
+def check_run_folder(folder: Path, option: str = "train.output_dir") -> None:
+    """What :func:`claim_run_folder` checks, leaving nothing behind: ``folder`` writable (the
+    folders the check created removed again) and holding only a run's files."""
+    writable_folder(folder, option, keep=False)
+    if folder.is_dir():
+        _refuse_foreign(folder, option)
+
+
 def claim_run_folder(folder: Path, option: str = "train.output_dir") -> None:
     """Accept ``folder`` for a training run (module docstring) and mark it; ConfigError naming
     ``option`` and the files that are not a run's otherwise. Writes nothing but the mark."""
     writable_folder(folder, option)
+    names = _refuse_foreign(folder, option)
+    if MARKER not in names:
+        (folder / MARKER).write_text(json.dumps({"written_by": "paperlib.engine.loop"}) + "\n")
+
+
+def _refuse_foreign(folder: Path, option: str) -> list[str]:
+    """The names in ``folder``; ConfigError naming ``option`` and the files that are not a
+    run's when it holds any, or files without a run's mark."""
     names = sorted(entry.name for entry in folder.iterdir())
     foreign = [n for n in names if not is_run_file(n)]
     started = MARKER in names or "last.pt" in names or ".lock" in names
@@ -74,8 +90,7 @@ def claim_run_folder(folder: Path, option: str = "train.output_dir") -> None:
             f"{', ...' if len(shown) > _SHOWN else ''}); choose an empty or new folder, or "
             "move them out (nothing was changed)"
         )
-    if MARKER not in names:
-        (folder / MARKER).write_text(json.dumps({"written_by": "paperlib.engine.loop"}) + "\n")
+    return names
 
 
 def orphaned_temporaries(folder: Path) -> list[Path]:

@@ -18,19 +18,45 @@ Metrics (:data:`VALIDATION_METRICS`; geometry-aware scores, ``metrics.scores``):
   :data:`PARENT_KINDS` kind: ``short`` captions, ``box_text`` phrases and ``box_image`` crops
   (each sample's box as its training item carries it, ``data.world.chosen_box``).
 
-Only the generated world has a validation set here; other datasets log nothing.
+Real data (:func:`real_validation_sets`, :func:`validate_real`): a ShareGPT4V run validates on
+its held-out entries (the first ``data.held_out`` of the JSON, at most ``train.val_size``):
+long-caption retrieval R@1/5/10 both ways, logged as ``sharegpt4v/<CLIP_benchmark metric>``;
+with ``train.val_benchmark`` (and ``train.val_root``) any run also validates on the first
+``train.val_size`` samples of that benchmark (``engine.benchmarks``: retrieval, zero-shot,
+long-caption), every metric logged as ``<dataset>/<metric>``. Images go through the model's
+evaluation transform, decoded by ``data.num_workers`` DataLoader processes; the record is
+``{"step": s, "val": {name: value}, "val_samples": {set: n}}``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor, nn
 
+if TYPE_CHECKING:
+    from paperlib.engine.config import Config
+
+from paperlib.data.loaders import load_sharegpt4v
 from paperlib.data.world import World, box_crop, chosen_box, class_names, zeroshot_prompts
+from paperlib.engine.benchmarks import (
+    BENCHMARK_REGISTRY,
+    CLASSIFICATION_BENCHMARKS,
+    EmbedOptions,
+    LazyImages,
+    Scoring,
+    benchmark_metrics,
+    canonical_benchmark,
+    check_root,
+    load_real,
+)
+from paperlib.engine.data import sharegpt4v_json
+from paperlib.engine.evaluation import Embedder, classification_templates
+from paperlib.engine.registry import DATASET_REGISTRY
 from paperlib.geometry.lorentz import aperture_radius
 from paperlib.metrics import retrieval, zeroshot
 from paperlib.metrics.scores import pairwise_scores
@@ -168,3 +194,126 @@ def _metric(name, module, data, image, geometry, curv, device) -> float:
 def validation_records(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The validation records of a training log (those with a ``val`` mapping), by step."""
     return sorted((r for r in records if isinstance(r.get("val"), dict)), key=lambda r: r["step"])
+
+
+# --------------------------------------------------------------------------- real data
+
+SHAREGPT4V = "sharegpt4v"
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """One real validation set: its ``name`` (``sharegpt4v`` or a benchmark's), its samples,
+    and the prompt ``templates`` of a zero-shot benchmark."""
+
+    name: str
+    samples: list
+    templates: tuple[str, ...] = ()
+
+
+def real_validation_sets(config: Config) -> list[HeldOut]:
+    """The real held-out sets a run validates on (module docstring): ShareGPT4V's held-out
+    entries, and ``train.val_benchmark``'s first ``train.val_size`` samples; [] for none."""
+    t, d = config.train, config.data
+    sets = []
+    if d.dataset == SHAREGPT4V and d.held_out:
+        entries = load_sharegpt4v(sharegpt4v_json(d), d.root, split="val", val_size=d.held_out)
+        sets.append(HeldOut(SHAREGPT4V, entries[: t.val_size]))
+    if t.val_benchmark is not None:
+        name = canonical_benchmark(t.val_benchmark)
+        root = check_root(name, t.val_root)
+        templates = ()
+        if name in CLASSIFICATION_BENCHMARKS:
+            templates = tuple(classification_templates(name, Path(root))[0])
+        sets.append(HeldOut(name, load_real(name, root, t.val_size), templates))
+    return sets
+
+
+def _heldout_metrics(embed: Embedder, held: HeldOut, scoring: Scoring) -> dict[str, dict]:
+    """{dataset: metrics} of one held-out set (ShareGPT4V: long-caption retrieval)."""
+    if held.name != SHAREGPT4V:
+        spec = BENCHMARK_REGISTRY[held.name]
+        emb = spec.embed(embed, held.samples, EmbedOptions(templates=held.templates))
+        return benchmark_metrics(emb, held.name, scoring)
+    image = embed.images(LazyImages([s.image for s in held.samples]))
+    text = embed.texts([s.caption for s in held.samples])
+    scores = pairwise_scores(image, text, scoring.geometry, scoring.curv)
+    return {SHAREGPT4V: retrieval.retrieval_metrics_from_scores(scores)}
+
+
+@torch.no_grad()
+def validate_real(
+    module: nn.Module,
+    preprocess: Callable,
+    tokenizer: Callable,
+    sets: Sequence[HeldOut],
+    *,
+    workers: int = 0,
+    precision: str = "auto",
+) -> dict[str, float]:
+    """``<dataset>/<metric>`` of ``module`` on each held-out set (eval mode inside, the
+    caller's mode after; one process: the caller's rank)."""
+    was_training = module.training
+    module.eval()
+    try:
+        curv = float(module.model.curv) if module.geometry == "hyperbolic" else 0.0
+        scoring = Scoring(module.geometry, curv)
+        embed = Embedder(
+            module, preprocess, tokenizer, BATCH, workers=workers, precision=precision, local=True
+        )
+        out = {}
+        for held in sets:
+            for dataset, metrics in _heldout_metrics(embed, held, scoring).items():
+                out.update({f"{dataset}/{k}": float(v) for k, v in metrics.items()})
+    finally:
+        module.train(was_training)
+    return out
+
+
+@dataclass(frozen=True)
+class Validation:
+    """What a run validates on every ``train.val_every`` steps: the validation world (its
+    ``world`` set and ``metrics``), real held-out sets (``real``), and how to embed them."""
+
+    world: ValidationSet | None
+    metrics: tuple[str, ...]
+    val_size: int
+    real: tuple[HeldOut, ...]
+    preprocess: Callable
+    tokenizer: Callable
+    workers: int = 0
+    precision: str = "auto"
+
+    def record(self, module: nn.Module, step: int) -> dict[str, Any]:
+        """The ``log.jsonl`` record of ``step`` (module docstring)."""
+        record: dict[str, Any] = {"step": step}
+        if self.world is not None:
+            record["val"] = validate(module, self.world, self.metrics)
+            record["val_size"] = self.val_size
+        if self.real:
+            values = validate_real(
+                module, self.preprocess, self.tokenizer, self.real,
+                workers=self.workers, precision=self.precision,
+            )  # fmt: skip
+            record["val"] = {**record.get("val", {}), **values}
+            record["val_samples"] = {held.name: len(held.samples) for held in self.real}
+        return record
+
+
+def build_validation(
+    config: Config, image_size: int, preprocess: Callable, tokenizer: Callable
+) -> Validation | None:
+    """The run's :class:`Validation` (None when ``train.val_every`` is 0): the validation
+    world for a generated training world, the real sets of :func:`real_validation_sets`."""
+    t = config.train
+    if t.val_every == 0:
+        return None
+    entry = DATASET_REGISTRY[config.data.dataset]
+    world = None
+    if entry.validation and entry.generated:
+        world = build_validation_set(t.val_size, image_size, preprocess, tokenizer, t.val_metrics)
+    real = tuple(real_validation_sets(config))
+    return Validation(
+        world, t.val_metrics, t.val_size, real, preprocess, tokenizer,
+        config.data.num_workers, t.precision,
+    )  # fmt: skip

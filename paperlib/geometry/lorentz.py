@@ -104,16 +104,23 @@ class _no_autocast:
             c.__exit__(*exc)
 
 
-def _curv(curv: float | Tensor, like: Tensor) -> Tensor:
-    """``curv`` as a tensor like ``like``; ValueError unless every value is > 0 (NaN too).
-
-    A tensor on an accelerator is not checked: that would wait for the device at every call
-    (the models' curvature is ``exp(log c)``, positive by construction).
-    """
+def _check_curv(curv: float | Tensor) -> None:
+    """ValueError unless every value of ``curv`` is finite and > 0 (NaN and inf refused: an
+    infinite curvature collapses every distance to 0). A tensor on an accelerator is not
+    checked: that would wait for the device at every call (the models' curvature is
+    ``exp(log c)``, positive by construction, and checked where a checkpoint is read)."""
     on_cpu = not isinstance(curv, Tensor) or curv.device.type == "cpu"
-    if on_cpu and not bool(torch.all(torch.as_tensor(curv) > 0)):
+    value = torch.as_tensor(curv) if on_cpu else None
+    if on_cpu and not bool(torch.all((value > 0) & torch.isfinite(value))):
         shown = curv.tolist() if isinstance(curv, Tensor) and curv.numel() < 5 else curv
-        raise ValueError(f"curv must be > 0 (the space has curvature -curv); got {shown}")
+        raise ValueError(
+            f"curv must be > 0 (the space has curvature -curv) and finite; got {shown}"
+        )
+
+
+def _curv(curv: float | Tensor, like: Tensor) -> Tensor:
+    """``curv`` as a tensor like ``like``, checked (:func:`_check_curv`)."""
+    _check_curv(curv)
     return torch.as_tensor(curv, dtype=like.dtype, device=like.device)
 
 
@@ -314,7 +321,9 @@ def log_map0(x: Tensor, curv: float | Tensor) -> Tensor:
 
 
 def aperture_radius(curv: float | Tensor, min_radius: float = 0.1) -> float | Tensor:
-    """Norm ``2K/√c`` below which the half aperture ``asin(2K/(√c‖x‖))`` is undefined."""
+    """Norm ``2K/√c`` below which the half aperture ``asin(2K/(√c‖x‖))`` is undefined;
+    ValueError for a curvature that is not finite and > 0."""
+    _check_curv(curv)
     if isinstance(curv, Tensor):
         return 2.0 * min_radius / curv.sqrt()
     return 2.0 * min_radius / math.sqrt(curv)

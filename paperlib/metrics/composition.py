@@ -12,7 +12,8 @@ caption c, the protocols are:
 - ``"group"``: both of the above.
 
 Inequalities are strict: a tie is a miss. The paper reports "top-1 accuracy" without
-more detail; we use COLA's own rule.
+more detail; we use COLA's own rule. No query, or NaN or inf features or scores, are refused
+by name.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 import torch.nn.functional as F
 from torch import Tensor
 
-from paperlib.metrics.scores import require_finite
+from paperlib.metrics.scores import require_finite, require_rows
 
 PROTOCOLS = ("text_to_image", "image_to_text", "group")
 
@@ -37,6 +38,7 @@ def pair_scores(image_features: Tensor, text_features: Tensor) -> Tensor:
             f"text_features must match image_features {tuple(image_features.shape)}; got "
             f"{tuple(text_features.shape)}"
         )
+    require_rows("image_features", image_features.shape, 1, "query")
     img = F.normalize(image_features.float(), dim=-1)
     txt = F.normalize(text_features.float(), dim=-1)
     return img @ txt.transpose(1, 2)
@@ -46,8 +48,10 @@ def cola_correct(scores: Tensor, protocol: str = "text_to_image") -> Tensor:
     """Per-query correctness (num_queries,) bool from (num_queries, 2, 2) scores ``s[q, i, c]``."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {PROTOCOLS}; got {protocol!r}")
+    require_finite(scores=scores)
     if scores.ndim != 3 or scores.shape[1:] != (2, 2):
         raise ValueError(f"scores must be (num_queries, 2, 2); got {tuple(scores.shape)}")
+    require_rows("scores", scores.shape, 1, "query")
     s00, s01, s10, s11 = scores[:, 0, 0], scores[:, 0, 1], scores[:, 1, 0], scores[:, 1, 1]
     text_ok = (s00 > s10) & (s11 > s01)
     image_ok = (s00 > s01) & (s11 > s10)

@@ -10,6 +10,7 @@ much of a batch sits in that regime. All values are floats, keys are flat
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import torch
@@ -17,6 +18,8 @@ from torch import Tensor
 
 from paperlib.geometry.lorentz import aperture_radius, exterior_angle, half_aperture
 from paperlib.losses.batch import ENTAILMENT_PAIRS
+from paperlib.metrics.scores import require_finite
+from paperlib.tensor_checks import require_features
 
 __all__ = ["DEFAULT_PAIRS", "aperture_diagnostics"]
 
@@ -43,8 +46,13 @@ def aperture_diagnostics(
     Per name: ``norm_mean, norm_std, norm_min, norm_max`` and ``frac_inside_radius``
     (fraction with ‖x‖ < 2K/√c). Per pair: ``frac_parent_inside_radius``, ``angle_mean``,
     ``aperture_mean`` (radians) and ``frac_outside_cone`` (φ > aperture). Plus
-    ``aperture_radius`` itself.
+    ``aperture_radius`` itself. A batch of one has ``norm_std`` 0; an empty batch, NaN or inf
+    features, a curvature or ``min_radius`` that is not finite and > 0 are refused by name.
     """
+    require_features(same_shape=False, **features)
+    require_finite(**features)
+    if not (math.isfinite(min_radius) and min_radius > 0):
+        raise ValueError(f"min_radius (K) must be finite and > 0; got {min_radius}")
     curv_value = float(curv)
     radius = float(aperture_radius(curv_value, min_radius))
     out: dict[str, float] = {"aperture_radius": radius}

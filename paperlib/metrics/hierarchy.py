@@ -6,6 +6,13 @@ Feature layout: images (N, dim); caption chains (N, L, dim), level 0 the most ge
 (HierarCaps: L = 4). ``geometry="euclidean"`` expects L2-normalised CLIP features and a
 ``root`` (the empty-string embedding); ``geometry="hyperbolic"`` expects Lorentz space
 components, the root being the origin.
+
+Inputs are checked first (``metrics.scores``): NaN or inf features, scores or radii are
+refused by name, and so are inputs too small to measure (no image, fewer than 2 levels, no
+negative pair). Degenerate inputs that are measurable have a value: an image whose radii are
+all tied has no Kendall τ and is left out of d_corr (refused when every image is tied); a
+threshold whose caption pool is empty predicts nothing, and an image that predicts nothing has
+precision 0.
 """
 
 from __future__ import annotations
@@ -22,7 +29,13 @@ from torch import Tensor
 
 from paperlib.data.loaders import split_chain  # re-exported: the chain rule of HierarCaps
 from paperlib.geometry.lorentz import dist_to_origin, exterior_angle
-from paperlib.metrics.scores import Geometry, pairwise_scores, require_finite
+from paperlib.metrics.scores import (
+    Geometry,
+    pairwise_scores,
+    require_count,
+    require_finite,
+    require_rows,
+)
 
 __all__ = [
     "PEPPairs",
@@ -43,7 +56,9 @@ __all__ = [
 
 
 def entailment_score(parent: Tensor, child: Tensor, curv: float | Tensor) -> Tensor:
-    """``p_Ent = max(0, 1 − 2φ/π)`` with φ the exterior angle at the parent, (batch,)."""
+    """``p_Ent = max(0, 1 − 2φ/π)`` with φ the exterior angle at the parent, (batch,); no
+    pairs give no scores."""
+    require_finite(parent=parent, child=child)
     return (1.0 - 2.0 * exterior_angle(parent, child, curv) / math.pi).clamp_min(0.0)
 
 
@@ -80,6 +95,8 @@ def build_pep_pairs(
     ``numpy.random.default_rng(seed)``, images in the order given; all rows when fewer are
     eligible.
     """
+    require_count("n_levels", n_levels)
+    require_count("pool_size", pool_size, 0)
     rows = _checked_rows(kept, len(roots), "kept")
     keys = np.array([" ".join(r.lower().split()) for r in roots])
     rng = np.random.default_rng(seed)
@@ -171,9 +188,11 @@ def caption_radii(
     curv: float | Tensor | None = None,
 ) -> Tensor:
     """Radius of every caption (..., dim) → (...): ``‖e − root‖`` or ``d_L(O, e)``."""
+    require_finite(caption_features=caption_features)
     if geometry == "euclidean":
         if root is None:
             raise ValueError("geometry='euclidean' needs root (the empty-string embedding)")
+        require_finite(root=root)
         return (caption_features - root).norm(dim=-1)
     if geometry == "hyperbolic":
         if curv is None:
@@ -183,13 +202,21 @@ def caption_radii(
 
 
 def d_corr(radii: Tensor) -> float:
-    """Mean over images of Kendall τ (scipy) between the L radii (N, L) and 1..L."""
+    """Mean over images of Kendall τ (scipy) between the L radii (N, L) and 1..L; an image
+    whose L radii are all equal has no τ and is left out (ValueError when every image is)."""
+    require_finite(radii=radii)
     if radii.ndim != 2 or radii.shape[1] < 2 or radii.shape[0] < 1:
         raise ValueError(
             f"d_corr needs radii of (N >= 1 images, L >= 2 levels); got {tuple(radii.shape)}"
         )
     levels = np.arange(1, radii.shape[1] + 1)
-    taus = [kendalltau(r, levels).statistic for r in radii.detach().cpu().double().numpy()]
+    rows = radii.detach().cpu().double().numpy()
+    taus = [kendalltau(r, levels).statistic for r in rows]  # NaN where a row is tied
+    if all(np.all(r == r[0]) for r in rows):
+        raise ValueError(
+            f"d_corr: the radii of every one of the {len(rows)} images are tied across their "
+            "levels, so no Kendall τ exists; expected captions at different radii"
+        )
     return float(np.nanmean(taus))
 
 
@@ -223,19 +250,17 @@ def hierarchical_retrieval_items(
     image ``m // L`` at level ``m % L``; ``radii`` (N·L,). Thresholds: ``n_thresholds``
     evenly spaced values from the smallest to the largest caption radius. At each threshold
     the prediction is the most similar caption with radius ≤ threshold; ``preds`` = set of
-    distinct predictions. precision = |preds ∩ GT| / |preds|, recall = (GT levels found)/L.
+    distinct predictions (among equally similar captions, the one of smaller radius, then
+    of lower index). precision = |preds ∩ GT| / |preds| (0 for an image that predicts
+    nothing), recall = (GT levels found)/L.
 
     ``caption_texts`` (N·L strings): predictions and the image's chain are compared as texts
     (HierarCaps' rule: a caption string in several chains is a hit for each); None compares
     caption indices. ``removed`` (N, N·L) bool: captions left out of image i's pool (see
     :func:`ambiguous_captions`); a threshold whose pool is empty predicts nothing.
     """
+    _check_retrieval_inputs(similarity, radii, n_levels, n_thresholds, caption_texts, removed)
     n_images, n_captions = similarity.shape
-    if n_captions != n_images * n_levels or radii.shape != (n_captions,):
-        raise ValueError(
-            f"similarity must be (N, N*L) and radii (N*L,); got {tuple(similarity.shape)}, "
-            f"{tuple(radii.shape)} with L={n_levels}"
-        )
     sim = similarity.detach().cpu().double().numpy()
     if removed is not None:
         sim = np.where(removed, -np.inf, sim)
@@ -252,9 +277,41 @@ def hierarchical_retrieval_items(
     for i, (row, ok) in enumerate(zip(picks, found)):
         preds = {key[m] for m in row[ok].tolist()}
         own = [key[i * n_levels + level] for level in range(n_levels)]
-        precision[i] = len(preds & set(own)) / len(preds)
+        precision[i] = len(preds & set(own)) / len(preds) if preds else 0.0
         recall[i] = sum(c in preds for c in own) / n_levels
     return precision, recall
+
+
+def _check_retrieval_inputs(
+    similarity: Tensor,
+    radii: Tensor,
+    n_levels: int,
+    n_thresholds: int,
+    caption_texts: list[str] | None,
+    removed: np.ndarray | None,
+) -> None:
+    """:func:`hierarchical_retrieval_items`' inputs: finite, at least one image, counts ≥ 1,
+    shapes that agree; ValueError naming the argument otherwise."""
+    require_finite(similarity=similarity, radii=radii)
+    require_count("n_levels", n_levels)
+    require_count("n_thresholds", n_thresholds)
+    if similarity.ndim != 2:
+        raise ValueError(f"similarity must be (N, N*L); got shape {tuple(similarity.shape)}")
+    require_rows("similarity", similarity.shape, 1, "image")
+    n_images, n_captions = similarity.shape
+    if n_captions != n_images * n_levels or radii.shape != (n_captions,):
+        raise ValueError(
+            f"similarity must be (N, N*L) and radii (N*L,); got {tuple(similarity.shape)}, "
+            f"{tuple(radii.shape)} with L={n_levels}"
+        )
+    if caption_texts is not None and len(caption_texts) != n_captions:
+        raise ValueError(
+            f"caption_texts must hold one text per caption ({n_captions}); got {len(caption_texts)}"
+        )
+    if removed is not None and np.shape(removed) != (n_images, n_captions):
+        raise ValueError(
+            f"removed must be a (N, N*L) = ({n_images}, {n_captions}) mask; got {np.shape(removed)}"
+        )
 
 
 def ambiguous_captions(
@@ -265,7 +322,16 @@ def ambiguous_captions(
     as a bool mask (N, N·L) for :func:`hierarchical_retrieval_items`'s ``removed``. The paper
     removes "potentially ambiguous captions of the top-10 similar images" without naming the
     image similarity; here it is the evaluated model's own (a named choice)."""
+    require_finite(image_similarity=image_similarity)
+    require_count("n_levels", n_levels)
+    require_count("neighbours", neighbours, 0)
+    require_rows("image_similarity", image_similarity.shape, 1, "image")
     n = image_similarity.shape[0]
+    if image_similarity.shape != (n, n) or len(caption_texts) != n * n_levels:
+        raise ValueError(
+            f"image_similarity must be square (N, N) and caption_texts hold N*L texts; got "
+            f"{tuple(image_similarity.shape)} and {len(caption_texts)} texts with L={n_levels}"
+        )
     sim = image_similarity.detach().cpu().double().numpy().copy()
     np.fill_diagonal(sim, -np.inf)
     top = np.argsort(-sim, axis=1, kind="stable")[:, :neighbours]
@@ -296,6 +362,7 @@ def hierarcaps_metrics(
             f"caption_features must be (N, L, dim) chains; got {tuple(caption_features.shape)}"
         )
     n_images, n_levels, dim = caption_features.shape
+    require_rows("caption_features", caption_features.shape, 1, "image's chain")
     if image_features.shape != (n_images, dim):
         raise ValueError(
             f"image_features must be (N, dim) = ({n_images}, {dim}); got "

@@ -45,8 +45,13 @@ from paperlib.metrics.hierarchy import (
     chain_radii_and_scores,
     hierarchical_retrieval_items,
 )
-from paperlib.metrics.retrieval import positive_ranks, same_text_positives
-from paperlib.metrics.scores import paired_scores, pairwise_scores, require_finite
+from paperlib.metrics.retrieval import checked_positive, positive_ranks, same_text_positives
+from paperlib.metrics.scores import (
+    paired_scores,
+    pairwise_scores,
+    require_finite,
+    require_finite_values,
+)
 from paperlib.segments import prefix_ends
 
 HIMO_K_CUTS = (4, 7, 10)  # HiMo@K with the caption cut into exactly K cumulative segments
@@ -55,10 +60,9 @@ __all__ = ["retrieval_items", "world_items", "item_means", "pep_items"]
 
 
 def retrieval_items(scores: Tensor, positive: Tensor | None = None, ks=(1, 5)) -> dict[str, Any]:
-    """``i2t_hit{k}`` (per image) and ``t2i_hit{k}`` (per text) from an (images, texts) matrix."""
-    require_finite(scores=scores)
-    if positive is None:
-        positive = torch.eye(scores.shape[0], dtype=torch.bool)
+    """``i2t_hit{k}`` (per image) and ``t2i_hit{k}`` (per text) from an (images, texts) matrix
+    (checked as ``retrieval.checked_positive`` checks it)."""
+    positive = checked_positive(scores, positive)
     i2t = positive_ranks(scores.float(), positive)
     t2i = positive_ranks(scores.float().T, positive.T)
     out = {}
@@ -117,8 +121,21 @@ def monotonicity_items(emb: dict[str, Any], geometry: str, curv: float | None) -
 
 def pep_items(image: Tensor, chain: Tensor, roots: list[str], curv: float) -> dict[str, Any]:
     """Per-image PEP AUCs of the unclamped score (see module docstring) over the study's pair rule
-    (``metrics.hierarchy.build_pep_pairs``: 100 finest-level negatives per image)."""
+    (``metrics.hierarchy.build_pep_pairs``: 100 finest-level negatives per image); an image
+    without a negative (every other image shares its root) has no AUC and is refused by name."""
+    require_finite(image=image, chain=chain)
+    if chain.ndim != 3 or image.shape[0] != chain.shape[0] or len(roots) != image.shape[0]:
+        raise ValueError(
+            f"image (N, dim), chain (N, L, dim) and roots (N) must share N; got "
+            f"{tuple(image.shape)}, {tuple(chain.shape)}, {len(roots)} roots"
+        )
     pairs = build_pep_pairs(roots, chain.shape[1], pool_size=min(100, len(roots) - 1))
+    lonely = sorted(set(range(len(roots))) - set(pairs.image[pairs.label == 0].tolist()))
+    if lonely:
+        raise ValueError(
+            f"PEP per image needs a negative for every image: image {lonely[0]} (of "
+            f"{len(roots)}) has none, no other image having another root caption"
+        )
     parent = chain[torch.as_tensor(pairs.row), torch.as_tensor(pairs.level)]
     child = image[torch.as_tensor(pairs.image)]
     scores = (1.0 - 2.0 * exterior_angle(parent, child, curv) / math.pi).double().numpy()
@@ -202,6 +219,7 @@ def parent_items(norms: dict[str, Tensor], curv: float) -> dict[str, np.ndarray]
     ``norms``) lies inside ``2K/√c``, and ``aperture/parents_inside_radius``, the share of the
     sample's three parents inside (docs/methods/argent.md#aperture-failure)."""
     radius = float(aperture_radius(float(curv)))
+    require_finite(**{k: norms[k] for k in PARENTS})
     out = {f"aperture/{k}_inside_radius": (norms[k] < radius).double().numpy() for k in PARENTS}
     out["aperture/parents_inside_radius"] = np.mean([out[f"aperture/{k}_inside_radius"]
                                                      for k in PARENTS], axis=0)  # fmt: skip
@@ -209,5 +227,8 @@ def parent_items(norms: dict[str, Tensor], curv: float) -> dict[str, np.ndarray]
 
 
 def item_means(items: dict[str, np.ndarray]) -> dict[str, float]:
-    """The metric of each item vector: its mean (vectors without items are left out)."""
+    """The metric of each item vector: its mean (vectors without items are left out); a
+    vector holding NaN or inf is refused naming its key."""
+    for key, values in items.items():
+        require_finite_values(f"items[{key!r}]", values)
     return {k: float(np.mean(v)) for k, v in items.items() if v.size}

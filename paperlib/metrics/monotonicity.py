@@ -9,7 +9,10 @@
 - SSI: unpublished in the paper; defined here in :func:`semantic_stability_index`, with
   the noise-injection procedure in :func:`inject_noise`.
 
-Scores are cosine similarities of precomputed (batch, dim) features.
+Scores are cosine similarities of precomputed (batch, dim) features. NaN or inf scores or
+features, no image, an image with fewer than 2 scores (or no segment), and a zero clean score
+(SSI's ratio) are refused by name; tied scores are no rise (HiMo@2/3: 0) and no trend (HiMo@K:
+ρ = ``constant``, 0 by default).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from paperlib.metrics.scores import NonFiniteError, require_finite
+from paperlib.metrics.scores import NonFiniteError, require_finite, require_rows
 from paperlib.segments import cumulative_prefixes
 
 # A sentence ends at . ! or ? (plus closing quotes/brackets), followed by whitespace and an
@@ -67,11 +70,12 @@ def segment_scores(image_features: Tensor, segment_features: Sequence[Tensor]) -
         raise ValueError(
             f"image_features must be (num_images, dim); got {tuple(image_features.shape)}"
         )
+    require_rows("image_features", image_features.shape, 1, "image")
     for i, seg in enumerate(segment_features):
         require_finite(**{f"segment_features[{i}]": seg})
-        if seg.ndim != 2 or seg.shape[1] != image_features.shape[1]:
+        if seg.ndim != 2 or seg.shape[1] != image_features.shape[1] or seg.shape[0] < 1:
             raise ValueError(
-                f"segment_features[{i}] must be (K, dim) with the images' dim "
+                f"segment_features[{i}] must be (K, dim) with K >= 1 and the images' dim "
                 f"{image_features.shape[1]}; got {tuple(seg.shape)}"
             )
     if len(segment_features) != image_features.shape[0]:

@@ -9,6 +9,9 @@ Ties (the papers do not say): the rank of a query's positive is the number of *n
 scoring ``>=`` its best positive (``ties="pessimistic"``: a tie counts as a miss, so a
 constant scorer gets 0 recall) or ``>`` it (``"optimistic"``). Hit at K ⟺ rank < K.
 Values are fractions in [0, 1], as in CLIP_benchmark (the papers print percentages).
+With one candidate every query ranks it first (R@K = 1); no query has no ranks, and a recall
+of no query, NaN or inf features or scores, and ranks that are not whole numbers ≥ 0 are
+refused, each by name.
 """
 
 from __future__ import annotations
@@ -115,9 +118,17 @@ def retrieval_ranks(
 
 
 def recall_at_k(ranks: Tensor, ks: Sequence[int] = (1, 5, 10)) -> dict[int, float]:
-    """Fraction of queries whose positive has rank < k, for each k."""
-    if len(ranks) == 0:
-        raise ValueError("recall_at_k needs at least one query rank")
+    """Fraction of queries whose positive has rank < k, for each k; ``ranks`` (queries,)
+    whole numbers ≥ 0."""
+    ranks = torch.as_tensor(ranks)
+    if ranks.ndim != 1 or len(ranks) == 0:
+        raise ValueError(
+            f"recall_at_k needs a 1-D tensor of query ranks; got shape {tuple(ranks.shape)}"
+        )
+    if ranks.is_floating_point():
+        require_finite(ranks=ranks)
+    if bool((ranks < 0).any()) or bool((ranks != ranks.round()).any()):
+        raise ValueError("ranks must be whole numbers >= 0 (negatives scoring above a positive)")
     bad = [k for k in ks if isinstance(k, bool) or not isinstance(k, int) or k < 1]
     if bad:
         raise ValueError(f"ks must be positive ints (R@k needs k >= 1); got {bad}")
@@ -157,21 +168,10 @@ def same_text_positives(texts: Sequence[str]) -> Tensor:
     return codes[:, None] == codes[None, :]
 
 
-def retrieval_metrics_from_scores(
-    scores: Tensor,
-    positive: Tensor | None = None,
-    ks: Sequence[int] = (1, 5, 10),
-    *,
-    ties: str = "pessimistic",
-) -> dict[str, float]:
-    """R@K (CLIP_benchmark names) from an (images, texts) score matrix of any geometry.
-
-    ``positive`` (images, texts) marks the correct pairs (default: the diagonal). An image
-    query is ranked by its best positive text, a text query by its best positive image, and
-    the rank counts the negatives that beat it (ties as in :func:`retrieval_ranks`).
-    """
-    if ties not in TIES:
-        raise ValueError(f"ties must be one of {TIES}; got {ties!r}")
+def checked_positive(scores: Tensor, positive: Tensor | None) -> Tensor:
+    """The positive mask of an (images, texts) ``scores`` matrix (default: the diagonal),
+    checked with the scores: finite, at least one image and one text, a mask of the same
+    shape giving every image and every text a positive; ValueError naming what is wrong."""
     if scores.ndim != 2 or 0 in scores.shape:
         raise ValueError(
             "retrieval needs an (images, texts) score matrix with at least one of "
@@ -190,6 +190,25 @@ def retrieval_metrics_from_scores(
         )
     if not positive.any(1).all() or not positive.any(0).all():
         raise ValueError("every image and every text needs at least one positive")
+    return positive
+
+
+def retrieval_metrics_from_scores(
+    scores: Tensor,
+    positive: Tensor | None = None,
+    ks: Sequence[int] = (1, 5, 10),
+    *,
+    ties: str = "pessimistic",
+) -> dict[str, float]:
+    """R@K (CLIP_benchmark names) from an (images, texts) score matrix of any geometry.
+
+    ``positive`` (images, texts) marks the correct pairs (default: the diagonal). An image
+    query is ranked by its best positive text, a text query by its best positive image, and
+    the rank counts the negatives that beat it (ties as in :func:`retrieval_ranks`).
+    """
+    if ties not in TIES:
+        raise ValueError(f"ties must be one of {TIES}; got {ties!r}")
+    positive = checked_positive(scores, positive)
     scores = scores.float()
     i2t = positive_ranks(scores, positive, ties)
     t2i = positive_ranks(scores.T, positive.T, ties)

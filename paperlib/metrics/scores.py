@@ -1,12 +1,17 @@
 """One image-by-text score rule for every metric: cosine for Euclidean CLIP, ``−d_L`` for
 hyperbolic models (MERU, ``docs/methods/argent.md#meru``; larger is more similar in both), and the checks every
 metric applies to its inputs first: torch tensors (:func:`require_finite` names a NumPy array
-or a list), finite values, a known geometry, features of one width."""
+or a list), finite values (:func:`require_finite_values` for NumPy arrays), a known geometry,
+features of one width, enough rows to measure anything (:func:`require_rows`), counts that
+are whole numbers (:func:`require_count`). Each refusal names the argument and what was
+expected."""
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Sequence
+from typing import Any, Literal
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor
@@ -20,7 +25,10 @@ __all__ = [
     "check_geometry",
     "paired_scores",
     "pairwise_scores",
+    "require_count",
     "require_finite",
+    "require_finite_values",
+    "require_rows",
 ]
 
 Geometry = Literal["euclidean", "hyperbolic"]
@@ -54,6 +62,34 @@ def require_finite(**tensors: Tensor) -> None:
                 f"{name} holds {bad} non-finite value(s) (NaN or inf) out of {tensor.numel()}: "
                 "the model's features are not usable (non-finite weights?)"
             )
+
+
+def require_finite_values(name: str, values: Any) -> np.ndarray:
+    """``values`` (an array, a tensor or a list of numbers) as a float64 NumPy array;
+    :class:`NonFiniteError` naming ``name`` when one is NaN or inf."""
+    array = np.asarray(values.detach().cpu() if isinstance(values, Tensor) else values)
+    if array.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must hold numbers; got dtype {array.dtype}")
+    array = array.astype(np.float64)
+    bad = int((~np.isfinite(array)).sum())
+    if bad:
+        raise NonFiniteError(f"{name} holds {bad} non-finite value(s) (NaN or inf) of {array.size}")
+    return array
+
+
+def require_rows(name: str, shape: Sequence[int], at_least: int, what: str) -> None:
+    """ValueError naming ``name`` unless its first dimension (of ``shape``) holds at least
+    ``at_least`` ``what`` (e.g. ``"images"``)."""
+    if len(shape) == 0 or shape[0] < at_least:
+        raise ValueError(f"{name} must hold at least {at_least} {what}; got shape {tuple(shape)}")
+
+
+def require_count(name: str, value: Any, at_least: int = 1) -> int:
+    """``value`` when it is an int (not a bool) of at least ``at_least``; ValueError naming
+    ``name`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < at_least:
+        raise ValueError(f"{name} must be an integer >= {at_least}; got {value!r}")
+    return int(value)
 
 
 def pairwise_scores(

@@ -11,7 +11,8 @@ Class embeddings from per-class prompt features (n_classes, n_prompts, dim):
 
 Scores: cosine (Euclidean) or ``−d_L`` (hyperbolic). Ties
 (``docs/methods/conventions.md#ties``): a class scoring as high as the label counts above it,
-so a tie is a miss.
+so a tie is a miss. With one class every image is right (acc 1); NaN or inf inputs, no
+class, prompt or image are refused by name.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from sklearn.metrics import balanced_accuracy_score
 from torch import Tensor
 
 from paperlib.geometry.lorentz import exp_map0, log_map0
-from paperlib.metrics.scores import Geometry, require_finite
+from paperlib.metrics.scores import Geometry, require_finite, require_rows
 from paperlib.metrics.scores import pairwise_scores as zero_shot_scores  # images × classes
 
 __all__ = ["class_embeddings", "label_ranks", "zero_shot_metrics", "zero_shot_scores"]
@@ -41,6 +42,11 @@ def class_embeddings(
     if prompt_features.ndim != 3:
         raise ValueError(
             f"prompt_features must be (n_classes, n_prompts, dim); got {tuple(prompt_features.shape)}"
+        )
+    if 0 in prompt_features.shape:
+        raise ValueError(
+            "prompt_features must hold at least one class, prompt and dim; got shape "
+            f"{tuple(prompt_features.shape)}"
         )
     if geometry == "euclidean":
         return F.normalize(F.normalize(prompt_features, dim=-1).mean(1), dim=-1)
@@ -96,6 +102,13 @@ def label_ranks(scores: Tensor, labels: Tensor) -> tuple[Tensor, Tensor]:
     """Per image: the rank of its label (how many other classes score ``>=`` it: a tie is a
     miss, as in retrieval) and the prediction (its label when ranked first, else the
     best-scoring other class, the lowest index among equals)."""
+    require_finite(scores=scores)
+    if scores.ndim != 2 or labels.shape != (scores.shape[0],):
+        raise ValueError(
+            f"scores must be (n_images, n_classes) and labels (n_images,); got "
+            f"{tuple(scores.shape)} and {tuple(labels.shape)}"
+        )
+    require_rows("scores", scores.shape, 1, "image")
     true = F.one_hot(labels, scores.shape[1]).bool()
     own = scores.gather(1, labels[:, None])
     rank = ((scores >= own) & ~true).sum(dim=1)

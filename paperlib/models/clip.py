@@ -25,7 +25,7 @@ from open_clip.pretrained import download_pretrained_from_hf, get_pretrained_cfg
 from open_clip.transformer import text_global_pool
 from torch import Tensor, nn
 
-from paperlib.state_files import load_tensor_file, tensor_state
+from paperlib.state_files import load_tensor_file, nonfinite_entry, tensor_state
 
 MODEL_CONFIG_DIR = Path(__file__).resolve().parent.parent / "model_configs"
 open_clip.add_model_config(MODEL_CONFIG_DIR)
@@ -204,6 +204,11 @@ def load_state(model: nn.Module, state: dict[str, Tensor], path: str | Path) -> 
             if part
         )
         raise ValueError(f"checkpoint {path} does not fit {type(model).__name__}: {detail}")
+    if bad := nonfinite_entry(state):
+        raise ValueError(
+            f"checkpoint {path}: tensor {bad} holds NaN or inf; expected finite weights "
+            "(a model trained into NaN, or a damaged file)"
+        )
     model.load_state_dict(state, strict=True)
 
 
@@ -278,12 +283,13 @@ def _load_local(
     context_length: int,
     long_text: str,
     keep: int,
+    source: str | None = None,
 ) -> None:
     """Load a local file or state dict into ``model``, giving it 248 positions first when the
     weights have them and after loading when only the model asks for them
-    (``docs/methods/himo-clip.md#quickgelu``)."""
+    (``docs/methods/himo-clip.md#quickgelu``); ``source`` names a given state dict in errors."""
     given = isinstance(pretrained, dict)
-    source = "the given state dict" if given else pretrained
+    source = source or ("the given state dict" if given else pretrained)
     state = pretrained if given else load_checkpoint_state(pretrained)
     state_length = _checkpoint_context_length(state)
     if state_length == LONG_CONTEXT_LENGTH and context_length != LONG_CONTEXT_LENGTH:
@@ -306,6 +312,7 @@ def create_model(
     keep: int = 20,
     device: str | torch.device = "cpu",
     cache_dir: str | Path | None = None,
+    source: str | None = None,
 ) -> CLIPBundle:
     """Create an open_clip model by ``name`` with weights from ``pretrained``.
 
@@ -322,6 +329,7 @@ def create_model(
         keep: positions kept unchanged by the stretch (Long-CLIP: 20).
         cache_dir: Hugging Face cache for tags and ``hf-hub:`` models (default: the hub's own,
             ``HF_HUB_CACHE`` / ``HF_HOME``).
+        source: the file a given state dict was read from, named in errors.
     """
     _check_model_name(name, pretrained, cache_dir)
     hub = {} if cache_dir is None else {"cache_dir": str(cache_dir)}
@@ -340,10 +348,18 @@ def create_model(
     logging.getLogger().setLevel(logging.ERROR)  # open_clip warns loudly about random init
     try:
         model, _, preprocess = open_clip.create_model_and_transforms(name, pretrained=tag, **hub)
+    except RuntimeError as err:  # open_clip's "Failed to download weights for tag ..."
+        if tag is None:
+            raise
+        raise FileNotFoundError(
+            f"{name} with pretrained tag {tag!r}: its weights cannot be had ({str(err)[:200]}); "
+            "offline, put them in the Hugging Face cache first (HF_HOME, HF_HUB_CACHE) or give "
+            "the weights file itself (--checkpoint FILE, model.init=FILE)"
+        ) from None
     finally:
         logging.getLogger().setLevel(previous)
     if local:
-        _load_local(model, pretrained, context_length, long_text, keep)
+        _load_local(model, pretrained, context_length, long_text, keep, source)
     elif context_length == LONG_CONTEXT_LENGTH:
         extend_context(model, long_text, keep)
     tokenizer = open_clip.get_tokenizer(name, context_length=context_length, **hub)

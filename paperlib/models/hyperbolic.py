@@ -89,6 +89,15 @@ class HyperbolicCLIP(nn.Module):
         """Current curvature ``c = exp(log_curv)`` (the space has curvature −c)."""
         return self.log_curv.exp()
 
+    def scalar_bounds(self) -> dict[str, tuple[float, float]]:
+        """The bounds :meth:`clamp_parameters_` keeps each scalar in, by parameter name."""
+        return {
+            "log_curv": self.log_curv_bounds,
+            "visual_alpha": (-math.inf, 0.0),
+            "textual_alpha": (-math.inf, 0.0),
+            "logit_scale": (-math.inf, LOGIT_SCALE_MAX),
+        }
+
     @torch.no_grad()
     def clamp_parameters_(self) -> None:
         """Project α ≤ 0, ``log c`` into its bounds and ``logit_scale`` ≤ ln 100, in place."""

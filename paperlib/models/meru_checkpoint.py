@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import math
 import re
-import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -56,7 +55,7 @@ from timm.models.vision_transformer import VisionTransformer
 from torch import Tensor, nn
 from torchvision import transforms as T
 
-from paperlib.models import LOGIT_SCALE_MAX
+from paperlib.models.bounds import check_scalars
 from paperlib.models.clip import CLIPBundle, load_state
 from paperlib.models.hyperbolic import HyperbolicCLIP
 from paperlib.state_files import load_tensor_file, tensor_state
@@ -83,6 +82,7 @@ IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 FAMILIES = ("meru", "hycoclip", "clip")
 HYPERBOLIC_KEYS = ("curv", "visual_alpha", "textual_alpha")
+FILE_KEYS = {"log_curv": "curv"}  # HyperbolicCLIP's parameter → the official file's key
 _SCALAR_KEYS = (
     "visual_proj.weight",
     "textual_proj.weight",
@@ -289,16 +289,18 @@ def build_meru_model(
 HYCOCLIP_MODEL_NAMES = {f"hycoclip-vit-{size.lower()}": size for size in HYCOCLIP_ARCHITECTURES}
 
 
-def create_meru_encoders(name: str, state: dict[str, Tensor] | None = None) -> CLIPBundle:
+def create_meru_encoders(
+    name: str, state: dict[str, Tensor] | None = None, source: str | None = None
+) -> CLIPBundle:
     """The encoders of training config ``model.name`` (:data:`HYCOCLIP_MODEL_NAMES`) with random
-    weights or a paperlib ``state`` of the same towers; HyCoCLIP's evaluation transform (ImageNet
-    normalisation) and the CLIP BPE tokenizer at 77 tokens
-    (``docs/methods/argent.md#hycoclip``)."""
+    weights or a paperlib ``state`` of the same towers (read from ``source``, named in errors);
+    HyCoCLIP's evaluation transform (ImageNet normalisation) and the CLIP BPE tokenizer at 77
+    tokens (``docs/methods/argent.md#hycoclip``)."""
     if name not in HYCOCLIP_MODEL_NAMES:
         raise ValueError(f"unknown model {name!r}: expected one of {sorted(HYCOCLIP_MODEL_NAMES)}")
     clip = build_meru_clip(HYCOCLIP_MODEL_NAMES[name])
     if state is not None:
-        load_state(clip, state, f"the init checkpoint of {name}")
+        load_state(clip, state, source or f"the init checkpoint of {name}")
     arch = HYCOCLIP_ARCHITECTURES[HYCOCLIP_MODEL_NAMES[name]]
     return CLIPBundle(
         clip, meru_preprocess(arch.image_size), SimpleTokenizer(context_length=arch.context_length)
@@ -493,25 +495,6 @@ def to_official_state_dict(
     return out
 
 
-def _warn_clamped(model: HyperbolicCLIP, path: Path) -> None:
-    """Warn where a stored scalar lies outside what ``clamp_parameters_`` keeps."""
-    low, high = model.log_curv_bounds
-    checks = (
-        ("visual_alpha", model.visual_alpha, -math.inf, 0.0),
-        ("textual_alpha", model.textual_alpha, -math.inf, 0.0),
-        ("curv (log c)", model.log_curv, low, high),
-        ("logit_scale", model.logit_scale, -math.inf, LOGIT_SCALE_MAX + 1e-4),  # MERU: 4.6052
-    )
-    for name, param, lo, hi in checks:
-        value = param.item()
-        if not lo <= value <= hi:
-            warnings.warn(
-                f"{path}: stored {name} = {value:.6g} lies outside [{lo:.6g}, {hi:.6g}]; "
-                "HyperbolicCLIP clamps it on its first forward (the official encode_* do not)",
-                stacklevel=3,
-            )
-
-
 def load_meru_checkpoint(
     path: str | Path,
     *,
@@ -552,7 +535,8 @@ def load_meru_checkpoint(
     except ValueError as err:
         raise ValueError(f"{err}; {expected}") from None
     if family != "clip":
-        _warn_clamped(model, path)
+        bounds = {FILE_KEYS.get(k, k): v for k, v in model.scalar_bounds().items()}
+        check_scalars(state, bounds, str(path))
     mean, std = (tuple(state[k].flatten().tolist()) for k in ("pixel_mean", "pixel_std"))
     preprocess = meru_preprocess(arch.image_size, mean, std)
     tokenizer = SimpleTokenizer(context_length=arch.context_length)

@@ -9,9 +9,13 @@ import textwrap
 
 import torch
 
+from paperlib import exit_status
+from paperlib.atomic import WriteError
+from paperlib.provenance import code_hash
 from paperlib.study import design
+from paperlib.study.code_versions import record_counts, refuse_other_code
 from paperlib.study.decide import summary_table
-from paperlib.study.design import plan
+from paperlib.study.design import plan, run_target
 from paperlib.study.devices import DeviceUnavailableError
 from paperlib.study.executors import EXECUTORS, ExecutorUnavailableError
 from paperlib.study.exports import refresh_items
@@ -22,6 +26,7 @@ from paperlib.study.scales import SCALES
 from paperlib.study.status import status_lines, study_code_line, study_status
 from paperlib.study.summary import summarise
 from paperlib.tables.study_paragraph import aperture_paragraph, study_paragraph
+from paperlib.untrusted import error_text
 
 # (flags, keyword arguments) of the command's options, in --help's order
 OPTIONS: tuple[tuple[tuple[str, ...], dict], ...] = (
@@ -57,7 +62,7 @@ OPTIONS: tuple[tuple[tuple[str, ...], dict], ...] = (
 # what the command reports as "study: <message>" with exit status 2 (a bug keeps its traceback)
 REPORTED = (
     MissingRunsError, RunsFailedError, DeviceUnavailableError, ExecutorUnavailableError,
-    ValueError, FileNotFoundError,
+    ValueError, OSError,
 )  # fmt: skip
 
 
@@ -73,6 +78,17 @@ def parser() -> argparse.ArgumentParser:
     return made
 
 
+def refuse_runs_of_other_code(scale: str) -> None:
+    """Before the claims are decided from the finished runs of ``scale``: refuse when one was
+    trained by code neither the checkout's nor recorded alike (``study.code_versions``)."""
+    records = [
+        done
+        for run in plan(scale, searched=False)
+        if (done := run_target(run, scale) / "run.done").is_file()
+    ]
+    refuse_other_code(record_counts(records), f"results/{scale}", code_hash())
+
+
 def _act(args: argparse.Namespace) -> None:
     """Do what the arguments ask: print the status or summary, re-decide, or run the study."""
     if args.status:
@@ -83,10 +99,14 @@ def _act(args: argparse.Namespace) -> None:
         return
     if args.summary:
         decided = load_claims(args.scale)
+        counts = {v["code_hash"]: v["runs"] for v in decided.get("code_versions", [])}
+        refuse_other_code(counts, f"results/{args.scale}/claims.json", code_hash())
         print(textwrap.fill(study_paragraph(decided), 100, break_on_hyphens=False) + "\n")
         print(textwrap.fill(aperture_paragraph(decided), 100, break_on_hyphens=False) + "\n")
         print(summary_table(decided))
         return
+    if args.decide_only or args.refresh_items:
+        refuse_runs_of_other_code(args.scale)
     if args.refresh_items:
         count = refresh_items(args.scale)
         print(f"[study {args.scale}] per-item values of {count} runs rewritten")
@@ -101,13 +121,17 @@ def _act(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command line (``--help``); exit status 2 on missing or failed runs, bad inputs, and
-    a device or executor this machine lacks."""
+    """The command line (``--help``); exit status 2 on missing or failed runs, bad inputs,
+    runs trained by other code, and a device or executor this machine lacks; 4 when a write
+    failed (:mod:`paperlib.exit_status`)."""
     args = parser().parse_args(argv)
     torch.set_num_threads(1)
     try:
         _act(args)
+    except WriteError as error:  # a full disk or quota, a read-only folder: the file named
+        print(f"study: {error_text(error)}", file=sys.stderr)
+        return exit_status.STORAGE
     except REPORTED as error:
         print(f"study: {error}", file=sys.stderr)
-        return 2
-    return 0
+        return exit_status.REFUSED
+    return exit_status.OK

@@ -11,7 +11,11 @@ hashes with its evidence::
 
 and :func:`equivalent_hashes` gives every hash a recorded chain of pairs joins to a code hash
 (each pair read both ways). The file is read as untrusted input: a bad one is refused naming
-the file, the field, what was expected and what was found.
+the file, the field, what was expected and what was found. Each kind of evidence must carry
+what it rests on (:data:`EVIDENCE_FIELDS`): ``same source files`` the commit and both hashes
+of its source (equal to the pair's ``from`` and ``to``), ``bit-identical smoke study`` the
+revision compared and each compared run's hashes. :func:`other_code` names the run records
+that neither the checkout's code nor a recorded equivalent made.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from paperlib.atomic import atomic_write_text
+from paperlib.provenance import read_run_record
 from paperlib.study.reader import REPO_ROOT
 from paperlib.untrusted import brief, unique_keys
 
@@ -34,6 +39,12 @@ ABOUT = (
     "(paperlib.study.code_versions)."
 )
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+# what each kind of evidence must hold beside its kind
+EVIDENCE_FIELDS = {
+    "same source files": ("commit", "source_bytes_hash", "code_hash"),
+    "bit-identical smoke study": ("revision", "runs_compared", "runs"),
+}
 
 
 class CodeVersionsError(ValueError):
@@ -66,7 +77,40 @@ def _check_entry(path: Path, index: int, entry: Any) -> dict[str, Any]:
         raise _refuse(
             path, f"{field}.evidence.kind", f"one of {EVIDENCE_KINDS}", evidence.get("kind")
         )
+    _check_evidence(path, f"{field}.evidence", evidence, entry)
     return entry
+
+
+def _check_evidence(path: Path, field: str, evidence: dict[str, Any], entry: dict) -> None:
+    """The fields the evidence's kind rests on (:data:`EVIDENCE_FIELDS`), each of its form: a
+    commit id; the source's two hashes, those the pair joins; the runs compared, each with the
+    hashes of its items and log."""
+    kind = evidence["kind"]
+    for key in EVIDENCE_FIELDS[kind]:
+        if key not in evidence:
+            raise _refuse(path, f"{field}.{key}", f"present (the evidence of {kind!r})", None)
+    commit = "commit" if kind == "same source files" else "revision"
+    if not isinstance(evidence[commit], str) or not _COMMIT.fullmatch(evidence[commit]):
+        raise _refuse(path, f"{field}.{commit}", "a commit id (40 hex digits)", evidence[commit])
+    if kind == "same source files":
+        for key, side in (("source_bytes_hash", "from"), ("code_hash", "to")):
+            if _check_hash(path, f"{field}.{key}", evidence[key]) != entry[side]:
+                raise _refuse(path, f"{field}.{key}", f"the pair's {side!r} hash", evidence[key])
+        return
+    runs = evidence["runs"]
+    if not isinstance(runs, dict) or not runs:
+        raise _refuse(path, f"{field}.runs", "an object of the runs compared", runs)
+    for name, hashes in runs.items():
+        if not isinstance(hashes, dict) or set(hashes) != {"items", "log"}:
+            raise _refuse(path, f"{field}.runs.{name}", "an object of items and log", hashes)
+        if hashes["items"] is not None:
+            _check_hash(path, f"{field}.runs.{name}.items", hashes["items"])
+        _check_hash(path, f"{field}.runs.{name}.log", hashes["log"])
+    if evidence["runs_compared"] != len(runs):
+        raise _refuse(
+            path, f"{field}.runs_compared", f"the number of runs listed ({len(runs)})",
+            evidence["runs_compared"],
+        )  # fmt: skip
 
 
 def check_code_versions(data: Any, path: Path) -> list[dict[str, Any]]:
@@ -106,6 +150,43 @@ def equivalent_hashes(current: str, path: Path | None = None) -> set[str]:
             reached.add(other)
             todo.append(other)
     return reached
+
+
+class OtherCodeError(ValueError):
+    """Results made by training code that is neither the checkout's nor recorded alike."""
+
+
+def other_code(counts: dict[str | None, int], current: str, path: Path | None = None) -> dict:
+    """Of ``counts`` (runs per code hash; None for runs recorded without provenance), those
+    made by code neither ``current`` nor recorded alike in ``path``."""
+    joined = equivalent_hashes(current, path)
+    return {code: n for code, n in counts.items() if code not in joined}
+
+
+def record_counts(records: list[Path]) -> dict[str | None, int]:
+    """Runs per code hash of the ``run.done`` files ``records`` (None: no provenance)."""
+    counts: dict[str | None, int] = {}
+    for done in records:
+        code = (read_run_record(done).get("provenance") or {}).get("code_hash")
+        counts[code] = counts.get(code, 0) + 1
+    return counts
+
+
+def refuse_other_code(counts: dict[str | None, int], where: str, current: str) -> None:
+    """:class:`OtherCodeError` naming ``where``, the hashes and their runs when some of
+    ``counts`` (runs per code hash) were made by other code (:func:`other_code`)."""
+    found = other_code(counts, current)
+    if not found:
+        return
+    made = ", ".join(f"{n} by {(code or 'code not recorded')[:12]}" for code, n in found.items())
+    raise OtherCodeError(
+        f"{where}: {sum(found.values())} of its {sum(counts.values())} runs were trained by "
+        f"other code than this checkout's ({current[:12]}): {made}, which "
+        "results/code-versions.json does not record as training alike, so they do not count "
+        "as finished here (--status) and what they decide is not this code's; train them again "
+        "with this code, or record that the change trains alike (python -m "
+        "paperlib.study.equivalence --against REV)"
+    )
 
 
 def add_equivalence(entry: dict[str, Any], path: Path | None = None) -> None:

@@ -17,8 +17,12 @@ d_corr). Before comparing, each side's ``claims.json`` is checked against what i
 files decide (every declared claim, the same effects and verdicts), and ``variation.json``
 against the committed results it was measured on. The report (printed, and written as ``<report>.md`` / ``.json``) gives per metric the
 committed and reproduced values, the difference, the tolerance and where it came from, and the
-environment differences between the committed run and this one. Exit status 1 when anything
-is out of tolerance or a verdict or sign changed; 2 on unreadable inputs.
+environment differences between the committed run and this one; its two files are replaced
+together or not at all. Runs on either side trained by code neither the checkout's nor
+recorded alike (``study.code_versions``) are refused: their comparison would not be this
+code's. Exit status 1 when anything is out of tolerance or a verdict or sign changed; 2 on
+unreadable inputs or runs of other code; 4 when the report cannot be written (a full disk,
+a read-only folder), never 1.
 """
 
 from __future__ import annotations
@@ -32,13 +36,17 @@ from typing import Any
 
 import numpy as np
 
-from paperlib.atomic import atomic_write_text
+from paperlib import exit_status
+from paperlib.atomic import WriteError, atomic_write_set
 from paperlib.environment import environment_differences
+from paperlib.provenance import code_hash
 from paperlib.study import results_files
+from paperlib.study.code_versions import record_counts, refuse_other_code
 from paperlib.study.decide import report
 from paperlib.study.reader import REPO_ROOT, results_root_at
 from paperlib.study.variation import fingerprint, metric_values, spreads
 from paperlib.tables.claims import CLAIMS
+from paperlib.untrusted import error_text
 
 MARGIN = 3.0
 FLOOR = {
@@ -341,16 +349,22 @@ def compare(committed: Path, reproduced: Path, report: Path, scale: str = "smoke
     if not reproduced.is_dir():
         raise CompareInputError(f"{reproduced}: no reproduced results")
     refuse_outputs(report, (committed, reproduced))
+    for folder in (committed, reproduced):
+        records = sorted(folder.glob("*/*/seed*/run.done"))
+        refuse_other_code(record_counts(records), str(folder), code_hash())
     mine = check_decided(committed, scale, "the committed claims")
     theirs = check_decided(reproduced, scale, "the re-run's claims")
     variation = read_variation(committed)
     rows = compare_runs(committed, reproduced, variation)
     changes, env = claim_changes(mine, theirs), environments(committed, reproduced)
     text = markdown(rows, changes, env)
-    report.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(report.with_suffix(".md"), text)
     payload = {"rows": rows, "claim_changes": changes, "environment": env, "margin": MARGIN}
-    atomic_write_text(report.with_suffix(".json"), json.dumps(payload, indent=1) + "\n")
+    atomic_write_set(
+        {
+            report.with_suffix(".md"): text,
+            report.with_suffix(".json"): json.dumps(payload, indent=1) + "\n",
+        }
+    )
     print("\n".join(text.splitlines()[: text.splitlines().index("## Every metric")]))
     for r in (r for r in rows if not r["within"]):
         print(
@@ -391,10 +405,13 @@ def main(argv: list[str] | None = None) -> int:
     report = args.report or args.reproduced / f"{args.scale}-comparison"
     try:
         ok = compare(args.committed / args.scale, reproduced, report, args.scale)
-    except (CompareInputError, ValueError, FileNotFoundError) as error:
+    except WriteError as error:  # the report could not be written: not a verdict
+        print(f"compare: {error_text(error)}", file=sys.stderr)
+        return exit_status.STORAGE
+    except (CompareInputError, ValueError, OSError) as error:
         print(f"compare: {error}", file=sys.stderr)
-        return 2
-    return 0 if ok else 1
+        return exit_status.REFUSED
+    return exit_status.OK if ok else exit_status.DID_NOT_REPRODUCE
 
 
 if __name__ == "__main__":

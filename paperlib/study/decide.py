@@ -2,26 +2,30 @@
 
 :func:`decide` reads every finished run's ``run.done``, ``log.jsonl`` and ``items.npz`` and
 writes ``results/<scale>/claims.json``, with the learning targets and schedule checks
-(``study.targets``). Per claim (``tables.claims``; ``docs/methods/conventions.md#verdicts``):
+(``study.targets``) and the study's one error statement (``tables.error_control``). Per claim
+(``tables.claims``; ``docs/methods/conventions.md#verdicts``):
 
-1. runs that collapsed (``tables.verdicts.collapse_reason``) or whose validation curve had not
-   flattened (``tables.plateau``, against the curve's own item count) are left out and named
+1. runs that collapsed (``tables.verdicts.collapse_reason``) or whose validation curve was still
+   rising (``tables.plateau``, against the curve's own noise) are left out and named
    (``study.run_validity``; ``invalid_runs``; ``seeds_kept`` counts each arm's valid seeds);
-2. the paired effect variant − baseline over the seeds where both runs are valid, the base as a
-   level (``tables.inference.based_estimate``): its raw 95 % and simultaneous (``interval``, at
-   the family's size) intervals, its p-values of "no effect" and of the equivalence within the
-   smallest effect, each base's own effect and the base × method interaction test; each side's
-   own value; both arms against the base (``against_base``); the metric on the untrained model
-   and on each base (``measured``; ``study.base_reference``), and the regime (``regime``);
-3. testability on mean values (``tables.verdicts.untestable_reason``): the learning guard,
-   chance, headroom, the retention guard (each arm keeps at least
+2. δ on the study's scale (``study.smallest``: the paper's effect as a share of headroom,
+   carried onto the claim's measured reference, halved);
+3. the paired effect variant − baseline over the seeds where both runs are valid, the base as a
+   level (``tables.inference.based_estimate``): its raw 95 % interval and its interval at the
+   claim's level of the error statement (``interval``), its p-values of "no effect" and of the
+   equivalence within δ, each base's own effect and the difference of the two bases' effects
+   (at the base readings' level); each side's own value; the share of items the arms answer
+   differently (``tables.disagreement``); both arms against the base (``against_base``); the
+   metric on the untrained model and on each base (``measured``), the chance level
+   (``tables.chance``) and the regime (``regime``);
+4. testability on mean values (``tables.verdicts.untestable_reason``): the learning guard,
+   chance and the retention guard (each arm keeps at least
    :data:`~paperlib.study.base_reference.RETENTION` of its base's short I2T R@1 and zero-shot
-   L1, else "the base is forgotten") and the aperture premise (``study.premise``), every
-   reason that holds given;
-4. per declared family (every claim of a paper), Holm over all its claims (p = 1 for one that
-   cannot be tested) for the sign and for the equivalence, then the verdict
-   (``tables.verdicts.verdict``, per base where the interaction is significant after Holm
-   over the family).
+   L1, else "the base is forgotten"); for an arm trained from random weights, its learning
+   targets (``study.targets.SCRATCH_TARGETS``); and the claim's premise (``study.premise``);
+5. per declared family (every claim of a paper), Holm's adjusted p-values for the sign and the
+   equivalence, reported; then the verdict, read off the displayed interval (:func:`_verdict`,
+   ``tables.verdicts.verdict``).
 
 A claim whose runs are missing (a seed or a variant the scale plans) is an error naming them,
 unless ``partial=True``: then it is decided on what exists and marked ``partial``.
@@ -706,7 +710,7 @@ def _verdict(record: dict) -> dict[str, Any]:
         share = record["disagreement"]["share"]
         return {
             "verdict": NEAR_COPIES,
-            "reason": f"the arms answer differently on {share:.1%} of the test items, fewer than "
+            "reason": f"the arms answer differently on {share:.2%} of the test items, fewer than "
             f"{NEAR_COPY_SHARE:.0%}: one model twice, not a comparison",
         }
     known = record["seed_df"] >= MIN_SEED_DF

@@ -10,7 +10,9 @@ scheduling (``study.parallel``) is the same whatever runs the tasks:
   and, on a GPU, ``1 / runs_per_device`` of one (Ray gives each task its GPU, so the device is
   ``cuda``, never ``cuda:N``). ``address`` names a running cluster (``ray start --head`` on one
   machine, ``ray start --address HEAD:PORT`` on the others, or Ray on Kubernetes or Slurm);
-  without it Ray starts one on this machine with room for the largest run. A run that no node
+  without it Ray starts one on this machine with room for the largest run. An address that
+  does not answer within :data:`CONNECT_TIMEOUT` seconds is refused by name before Ray is
+  started (Ray itself would wait for it without end). A run that no node
   of the cluster can hold, or a GPU run on a cluster without GPUs, is refused by name. Every node must see the same repository checkout, virtual environment
   and results folders at the same paths (a shared filesystem): each task writes its run's
   results where the local executor would, under the same run-folder lock, and a finished run is
@@ -23,13 +25,16 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import socket
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from typing import Any
+from urllib.parse import urlsplit
 
 from paperlib.study.workers import worker_pool
 
 FORWARDED_PREFIXES = ("PAPERLIB_", "HF_HUB_OFFLINE", "ATEN_CPU_CAPABILITY", "CUBLAS_")
+CONNECT_TIMEOUT = 15.0  # seconds a cluster's head has to accept a connection
 
 
 class ExecutorUnavailableError(RuntimeError):
@@ -46,6 +51,32 @@ def local_executor(
         raise ValueError("--address names a Ray cluster; it needs --executor ray")
     with worker_pool(slots) as pool:
         yield lambda fn, job, cpus=1, gpus=0.0: pool.submit(fn, job)
+
+
+def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
+    """ExecutorUnavailableError naming ``address`` (``HOST:PORT`` or ``ray://HOST:PORT``; Ray's
+    ``auto`` is left to Ray) unless a TCP connection to it opens within ``timeout`` seconds."""
+    if address == "auto":
+        return
+    target = urlsplit(address if "://" in address else f"tcp://{address}")
+    try:
+        port = target.port
+    except ValueError:
+        port = None
+    if not target.hostname or port is None:
+        raise ExecutorUnavailableError(
+            f"--address {address!r}: expected HOST:PORT or ray://HOST:PORT (e.g. "
+            "10.0.0.1:6379, the head's `ray start --head --port 6379`)"
+        )
+    try:
+        socket.create_connection((target.hostname, port), timeout=timeout).close()
+    except OSError as error:
+        reason = "no answer" if isinstance(error, TimeoutError) else error.strerror or error
+        raise ExecutorUnavailableError(
+            f"--address {address}: no Ray cluster answers there ({reason}; waited up to "
+            f"{timeout:g} s); start one with `ray start --head --port {port}` on that host, or "
+            "leave --address out to start one here"
+        ) from None
 
 
 def forwarded_environment() -> dict[str, str]:
@@ -70,6 +101,8 @@ def ray_executor(
     options: dict[str, Any] = {"runtime_env": runtime, "include_dashboard": False}
     if address is None:
         options["num_cpus"] = max(slots, cpus)
+    else:
+        check_reachable(address)
     ray.init(address=address, log_to_driver=True, **options)
     try:
         nodes = [n["Resources"] for n in ray.nodes() if n.get("Alive")]

@@ -326,7 +326,7 @@ CLAIM = {
     "verdict": "verdict",
     "reason": "text",
     "better": "better",
-    "smallest": "positive_number",
+    "smallest": "nonnegative?",
     "effect": "number?",
     "interval": "interval?",
     "interval_raw": "interval?",

@@ -12,7 +12,7 @@ from paperlib.engine.validation import validation_records
 from paperlib.study.pretrain import GEOMETRIES, bases_dir
 from paperlib.study.reader import PRETRAIN, PRETRAIN_HYPERBOLIC, read_items, results_dir, slug
 from paperlib.tables.claims import CLAIMS, LONGER
-from paperlib.tables.plateau import curve_items, rate_standard_error
+from paperlib.tables.plateau import curve_items, plateau_check, rate_standard_error
 from paperlib.train import log_records
 
 # what an arm trained from random weights must reach on the test world before its claims are
@@ -113,17 +113,22 @@ def schedule_flags(checks: list[dict], claim: dict) -> list[str]:
 
 
 def base_plateaus() -> list[dict]:
-    """Each pre-trained base's plateau checks, both geometries (each folder's ``bases.json``;
-    a geometry without one adds nothing)."""
+    """Each pre-trained base's plateau checks, both geometries, decided anew by the current rule
+    (``tables.plateau``, no δ: a base answers to no claim) from the validation curves each
+    folder's ``bases.json`` records, on the metrics it checks (a geometry without one adds
+    nothing)."""
     out = []
     for geometry in GEOMETRIES:
         path = bases_dir(geometry) / "bases.json"
         if path.is_file():
-            out += [
-                {"geometry": geometry, "model": b["model"], "base": b["base"],
-                 **{m: p["reached"] for m, p in b["plateau"].items()}}
-                for b in json.loads(path.read_text())["bases"]
-            ]  # fmt: skip
+            for b in json.loads(path.read_text())["bases"]:
+                curves = {
+                    m: [(p["step"], p["value"]) for p in b["validation"][m]] for m in b["plateau"]
+                }
+                reached = {m: plateau_check(c, b["val_size"], m).reached for m, c in curves.items()}
+                out.append(
+                    {"geometry": geometry, "model": b["model"], "base": b["base"], **reached}
+                )
     return out
 
 

@@ -9,7 +9,9 @@ name) are listed as not evaluated rather than dropped silently.
 
 Each compared row also says whether the protocol its results file records is the paper's
 (:data:`PAPER_PROTOCOLS`: retrieval transform, COCO captions, PEP's kept count, negatives
-and pool, prompt set, split); a row that ran otherwise is marked with what differs.
+and pool, prompt set, split); a row that ran otherwise is marked with what differs, and a row
+whose results file records a ``subset`` (an evaluation limited to part of the data set) is
+marked "subset, not comparable" with its size.
 """
 
 from __future__ import annotations
@@ -92,6 +94,7 @@ def beside_published(
     else None; ``status``: compared | not evaluated here | not in this run."""
     ours = {(r["dataset"], m): v for r in results for m, v in r["metrics"].items()}
     recorded = {r["dataset"]: r["protocol"] for r in results if "protocol" in r}
+    subsets = {r["dataset"]: r["subset"] for r in results if r.get("subset")}
     suite = [ours.get((name, "mean_per_class_recall")) for name in ZEROSHOT_SUITE]
     if all(v is not None for v in suite):
         ours[(SUITE_AVERAGE, "mean_per_class_recall")] = sum(suite) / len(suite)
@@ -119,10 +122,27 @@ def beside_published(
                     "published": value,
                     "ours": None if mine is None else mine * target[2],
                     "status": status,
-                    "protocol": "" if mine is None else protocol_note(table, target[0], recorded),
+                    "protocol": ""
+                    if mine is None
+                    else subset_note(target[0], subsets)
+                    + protocol_note(table, target[0], recorded),
                 }
             )
     return out
+
+
+def subset_note(dataset: str, subsets: dict[str, dict[str, int]]) -> str:
+    """``subset, not comparable (n of N samples); `` where ``dataset`` (or a member of the
+    suite average) was evaluated on part of its samples, else ''."""
+    members = ZEROSHOT_SUITE if dataset == SUITE_AVERAGE else (dataset,)
+    cut = [(name, subsets[name]) for name in members if name in subsets]
+    if not cut:
+        return ""
+    sizes = ", ".join(
+        f"{name + ': ' if dataset == SUITE_AVERAGE else ''}{s['samples']} of {s['of']} samples"
+        for name, s in cut
+    )
+    return f"subset, not comparable ({sizes}); "
 
 
 def protocol_differences(table: str, dataset: str, recorded: dict[str, Any]) -> list[str]:

@@ -72,11 +72,11 @@ as measured (for the same items and number of bases; with ``S = B`` it also hold
 per-seed effects on the base, ``F(B − 1, S − B)``), and :func:`per_base_estimates` gives each
 base's own effect with the pooled within-base variance.
 
-:func:`holm` adjusts the p-values of one family of claims (one paper's) for their number:
-Holm's step-down procedure, which controls the family-wise error rate at α without any
-assumption on how the claims depend on each other. It *decides* (a sign; an equivalence, with
-:meth:`Estimate.equivalence_p`); the intervals the tables *show* are simultaneous ones at the
-family's size (:func:`bonferroni_alpha`), whose level does not depend on the claim's own p.
+:func:`holm` adjusts the p-values of one family of claims (one paper's) for their number
+(statsmodels' Holm; :func:`holm_by_formula` is the step-down written out): the study reports
+them beside its verdicts. The verdicts read the intervals the tables show, each at the claim's
+level of the study's one error statement (``tables.error_control``); :func:`bonferroni_alpha`
+is the plain per-claim level of simultaneous intervals over a family.
 """
 
 from __future__ import annotations

@@ -93,8 +93,12 @@ def _premises(claims: list[dict]) -> str:
         paper = premise.get("paper")
         said = paper if isinstance(paper, str) else "no level" if paper is None else f"{paper:.3g}"
         items.append(f"`{c['claim']}` ({premise['measured'] * scale:.3g} here, paper {said})")
-    verb = "claim's premise fails" if len(failed) == 1 else "claims' premises fail"
-    return f"{len(failed)} {verb} here, so they are not decided: " + "; ".join(items) + "."
+    verb = (
+        "claim's premise fails here, so it is"
+        if len(failed) == 1
+        else ("claims' premises fail here, so they are")
+    )
+    return f"{len(failed)} {verb} not decided: " + "; ".join(items) + "."
 
 
 def _error_control(decided: dict[str, Any]) -> str:
@@ -165,7 +169,8 @@ def _base_plateaus(decided: dict[str, Any]) -> str:
         for b, metrics in failing
     )
     return (f"{len(failing)} of the {len(bases)} bases end pre-training with a validation metric "
-            f"still rising by at least one standard error over its last fifth: {listed}.")  # fmt: skip
+            f"still rising at its end (the slope over the last 40 % of its schedule established "
+            f"above 0 against the curve's noise): {listed}.")  # fmt: skip
 
 
 def study_paragraph(decided: dict[str, Any]) -> str:

@@ -171,15 +171,17 @@ def size_text(claim: dict) -> str:
 
 
 def design_text(claim: dict) -> str:
-    """A claim's design note in a few words: the half-width its planned seeds give against δ,
-    or the seeds per base that would resolve δ, or the item floor that no seed count passes."""
+    """A claim's design note in a few words, in the metric's shown units: the half-width its
+    planned seeds give against δ, or the seeds per base that would resolve δ, or the item floor
+    that no seed count passes."""
     note = claim.get("design_note")
     if not note:
         return "–"
+    scale = claim.get("shown_scale", 1.0)
     if note["item_floor"] is not None and note["item_floor"] >= note["delta"]:
-        return f"item floor ±{note['item_floor']:.3g} ≥ δ"
+        return f"item floor ±{note['item_floor'] * scale:.3g} ≥ δ"
     if note["half_width"] is not None and note["half_width"] < note["delta"]:
-        return f"resolves δ (±{note['half_width']:.3g})"
+        return f"resolves δ (±{note['half_width'] * scale:.3g})"
     if note["per_base_needed"] is not None:
         return f"needs {note['per_base_needed']} seeds per base"
     return "no design up to 8 seeds per base resolves δ"
@@ -205,14 +207,15 @@ def regime_text(claim: dict) -> str:
 
 
 def base_text(claim: dict) -> str:
-    """Both arms against the base they started from, e.g. ``-0.081 / -0.095``, with the
-    reading in words."""
+    """Both arms against the base they started from, in the metric's shown units, e.g.
+    ``-8.12 / -9.53``, with the reading in words."""
     arms = claim.get("against_base") or {}
     if arms.get("variant") is None or arms.get("baseline") is None:
         return "–"
+    scale = claim.get("shown_scale", 1.0)
     return (
-        f"{_signed(arms['variant']['effect'])} / {_signed(arms['baseline']['effect'])}: "
-        f"{arms['reading']}"
+        f"{_signed(arms['variant']['effect'] * scale)} / "
+        f"{_signed(arms['baseline']['effect'] * scale)}: {arms['reading']}"
     )
 
 
@@ -249,8 +252,8 @@ def claims_table(claims: list[dict]) -> pd.DataFrame:
 
 
 def claims_context(claims: list[dict]) -> pd.DataFrame:
-    """What each verdict rests on, one row per claim: the sign Holm established, the size
-    against the paper's, each arm's effect against the base (the reading is in
+    """What each verdict rests on, one row per claim: the sign the interval establishes, the
+    size against the paper's effect on this scale, each arm's effect against the base (the reading is in
     :func:`claim_line`), the regime and the family's size. The design is in
     :func:`claims_design`."""
     return pd.DataFrame(

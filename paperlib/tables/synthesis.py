@@ -45,10 +45,10 @@ def why(claim: dict) -> str:
     design note for a claim its design could not decide."""
     c = claim
     if c["verdict"] in (verdicts.REPRODUCES, verdicts.REPRODUCES_BELOW, verdicts.SMALLER):
-        here = c.get("paper_effect_here")
-        paper = "" if c.get("paper_effect") is None else f", the paper's effect here {here:+.3g}"
+        here = (c.get("paper_effect_here") or 0.0) * c.get("shown_scale", 1.0)
+        paper = "" if c.get("paper_effect") is None else f", the paper's effect here {here:+.2g}"
         lower = " (lower is better)" if c["better"] == "lower" else ""
-        return f"{summary.effect_text(c)}{lower} against δ = ±{c['smallest']:.3g}{paper}"
+        return f"{summary.effect_text(c)}{lower} against δ = {summary.delta_text(c)}{paper}"
     if c["verdict"] == verdicts.DIFFERS_BY_BASE:
         per_base = ", ".join(f"base {b}: {v}" for b, v in c["verdict_per_base"].items())
         return f"the bases disagree ({per_base})"
@@ -88,7 +88,7 @@ def outcome_counts(claims: list[dict]) -> dict[str, int]:
 
 
 def _split(claims: list[dict], outcome: str) -> str:
-    """`` (2 untestable, 1 at ceiling)``: an outcome's claims by verdict, most frequent first;
+    """`` (2 untestable, 1 premise fails here)``: an outcome's claims by verdict, most frequent first;
     empty where it has none."""
     counts = pd.Series([c["verdict"] for c in claims if c["verdict"] in OUTCOMES[outcome]])
     shown = ", ".join(f"{n} {v}" for v, n in counts.value_counts().items())
@@ -237,8 +237,8 @@ def published_against(claims: list[dict], baseline: str) -> str:
 
 def design_conclusion(claims: list[dict], paper: str) -> str:
     """One sentence from a paper's context and design columns (:func:`summary.sign_text`,
-    :func:`summary.size_text`, :func:`summary.design_text`): the signs Holm establishes, the
-    intervals below the paper's effect, the designs that resolve δ, and the verdicts that
+    :func:`summary.size_text`, :func:`summary.design_text`): the signs the intervals establish,
+    the intervals below the paper's effect on this scale, the designs that resolve δ, and the verdicts that
     counting the runs the plateau rule left out would change."""
     members = paper_claims(claims, paper)
     signs = [summary.sign_text(c) for c in members]
@@ -251,7 +251,7 @@ def design_conclusion(claims: list[dict], paper: str) -> str:
         c["claim"] for c in members if (c.get("without_exclusions") or {}).get("changes_verdict")
     ]
     return (
-        f"Of {paper}'s {len(members)} claims, Holm establishes the paper's sign for "
+        f"Of {paper}'s {len(members)} claims, the interval establishes the paper's sign for "
         f"{own} and the other sign for {other}; of "
         f"the {len(compared)} whose size compares with the paper's, the interval lies below it "
         f"for {below}; {resolving} designs resolve δ, and "
