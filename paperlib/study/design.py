@@ -1,12 +1,13 @@
 """The CPU-scale study's design: every run it plans, and the config each trains with.
 
-Every fine-tune starts from one of the pre-trained bases of :mod:`paperlib.study.pretrain`
-(``results/bases/`` for HiMo, ``results/bases-hyperbolic/`` for ARGENT; fine-tune seed ``s``
-uses base ``bases[s % len(bases)]``), as both papers
-start from released CLIP weights, and trains on a world of its own base (world seed
-:data:`FINETUNE_WORLD` + base, scenes the base never saw); the fine-tune seed sets the batch
-order. So seed variance comes from the fine-tunes, and each verdict shows whether it hinges on
-one base.
+The two papers train differently, and the study trains each as its paper does. HiMo-CLIP
+fine-tunes a released CLIP: every HiMo run starts from one of the pre-trained Euclidean bases of
+:mod:`paperlib.study.pretrain` (``results/bases/``; seed ``s`` uses base ``bases[s %
+len(bases)]``) and trains on a world of its own base (world seed :data:`FINETUNE_WORLD` + base,
+scenes the base never saw); the seed sets the batch order. ARGENT trains every model from
+scratch: every ARGENT run starts from random weights and trains on the world of its seed's base,
+as the bases were pre-trained. So seed variance comes from the runs, and each verdict shows
+whether it hinges on one base (or training world).
 
 - **HiMo** (``docs/methods/himo-clip.md#molo``): fine-tunes on long captions (248 tokens, Long-CLIP
   residual positions), all with MoLo's settings (logit scale reset to ln 100 and decayed, label
@@ -16,28 +17,33 @@ one base.
   components; ``data.short_text``: the world's short captions stay a test set, as both papers'
   ShareGPT4V has none); MoLo's batch-size and HiDe-scope ablations (:data:`HIMO_SWEEP`), each
   on the seeds its claims' design notes ask (``Scale.arm_seeds``: the sweep seeds or more).
-- **ARGENT** (``docs/methods/argent.md#argent-objective``): hyperbolic fine-tunes on short captions with one box
-  crop and its phrase per sample (GRIT-like), the same optimiser for all: ``HyCoCLIP`` and
-  ``ARGENT`` (headline, every seed); on every seed too the aperture arm (MERU, HyCoCLIP and
-  ARGENT at the paper's fixed curvature κ = 0.1, their embeddings started at mean norm
-  :data:`APERTURE_ALPHA_NORM`, just above ``2K/√κ`` = 0.63, where the baselines' captions fall
-  inside it; :data:`EVERY_SEED_ARMS`); on the sweep seeds ``MERU``, ARGENT's ablations (no
-  weights, weights on all pairs, no regularizer, Ent instead of AdaEnt) and the model-size arm
-  (the pair again from the smaller model's bases).
-- **The aperture failure where it happens** (:func:`scratch_runs`): MERU, HyCoCLIP and ARGENT
-  trained from random weights with MERU's initialisation, on ``Scale.scratch_seeds``, their
-  held-out parents (captions, box phrases, box crops) against ``2K/√c`` validated over training
-  and counted per test sample at the end.
-- **The scale trend** (:func:`trend_runs`): on the sweep seeds every headline arm again at
+- **ARGENT** (``docs/methods/argent.md#argent-objective``; :data:`ARGENT_ARMS`, :func:`scratch_config`):
+  every arm from random weights with MERU's initialisation (α = log(d^-½), curvature 1,
+  learned), on short captions with one box crop and its phrase per sample (GRIT-like), at the
+  hyperbolic bases' recipe (their world with counterfactual twins, learning rate, warm-up and
+  weight decay) and one budget, ``Scale.scratch_steps`` × ``Scale.scratch_batch``, read off a
+  committed probe (``scripts/scratch_budget_probe.py``, ``study.scratch_budget``): the main
+  arms ``HyCoCLIP``, ``ARGENT`` and ``MERU`` and the model-size pair (``, smaller model``: the
+  same ResNet at half the width); ARGENT's Table 3 ablations (no weights, weights on all pairs,
+  no regularizer, Ent instead of AdaEnt) in a smaller setting of their own, as the paper's CC3M
+  one is: the smaller model, at the same budget. Each runs on the seeds its claims' design
+  notes ask (``Scale.arm_seeds``), its held-out parents (captions, box phrases, box crops)
+  against ``2K/√c`` validated over training and counted per test sample at the end; each is
+  evaluated on ``Scale.argent_eval_size`` test samples (the item floors of its claims ask for
+  more than HiMo's).
+- **The scale trend** (:func:`trend_runs`): on the sweep seeds every HiMo headline arm again at
   other batch sizes (equal samples seen) and training lengths (``Scale.trend_*_factors``), so
-  each headline claim's effect can be read against scale (``study.trend``).
+  each HiMo headline claim's effect can be read against scale (``study.trend``). ARGENT's trend
+  is cut: its from-scratch budget is the study's largest cost.
 - **References**: each base evaluated as it is (variants ``pretrain (short captions)`` and
-  ``pretrain, hyperbolic (short captions)``, seed = base), and an untrained model of each
-  geometry (the level a guard must clear).
+  ``pretrain, hyperbolic (short captions)``, seed = base: the reference level of each claim's
+  smallest effect, ``study.smallest``), and an untrained model of each geometry (the level a
+  guard must clear).
 
 Every trained run logs a held-out validation curve (``engine.validation``, world
-``VALIDATION_SEED``) every fifth of its schedule; ``tables.plateau`` checks it stopped
-improving. Every run is then evaluated on the same ``eval_size`` test samples (world seed
+``VALIDATION_SEED``): a HiMo fine-tune every fifth of its schedule, an ARGENT run
+``Scale.scratch_val_points`` times; ``tables.plateau`` checks it stopped improving. Every run is
+then evaluated on the same test samples of its study (world seed
 :data:`~paperlib.study.reader.EVAL_SEED`), so variants and seeds are compared item by item.
 Per run, ``results/<scale>/<study>/<variant>/seed<k>/`` receives the CLIP_benchmark JSON files,
 the training log, ``items.npz`` (per-item metric values, ``metrics.items``) and ``run.done``
@@ -54,28 +60,17 @@ resumes from its last checkpoint. At the end the curves go to ``curves.json``
     python -m paperlib.study --scale smoke      # one seed, short schedules (make reproduce)
     python -m paperlib.study --scale full       # 8 seeds, sweeps on 3 or more (make study)
 
-**Recipe stage** (``study.recipe``): the papers' learning rates (1e-6, fine-tuning a converged
-ViT-L) do not carry over to an 8.5M-parameter model and a few hundred steps, so where the scale
-has a grid (``Scale.recipe_grid``: the study's learning rates × warm-ups, the warm-up a fraction
-of the run's steps) each headline arm, variant and baseline alike, first trains seed 0 at every
-grid point (``results/<scale>/recipe/<arm>/lr<lr>-wu<warm-up>/``: validated, not evaluated on
-the test set). Its pick follows the arm's ``recipe.Rule``: for HiMo, the point that keeps ≥ 0.8
-of the base's validation ``short_i2t_r1`` and ``zeroshot_L1`` with the best last
-``long_i2t_r1``; for the hyperbolic arms, whose zero-shot L1 only falls as they train more, the
-largest learning rate at which both keep ≥ 0.9 of the base's ``short_i2t_r1`` and
-``zeroshot_L1`` (they also validate ``zeroshot_L3``, :data:`FINETUNE_METRICS`). The picks go
-to ``results/<scale>/recipe.json``; every run of the arm, and of the sweep arms that vary it
-(``recipe.RECIPE_OF``), then trains with it. Without a grid the arms keep the scale's fixed learning rate and the design's 10
-warm-up steps.
-
-The hyperbolic runs fine-tune in their own geometry, from the hyperbolic bases
-(``results/bases-hyperbolic/``: MERU models of the same towers, world and pre-training budget),
-with the base's learned curvature, α and logit scale; the aperture arm takes the base's encoders
-alone (``model.init_scalars``, docs/methods/argent.md#starting-from-a-hyperbolic-base); every
-one keeps its base's BatchNorm statistics (``model.batchnorm: frozen``,
-docs/methods/argent.md#box-crop-norms). Choices
-the papers do not make for us (CPU scale): Long-CLIP keeps ``pcm_dim`` = 8 of 64 dimensions
-(the paper: 32 of 768).
+**Recipe stage** (``study.recipe``): the HiMo paper's learning rate (1e-6, fine-tuning a
+converged ViT-L) does not carry over to an 8.5M-parameter model and a few hundred steps, so
+where the scale has a grid (``Scale.recipe_grid``: the study's learning rates × warm-ups, the
+warm-up a fraction of the run's steps) each HiMo headline arm, variant and baseline alike, first
+trains seed 0 at every grid point (``results/<scale>/recipe/<arm>/lr<lr>-wu<warm-up>/``:
+validated, not evaluated on the test set). Its pick follows the arm's ``recipe.Rule``: the point
+that keeps ≥ 0.8 of the base's validation ``short_i2t_r1`` and ``zeroshot_L1`` with the best
+last ``long_i2t_r1``. The picks go to ``results/<scale>/recipe.json``; every run of the arm, and
+of the sweep arms that vary it (``recipe.RECIPE_OF``), then trains with it. ARGENT's arms train
+at the bases' recipe and search nothing. Choices the papers do not make for us (CPU scale):
+Long-CLIP keeps ``pcm_dim`` = 8 of 64 dimensions (the paper: 32 of 768).
 """
 
 from __future__ import annotations
