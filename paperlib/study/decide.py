@@ -44,6 +44,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from paperlib.atomic import atomic_write_text
+from paperlib.models.hyperbolic import CURV_RANGE
 from paperlib.provenance import code_hash
 from paperlib.study.base_reference import (
     RETENTION,
@@ -182,6 +183,28 @@ def regime(scale_name: str, claim: Claim, seeds: list[int]) -> dict[str, Any] | 
         "model": config.get("model", {}).get("name"),
         "init": "random" if config.get("model", {}).get("init") == "random" else "base",
     }
+
+
+def end_curvatures(scale_name: str, claim: Claim, seeds: list[int]) -> dict[str, Any] | None:
+    """Where each arm's learned curvature ends (the last value its log records, per valid
+    seed), and whether every one ends at its lower clamp, its start over
+    ``models.hyperbolic.CURV_RANGE`` (0.1 from MERU's 1): there "learned curvature" and the
+    paper's fixed κ = 0.1 are one regime. None for a Euclidean claim."""
+    ends: dict[str, list[float]] = {}
+    for name, variant in (("variant", claim.variant), ("baseline", claim.baseline)):
+        for seed in seeds:
+            log = results_dir(scale_name) / claim.study / slug(variant) / f"seed{seed}"
+            found = [r["curv"] for r in log_records(log / "log.jsonl") if "curv" in r]
+            if found:
+                ends.setdefault(name, []).append(float(found[-1]))
+    if not ends:
+        return None
+    done = read_run_done(
+        results_dir(scale_name) / claim.study / slug(claim.variant) / f"seed{seeds[0]}" / "run.done"
+    )
+    low = done["config"].get("model", {}).get("curv_init", 1.0) / CURV_RANGE
+    at_clamp = all(abs(c - low) <= 1e-3 * low for values in ends.values() for c in values)
+    return {**ends, "lower_clamp": low, "at_clamp": at_clamp}
 
 
 def _valid_seeds(claim: Claim, runs: list[dict], scale: Scale) -> tuple[list[int], list, list]:
@@ -420,6 +443,7 @@ def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) 
         "missing_runs": missing,
         "measured": measured_levels(scale_name, claim),
         "regime": regime(scale_name, claim, seeds),
+        "curvature": end_curvatures(scale_name, claim, seeds),
         "trend": headline_trend(scale_name, claim, runs),
     }
     if not seeds:
