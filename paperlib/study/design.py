@@ -548,3 +548,33 @@ def _recipe_run(run: Run, lr: float, warmup: float, root: Path) -> Run:
     config["optim"].update(lr=lr, warmup_steps=recipe.warmup_steps(warmup, steps))
     config["train"]["output_dir"] = str(root / folder)
     return replace(run, config=config, stage="recipe", evaluate=False, folder=folder)
+
+
+def regime_table(scale_name: str) -> str:
+    """The study's regimes as a Markdown table (the study page's): per arm of either study,
+    how it starts, the world it trains on, its budget (steps × batch, samples seen) and its
+    seeds, read from the plan."""
+    rows: dict[tuple[str, str], list] = {}
+    for run in plan(scale_name, searched=False):
+        if run.stage in ("references", "trend", "recipe", "schedule check"):
+            continue
+        config = run.config
+        data, train = config["data"], config["train"]
+        start = "random weights" if config["model"]["init"] == "random" else "a pre-trained base"
+        world = f"{data['size']:,} scenes" + (" with twins" if data.get("twins") else "")
+        budget = (
+            f"{train['steps']:,} × {train['batch_size']} ({train['steps'] * train['batch_size']:,})"
+        )
+        key = (run.study, run.variant)
+        row = rows.setdefault(key, [config["model"]["name"], start, world, budget, []])
+        row[4].append(run.seed)
+    lines = [
+        "| study | arm | model | start | training world (per base) | steps × batch (samples) | seeds |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for (study, variant), (model, start, world, budget, seeds) in rows.items():
+        lines.append(
+            f"| {study} | {variant} | {model} | {start} | {world} | {budget} | "
+            f"{len(seeds)} ({', '.join(map(str, sorted(seeds)))}) |"
+        )
+    return "\n".join(lines)
