@@ -117,10 +117,15 @@ def test_zero_shot_against_every_order_of_an_images_class_scores(row):
 
 def test_one_query_with_two_right_candidates_and_a_tied_top():
     row = np.array([[0.7, 0.7, 0.1, 0.3, 0.2]])
-    positive = torch.tensor([[True, True, False, False, False]])
+    positive = torch.eye(5, dtype=torch.bool)  # the other queries: one right text each
+    positive[0, :2] = True  # the query under test: two right candidates
 
     def hit(scores):
-        return retrieval_items(torch.tensor(scores), positive, ks=(1,))["i2t_hit1"]
+        """The hit of query 0 among five texts, the other four queries (every text needs a
+        positive) scoring their own text first."""
+        full = torch.eye(5, dtype=torch.float64)
+        full[0] = torch.tensor(scores[0])
+        return retrieval_items(full, positive, ks=(1,))["i2t_hit1"][:1]
 
     got = enumerated_null(hit, row, [one_item(row)])
     assert got == pytest.approx(top_null(row, 2)) and got == pytest.approx(1 / 10)  # C(2,2)/C(5,2)
