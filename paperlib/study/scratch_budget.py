@@ -6,7 +6,9 @@ each main arm trained from random weights for the hyperbolic bases' whole schedu
 regular steps): the first validated step ``T``, at or above :data:`MIN_SAMPLES` samples seen,
 where every arm's curve read up to ``T`` has stopped rising on every plateau metric by the
 study's own rule (``tables.plateau``: a least-squares slope over the last 40 % of ``[0, T]``, its
-gain over the last fifth not established above δ). A run scheduled for ``T`` steps anneals its
+gain over the last fifth not established above δ), and stays so at the next :data:`PERSIST`
+validated steps: a curve that dips once (a noisy point, a brief instability) and then climbs
+again has not flattened. A run scheduled for ``T`` steps anneals its
 learning rate by ``T`` where the probe's is still high there, so a curve flat at ``T`` in the
 probe is, if anything, flatter in the study (the rule errs toward a longer budget).
 """
@@ -18,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from paperlib.tables.plateau import plateau_check
 
 MIN_SAMPLES = 150_000  # never a budget below this many samples seen per run
+PERSIST = 2  # the later validated steps at which the curves must stay flat
 
 
 def flat_at(
@@ -33,14 +36,17 @@ def budget(
     n_items: int,
     deltas: Mapping[str, float],
     min_samples: int = MIN_SAMPLES,
+    persist: int = PERSIST,
 ) -> dict:
     """``{"steps", "samples", "checks"}``: the first validated step at which every arm's curve
     of every metric of ``deltas`` is flat (:func:`flat_at`), at or above ``min_samples``
-    samples of ``batch``; ``steps`` None where no validated step is. ``curves``: arm → metric
-    → ``[(step, value), ...]``; ``checks`` gives, per candidate step, each arm's and metric's
-    gain, interval and whether it is flat."""
+    samples of ``batch``, and stays flat at the next ``persist`` validated steps; ``steps``
+    None where no validated step is (a step too near the probe's end to be followed
+    ``persist`` times is not one). ``curves``: arm → metric → ``[(step, value), ...]``;
+    ``checks`` gives, per candidate step, each arm's and metric's gain, interval and whether it
+    is flat."""
     steps = sorted({s for arm in curves.values() for c in arm.values() for s, _ in c})
-    checks, chosen = [], None
+    checks = []
     for step in (s for s in steps if s * batch >= min_samples):
         found = {
             f"{arm}/{metric}": flat_at(curves[arm][metric], step, n_items, metric, delta)
@@ -58,8 +64,15 @@ def budget(
                 },
             }
         )
-        if chosen is None and checks[-1]["flat"]:
-            chosen = step
+    flat = [c["flat"] for c in checks]
+    chosen = next(
+        (
+            c["step"]
+            for i, c in enumerate(checks)
+            if i + persist < len(checks) and all(flat[i : i + persist + 1])
+        ),
+        None,
+    )
     return {
         "steps": chosen,
         "samples": None if chosen is None else chosen * batch,
