@@ -2,7 +2,8 @@
 
 ``--against REV`` runs the smoke study (``python -m paperlib.study --scale smoke``, as
 ``make reproduce`` does) twice in folders of its own: once from a ``git worktree`` of ``REV``
-and once from this checkout. Only when every run of the two is bit for bit the same (its
+and once from this checkout (``--studies`` names one study where ``REV`` planned the other's
+runs differently: only its runs are compared, and the evidence says so). Only when every run of the two is bit for bit the same (its
 ``items.npz`` arrays, its ``log.jsonl`` records but for the timing fields
 :data:`TIMING_FIELDS`, the feature spread and collapse verdict of its ``run.done``) does it
 record the code hash that ``REV``'s own run records carry as training alike this checkout's,
@@ -41,6 +42,7 @@ from paperlib.study.reader import REPO_ROOT
 
 SCALE = "smoke"
 STUDY_COMMAND = ("-m", "paperlib.study", "--scale", SCALE)
+STUDIES = ("himo", "argent")  # both, unless a comparison names the one whose design both share
 TIMING_FIELDS = ("samples_per_s", "cpu_seconds")  # log.jsonl fields that measure the machine
 RECORD_FIELDS = ("feature_std", "collapsed")  # run.done fields the trained model decides
 COMPARED = (
@@ -75,9 +77,11 @@ def worktree(commit: str, folder: Path) -> Iterator[Path]:
         _git("worktree", "remove", "--force", str(folder))
 
 
-def run_smoke_study(tree: Path, folder: Path, label: str) -> float:
-    """The smoke study from the checkout at ``tree`` with its results and runs in ``folder``
-    (emptied first); its lines relayed with ``label``; returns its wall seconds."""
+def run_smoke_study(
+    tree: Path, folder: Path, label: str, studies: tuple[str, ...] = STUDIES
+) -> float:
+    """The smoke study of ``studies`` from the checkout at ``tree`` with its results and runs in
+    ``folder`` (emptied first); its lines relayed with ``label``; returns its wall seconds."""
     if folder.exists():
         shutil.rmtree(folder)
     env = {
@@ -89,7 +93,7 @@ def run_smoke_study(tree: Path, folder: Path, label: str) -> float:
     }
     start, tail = time.perf_counter(), []
     with subprocess.Popen(
-        [sys.executable, *STUDY_COMMAND], cwd=tree, env=env, text=True,
+        [sys.executable, *STUDY_COMMAND, "--studies", *studies], cwd=tree, env=env, text=True,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     ) as proc:  # fmt: skip
         for line in proc.stdout:
@@ -180,10 +184,12 @@ class StudyRun:
     modified: bool
 
 
-def smoke_study(tree: Path, folder: Path, label: str) -> StudyRun:
+def smoke_study(
+    tree: Path, folder: Path, label: str, studies: tuple[str, ...] = STUDIES
+) -> StudyRun:
     """:func:`run_smoke_study` and what its run records carry; ValueError when they carry
     several code hashes (the code changed while the study ran)."""
-    seconds = run_smoke_study(tree, folder, label)
+    seconds = run_smoke_study(tree, folder, label, studies)
     results = folder / "results" / SCALE
     made = [read_run_record(f / "run.done")["provenance"] for f in run_folders(results).values()]
     hashes = {p["code_hash"] for p in made}
@@ -210,7 +216,9 @@ def _file_hash(path: Path) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
 
 
-def smoke_evidence(revision: StudyRun, checkout: StudyRun) -> dict[str, Any]:
+def smoke_evidence(
+    revision: StudyRun, checkout: StudyRun, studies: tuple[str, ...] = STUDIES
+) -> dict[str, Any]:
     """The evidence of a bit-identical smoke study: what was run and compared, on what
     machine, and each run's hashes."""
     hashes = run_hashes(checkout.results)
@@ -220,7 +228,8 @@ def smoke_evidence(revision: StudyRun, checkout: StudyRun) -> dict[str, Any]:
         "checkout_commits": list(checkout.commits),  # what its runs started from
         "checkout_modified": checkout.modified,
         "date": time.strftime("%Y-%m-%d"),
-        "command": "python " + " ".join(STUDY_COMMAND),
+        "command": "python " + " ".join((*STUDY_COMMAND, "--studies", *studies)),
+        "studies": list(studies),
         "compared": COMPARED,
         "runs_compared": len(hashes),
         "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
@@ -237,12 +246,15 @@ def _commit(rev: str) -> str:
     return _git("rev-parse", "--verify", f"{rev}^{{commit}}")
 
 
-def check_revision(rev: str, commit: str, checkout: StudyRun, folder: Path) -> bool:
-    """Run the smoke study at ``commit`` (named ``rev``) and compare it with this checkout's;
-    record the equivalence when every run is bit-identical. Returns whether they were."""
+def check_revision(
+    rev: str, commit: str, checkout: StudyRun, folder: Path, studies: tuple[str, ...] = STUDIES
+) -> bool:
+    """Run the smoke study of ``studies`` at ``commit`` (named ``rev``) and compare it with this
+    checkout's; record the equivalence when every run is bit-identical. Returns whether they
+    were."""
     print(f"[equivalence] {rev} ({commit[:12]}): the {SCALE} study in a worktree", flush=True)
     with worktree(commit, folder / f"tree-{commit[:12]}") as tree:
-        revision = smoke_study(tree, folder / f"revision-{commit[:12]}", rev)
+        revision = smoke_study(tree, folder / f"revision-{commit[:12]}", rev, studies)
     if revision.commits != (commit,) or revision.modified:
         raise ValueError(f"{rev}: its runs name {revision.commits}; expected {commit} unmodified")
     if differences := study_differences(checkout.results, revision.results):
@@ -256,21 +268,21 @@ def check_revision(rev: str, commit: str, checkout: StudyRun, folder: Path) -> b
     if old in equivalent_hashes(current):
         print(f"[equivalence] {old[:12]} is already recorded as {current[:12]}'s equivalent")
         return True
-    evidence = smoke_evidence(revision, checkout)
+    evidence = smoke_evidence(revision, checkout, studies)
     add_equivalence({"from": old, "to": current, "evidence": evidence})
     print(f"[equivalence] recorded {old[:12]} -> {current[:12]} in results/code-versions.json")
     return True
 
 
-def against(revs: list[str], folder: Path) -> bool:
+def against(revs: list[str], folder: Path, studies: tuple[str, ...] = STUDIES) -> bool:
     """:func:`check_revision` of every revision (named commits resolved first) against one
-    smoke study of this checkout; whether all were bit-identical."""
+    smoke study of ``studies`` of this checkout; whether all were bit-identical."""
     commits, current = [_commit(rev) for rev in revs], code_hash()
     print(f"[equivalence] this checkout ({current[:12]}): the {SCALE} study", flush=True)
-    checkout = smoke_study(REPO_ROOT, folder / "checkout", "checkout")
+    checkout = smoke_study(REPO_ROOT, folder / "checkout", "checkout", studies)
     if checkout.code != current or code_hash() != current:
         raise ValueError("the training code changed while this checkout's study ran")
-    checks = [check_revision(r, c, checkout, folder) for r, c in zip(revs, commits)]
+    checks = [check_revision(r, c, checkout, folder, studies) for r, c in zip(revs, commits)]
     return all(checks)
 
 
@@ -299,6 +311,11 @@ def main(argv: list[str] | None = None) -> int:
     what.add_argument("--against", nargs="+", metavar="REV", help="compare smoke studies")
     what.add_argument("--same-source", nargs="+", metavar="REV", help="hash REV both ways")
     parser.add_argument("--folder", type=Path, default=FOLDER, help="worktrees and studies")
+    parser.add_argument(
+        "--studies", nargs="+", choices=STUDIES, default=list(STUDIES),
+        help="the studies whose smoke runs are compared (default both; name one where the "
+        "revision planned the other differently)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     folder = args.folder.resolve()  # the studies run from other folders
     try:
@@ -306,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
             for rev in args.same_source:
                 same_source(rev, folder)
             return 0
-        return 0 if against(args.against, folder) else 1
+        return 0 if against(args.against, folder, tuple(args.studies)) else 1
     except (subprocess.CalledProcessError, StudyFailedError, ValueError) as error:
         detail = getattr(error, "stderr", None) or ""
         print(f"equivalence: {error} {detail}".strip(), file=sys.stderr)
