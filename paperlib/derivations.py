@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 import torch
 from torch import Tensor
 
@@ -142,3 +143,21 @@ def mean_by_segment_index(
         out["sem"].append(column.std(ddof=1) / np.sqrt(column.size) if column.size > 1 else 0.0)
         out["count"].append(column.size)
     return {key: np.asarray(value) for key, value in out.items()}
+
+
+def fall_summary(falls: dict[str, dict[str, np.ndarray]]) -> pd.DataFrame:
+    """One row per model of its :func:`k_segment_falls` result: the images it covers, the share
+    with at least one fall, the mean number of falls, the median largest fall and the share
+    rising overall (ρ > 0)."""
+    return pd.DataFrame(
+        {
+            label: {
+                "images": len(f["image"]),
+                "share with ≥ 1 fall": float(np.mean(f["falls"] > 0)),
+                "mean falls per image": float(np.mean(f["falls"])),
+                "median largest fall": float(np.median(f["largest_fall"])),
+                "share rising overall (ρ > 0)": float(np.mean(f["rho"] > 0)),
+            }
+            for label, f in falls.items()
+        }
+    ).T.astype({"images": int})

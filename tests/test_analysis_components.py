@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 import pytest
 import torch
+from scipy.linalg import subspace_angles
 from scipy.stats import f_oneway
 from sklearn.decomposition import PCA
 
@@ -19,9 +20,11 @@ from paperlib.analysis.components import (
     component_scores,
     content_batches,
     correlation_ratio,
+    disjoint_pair_angles,
     explained_variance_ratio,
     factor_correlations,
     factor_value_names,
+    followed_factor,
     kept_and_dropped,
     kept_and_dropped_correlations,
     kept_counts,
@@ -29,6 +32,7 @@ from paperlib.analysis.components import (
     pooled_correlation_ratio,
     principal_angles,
     random_subspace_angle,
+    within_correlation_ratio,
     world_factors,
 )
 from paperlib.data.world import COLOURS, World
@@ -138,16 +142,72 @@ def test_random_subspace_angle_one_dimensional_closed_form():
     assert random_subspace_angle(50, 3, repeats=50) > 70.0
 
 
-def test_batch_size_sweep_converges_to_the_full_batch():
+def test_batch_size_sweep_compares_two_disjoint_sub_batches():
     u = _features(n=64, dim=10)
-    sweep = batch_size_sweep(u, [16, 64], tau=0.9, repeats=3)
+    sweep = batch_size_sweep(u, [8, 32], tau=0.9, repeats=3, seed=5)
     assert sweep["m"].shape == (2, 3) and sweep["angle"].shape == (2, 3)
-    assert int(sweep["m_ref"]) == hide(u, 0.9).m
-    np.testing.assert_array_equal(sweep["m"][1], int(sweep["m_ref"]))  # the full batch itself
-    np.testing.assert_allclose(sweep["angle"][1], 0.0, atol=1e-4)
-    assert sweep["angle"][0].mean() > sweep["angle"][1].mean()
+    m_ref = hide(u, 0.9).m
+    assert int(sweep["m_ref"]) == m_ref
+    rng = np.random.default_rng(5)  # the draws the sweep makes, replayed by hand
+    for i, size in enumerate([8, 32]):
+        for r in range(3):
+            rows = rng.choice(64, size=2 * size, replace=False)
+            a, b = rows[:size], rows[size:]
+            assert not set(a) & set(b)
+            assert sweep["m"][i, r] == hide(u[a], 0.9).m
+            spans = [PCA(m_ref).fit(u[x].double().numpy()).components_ for x in (a, b)]
+            expected = np.degrees(subspace_angles(spans[0].T, spans[1].T)).mean()
+            assert sweep["angle"][i, r] == pytest.approx(expected, abs=1e-4)
+    assert sweep["angle"][0].mean() > sweep["angle"][1].mean()  # larger batches agree more
     with pytest.raises(ValueError, match="sizes must lie"):
-        batch_size_sweep(u, [100])
+        batch_size_sweep(u, [33])
+
+
+def test_disjoint_pair_angles_replayed_by_hand():
+    u = _features(n=40, dim=8)
+    angles = disjoint_pair_angles(u, 12, 3, repeats=4, seed=1)
+    rng = np.random.default_rng(1)
+    for angle in angles:
+        rows = rng.choice(40, size=24, replace=False)
+        spans = [PCA(3).fit(u[x].double().numpy()).components_ for x in (rows[:12], rows[12:])]
+        assert angle == pytest.approx(np.degrees(subspace_angles(spans[0].T, spans[1].T)).mean())
+    with pytest.raises(ValueError, match="sizes must lie"):
+        disjoint_pair_angles(u, 21, 3)
+
+
+def test_followed_factor_names_the_coarsest_level_that_explains_half():
+    column = dict.fromkeys(FACTORS, 0.1)
+    assert followed_factor([column[f] for f in FACTORS]) == "–"
+    column |= {"category": 0.6, "sub-category": 0.8, "background": 0.9}
+    assert followed_factor([column[f] for f in FACTORS]) == "category"  # the taxonomy first
+    column |= {"category": 0.4, "sub-category": 0.45}
+    assert followed_factor([column[f] for f in FACTORS]) == "background"
+
+
+def test_within_correlation_ratio_is_the_partial_r2_of_the_cell_indicators():
+    rng = np.random.default_rng(3)
+    coarse = np.repeat([0, 1, 2], 20)
+    fine = coarse * 2 + rng.integers(0, 2, 60)  # nested: two fine groups inside each coarse one
+    crossed = rng.integers(0, 3, 60)  # crossed with the coarse groups
+    values = rng.normal(size=(60, 4)) + coarse[:, None] + 0.5 * (fine % 2)[:, None]
+
+    def residual(labels):
+        onehot = np.eye(labels.max() + 1)[labels]
+        fit = np.linalg.lstsq(onehot, values, rcond=None)[0]
+        return ((values - onehot @ fit) ** 2).sum()
+
+    for groups in (fine, crossed):
+        cells = np.unique(np.stack([coarse, groups], 1), axis=0, return_inverse=True)[1].ravel()
+        partial = 1 - residual(cells) / residual(coarse)
+        assert within_correlation_ratio(values, groups, coarse) == pytest.approx(partial)
+        k, k0 = np.unique(cells).size, 3
+        adjusted = 1 - (1 - partial) * (60 - k0) / (60 - k)
+        assert adjust_for_chance(partial, groups, coarse) == pytest.approx(adjusted)
+    one = np.zeros(60, dtype=int)  # a single coarse group: the plain pooled η²
+    assert within_correlation_ratio(values, fine, one) == pytest.approx(
+        pooled_correlation_ratio(values, fine)
+    )
+    assert adjust_for_chance(0.3, fine, one) == pytest.approx(adjust_for_chance(0.3, fine))
 
 
 def test_world_factors_match_rendered_samples():
@@ -205,6 +265,10 @@ def test_content_batches_kept_factors_and_angles_to_a_batch():
     part, _ = kept_and_dropped(features[rows], hide(features[rows], 0.9))
     expected = adjust_for_chance(pooled_correlation_ratio(part, other[rows]), other[rows])
     assert kept["mixed"][1] == pytest.approx(float(expected))
+    inside = kept_factors_by_batch(features, batches, factors, 0.9, within=groups)
+    eta = within_correlation_ratio(part, other[rows], groups[rows])
+    expected = adjust_for_chance(eta, other[rows], groups[rows])
+    assert inside["mixed"][1] == pytest.approx(float(expected))
     same = angles_to_batch(features, {"x": rows, "y": rows}, "x", m=2)
     assert list(same) == ["y"] and float(np.abs(same["y"]).max()) < 1e-6
     kept_eta, dropped_eta = kept_and_dropped_correlations(features, factors, 0.9)

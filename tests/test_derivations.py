@@ -9,6 +9,7 @@ import torch
 from paperlib.derivations import (
     cumulative_scores,
     cumulative_texts,
+    fall_summary,
     full_vs_component_scores,
     k_segment_falls,
     mean_by_segment_index,
@@ -132,3 +133,13 @@ def test_k_segment_falls_counts_falls_on_the_cut_segments():
     assert out["rho"][0] == pytest.approx(1.0)
     assert out["rho"][1] == pytest.approx(np.corrcoef(np.arange(10), wavy)[0, 1])
     assert k_segment_falls([short], 10)["curves"].shape == (0, 10)
+
+
+def test_fall_summary_counts_each_models_falls():
+    per_image = [np.array([0.1, 0.3, 0.2, 0.4]), np.array([0.1, 0.2, 0.3, 0.4])]
+    falls = {"m": k_segment_falls(per_image, 4)}
+    row = fall_summary(falls).loc["m"]
+    assert row["images"] == 2 and row["share with ≥ 1 fall"] == 0.5
+    assert row["mean falls per image"] == 0.5
+    assert row["median largest fall"] == pytest.approx(np.median([0.1, 0.0]))
+    assert row["share rising overall (ρ > 0)"] == 1.0

@@ -175,6 +175,16 @@ def test_segment_score_panels_and_k_segment_case():
     np.testing.assert_allclose(ax.lines[0].get_xdata(), [1, 2, 3, 4])
 
 
+def test_model_chance_ticks_mark_a_models_own_chance_over_its_bar():
+    fig, ax = plt.subplots()
+    ax.bar([0, 1, 2], [50, 60, 70])
+    figures.model_chance_ticks(ax, ["a", "b", "c"], {"b": 45.0, "z": 1.0})
+    (ticks,) = ax.collections
+    (segment,) = ticks.get_segments()
+    np.testing.assert_allclose(segment, [[0.6, 45.0], [1.4, 45.0]])
+    assert ticks.get_label() == "chance of this model's reads"
+
+
 # ------------------------------------------------------------------ tutorial 03 figures
 
 

@@ -7,6 +7,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
@@ -75,6 +76,22 @@ def test_batch_size_panels_plot_means_and_spreads():
     fig = figures.batch_size_panels({"a": sweep}, 0.9, {"a": "C0"})
     np.testing.assert_allclose(fig.axes[0].lines[0].get_ydata(), [2.0, 2.0])
     np.testing.assert_allclose(fig.axes[1].lines[0].get_ydata(), [30.0, 10.0])
+
+
+def test_kept_dropped_and_batch_content_panels():
+    split = {"A": ([0.8, 0.1], [0.05, 0.3]), "B": ([0.7, 0.2], [0.1, 0.25])}
+    fig = figures.kept_dropped_panels(split, ["f", "g"], [0.01, 0.02], {"A": 3, "B": 4})
+    assert [ax.get_title() for ax in fig.axes] == ["A (m = 3)", "B (m = 4)"]
+    heights = [round(p.get_height(), 6) for p in fig.axes[0].patches]
+    assert heights == [0.8, 0.1, 0.05, 0.3]
+    single = pd.DataFrame({"f": [0.2, 0.4], "g": [0.1, 0.0]}, index=["x", "y"])
+    angles = {"x": np.array([10.0, 30.0]), "y": np.array([20.0, 40.0])}
+    fig = figures.batch_content_panels(single, pd.Series({"f": 0.3, "g": 0.05}), angles, 15.0, 70.0)
+    left, right = fig.axes
+    assert [round(p.get_height(), 6) for p in left.patches] == [0.2, 0.1, 0.4, 0.0, 0.3, 0.05]
+    assert left.patches[4].get_facecolor()[:3] == (0.0, 0.0, 0.0)  # the mixed batches in black
+    flat = [line for line in right.lines if len(set(line.get_ydata())) == 1]
+    assert sorted(float(line.get_ydata()[0]) for line in flat) == [15.0, 70.0]
 
 
 def test_disc_grid_and_crop_weights():

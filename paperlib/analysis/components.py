@@ -31,6 +31,8 @@ FACTORS = (
     "object count",
     "background",
 )
+TAXONOMY = FACTORS[:3]  # nested levels: super-category ⊃ category ⊃ sub-category
+FOLLOWS = 0.5  # a component follows a factor that explains at least this share of its variance
 
 
 def factor_value_names(name: str) -> tuple[str, ...]:
@@ -123,17 +125,29 @@ def _check_groups(values: np.ndarray, groups: np.ndarray) -> None:
         )
 
 
-def adjust_for_chance(eta2, groups):
-    """ε² = ``1 − (1 − η²)(n − 1)/(n − k)``: η² rescaled so that chance is 0 and 1 stays 1.
+def _cells(groups, within) -> np.ndarray:
+    """One code per (``within``, ``groups``) pair: the cells of the groups inside each ``within``
+    group (the groups themselves where they are nested in ``within``)."""
+    pairs = np.stack([np.asarray(within), np.asarray(groups)], axis=1)
+    return np.unique(pairs, axis=0, return_inverse=True)[1].ravel()
 
-    (The adjusted R² of regressing on the k group indicators.) Use it to compare η² across
-    batches whose number of groups k or size n differ; it can be slightly negative.
+
+def adjust_for_chance(eta2, groups, within=None):
+    """ε² = ``1 − (1 − η²)(n − k₀)/(n − k)``: η² rescaled so that chance is 0 and 1 stays 1.
+
+    k is the number of groups and k₀ = 1; with ``within`` (for :func:`within_correlation_ratio`)
+    k counts the (within, group) cells and k₀ the ``within`` groups. (The adjusted R² of
+    regressing on the k group indicators, or its partial form given the k₀ ``within``
+    indicators.) Use it to compare η² across batches whose number of groups or size differ; it
+    can be slightly negative.
     """
     groups = np.asarray(groups)
-    n, k = groups.shape[0], np.unique(groups).size
+    n = groups.shape[0]
+    k0 = 1 if within is None else np.unique(within).size
+    k = np.unique(groups).size if within is None else np.unique(_cells(groups, within)).size
     if n <= k:
         raise ValueError(f"need more rows than groups to adjust η²; got n={n}, k={k}")
-    return 1.0 - (1.0 - np.asarray(eta2)) * (n - 1) / (n - k)
+    return 1.0 - (1.0 - np.asarray(eta2)) * (n - k0) / (n - k)
 
 
 def correlation_ratio(values, groups) -> np.ndarray | float:
@@ -166,9 +180,42 @@ def pooled_correlation_ratio(values, groups) -> float:
     return float(between.sum() / total.sum()) if total.sum() > 0 else float("nan")
 
 
+def within_correlation_ratio(values, groups, within) -> float:
+    """Pooled η² of ``groups`` *within* ``within`` (partial η²) over the columns of (n, dim)
+    ``values``: of the variance the ``within`` group means leave, the share that the means of
+    the (within, group) cells explain, ``(SS_cells − SS_within) / (SS_total − SS_within)``.
+
+    Nested labels (a category inside its super-category) make η² of the finer label include
+    the coarser one's variance; this form leaves it out, so a batch of one super-category (where
+    it equals :func:`pooled_correlation_ratio`) and a mixed batch are read alike.
+    """
+    values = _as_numpy(values)
+    groups, within = np.asarray(groups), np.asarray(within)
+    _check_groups(values, groups)
+    _check_groups(values, within)
+    cells, total = _between_and_total(values, _cells(groups, within))
+    coarse, _ = _between_and_total(values, within)
+    left = total.sum() - coarse.sum()
+    return float((cells.sum() - coarse.sum()) / left) if left > 0 else float("nan")
+
+
 def factor_correlations(scores, factors: Mapping[str, np.ndarray]) -> np.ndarray:
     """(len(factors), k) η² of each of the k score columns with each ground-truth factor."""
     return np.stack([np.atleast_1d(correlation_ratio(scores, g)) for g in factors.values()])
+
+
+def followed_factor(column: Sequence[float]) -> str:
+    """The factor one component follows, from its η² with each factor (``column``, in the order
+    of :data:`FACTORS`): the coarsest taxonomy level with η² ≥ :data:`FOLLOWS`, else the other
+    factor with the largest η² where it reaches :data:`FOLLOWS`, else ``"–"``.
+
+    The taxonomy's levels are nested, so η² can only grow towards the finest level, which would
+    otherwise always be the factor a component "follows most".
+    """
+    level = next((f for f in TAXONOMY if column[FACTORS.index(f)] >= FOLLOWS), None)
+    others = [f for f in FACTORS if f not in TAXONOMY]
+    other = max(others, key=lambda f: column[FACTORS.index(f)])
+    return level or (other if column[FACTORS.index(other)] >= FOLLOWS else "–")
 
 
 def principal_angles(components_a, components_b) -> np.ndarray:
@@ -197,6 +244,40 @@ def random_subspace_angle(dim: int, m: int, repeats: int = 200, seed: int = 0) -
     return float(np.mean(angles))
 
 
+def _disjoint_pairs(n: int, size: int, repeats: int, rng: np.random.Generator):
+    """``repeats`` pairs of disjoint random row sets of ``size`` rows each out of ``n``."""
+    for _ in range(repeats):
+        rows = torch.as_tensor(rng.choice(n, size=2 * size, replace=False))
+        yield rows[:size], rows[size:]
+
+
+def disjoint_pair_angles(
+    features: Tensor, size: int, m: int, repeats: int = 10, seed: int = 0
+) -> np.ndarray:
+    """(repeats,) mean principal angles (degrees) between the top-m HiDe subspaces of two
+    disjoint random sub-batches of ``size`` rows of the (batch, dim) ``features``: how far two
+    batches of the same content differ by sampling alone."""
+    features = torch.as_tensor(features)
+    _check_pair_size(size, features.shape[0])
+    rng = np.random.default_rng(seed)
+    return np.array(
+        [
+            principal_angles(
+                hide(features[a], fixed_m=m).components, hide(features[b], fixed_m=m).components
+            ).mean()
+            for a, b in _disjoint_pairs(features.shape[0], size, repeats, rng)
+        ]
+    )
+
+
+def _check_pair_size(size: int, n: int) -> None:
+    if not 2 <= size <= n // 2:
+        raise ValueError(
+            f"sizes must lie in [2, {n // 2}] (two disjoint sub-batches of a batch of {n}); "
+            f"got {size}"
+        )
+
+
 def batch_size_sweep(
     features: Tensor,
     sizes: Sequence[int],
@@ -204,29 +285,31 @@ def batch_size_sweep(
     repeats: int = 10,
     seed: int = 0,
 ) -> dict[str, np.ndarray]:
-    """How HiDe's output depends on the batch size N, from random sub-batches of ``features``.
+    """How HiDe's output depends on the batch size N, from disjoint random sub-batches of
+    ``features`` (``docs/methods/himo-clip.md#hide-scope``).
 
-    For each N in ``sizes`` and ``repeats`` random sub-batches (without replacement): m at
-    ``tau``, and the mean principal angle between the sub-batch's top-m_ref components and
-    those of the whole (batch, dim) ``features`` (m_ref = the whole batch's m at ``tau``, so
-    every N is compared in the same dimension). Returns (len(sizes), repeats) arrays
-    ``m`` and ``angle`` (degrees), ``sizes`` and the scalar ``m_ref``.
+    For each N in ``sizes`` and ``repeats`` draws of 2N rows without replacement, split into two
+    disjoint sub-batches of N: m at ``tau`` of the first, and the mean principal angle between
+    the two sub-batches' top-m_ref subspaces (m_ref = the whole (batch, dim) ``features``' m at
+    ``tau``, so every N is compared in the same dimension). Neither sub-batch contains the
+    other, so the angle measures how much the components of two batches of N differ by
+    sampling alone. Returns (len(sizes), repeats) arrays ``m`` and ``angle`` (degrees),
+    ``sizes`` and the scalar ``m_ref``; N must lie in [2, batch // 2].
     """
     features = torch.as_tensor(features)
     n = features.shape[0]
-    if any(not 2 <= s <= n for s in sizes):
-        raise ValueError(f"sizes must lie in [2, {n}] (the batch size); got {list(sizes)}")
-    reference = hide(features, tau)
+    for size in sizes:
+        _check_pair_size(size, n)
+    m_ref = hide(features, tau).m
     rng = np.random.default_rng(seed)
     m = np.zeros((len(sizes), repeats), dtype=np.int64)
     angle = np.zeros((len(sizes), repeats))
     for i, size in enumerate(sizes):
-        for r in range(repeats):
-            rows = torch.as_tensor(rng.choice(n, size=size, replace=False))
-            m[i, r] = hide(features[rows], tau).m
-            fixed = hide(features[rows], fixed_m=reference.m)
-            angle[i, r] = principal_angles(fixed.components, reference.components).mean()
-    return {"sizes": np.asarray(sizes), "m": m, "angle": angle, "m_ref": np.asarray(reference.m)}
+        for r, (a, b) in enumerate(_disjoint_pairs(n, size, repeats, rng)):
+            m[i, r] = hide(features[a], tau).m
+            first, second = hide(features[a], fixed_m=m_ref), hide(features[b], fixed_m=m_ref)
+            angle[i, r] = principal_angles(first.components, second.components).mean()
+    return {"sizes": np.asarray(sizes), "m": m, "angle": angle, "m_ref": np.asarray(m_ref)}
 
 
 def chance_correlation_ratio(groups) -> float:
@@ -273,16 +356,21 @@ def kept_factors_by_batch(
     batches: Mapping[str, np.ndarray],
     factors: Mapping[str, np.ndarray],
     tau: float = 0.9,
+    within: np.ndarray | None = None,
 ) -> dict[str, list[float]]:
     """Per batch: the chance-adjusted pooled ε² (:func:`adjust_for_chance`) of each factor in
-    the kept part of HiDe run on that batch alone."""
+    the kept part of HiDe run on that batch alone; with ``within`` (one label per row of
+    ``features``), each factor's ε² within those groups (:func:`within_correlation_ratio`)."""
     out = {}
     for name, rows in batches.items():
         kept, _ = kept_and_dropped(features[rows], hide(features[rows], tau))
-        out[name] = [
-            float(adjust_for_chance(pooled_correlation_ratio(kept, g[rows]), g[rows]))
-            for g in factors.values()
-        ]
+        out[name] = []
+        for g in factors.values():
+            if within is None:
+                eta2, inside = pooled_correlation_ratio(kept, g[rows]), None
+            else:
+                eta2, inside = within_correlation_ratio(kept, g[rows], within[rows]), within[rows]
+            out[name].append(float(adjust_for_chance(eta2, g[rows], inside)))
     return out
 
 

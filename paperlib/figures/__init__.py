@@ -62,9 +62,11 @@ from paperlib.figures.common import (  # noqa: E402
 )
 from paperlib.figures.hide import (  # noqa: E402
     angle_curves,
+    batch_content_panels,
     batch_size_panels,
     eta_heatmaps,
     group_scatters,
+    kept_dropped_panels,
     paired_bars,
     spectrum_panels,
 )
@@ -78,6 +80,7 @@ from paperlib.figures.monotonicity import (  # noqa: E402
     counterexample_panels,
     full_vs_component_histogram,
     k_segment_case,
+    model_chance_ticks,
     rho_histogram,
     segment_score_panels,
 )
@@ -117,14 +120,17 @@ __all__ = [
     "similarity_heatmap",
     "similarity_heatmaps",
     "angle_curves",
+    "batch_content_panels",
     "batch_size_panels",
     "eta_heatmaps",
     "group_scatters",
+    "kept_dropped_panels",
     "paired_bars",
     "spectrum_panels",
     "counterexample_panels",
     "full_vs_component_histogram",
     "k_segment_case",
+    "model_chance_ticks",
     "rho_histogram",
     "segment_score_panels",
     "APERTURE_PANELS",

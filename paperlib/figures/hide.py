@@ -1,6 +1,6 @@
 """HiDe's principal components of a caption batch (notebook 01): spectra and the τ cut,
-η² of each component with the ground-truth factors, score scatters, principal angles and the
-batch-size sweep."""
+η² of each component with the ground-truth factors, score scatters, the kept and dropped parts,
+the batch's content (principal angles) and the batch-size sweep."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import seaborn as sns
 
 
@@ -100,8 +101,9 @@ def angle_curves(ax: plt.Axes, angles: dict[str, np.ndarray], random_level: floa
 
 
 def batch_size_panels(sweeps: dict[str, dict], tau: float, colors: dict) -> plt.Figure:
-    """Left: HiDe's m against the batch size; right: the mean principal angle of the sub-batch
-    subspace to the full set's, mean ± std over sub-batches (``batch_size_sweep`` results)."""
+    """Left: HiDe's m against the batch size; right: the mean principal angle between the
+    subspaces of two disjoint sub-batches of that size, mean ± std over draws
+    (``analysis.components.batch_size_sweep`` results)."""
     fig, (ax_m, ax_a) = plt.subplots(1, 2, figsize=(10, 3.6))
     for label, sweep in sweeps.items():
         style = {"marker": "o", "ms": 3, "capsize": 2, "color": colors[label]}
@@ -115,6 +117,53 @@ def batch_size_panels(sweeps: dict[str, dict], tau: float, colors: dict) -> plt.
         ax.set_xscale("log", base=2)
         ax.legend(fontsize=8)
     ax_m.set(ylabel=f"m at τ = {tau}", title="kept components vs batch size")
-    ax_a.set(ylabel="mean principal angle to the full set (degrees)")
+    ax_a.set(ylabel="mean principal angle between\ntwo disjoint sub-batches (degrees)")
     ax_a.set_title("subspace stability vs batch size")
+    return fig
+
+
+def kept_dropped_panels(
+    split: dict[str, tuple[Sequence[float], Sequence[float]]],
+    factors: Sequence[str],
+    chance: Sequence[float],
+    kept_m: dict[str, int],
+) -> plt.Figure:
+    """One panel per tower: the pooled η² of each factor in HiDe's kept part ``u' − ū`` and in
+    its dropped part ``u − u'`` (``split[tower]``: the two lists, in the order of ``factors``),
+    with each factor's chance level; titled with the tower's m."""
+    fig, axes = plt.subplots(1, len(split), figsize=(3.3 * len(split), 3.8), sharey=True)
+    for ax, (label, (kept, dropped)) in zip(np.atleast_1d(axes), split.items()):
+        paired_bars(ax, factors, {"kept u'−ū": kept, "dropped u−u'": dropped}, chance)
+        ax.set_title(f"{label} (m = {kept_m[label]})")
+    first = np.atleast_1d(axes)[0]
+    first.set_ylabel("pooled $\\eta^2$ (share of the part's variance)")
+    first.legend(fontsize=8)
+    return fig
+
+
+def batch_content_panels(
+    single: pd.DataFrame,
+    mixed: pd.Series,
+    angles: dict[str, np.ndarray],
+    sampling: float,
+    random_level: float,
+) -> plt.Figure:
+    """Left: the chance-adjusted ε² of each factor (columns) within the super-category in the
+    kept part of each single-group batch (rows of ``single``) and of the mixed batches
+    (``mixed``, their mean, in black); right: each single-group batch's principal angles to the
+    mixed batch's subspace, with the mean angle between two disjoint mixed batches
+    (``sampling``, dotted) and between random subspaces (dashed)."""
+    fig, (ax_l, ax_r) = plt.subplots(
+        1, 2, figsize=(12, 3.9), gridspec_kw={"width_ratios": [1.6, 1]}
+    )
+    bars = {name: row.tolist() for name, row in single.iterrows()} | {"mixed": mixed.tolist()}
+    paired_bars(ax_l, list(single.columns), bars)
+    ax_l.axhline(0, color="black", lw=0.8)
+    ax_l.set(ylabel="ε² within the super-category\n(kept part, chance-adjusted)")
+    ax_l.set_title("what HiDe keeps within a super-category")
+    ax_l.legend(fontsize=8, ncol=2)
+    angle_curves(ax_r, angles, random_level, "mixed")
+    ax_r.axhline(sampling, ls=":", color="black", lw=1, label="two mixed batches (mean)")
+    ax_r.legend(fontsize=8)
+    ax_r.set_title("each batch's subspace vs a mixed batch's")
     return fig

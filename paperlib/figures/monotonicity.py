@@ -1,5 +1,6 @@
 """Score monotonicity in caption length (notebook 02): the counterexample, full-caption
-against HiDe-component scores, score against prefix length, per-image ρ and the K-segment case."""
+against HiDe-component scores, score against prefix length, per-image ρ, the K-segment case and
+a model's own chance level on the metric panels."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Mapping
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 
 from paperlib.figures.common import chance_line
 
@@ -78,6 +80,7 @@ def segment_score_panels(
             low, high = curve["mean"] - curve["sem"], curve["mean"] + curve["sem"]
             ax.fill_between(curve["k"], low, high, color=colors[label], alpha=0.2)
         ax.set_xlabel("prefix length k (sentences)")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     for label, curve in chance.items():
         axes[0].plot(curve["k"], curve["mean"], ":", color=colors[label], lw=1)
     axes[0].plot([], [], ":", color="0.3", label="chance: another image's prefixes")
@@ -121,3 +124,14 @@ def k_segment_case(
     ax.set(xlabel=f"segment k of {k}", ylabel="cosine score $s_k$", title=title)
     ax.legend(fontsize=8)
     return fig
+
+
+def model_chance_ticks(ax: plt.Axes, labels: list[str], chances: Mapping[str, float]) -> None:
+    """On a panel of bars in the order of ``labels`` (``figures.metric_panels``), a dotted tick
+    at the chance level of each model that has its own (``chances[label]``: where the model's
+    context reads some of the test inputs alike, they tie and lower its chance)."""
+    x = [labels.index(label) for label in chances if label in labels]
+    y = [chances[label] for label in chances if label in labels]
+    ax.hlines(y, [i - 0.4 for i in x], [i + 0.4 for i in x], colors="0.3", linestyles=":", lw=1.5,
+              label="chance of this model's reads", zorder=4)  # fmt: skip
+    ax.legend(fontsize=7, loc="lower right")

@@ -1,0 +1,293 @@
+"""The tutorials' readings say what their numbers say: each word that states a direction or a
+comparison is checked against numbers built to fall on one side or the other, and each number
+a sentence prints against the value it was given."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from paperlib.analysis.components import FACTORS
+from paperlib.analysis.readings import hide, monotonicity, quickstart
+from paperlib.analysis.readings.words import Reading, interval_text, listing, span, summary, verb
+from paperlib.tables.plateau import plateau_check
+
+BASE = "pre-trained"
+TOWERS = [BASE, "InfoNCE (λ=0)", "Long-CLIP", "MoLo"]
+
+# ------------------------------------------------------------------ words
+
+
+def test_span_listing_verb_and_interval_text():
+    assert span([0.61, 0.92]) == "0.61–0.92"
+    assert span([-0.63, -0.39], "+.2f") == "-0.63 to -0.39"
+    assert span([0.5, 0.5004]) == "0.50"  # both ends print alike: one value
+    assert span([-0.001, 0.06], "+.2f") == "+0.00 to +0.06"  # no "-0.00"
+    assert span([3, 7], "d") == "3–7"
+    assert listing([]) == "" and listing(["a"]) == "a" and listing("abc") == "a, b and c"
+    assert verb(["a", "b"], "abc", "rises", "rise") == "rise"
+    assert verb(list("abc"), "abc", "rises", "rise") == "rises"  # "every model rises"
+    assert interval_text(None) == "–"
+    assert interval_text({"mean": 0.5, "interval": [0.25, 0.75]}) == "+0.500 [+0.250, +0.750]"
+    text = summary([Reading("a", "one."), Reading("b"), Reading("c", "two.")])
+    assert text.text == "- one.\n- two." and text._repr_markdown_() == text.text
+
+
+# ------------------------------------------------------------------ tutorial 01
+
+
+def _cumulative(shares):
+    return np.cumsum(np.asarray(shares, dtype=float))
+
+
+def _counts(kept_at_tau, base_most=4):
+    return {0.5: dict.fromkeys(TOWERS, 1), 0.9: kept_at_tau, 0.99: dict.fromkeys(TOWERS, base_most)}
+
+
+def test_spectrum_reads_where_the_fine_tuned_curves_lie():
+    steep = [0.6, 0.3, 0.07, 0.03]
+    flat = [0.4, 0.3, 0.2, 0.1]
+    below = {BASE: _cumulative(steep)} | {t: _cumulative(flat) for t in TOWERS[1:]}
+    kept = {BASE: 2, "InfoNCE (λ=0)": 3, "Long-CLIP": 3, "MoLo": 4}
+    reading = hide.spectrum(_counts(kept), below, 0.9, BASE, 100)
+    assert "lie below the pre-trained tower's at every m from 1 to 4" in reading.text
+    assert "spreads the variance over more directions" in reading.point
+    assert "3 (InfoNCE (λ=0)), 3 (Long-CLIP), 4 (MoLo) directions" in reading.text
+    above = {BASE: _cumulative(flat)} | {t: _cumulative(steep) for t in TOWERS[1:]}
+    reading = hide.spectrum(_counts(dict.fromkeys(TOWERS, 2)), above, 0.9, BASE, 100)
+    assert "concentrates the variance in fewer directions" in reading.text
+    crossing = dict(below) | {"MoLo": _cumulative([0.7, 0.1, 0.1, 0.1])}
+    reading = hide.spectrum(_counts(kept), crossing, 0.9, BASE, 100)
+    assert "neither concentrates nor spreads" in reading.text
+    assert "MoLo at 3" in reading.text  # below the base at m = 2, 3 and 4 of 1–4
+
+
+def _eta(leading, background_from=None, shown=4):
+    """(factors, components) η² tables: the first ``leading`` components explained by the
+    super-category, from ``background_from`` on by the background."""
+    table = np.full((len(FACTORS), shown), 0.05)
+    table[FACTORS.index("super-category"), :leading] = 0.8
+    if background_from is not None:
+        table[FACTORS.index("background"), background_from:] = 0.7
+    return table
+
+
+def test_components_reads_the_leading_and_the_background_components():
+    from paperlib.analysis.components import followed_factor
+
+    eta = {BASE: _eta(2)} | {t: _eta(2, 2) for t in TOWERS[1:]}
+    followed = {label: [followed_factor(c) for c in t.T] for label, t in eta.items()}
+    reading = hide.components(eta, followed, FACTORS, BASE)
+    assert reading.text.startswith("In all 4 towers PC1–PC2 follow the taxonomy")
+    assert "PC3–PC4 in InfoNCE (λ=0), Long-CLIP and MoLo (η² 0.70)" in reading.text
+    assert "none of the first 4 components of the pre-trained tower" in reading.text
+    assert "in the fine-tuned towers, the background colour" in reading.text
+    eta = dict.fromkeys(TOWERS, _eta(1))
+    followed = {label: [followed_factor(c) for c in t.T] for label, t in eta.items()}
+    reading = hide.components(eta, followed, FACTORS, BASE)
+    assert "no component among the first 4 of any tower follows the background" in reading.text
+    assert "leads none of the first 4 components" in reading.point
+    eta = dict.fromkeys(TOWERS, _eta(0))
+    followed = {label: [followed_factor(c) for c in t.T] for label, t in eta.items()}
+    assert "do not follow" in hide.components(eta, followed, FACTORS, BASE).point
+
+
+def test_kept_dropped_sorts_factors_by_the_part_that_holds_them():
+    kept = pd.DataFrame({"a": [0.8, 0.7], "b": [0.05, 0.04], "c": [0.3, 0.05], "d": [0.01] * 2},
+                        index=["X", "Y"])  # fmt: skip
+    dropped = pd.DataFrame({"a": [0.1, 0.1], "b": [0.3, 0.2], "c": [0.1, 0.2], "d": [0.02] * 2},
+                           index=["X", "Y"])  # fmt: skip
+    reading = hide.kept_dropped(kept, dropped, {"X": 0.95, "Y": 0.97}, 0.9, 0.08)
+    assert "keeps a (η² 0.70–0.80 of the kept part" in reading.text
+    assert "drops b (η² 0.20–0.30 of the dropped part" in reading.text
+    assert "c sits in the kept part of the X tower and in the dropped part of the Y tower" in (
+        reading.text
+    )
+    assert " d " not in reading.text  # under a tenth in both parts: left out
+    assert "0.080 of its batch's variance, at most 1 − τ = 0.10" in reading.text
+    assert "more than 1 − τ" in hide.kept_dropped(kept, dropped, {"X": 1.0}, 0.9, 0.2).text
+
+
+def _content(category, noise=0.02, others=0.0):
+    difference = pd.DataFrame({"category": category, "sub-category": category,
+                               "background": [others] * len(category)})  # fmt: skip
+    return difference, pd.Series({"category": noise, "sub-category": noise, "background": noise})
+
+
+@pytest.mark.parametrize(
+    ("category", "words"),
+    [
+        ([0.1, 0.2], "as the paper expects"),
+        ([-0.1, -0.2], "the opposite of the paper's expectation"),
+        ([0.1, -0.2], "mixed, not the consistent gain"),
+        ([0.1, 0.01], "only partly as the paper expects"),
+        ([0.01, -0.01], "not the gain the paper expects"),
+    ],
+)
+def test_batch_content_reads_clear_differences_against_the_noise(category, words):
+    difference, noise = _content(category)
+    angles = {"g": np.array([40.0, 50.0]), "h": np.array([30.0, 40.0])}
+    reading = hide.batch_content(difference, noise, ["category", "sub-category"], angles,
+                                 np.array([10.0, 12.0, 14.0]), 70.0)  # fmt: skip
+    assert words in reading.text and words in reading.point
+    assert "None of the other factors differs clearly" in reading.text
+    assert "moves the kept directions beyond sampling" in reading.text  # 35 > 12 + 2 × 2
+    assert "35.0–45.0°, against 12.0° (s.d. 2.0°)" in reading.text
+
+
+def test_batch_content_reads_angles_within_sampling_and_other_factors():
+    difference, noise = _content([0.1, 0.2], others=0.3)
+    close = {"g": np.array([11.0, 13.0])}
+    reading = hide.batch_content(difference, noise, ["category"], close, np.array([10.0, 14.0]), 70)
+    assert "no more than sampling does" in reading.text
+    assert "those that differ clearly in some batch: sub-category" in reading.text
+
+
+def _sweep(first, last, m_small=3, m_ref=5):
+    return {"sizes": np.array([8, 64]), "m": np.array([[m_small] * 3, [m_ref] * 3]),
+            "angle": np.array([first, last]), "m_ref": np.array(m_ref)}  # fmt: skip
+
+
+def test_batch_size_reads_a_fall_beyond_its_standard_error():
+    falls = {
+        "A": _sweep([40.0, 41, 42], [10.0, 11, 12]),
+        "B": _sweep([35.0, 36, 37], [9.0, 10, 11]),
+    }
+    reading = hide.batch_size(falls, 128)
+    assert "in every tower the mean angle between two disjoint sub-batches falls" in reading.text
+    assert "from 36.0–41.0° at N = 8 to 10.0–11.0° at N = 64" in reading.text
+    assert "fewer in every tower" in reading.text and "as the paper's" in reading.point
+    noisy = falls | {"B": _sweep([30.0, 10, 50], [20.0, 40, 30])}
+    reading = hide.batch_size(noisy, 128)
+    assert "falls clearly in A" in reading.text
+    assert "does not stabilise the components in every tower" in reading.point
+
+
+# ------------------------------------------------------------------ tutorial 02
+
+
+def test_argument_reads_the_crossing_and_the_published_sign():
+    reading = monotonicity.argument(1.0, 1963, 0.7, True, {"Long-CLIP": -0.55})
+    assert "100.0 % of 1963 random draws" in reading.text
+    assert "exceeds h = 0.70, exactly where the margin turns negative" in reading.text
+    assert "(-0.55, below 0), something fine-tuning" in reading.text
+    reading = monotonicity.argument(0.99, 10, 0.7, False, {"Long-CLIP": 0.2})
+    assert "not exactly where" in reading.text and "is not below 0" in reading.text
+
+
+def test_full_vs_component_reads_whether_the_ordering_comes_from_molo():
+    share = {BASE: 95.0, "InfoNCE (λ=0)": 99.0, "Long-CLIP": 99.7, "MoLo": 95.7}
+    median = dict.fromkeys(share, 0.1)
+    reading = monotonicity.full_vs_component(share, median, [BASE, "InfoNCE (λ=0)"])
+    assert reading.text.startswith("At seed 0 every model ranks the full caption above")
+    assert "-3.3 points" in reading.text and "does not come from MoLo's component term" in (
+        reading.text
+    )
+    share |= {BASE: 40.0, "MoLo": 99.5}
+    reading = monotonicity.full_vs_component(share, median, [BASE, "InfoNCE (λ=0)"])
+    assert "InfoNCE (λ=0), Long-CLIP and MoLo rank" in reading.text
+    assert "+0.5 points" in reading.text and "not a tested claim" in reading.text
+
+
+def _scores(rise, noise=0.01, n=50, k=4, dip=False, seed=0):
+    rng = np.random.default_rng(seed)
+    steps = np.linspace(0, rise, k) + (np.array([0, 0.1, 0.0, 0.0])[:k] * dip)
+    return 0.4 + steps + noise * rng.normal(size=(n, k))
+
+
+def test_prefix_curves_reads_rises_dips_and_the_cut():
+    fixed = {"A": _scores(0.2), "B": _scores(0.2, dip=True), "C": _scores(0.0, noise=0.05)}
+    alike, prefixes = np.array([6] * 30 + [9] * 20), np.array([9] * 30 + [10] * 20)
+    reading = monotonicity.prefix_curves(fixed, alike, prefixes, 77, "A")
+    assert "the mean score of A and B rises from the first sentence to the 4th" in reading.text
+    assert "falls from k = 2 to 3 in B" in reading.text
+    assert "for 50 of the 50 captions every prefix from prefix 6–9 (by caption)" in reading.text
+    uncut = monotonicity.prefix_curves(fixed, prefixes, prefixes, 248, "A")
+    assert "cut" not in uncut.text.split("standard errors", 1)[1]
+    falling = {"A": _scores(-0.2)}
+    assert (
+        "the mean score of no model rises"
+        in monotonicity.prefix_curves(falling, prefixes, prefixes, 77, "A").text
+    )
+
+
+def test_himo_k_reads_each_model_against_chance():
+    rhos = {"A": np.array([0.5, 0.6, 0.7, -0.1]), "B": np.array([0.4, -0.4, 0.5, -0.5])}
+    reading = monotonicity.himo_k(rhos, 0.0)
+    assert "the HiMo@K of A lies above its chance level 0" in reading.text
+    assert "A +0.42 ± 0.18, 25 % of images with ρ < 0" in reading.text
+    assert "every model has images whose scores fall" in reading.text
+
+
+def test_k10_case_compares_the_median_largest_falls():
+    rows = {"share with ≥ 1 fall": [1.0, 0.9], "share rising overall (ρ > 0)": [1.0, 0.9]}
+    summary_k10 = pd.DataFrame(rows | {"median largest fall": [0.04, 0.04]}, index=["MoLo", "X"])
+    assert "not the much larger falls" in monotonicity.k10_case(summary_k10).text
+    summary_k10["median largest fall"] = [0.01, 0.03]
+    assert "3.00 times MoLo's: much larger" in monotonicity.k10_case(summary_k10).text
+
+
+def test_takeaway_reads_the_short_caption_tower_and_the_tally():
+    values = {BASE: {"mean": 0.3, "interval": [0.25, 0.35], "seeds": [0, 1]},
+              "MoLo": {"mean": 0.5, "interval": [0.45, 0.55], "seeds": [0, 1]}}  # fmt: skip
+    tally = {"negligible": 3, "contradicts": 0}
+    reading = monotonicity.takeaway(values, 0.0, BASE, _scores(0.2), tally, "contradicts")
+    assert "Within the 4 prefixes it reads in full" in reading.text
+    assert "scores rise with added text" in reading.text
+    assert "+0.300 [+0.250, +0.350], above its chance level 0" in reading.text
+    assert "every model's HiMo@K interval lies above chance" in reading.text
+    assert reading.text.endswith("none of the 3 monotonicity verdicts contradict the paper.")
+    values["MoLo"]["interval"] = [-0.1, 0.2]
+    tally["contradicts"] = 1
+    reading = monotonicity.takeaway(
+        values, 0.0, BASE, _scores(0.0, noise=0.1), tally, "contradicts"
+    )
+    assert "show no change beyond 2 standard errors" in reading.text
+    assert "every model" not in reading.text and "1 of the 4 monotonicity verdicts contradicts" in (
+        reading.text
+    )
+
+
+# ------------------------------------------------------------------ tutorial 00
+
+
+def test_base_training_reads_the_current_plateau_rule():
+    steps = list(range(0, 1001, 100))
+    flat = plateau_check([(s, 0.9) for s in steps], 1000, "zeroshot_L1")
+    rising = plateau_check([(s, 0.5 + s / 2000) for s in steps], 1000, "short_i2t_r1")
+    reading = quickstart.base_training(0, "results/bases/x.pt", 1000, {"a": flat, "b": rising})
+    assert "(steps 600–1,000, 5 points) the plateau rule finds" in reading.text
+    assert "zero-shot accuracy over the super-categories is flat (+0.000" in reading.text
+    assert "which includes 0" in reading.text
+    assert "short-caption image→text R@1 is still rising (+0.100" in reading.text
+    assert "wholly above 0)" in reading.text
+
+
+def test_similarity_and_common_component():
+    table = pd.DataFrame({"shown own": [1, 6], "held-out own": [0.005, 1.0], "min": [-0.1, -0.9],
+                          "max": [0.2, 0.97]}, index=["untrained", "base 0"])  # fmt: skip
+    reading = quickstart.similarity(table, 6, 200)
+    assert "untrained: 1 of the 6 shown images and 0.5% of the 200 held-out ones" in reading.text
+    assert "chance is 1 in 6 among the shown, 0.5% among all" in reading.text
+    keys = (
+        "image–image cosine",
+        "caption–caption cosine",
+        quickstart.PICKS_MEAN,
+        quickstart.PICKS_OWN,
+    )
+    before = dict(zip(keys, (0.9999, 0.55, 1.0, 0.005)))
+    after = dict(zip(keys, (0.01, 0.6, 0.005, 1.0)))
+    shown = {"picked": 6, "images": 6, "column": 5}
+    reading = quickstart.common_component(before, after, 200, shown)
+    assert "sits mostly in the image features" in reading.text
+    assert "Pre-training spreads the image features (mean cosine 0.9999 → 0.0100), but not " in (
+        reading.text
+    )
+    assert "6 of the 6 shown images pick caption 5" in reading.text
+    after[keys[1]] = 0.01
+    assert "spreads the image features (mean cosine 0.9999 → 0.0100) and the caption" in (
+        quickstart.common_component(before, after, 200, shown).text
+    )
+    before = dict(zip(keys, (0.3, 0.6, 0.2, 0.1)))
+    assert "in the caption features" in quickstart.common_component(before, after, 200, shown).text
