@@ -57,7 +57,7 @@ from paperlib.study.base_reference import (
     untrained_value,
 )
 from paperlib.study.code_versions import equivalent_hashes
-from paperlib.study.design import HEADLINE, trend_label
+from paperlib.study.design import HEADLINE, plan, trend_label
 from paperlib.study.premise import premise_record
 from paperlib.study.reader import EVAL_SEED, results_dir, slug
 from paperlib.study.results_files import check_value, read_run_done
@@ -72,7 +72,7 @@ from paperlib.study.targets import (
     schedule_checks,
     schedule_flags,
 )
-from paperlib.study.trend import AXES, claim_trend, trend_settings
+from paperlib.study.trend import claim_trend, trend_settings
 from paperlib.tables.chance import world_chance
 from paperlib.tables.claims import CLAIMS, FAMILY_SIZES, Claim, ClaimDeclarationError
 from paperlib.tables.disagreement import NEAR_COPY_SHARE, item_disagreement, near_copies
@@ -391,7 +391,7 @@ def trend_slope(
         table = _trend_table(scale_name, claim, runs, *arms)
         for row, seed in enumerate(table.seeds):
             points.setdefault(seed, []).append((factor, table.effects[row]))
-    alpha = trend_alpha(trend_slope_count())
+    alpha = trend_alpha(max(1, trend_slope_count(scale_name)))
     estimate = slope_estimate(points)
     seeds, df = slope_df(points)
     if estimate is None:
@@ -406,10 +406,14 @@ def trend_slope(
     }
 
 
-def trend_slope_count() -> int:
-    """How many trend slopes the study reports: every claim between two headline arms, on
-    each trend axis."""
-    return len(AXES) * sum(c.variant in HEADLINE and c.baseline in HEADLINE for c in CLAIMS)
+def trend_slope_count(scale_name: str) -> int:
+    """How many trend slopes the study reports at ``scale_name``: every claim between two
+    headline arms of a study the scale trains a trend for, on each axis that has a setting
+    besides the headline's (none where the scale trains no trend)."""
+    axes = sum(len(factors) > 1 for factors in trend_settings(SCALES[scale_name]).values())
+    trended = {r.study for r in plan(scale_name, searched=False) if r.stage == "trend"}
+    claims = [c for c in CLAIMS if c.study in trended]
+    return axes * sum(c.variant in HEADLINE and c.baseline in HEADLINE for c in claims)
 
 
 def headline_trend(scale_name: str, claim: Claim, runs: list[dict]) -> dict[str, Any] | None:
@@ -807,7 +811,7 @@ def report(scale_name: str, partial: bool = False) -> dict[str, Any]:
         "scale": scale_name,
         "alpha": ALPHA,
         "families": dict(FAMILY_SIZES),
-        "error_control": error_statement(),
+        "error_control": error_statement(scale_name),
         "code_versions": run_code_versions(runs),
         "partial": bool(missing),
         "claims": claims,
@@ -835,11 +839,11 @@ SEEDS_FIXED = (
 )
 
 
-def error_statement() -> dict[str, Any]:
+def error_statement(scale_name: str) -> dict[str, Any]:
     """``claims.json``'s one error statement (``tables.error_control.statement``) over the
-    study's claims and trend slopes."""
+    study's claims and the trend slopes ``scale_name`` reports."""
     looked = [c.id for c in CLAIMS if c.looks > 1]
-    return statement(len(CLAIMS), trend_slope_count(), looked, SEEDS_FIXED)
+    return statement(len(CLAIMS), trend_slope_count(scale_name), looked, SEEDS_FIXED)
 
 
 def decided_claims(scale_name: str, scale: Scale, runs: list[dict]) -> list[dict]:

@@ -110,11 +110,13 @@ def finished_runs(scale_name: str) -> list[dict[str, Any]]:
     return runs
 
 
-def invalid_reason(run: dict[str, Any], require_plateau: bool = True) -> str | None:
+def invalid_reason(
+    run: dict[str, Any], require_plateau: tuple[str, ...] = ("himo", "argent")
+) -> str | None:
     """Why a run is left out of the claims (collapsed; not converged where the scale requires
-    a plateau), or None."""
+    its study's runs to plateau, ``require_plateau``), or None."""
     if run.get("collapsed"):
         return f"collapsed: {run['collapsed']}"
-    if run.get("unconverged") and require_plateau:
+    if run.get("unconverged") and run["study"] in require_plateau:
         return f"not converged: {run['unconverged']}"
     return None
