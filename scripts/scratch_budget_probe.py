@@ -8,9 +8,10 @@ steps, weight decay 0.1, MERU's initialisation), with each arm's own objective. 
 trains HyCoCLIP and ARGENT that way for the bases' whole schedule (6,400 steps, 819,200 samples),
 one seed on the world of base 0, validated every 400 steps on the held-out validation world
 (zero-shot L1 and L3, short-caption R@1, the parents' share inside ``2K/√c``), and records each
-curve with the samples seen, the learned curvature and the objective's terms. The study's
-from-scratch budget is read off these curves (``study.scratch_budget``): the first point where
-both arms have flattened on zero-shot L1 and short R@1, never below 150,000 samples.
+curve with the samples seen, the learned curvature and the objective's terms, and the budget
+the curves give (``study.scratch_budget``): the first point, never below 150,000 samples, where
+both arms have flattened on zero-shot L1 and short R@1 by the study's plateau rule and stay
+flat, or none.
 
 The runs train under ``runs/probe-scratch-budget`` (resumed where interrupted); the record goes
 to ``--out``, a file the study never rewrites.
@@ -38,6 +39,9 @@ from paperlib.engine.validation import validation_records  # noqa: E402
 from paperlib.environment import environment  # noqa: E402
 from paperlib.provenance import run_provenance  # noqa: E402
 from paperlib.study.pretrain import MODEL, RECIPES, base_config  # noqa: E402
+from paperlib.study.reader import portable_config  # noqa: E402
+from paperlib.study.scratch_budget import budget  # noqa: E402
+from paperlib.study.smallest import plateau_deltas  # noqa: E402
 from paperlib.train import log_records, train_run, trained_to_end  # noqa: E402
 
 PROBE = REPO / "results" / "probes" / "scratch_budget.json"
@@ -60,9 +64,9 @@ def probe_config(arm: str, root: Path = RUNS) -> dict:
     return config
 
 
-def _train(arm: str) -> str:
+def _train(arm: str, root: Path = RUNS) -> str:
     torch.set_num_threads(1)
-    config = probe_config(arm)
+    config = probe_config(arm, root)
     if not trained_to_end(config["train"]["output_dir"]):
         result = train_run(config)
         if result.status != "finished":
@@ -70,10 +74,11 @@ def _train(arm: str) -> str:
     return arm
 
 
-def summarise(arm: str) -> dict:
-    """One arm's validation curve (with samples seen) and its logged training terms."""
-    config = probe_config(arm)
-    output = Path(config["train"]["output_dir"])
+def summarise(arm: str, root: Path = RUNS) -> dict:
+    """One arm's validation curve (with samples seen) and its logged training terms, read from
+    its run under ``root``; its config as it trains under the repository's ``runs/``."""
+    config = portable_config(probe_config(arm))
+    output = Path(probe_config(arm, root)["train"]["output_dir"])
     records = log_records(output / "log.jsonl")
     batch = config["train"]["batch_size"]
     curve = [
@@ -94,20 +99,30 @@ def summarise(arm: str) -> dict:
     }
 
 
+def budget_curves(curve: list[dict]) -> dict[str, list[tuple[int, float]]]:
+    """``{metric: [(step, value), ...]}`` of a summarised curve, the budget's plateau metrics."""
+    return {m: [(r["step"], r[m]) for r in curve] for m in ("zeroshot_L1", "short_i2t_r1")}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=PROBE)
     parser.add_argument("--summarise-only", action="store_true")
+    parser.add_argument("--runs", type=Path, default=RUNS, help="where the probe's runs train")
     args = parser.parse_args(argv)
     if not args.summarise_only:
-        data = probe_config("HyCoCLIP")["data"]  # render the shared world once, before the workers
+        data = probe_config("HyCoCLIP", args.runs)["data"]  # the shared world, rendered once
         cached_world(data["cache_dir"], data["seed"], data["size"], data["image_size"], True)
         with ProcessPoolExecutor(args.workers) as pool:
-            list(pool.map(_train, ARMS))
+            list(pool.map(_train, ARMS, [args.runs] * len(ARMS)))
+    arms = {arm: summarise(arm, args.runs) for arm in ARMS}
+    curves = {arm: budget_curves(found["curve"]) for arm, found in arms.items()}
+    batch = RECIPES["full"].batch
     record = {
         "about": __doc__.split("\n\n")[1].replace("\n", " "),
-        "arms": {arm: summarise(arm) for arm in ARMS},
+        "arms": arms,
+        "budget": budget(curves, batch, RECIPES["full"].val_size, plateau_deltas("full", "argent")),
         "environment": environment(),
         "provenance": run_provenance(),
     }

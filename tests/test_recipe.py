@@ -14,7 +14,7 @@ import pytest
 from paperlib.study import cli, design, execution, parallel, reader, recipe
 from paperlib.study.scales import SCALES
 from paperlib.study.targets import KEPT_OF_BASE
-from paperlib.tables.claims import HEADLINE_FINETUNES, LONGER, SCRATCH
+from paperlib.tables.claims import HEADLINE_ARMS, LONGER, SCRATCH
 from tests.recipe_helpers import toy_repository, write_picks
 
 
@@ -146,7 +146,7 @@ def _fine_tunes(scale_name: str) -> list[design.Run]:
 def test_every_planned_fine_tune_arm_has_a_recipe(scale_name, tmp_path, monkeypatch):
     monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path))
     write_picks(scale_name)
-    headline = {(s, v) for s, variants in HEADLINE_FINETUNES.items() for v in variants}
+    headline = {(s, v) for s, variants in HEADLINE_ARMS.items() for v in variants}
     assert {(rule.study, arm) for arm, rule in recipe.SEARCHED_ARMS.items()} == headline
     assert set(recipe.RECIPE_OF.values()) <= set(recipe.SEARCHED_ARMS)
     planned = _fine_tunes(scale_name)

@@ -51,6 +51,10 @@ def alpha_for_norm(features: Tensor, norm: float = 1.0) -> float:
     return min(0.0, math.log(norm / mean_norm))
 
 
+# the learned curvature stays within [c0 / CURV_RANGE, c0 · CURV_RANGE] (MERU clamps it so)
+CURV_RANGE = 10.0
+
+
 class HyperbolicCLIP(nn.Module):
     """Wrap an open_clip CLIP model; features are Lorentz space components (batch, embed_dim).
 
@@ -79,7 +83,7 @@ class HyperbolicCLIP(nn.Module):
         if isinstance(getattr(clip, "logit_scale", None), nn.Parameter):
             clip.logit_scale.requires_grad_(False)
         self.log_curv = nn.Parameter(torch.tensor(math.log(curv_init)), requires_grad=learn_curv)
-        self.log_curv_bounds = (math.log(curv_init / 10), math.log(curv_init * 10))
+        self.log_curv_bounds = (math.log(curv_init / CURV_RANGE), math.log(curv_init * CURV_RANGE))
         self.visual_alpha = nn.Parameter(torch.tensor(alpha_init))
         self.textual_alpha = nn.Parameter(torch.tensor(alpha_init))
         self.logit_scale = nn.Parameter(torch.tensor(logit_scale_init))

@@ -16,8 +16,8 @@ from paperlib.study.reader import (
     read_items,
     slug,
 )
-from paperlib.study.scales import SCALES
-from paperlib.tables.claims import SCRATCH, SMALLER, UNTRAINED, Claim
+from paperlib.study.scales import SCALES, from_scratch
+from paperlib.tables.claims import SMALLER, UNTRAINED, Claim
 from paperlib.tables.inference import based_estimate
 from paperlib.tables.verdicts import better_sign, signed
 
@@ -42,10 +42,11 @@ def _mean(values: np.ndarray) -> float:
 
 
 def base_variant(study: str, variant: str) -> tuple[str, str]:
-    """The reference run (study, variant) of the pre-trained base a study variant starts from:
-    the Euclidean bases for HiMo, the hyperbolic ones for ARGENT (the smaller model's bases for
-    its arm)."""
-    suffix = SMALLER if variant.endswith(SMALLER) else ""
+    """The reference run (study, variant) of the pre-trained base of a study variant's geometry
+    and size: the Euclidean bases for HiMo (which its fine-tunes start from), the hyperbolic ones
+    for ARGENT (trained models of the world its from-scratch arms learn; the smaller model's
+    bases for the smaller model's arms)."""
+    suffix = SMALLER if SMALLER in variant else ""
     if study == "argent":
         return "argent", PRETRAIN_HYPERBOLIC + suffix
     return "himo", PRETRAIN + suffix
@@ -54,10 +55,8 @@ def base_variant(study: str, variant: str) -> tuple[str, str]:
 def base_items(
     scale_name: str, study: str, variant: str, item: str, bases: list[int]
 ) -> np.ndarray | None:
-    """(seeds, items) values of ``item`` of each seed's base, None where a base lacks it or
-    the variant trained from random weights (no base)."""
-    if variant.endswith(SCRATCH):
-        return None
+    """(seeds, items) values of ``item`` of each seed's base (its geometry and size), None where
+    a base lacks it."""
     rows = []
     base_study, base = base_variant(study, variant)
     for b in bases:
@@ -80,14 +79,19 @@ def measured_levels(scale_name: str, claim: Claim) -> dict[str, Any]:
 
 def against_base(scale_name: str, claim: Claim, seeds: list[int], alpha: float) -> dict:
     """Each arm's change from the base it started from (arm − base, item by item, the base as a
-    level), with its family-level interval; None for an arm whose base lacks the metric."""
+    level), with its interval at ``alpha``; None for an arm whose base lacks the metric or
+    that trained from random weights (it started from no base)."""
     bases = [SCALES[scale_name].base_of(s) for s in seeds]
     out: dict[str, Any] = {}
     for name, variant, item in (
         ("variant", claim.variant, claim.item),
         ("baseline", claim.baseline, claim.baseline_metric),
     ):
-        base = base_items(scale_name, claim.study, variant, item, bases)
+        base = (
+            None
+            if from_scratch(variant)
+            else base_items(scale_name, claim.study, variant, item, bases)
+        )
         if base is None:
             out[name] = None
             continue
@@ -142,8 +146,8 @@ RETENTION = 0.8  # the share of the base's value a fine-tune must keep
 def retention(scale_name: str, study: str, variant: str, seeds: list[int]) -> dict[str, float]:
     """Per retention item, the arm's mean over ``seeds`` as a share of the mean of the bases
     those seeds started from (``{}`` for a base reference or where a base lacks the item)."""
-    if is_base_reference(variant) or variant == UNTRAINED or not seeds:
-        return {}  # no base of its own to keep (a run from scratch: base_items gives none)
+    if is_base_reference(variant) or variant == UNTRAINED or from_scratch(variant) or not seeds:
+        return {}  # no base of its own to keep
     bases = [SCALES[scale_name].base_of(s) for s in seeds]
     out = {}
     for item in RETENTION_ITEMS:

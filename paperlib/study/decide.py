@@ -44,6 +44,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from paperlib.atomic import atomic_write_text
+from paperlib.models.hyperbolic import CURV_RANGE
 from paperlib.provenance import code_hash
 from paperlib.study.base_reference import (
     RETENTION,
@@ -56,23 +57,22 @@ from paperlib.study.base_reference import (
     untrained_value,
 )
 from paperlib.study.code_versions import equivalent_hashes
-from paperlib.study.design import EVERY_SEED_ARMS, HEADLINE, trend_label
+from paperlib.study.design import HEADLINE, plan, trend_label
 from paperlib.study.premise import premise_record
 from paperlib.study.reader import EVAL_SEED, results_dir, slug
 from paperlib.study.results_files import check_value, read_run_done
 from paperlib.study.run_validity import MissingRunsError, finished_runs, invalid_reason
-from paperlib.study.scales import SCALES, Scale
+from paperlib.study.scales import SCALES, Scale, from_scratch
 from paperlib.study.smallest import claim_translation
 from paperlib.study.targets import (
     SCRATCH_TARGETS,
     base_plateaus,
     check_targets,
-    from_scratch,
     not_learned,
     schedule_checks,
     schedule_flags,
 )
-from paperlib.study.trend import AXES, claim_trend, trend_settings
+from paperlib.study.trend import claim_trend, trend_settings
 from paperlib.tables.chance import world_chance
 from paperlib.tables.claims import CLAIMS, FAMILY_SIZES, Claim, ClaimDeclarationError
 from paperlib.tables.disagreement import NEAR_COPY_SHARE, item_disagreement, near_copies
@@ -130,11 +130,8 @@ from paperlib.train import log_records
 
 
 def expected_seeds(claim: Claim, scale: Scale) -> tuple[int, ...]:
-    """The seeds the scale runs a claim's variants on: every seed for a headline claim and for
-    one whose variant runs on every seed (``design.EVERY_SEED_ARMS``), else the seeds both of
-    its arms run on (``Scale.arm_seeds``: a headline arm runs on every seed)."""
-    if claim.headline or claim.variant in EVERY_SEED_ARMS:
-        return scale.seeds
+    """The seeds the scale runs a claim's variants on: the seeds both of its arms run on
+    (``Scale.arm_seeds``)."""
     both = set(scale.arm_seeds(claim.variant)) & set(scale.arm_seeds(claim.baseline))
     return tuple(sorted(both))
 
@@ -186,6 +183,28 @@ def regime(scale_name: str, claim: Claim, seeds: list[int]) -> dict[str, Any] | 
         "model": config.get("model", {}).get("name"),
         "init": "random" if config.get("model", {}).get("init") == "random" else "base",
     }
+
+
+def end_curvatures(scale_name: str, claim: Claim, seeds: list[int]) -> dict[str, Any] | None:
+    """Where each arm's learned curvature ends (the last value its log records, per valid
+    seed), and whether every one ends at its lower clamp, its start over
+    ``models.hyperbolic.CURV_RANGE`` (0.1 from MERU's 1): there "learned curvature" and the
+    paper's fixed κ = 0.1 are one regime. None for a Euclidean claim."""
+    ends: dict[str, list[float]] = {}
+    for name, variant in (("variant", claim.variant), ("baseline", claim.baseline)):
+        for seed in seeds:
+            log = results_dir(scale_name) / claim.study / slug(variant) / f"seed{seed}"
+            found = [r["curv"] for r in log_records(log / "log.jsonl") if "curv" in r]
+            if found:
+                ends.setdefault(name, []).append(float(found[-1]))
+    if not ends:
+        return None
+    done = read_run_done(
+        results_dir(scale_name) / claim.study / slug(claim.variant) / f"seed{seeds[0]}" / "run.done"
+    )
+    low = done["config"].get("model", {}).get("curv_init", 1.0) / CURV_RANGE
+    at_clamp = all(abs(c - low) <= 1e-3 * low for values in ends.values() for c in values)
+    return {**ends, "lower_clamp": low, "at_clamp": at_clamp}
 
 
 def _valid_seeds(claim: Claim, runs: list[dict], scale: Scale) -> tuple[list[int], list, list]:
@@ -372,7 +391,7 @@ def trend_slope(
         table = _trend_table(scale_name, claim, runs, *arms)
         for row, seed in enumerate(table.seeds):
             points.setdefault(seed, []).append((factor, table.effects[row]))
-    alpha = trend_alpha(trend_slope_count())
+    alpha = trend_alpha(max(1, trend_slope_count(scale_name)))
     estimate = slope_estimate(points)
     seeds, df = slope_df(points)
     if estimate is None:
@@ -387,10 +406,14 @@ def trend_slope(
     }
 
 
-def trend_slope_count() -> int:
-    """How many trend slopes the study reports: every claim between two headline arms, on
-    each trend axis."""
-    return len(AXES) * sum(c.variant in HEADLINE and c.baseline in HEADLINE for c in CLAIMS)
+def trend_slope_count(scale_name: str) -> int:
+    """How many trend slopes the study reports at ``scale_name``: every claim between two
+    headline arms of a study the scale trains a trend for, on each axis that has a setting
+    besides the headline's (none where the scale trains no trend)."""
+    axes = sum(len(factors) > 1 for factors in trend_settings(SCALES[scale_name]).values())
+    trended = {r.study for r in plan(scale_name, searched=False) if r.stage == "trend"}
+    claims = [c for c in CLAIMS if c.study in trended]
+    return axes * sum(c.variant in HEADLINE and c.baseline in HEADLINE for c in claims)
 
 
 def headline_trend(scale_name: str, claim: Claim, runs: list[dict]) -> dict[str, Any] | None:
@@ -424,6 +447,7 @@ def decide_claim(scale_name: str, claim: Claim, runs: list[dict], scale: Scale) 
         "missing_runs": missing,
         "measured": measured_levels(scale_name, claim),
         "regime": regime(scale_name, claim, seeds),
+        "curvature": end_curvatures(scale_name, claim, seeds),
         "trend": headline_trend(scale_name, claim, runs),
     }
     if not seeds:
@@ -446,7 +470,7 @@ def learned(scale_name: str, claim: Claim, runs: list[dict], seeds: list[int]) -
     """For a claim with an arm trained from random weights: whether each such arm reaches the
     learning targets (``study.targets.SCRATCH_TARGETS``) on its valid seeds, and what misses;
     None where both arms start from a base."""
-    arms = [v for v in (claim.variant, claim.baseline) if from_scratch(runs, claim.study, v)]
+    arms = [v for v in (claim.variant, claim.baseline) if from_scratch(v)]
     if not arms:
         return None
     missed = [
@@ -787,7 +811,7 @@ def report(scale_name: str, partial: bool = False) -> dict[str, Any]:
         "scale": scale_name,
         "alpha": ALPHA,
         "families": dict(FAMILY_SIZES),
-        "error_control": error_statement(),
+        "error_control": error_statement(scale_name),
         "code_versions": run_code_versions(runs),
         "partial": bool(missing),
         "claims": claims,
@@ -815,11 +839,11 @@ SEEDS_FIXED = (
 )
 
 
-def error_statement() -> dict[str, Any]:
+def error_statement(scale_name: str) -> dict[str, Any]:
     """``claims.json``'s one error statement (``tables.error_control.statement``) over the
-    study's claims and trend slopes."""
+    study's claims and the trend slopes ``scale_name`` reports."""
     looked = [c.id for c in CLAIMS if c.looks > 1]
-    return statement(len(CLAIMS), trend_slope_count(), looked, SEEDS_FIXED)
+    return statement(len(CLAIMS), trend_slope_count(scale_name), looked, SEEDS_FIXED)
 
 
 def decided_claims(scale_name: str, scale: Scale, runs: list[dict]) -> list[dict]:

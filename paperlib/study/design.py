@@ -1,12 +1,13 @@
 """The CPU-scale study's design: every run it plans, and the config each trains with.
 
-Every fine-tune starts from one of the pre-trained bases of :mod:`paperlib.study.pretrain`
-(``results/bases/`` for HiMo, ``results/bases-hyperbolic/`` for ARGENT; fine-tune seed ``s``
-uses base ``bases[s % len(bases)]``), as both papers
-start from released CLIP weights, and trains on a world of its own base (world seed
-:data:`FINETUNE_WORLD` + base, scenes the base never saw); the fine-tune seed sets the batch
-order. So seed variance comes from the fine-tunes, and each verdict shows whether it hinges on
-one base.
+The two papers train differently, and the study trains each as its paper does. HiMo-CLIP
+fine-tunes a released CLIP: every HiMo run starts from one of the pre-trained Euclidean bases of
+:mod:`paperlib.study.pretrain` (``results/bases/``; seed ``s`` uses base ``bases[s %
+len(bases)]``) and trains on a world of its own base (world seed :data:`FINETUNE_WORLD` + base,
+scenes the base never saw); the seed sets the batch order. ARGENT trains every model from
+scratch: every ARGENT run starts from random weights and trains on the world of its seed's base,
+as the bases were pre-trained. So seed variance comes from the runs, and each verdict shows
+whether it hinges on one base (or training world).
 
 - **HiMo** (``docs/methods/himo-clip.md#molo``): fine-tunes on long captions (248 tokens, Long-CLIP
   residual positions), all with MoLo's settings (logit scale reset to ln 100 and decayed, label
@@ -16,28 +17,33 @@ one base.
   components; ``data.short_text``: the world's short captions stay a test set, as both papers'
   ShareGPT4V has none); MoLo's batch-size and HiDe-scope ablations (:data:`HIMO_SWEEP`), each
   on the seeds its claims' design notes ask (``Scale.arm_seeds``: the sweep seeds or more).
-- **ARGENT** (``docs/methods/argent.md#argent-objective``): hyperbolic fine-tunes on short captions with one box
-  crop and its phrase per sample (GRIT-like), the same optimiser for all: ``HyCoCLIP`` and
-  ``ARGENT`` (headline, every seed); on every seed too the aperture arm (MERU, HyCoCLIP and
-  ARGENT at the paper's fixed curvature κ = 0.1, their embeddings started at mean norm
-  :data:`APERTURE_ALPHA_NORM`, just above ``2K/√κ`` = 0.63, where the baselines' captions fall
-  inside it; :data:`EVERY_SEED_ARMS`); on the sweep seeds ``MERU``, ARGENT's ablations (no
-  weights, weights on all pairs, no regularizer, Ent instead of AdaEnt) and the model-size arm
-  (the pair again from the smaller model's bases).
-- **The aperture failure where it happens** (:func:`scratch_runs`): MERU, HyCoCLIP and ARGENT
-  trained from random weights with MERU's initialisation, on ``Scale.scratch_seeds``, their
-  held-out parents (captions, box phrases, box crops) against ``2K/√c`` validated over training
-  and counted per test sample at the end.
-- **The scale trend** (:func:`trend_runs`): on the sweep seeds every headline arm again at
+- **ARGENT** (``docs/methods/argent.md#argent-objective``; :data:`ARGENT_ARMS`, :func:`scratch_config`):
+  every arm from random weights with MERU's initialisation (α = log(d^-½), curvature 1,
+  learned), on short captions with one box crop and its phrase per sample (GRIT-like), at the
+  hyperbolic bases' recipe (their world with counterfactual twins, learning rate, warm-up and
+  weight decay) and one budget, ``Scale.scratch_steps`` × ``Scale.scratch_batch``, read off a
+  committed probe (``scripts/scratch_budget_probe.py``, ``study.scratch_budget``): the main
+  arms ``HyCoCLIP``, ``ARGENT`` and ``MERU`` and the model-size pair (``, smaller model``: the
+  same ResNet at half the width); ARGENT's Table 3 ablations (no weights, weights on all pairs,
+  no regularizer, Ent instead of AdaEnt) in a smaller setting of their own, as the paper's CC3M
+  one is: the smaller model, at the same budget. Each runs on the seeds its claims' design
+  notes ask (``Scale.arm_seeds``), its held-out parents (captions, box phrases, box crops)
+  against ``2K/√c`` validated over training and counted per test sample at the end; each is
+  evaluated on ``Scale.argent_eval_size`` test samples (the item floors of its claims ask for
+  more than HiMo's).
+- **The scale trend** (:func:`trend_runs`): on the sweep seeds every HiMo headline arm again at
   other batch sizes (equal samples seen) and training lengths (``Scale.trend_*_factors``), so
-  each headline claim's effect can be read against scale (``study.trend``).
+  each HiMo headline claim's effect can be read against scale (``study.trend``). ARGENT's trend
+  is cut: its from-scratch budget is the study's largest cost.
 - **References**: each base evaluated as it is (variants ``pretrain (short captions)`` and
-  ``pretrain, hyperbolic (short captions)``, seed = base), and an untrained model of each
-  geometry (the level a guard must clear).
+  ``pretrain, hyperbolic (short captions)``, seed = base: the reference level of each claim's
+  smallest effect, ``study.smallest``), and an untrained model of each geometry (the level a
+  guard must clear).
 
 Every trained run logs a held-out validation curve (``engine.validation``, world
-``VALIDATION_SEED``) every fifth of its schedule; ``tables.plateau`` checks it stopped
-improving. Every run is then evaluated on the same ``eval_size`` test samples (world seed
+``VALIDATION_SEED``): a HiMo fine-tune every fifth of its schedule, an ARGENT run
+``Scale.scratch_val_points`` times; ``tables.plateau`` checks it stopped improving. Every run is
+then evaluated on the same test samples of its study (world seed
 :data:`~paperlib.study.reader.EVAL_SEED`), so variants and seeds are compared item by item.
 Per run, ``results/<scale>/<study>/<variant>/seed<k>/`` receives the CLIP_benchmark JSON files,
 the training log, ``items.npz`` (per-item metric values, ``metrics.items``) and ``run.done``
@@ -54,28 +60,17 @@ resumes from its last checkpoint. At the end the curves go to ``curves.json``
     python -m paperlib.study --scale smoke      # one seed, short schedules (make reproduce)
     python -m paperlib.study --scale full       # 8 seeds, sweeps on 3 or more (make study)
 
-**Recipe stage** (``study.recipe``): the papers' learning rates (1e-6, fine-tuning a converged
-ViT-L) do not carry over to an 8.5M-parameter model and a few hundred steps, so where the scale
-has a grid (``Scale.recipe_grid``: the study's learning rates × warm-ups, the warm-up a fraction
-of the run's steps) each headline arm, variant and baseline alike, first trains seed 0 at every
-grid point (``results/<scale>/recipe/<arm>/lr<lr>-wu<warm-up>/``: validated, not evaluated on
-the test set). Its pick follows the arm's ``recipe.Rule``: for HiMo, the point that keeps ≥ 0.8
-of the base's validation ``short_i2t_r1`` and ``zeroshot_L1`` with the best last
-``long_i2t_r1``; for the hyperbolic arms, whose zero-shot L1 only falls as they train more, the
-largest learning rate at which both keep ≥ 0.9 of the base's ``short_i2t_r1`` and
-``zeroshot_L1`` (they also validate ``zeroshot_L3``, :data:`FINETUNE_METRICS`). The picks go
-to ``results/<scale>/recipe.json``; every run of the arm, and of the sweep arms that vary it
-(``recipe.RECIPE_OF``), then trains with it. Without a grid the arms keep the scale's fixed learning rate and the design's 10
-warm-up steps.
-
-The hyperbolic runs fine-tune in their own geometry, from the hyperbolic bases
-(``results/bases-hyperbolic/``: MERU models of the same towers, world and pre-training budget),
-with the base's learned curvature, α and logit scale; the aperture arm takes the base's encoders
-alone (``model.init_scalars``, docs/methods/argent.md#starting-from-a-hyperbolic-base); every
-one keeps its base's BatchNorm statistics (``model.batchnorm: frozen``,
-docs/methods/argent.md#box-crop-norms). Choices
-the papers do not make for us (CPU scale): Long-CLIP keeps ``pcm_dim`` = 8 of 64 dimensions
-(the paper: 32 of 768).
+**Recipe stage** (``study.recipe``): the HiMo paper's learning rate (1e-6, fine-tuning a
+converged ViT-L) does not carry over to an 8.5M-parameter model and a few hundred steps, so
+where the scale has a grid (``Scale.recipe_grid``: the study's learning rates × warm-ups, the
+warm-up a fraction of the run's steps) each HiMo headline arm, variant and baseline alike, first
+trains seed 0 at every grid point (``results/<scale>/recipe/<arm>/lr<lr>-wu<warm-up>/``:
+validated, not evaluated on the test set). Its pick follows the arm's ``recipe.Rule``: the point
+that keeps ≥ 0.8 of the base's validation ``short_i2t_r1`` and ``zeroshot_L1`` with the best
+last ``long_i2t_r1``. The picks go to ``results/<scale>/recipe.json``; every run of the arm, and
+of the sweep arms that vary it (``recipe.RECIPE_OF``), then trains with it. ARGENT's arms train
+at the bases' recipe and search nothing. Choices the papers do not make for us (CPU scale):
+Long-CLIP keeps ``pcm_dim`` = 8 of 64 dimensions (the paper: 32 of 768).
 """
 
 from __future__ import annotations
@@ -98,7 +93,7 @@ from paperlib.study.reader import (
     slug,
 )
 from paperlib.study.scales import SCALES, Scale
-from paperlib.tables.claims import APERTURE, HEADLINE_FINETUNES, LONGER, SCRATCH, UNTRAINED
+from paperlib.tables.claims import HEADLINE_ARMS, LONGER, UNTRAINED
 
 HIMO_BENCHMARKS = (
     "world-long",
@@ -128,6 +123,7 @@ class Run:
     evaluate: bool = True  # False: trained and validated only (a recipe search's grid point)
     folder: str = ""  # results folder under results/<scale>/ (default <study>/<variant>/seed<k>)
     parents: bool = False  # also record each held-out sample's parents inside 2K/√c (items)
+    eval_size: int = 0  # test samples it is evaluated on (0: the scale's ``eval_size``)
 
     @property
     def name(self) -> str:
@@ -187,7 +183,7 @@ def _config(
 # the bases evaluated as they are: geometry -> (study, variant, method, benchmarks, batch field)
 BASE_REFERENCES = {
     "euclidean": ("himo", PRETRAIN, "clip", HIMO_BENCHMARKS, "finetune_batch"),
-    "hyperbolic": ("argent", PRETRAIN_HYPERBOLIC, "meru", ARGENT_BENCHMARKS, "hyperbolic_batch"),
+    "hyperbolic": ("argent", PRETRAIN_HYPERBOLIC, "meru", ARGENT_BENCHMARKS, "scratch_batch"),
 }
 
 
@@ -214,13 +210,13 @@ def reference_runs(scale: Scale, root: Path) -> list[Run]:
     runs += base_reference_runs(scale, root, "hyperbolic")
     himo = _config("himo", 0, scale, 0, scale.finetune_batch, root / "untrained/himo",
                    **_himo_sections(scale, {}))  # fmt: skip
-    argent = _config("argent", 0, scale, 0, scale.hyperbolic_batch, root / "untrained/argent",
-                     **_argent_sections(scale, {}, MODEL))  # fmt: skip
+    himo["model"]["init"] = "random"
+    argent = scratch_config("ARGENT", "argent", {}, scale, 0, root / "untrained/argent")
+    argent["train"]["steps"] = 0
     for study, config, benchmarks in (
         ("himo", himo, HIMO_BENCHMARKS),
         ("argent", argent, ARGENT_BENCHMARKS),
     ):
-        config["model"]["init"] = "random"
         runs.append(
             Run(study, UNTRAINED, 0, _evaluation_only(config), benchmarks, stage="references")
         )
@@ -300,150 +296,99 @@ def himo_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
     return runs
 
 
-ARGENT_METRICS = ("short_i2t_r1", "zeroshot_L1")  # the validation curves of a hyperbolic run
-# ... of a hyperbolic fine-tune also zero-shot L3, read beside its recipe's guard (short R@1, L1)
-FINETUNE_METRICS = (*ARGENT_METRICS, "zeroshot_L3")
-# ... and of a from-scratch aperture run: its held-out parents against the aperture radius
-SCRATCH_METRICS = tuple(m for m in VALIDATION_METRICS if m.startswith(("inside_", "norm_")))
-ARGENT_HEADLINE = {"HyCoCLIP": ("hycoclip", {}), "ARGENT": ("argent", {})}
-ARGENT_SWEEP = {
-    "MERU": ("meru", {}),
-    "ARGENT, no weights": ("argent", {"weights": "none"}),
-    "ARGENT, weights on all pairs": ("argent", {"weights": "all"}),
-    "ARGENT, no regularizer": ("argent", {"regularize": False}),
-    "ARGENT, Ent": ("argent", {"entailment": "ent"}),
+# the validation curves of an ARGENT-study run: the learning targets' metrics and zero-shot L3,
+# then its held-out parents against the aperture radius (share inside and mean norm, each kind)
+ARGENT_METRICS = (
+    "short_i2t_r1", "zeroshot_L1", "zeroshot_L3",
+    *(m for m in VALIDATION_METRICS if m.startswith(("inside_", "norm_"))),
+)  # fmt: skip
+# ARGENT's paper trains every model from scratch, each arm of a comparison at one budget; its
+# main comparisons (Table 2) at the model sizes it compares, its ablations (Table 3) in a
+# smaller setting of their own (CC3M). The study does the same: every arm below trains from
+# random weights with MERU's initialisation, and the ablations run at the smaller model
+ARGENT_MAIN = {"HyCoCLIP": ("hycoclip", {}), "ARGENT": ("argent", {}), "MERU": ("meru", {})}
+ARGENT_SIZE = {f"HyCoCLIP{SMALLER}": ("hycoclip", {}), f"ARGENT{SMALLER}": ("argent", {})}
+ARGENT_ABLATIONS = {
+    f"ARGENT{SMALLER}, no weights": ("argent", {"weights": "none"}),
+    f"ARGENT{SMALLER}, weights on all pairs": ("argent", {"weights": "all"}),
+    f"ARGENT{SMALLER}, no regularizer": ("argent", {"regularize": False}),
+    f"ARGENT{SMALLER}, Ent": ("argent", {"entailment": "ent"}),
 }
-# the aperture arm: the paper's fixed curvature, where MERU's half-aperture radius 2K/√κ
-# (0.63 at K = 0.1, κ = 0.1) lies among the embeddings' norms
-APERTURE_CURVATURE = 0.1
-# ... with the embeddings started at mean norm 0.75 (``model.alpha_norm``), just above that
-# radius, as a from-scratch hyperbolic model starts near the origin: there training moves the
-# baselines' captions inside it (``scripts/aperture_probe.py``, results/probes/aperture.json;
-# at the other arms' 1.0 no held-out caption ever falls inside)
-APERTURE_ALPHA_NORM = 0.75
-# every hyperbolic fine-tune keeps its base's BatchNorm statistics: HyCoCLIP's and ARGENT's
-# passes are half box crops, and statistics updated on that mix cost the bases' whole images
-# their zero-shot accuracy within a few dozen steps, at every learning rate
-# (``scripts/batchnorm_probe.py``, docs/methods/argent.md#box-crop-norms); the from-scratch
-# runs, which have no statistics to keep, train theirs
-FINETUNE_BATCHNORM = "frozen"
-APERTURE_ARM = {
-    f"MERU{APERTURE}": ("meru", {}),
-    f"HyCoCLIP{APERTURE}": ("hycoclip", {}),
-    f"ARGENT{APERTURE}": ("argent", {}),
-}
-# the arms that run on every seed although they are not headline arms: the aperture arm, since
-# on the sweep seeds alone (three over two bases) its seed variance has one degree of freedom,
-# too few for an interval that can test the premise's gap between its arms
-EVERY_SEED_ARMS = tuple(APERTURE_ARM)
+ARGENT_ARMS = {**ARGENT_MAIN, **ARGENT_SIZE, **ARGENT_ABLATIONS}
 
 
-def _argent_sections(scale: Scale, loss: dict[str, Any], model: str) -> dict[str, dict[str, Any]]:
-    """The config sections every hyperbolic fine-tune shares, with ``loss``'s changes (the
-    curvature, α and logit scale are the hyperbolic base's)."""
+def scratch_config(
+    label: str, method: str, loss: dict[str, Any], scale: Scale, seed: int, output: Path
+) -> dict[str, Any]:
+    """The config of one ARGENT-study arm trained from random weights (MERU's initialisation:
+    α = log(d^-½), curvature 1, learned), as the hyperbolic bases were pre-trained
+    (``study.pretrain``: the world of the seed's base with counterfactual twins, its learning
+    rate, warm-up and weight decay, on short captions with one box crop and its phrase per
+    sample) for ``Scale.scratch_steps`` at ``Scale.scratch_batch``, validated
+    ``Scale.scratch_val_points`` times on :data:`ARGENT_METRICS`."""
+    steps = scale.scratch_steps
+    every = max(LOG_EVERY, steps // scale.scratch_val_points)
     return {
-        "data": {"caption": "short_caption"},
-        "model": {"name": model},
-        "optim": {"lr": scale.hyperbolic_lr, "warmup_steps": 10, "weight_decay": 0.2},
+        "method": method,
+        "model": {"name": MODEL_SMALLER if SMALLER in label else MODEL, "init": "random"},
+        "data": {
+            "dataset": "world",
+            "size": scale.scratch_world_size,
+            "image_size": 32,
+            "seed": scale.base_of(seed),
+            "caption": "short_caption",
+            "twins": True,
+            "cache_dir": str(runs_root() / "world-cache"),
+        },
+        "optim": {
+            "lr": scale.scratch_lr,
+            "warmup_steps": scale.scratch_warmup,
+            "weight_decay": scale.scratch_weight_decay,
+        },
         "loss": dict(loss),
-        "train": {"val_metrics": list(ARGENT_METRICS)},
+        "train": {
+            "steps": steps,
+            "batch_size": scale.scratch_batch,
+            "seed": seed,
+            "log_every": max(1, every // 4),
+            "diag_every": every,
+            "ckpt_every": every,
+            "val_every": every,
+            "val_size": scale.scratch_val_size,
+            "val_metrics": list(ARGENT_METRICS),
+            "output_dir": str(output),
+            "progress": False,
+            "device": "cpu",
+        },
     }
 
 
-def _argent_run(
-    label: str, method: str, loss: dict[str, Any], scale: Scale, seed: int, root: Path,
-    model: str = MODEL, curvature: float | None = None,
-) -> Run:  # fmt: skip
-    """One hyperbolic fine-tune of ``model`` from that model's hyperbolic base of the seed (at a
-    fixed ``curvature`` when given: the base's encoders alone, α scaled to
-    :data:`APERTURE_ALPHA_NORM`; else the base's learned curvature, α and logit scale), the
-    base's BatchNorm statistics kept (:data:`FINETUNE_BATCHNORM`)."""
-    sections = _argent_sections(scale, loss, model)
-    sections["model"]["batchnorm"] = FINETUNE_BATCHNORM
-    sections["train"]["val_metrics"] = list(FINETUNE_METRICS)
-    if curvature is not None:
-        sections["model"].update(
-            curv_init=curvature, learn_curv=False, init_scalars=[],
-            alpha_rule="feature-norm", alpha_norm=APERTURE_ALPHA_NORM,
-        )  # fmt: skip
-    config = _config(
-        method,
-        seed,
-        scale,
-        scale.hyperbolic_steps,
-        scale.hyperbolic_batch,
-        root / f"argent/{slug(label)}/seed{seed}",
-        model,
-        "hyperbolic",
-        **sections,
-    )
-    return Run("argent", label, seed, config, ARGENT_BENCHMARKS)
-
-
 def argent_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
-    """Hyperbolic fine-tunes from the seed's base (ARGENT's tables 2-3) and the aperture arm; on
-    each arm's seeds (``Scale.arm_seeds``) also MERU, the ablations and the model-size arm."""
-    variants = dict(ARGENT_HEADLINE)
-    variants.update({k: v for k, v in ARGENT_SWEEP.items() if seed in scale.arm_seeds(k)})
-    runs = [_argent_run(label, m, loss, scale, seed, root) for label, (m, loss) in variants.items()]
-    runs += [
-        _argent_run(label + SMALLER, m, loss, scale, seed, root, MODEL_SMALLER)
-        for label, (m, loss) in ARGENT_HEADLINE.items()
-        if seed in scale.arm_seeds(label + SMALLER)
-    ]
-    runs += [
-        replace(_argent_run(label, m, loss, scale, seed, root, curvature=APERTURE_CURVATURE),
-                parents=True)
-        for label, (m, loss) in APERTURE_ARM.items()
-    ]  # on every seed (:data:`EVERY_SEED_ARMS`), its held-out parents counted  # fmt: skip
-    return runs
+    """Every ARGENT-study arm of ``seed`` on the seeds it runs on (``Scale.arm_seeds``): the main
+    arms and the model-size pair, then the ablations; each from random weights
+    (:func:`scratch_config`), its held-out parents counted per test sample at the end."""
+    return [
+        Run(
+            "argent", label, seed,
+            scratch_config(label, method, loss, scale, seed, root / f"argent/{slug(label)}/seed{seed}"),
+            ARGENT_BENCHMARKS, parents=True, eval_size=scale.argent_eval_size,
+        )
+        for label, (method, loss) in ARGENT_ARMS.items()
+        if seed in scale.arm_seeds(label)
+    ]  # fmt: skip
 
 
-# the aperture failure where it happens: each objective trained from random weights (MERU's
-# initialisation: α = log(d^-½), curvature 1, learned), where embeddings start near the origin
-SCRATCH_ARM = {
-    f"MERU{SCRATCH}": "meru",
-    f"HyCoCLIP{SCRATCH}": "hycoclip",
-    f"ARGENT{SCRATCH}": "argent",
-}
-SCRATCH_POINTS = 10  # validation records over a from-scratch schedule (plus step 0)
-
-
-def scratch_runs(scale: Scale, seed: int, root: Path) -> list[Run]:
-    """The from-scratch aperture runs of ``seed`` (on ``Scale.scratch_seeds``): each objective
-    at the scale's from-scratch recipe, its held-out parents' norms and shares inside
-    ``2K/√c`` validated every tenth of the schedule (``engine.validation``) and counted per
-    held-out sample at the end (``Run.parents``)."""
-    if seed not in scale.scratch_seeds:
-        return []
-    steps, every = scale.scratch_steps, max(LOG_EVERY, scale.scratch_steps // SCRATCH_POINTS)
-    runs = []  # from scratch: the scale's own recipe, not the fine-tunes' picks
-    for label, method in SCRATCH_ARM.items():
-        sections = _argent_sections(scale, {}, MODEL)
-        sections["optim"].update(lr=scale.scratch_lr, warmup_steps=scale.scratch_warmup)
-        sections["train"]["val_metrics"] += list(SCRATCH_METRICS)
-        config = _config(method, seed, scale, steps, scale.hyperbolic_batch,
-                         root / f"argent/{slug(label)}/seed{seed}", **sections)  # fmt: skip
-        config["model"]["init"] = "random"
-        config["train"].update(val_every=every, diag_every=every // 2, ckpt_every=every)
-        runs.append(Run("argent", label, seed, config, ARGENT_BENCHMARKS, parents=True))
-    return runs
-
-
-HEADLINE = tuple(v for variants in HEADLINE_FINETUNES.values() for v in variants)
+HEADLINE = tuple(v for variants in HEADLINE_ARMS.values() for v in variants)
 
 
 def sweep_priority(run: Run) -> tuple[int, int]:
-    """The order of the runs beside the headline arms': the aperture arm (the claim the paper
-    places at κ = 0.1), then ARGENT's other sweeps (MERU, the ablations), the model-size arm,
-    and MoLo's ablations; within each group every seed, so a study stopped early leaves whole
-    groups."""
-    if run.variant.endswith(APERTURE):
-        group = 0
-    elif run.variant.endswith(SMALLER):
-        group = 2
+    """The order of the runs beside the headline arms': ARGENT's model-size pair and MERU, then
+    its ablations, then MoLo's ablations; within each group every seed, so a study stopped
+    early leaves whole groups."""
+    if run.variant in ARGENT_ABLATIONS:
+        group = 1
     else:
-        group = 1 if run.study == "argent" else 3
+        group = 0 if run.study == "argent" else 2
     return group, run.seed
 
 
@@ -515,39 +460,43 @@ def plan(
     scale_name: str, studies: tuple[str, ...] = ("himo", "argent"), searched: bool = True
 ) -> list[Run]:
     """Every run of the study at ``scale_name``: references first, then every seed's headline
-    fine-tunes, then the from-scratch aperture runs (:func:`scratch_runs`), then the other runs (:func:`sweep_priority`), then the headline
-    arms' scale trend (:func:`trend_runs`), then (where the scale asks for it) the schedule
-    check of the first seed's headline runs. The headline comparisons come first so that a
-    study stopped early (and decided with ``--partial``) still has them. Each fine-tune trains
-    at its arm's picked recipe (``recipe.apply``: a ``recipe.RecipeMissingError`` where the
-    scale has a grid and ``recipe.json`` no pick); ``searched=False`` keeps the scale's fixed
-    ones (the same runs and folders: what reading finished results needs)."""
+    runs (HiMo's fine-tunes, ARGENT's from-scratch arms), then the other runs
+    (:func:`sweep_priority`), then the HiMo headline arms' scale trend (:func:`trend_runs`;
+    ARGENT's is cut, its from-scratch budget being the study's largest cost), then (where the
+    scale asks for it) the schedule check of the first seed's headline fine-tunes. The headline
+    comparisons come first so that a study stopped early (and decided with ``--partial``)
+    still has them. Each HiMo fine-tune trains at its arm's picked recipe (``recipe.apply``: a
+    ``recipe.RecipeMissingError`` where the scale has a grid and ``recipe.json`` no pick);
+    ``searched=False`` keeps the scale's fixed ones (the same runs and folders: what reading
+    finished results needs). ARGENT's arms train at the hyperbolic bases' recipe, searched by
+    none."""
     if scale_name not in SCALES:
         raise ValueError(f"unknown study scale {scale_name!r}; expected one of {list(SCALES)}")
     scale, root = SCALES[scale_name], study_root(scale_name)
     references = [r for r in reference_runs(scale, root) if r.study in studies]
-    finetunes, scratch = [], []
+    finetunes = []
     for seed in scale.seeds:
         if "himo" in studies:
             finetunes += himo_runs(scale, seed, root)
         if "argent" in studies:
             finetunes += argent_runs(scale, seed, root)
-            scratch += scratch_runs(scale, seed, root)  # at their own recipe, not searched
-    unsearched = [r for r in finetunes if r.variant in HEADLINE]
+    unsearched = [r for r in finetunes if r.variant in HEADLINE and r.study == "himo"]
     trend = trend_runs(unsearched, scale)
     if scale.schedule_check:
         trend += [longer(r) for r in unsearched if r.seed == scale.seeds[0]]
     if searched:  # a trend point takes its arm's recipe, its warm-up the same share of its steps
         finetunes = [
-            replace(r, config=recipe.apply(r.config, r.variant, scale_name)) for r in finetunes
-        ]
+            replace(r, config=recipe.apply(r.config, r.variant, scale_name))
+            if r.variant not in ARGENT_ARMS else r
+            for r in finetunes
+        ]  # fmt: skip
         trend = [
             replace(r, config=recipe.apply(r.config, trend_arm(r.variant), scale_name))
             for r in trend
         ]
     headline = [r for r in finetunes if r.variant in HEADLINE]
     sweeps = sorted((r for r in finetunes if r.variant not in HEADLINE), key=sweep_priority)
-    return _unique(references + headline + scratch + sweeps + trend)
+    return _unique(references + headline + sweeps + trend)
 
 
 def _unique(runs: list[Run]) -> list[Run]:
@@ -599,3 +548,33 @@ def _recipe_run(run: Run, lr: float, warmup: float, root: Path) -> Run:
     config["optim"].update(lr=lr, warmup_steps=recipe.warmup_steps(warmup, steps))
     config["train"]["output_dir"] = str(root / folder)
     return replace(run, config=config, stage="recipe", evaluate=False, folder=folder)
+
+
+def regime_table(scale_name: str) -> str:
+    """The study's regimes as a Markdown table (the study page's): per arm of either study,
+    how it starts, the world it trains on, its budget (steps × batch, samples seen) and its
+    seeds, read from the plan."""
+    rows: dict[tuple[str, str], list] = {}
+    for run in plan(scale_name, searched=False):
+        if run.stage in ("references", "trend", "recipe", "schedule check"):
+            continue
+        config = run.config
+        data, train = config["data"], config["train"]
+        start = "random weights" if config["model"]["init"] == "random" else "a pre-trained base"
+        world = f"{data['size']:,} scenes" + (" with twins" if data.get("twins") else "")
+        budget = (
+            f"{train['steps']:,} × {train['batch_size']} ({train['steps'] * train['batch_size']:,})"
+        )
+        key = (run.study, run.variant)
+        row = rows.setdefault(key, [config["model"]["name"], start, world, budget, []])
+        row[4].append(run.seed)
+    lines = [
+        "| study | arm | model | start | training world (per base) | steps × batch (samples) | seeds |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for (study, variant), (model, start, world, budget, seeds) in rows.items():
+        lines.append(
+            f"| {study} | {variant} | {model} | {start} | {world} | {budget} | "
+            f"{len(seeds)} ({', '.join(map(str, sorted(seeds)))}) |"
+        )
+    return "\n".join(lines)

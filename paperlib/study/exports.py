@@ -30,9 +30,10 @@ def _cache(scale_name: str) -> Path:
 
 
 def evaluate_into(run: Run, scale_name: str, checkpoint: Path, target: Path) -> dict[str, Any]:
-    """Evaluate ``checkpoint`` on the run's benchmarks into ``target``; returns the held-out
-    world embeddings (from the evaluation's cache)."""
-    size = SCALES[scale_name].eval_size
+    """Evaluate ``checkpoint`` on the run's benchmarks into ``target`` (on the run's own
+    ``eval_size`` test samples where it sets one, else the scale's); returns the held-out world
+    embeddings (from the evaluation's cache)."""
+    size = run.eval_size or SCALES[scale_name].eval_size
     evaluate_run(
         checkpoint,
         target,
@@ -43,12 +44,12 @@ def evaluate_into(run: Run, scale_name: str, checkpoint: Path, target: Path) -> 
         model_label=run.variant,
         pretrained_label=repo_relative(checkpoint),
     )
-    return cached_world_embeddings(scale_name, checkpoint)
+    return cached_world_embeddings(scale_name, checkpoint, size)
 
 
-def cached_world_embeddings(scale_name: str, checkpoint: Path) -> dict[str, Any]:
-    """The held-out world embeddings an evaluation of ``checkpoint`` cached."""
-    size = SCALES[scale_name].eval_size
+def cached_world_embeddings(scale_name: str, checkpoint: Path, size: int) -> dict[str, Any]:
+    """The held-out world embeddings of ``size`` samples an evaluation of ``checkpoint``
+    cached."""
     (emb_file,) = (_cache(scale_name) / checkpoint_key(checkpoint)).glob(
         f"world-{EVAL_SEED}-{size}-*.pt"
     )

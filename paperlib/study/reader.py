@@ -15,7 +15,7 @@ import torch
 
 from paperlib.study import results_files
 from paperlib.study.scales import SCALES
-from paperlib.tables.claims import APERTURE, EUCLIDEAN_CLIP, HYPERBOLIC_MERU, SCRATCH, SMALLER
+from paperlib.tables.claims import EUCLIDEAN_CLIP, HYPERBOLIC_MERU, SMALLER
 from paperlib.tables.inference import summary
 from paperlib.train import read_log
 
@@ -50,18 +50,12 @@ ARGENT_COLORS = {
     "MERU": "C3",
     "HyCoCLIP": "C1",
     "ARGENT": "C0",
-    "ARGENT, no weights": "C2",
-    "ARGENT, weights on all pairs": "C4",
-    "ARGENT, no regularizer": "C5",
-    "ARGENT, Ent": "C6",
     f"HyCoCLIP{SMALLER}": "C8",
     f"ARGENT{SMALLER}": "C9",
-    f"MERU{APERTURE}": "C3",
-    f"HyCoCLIP{APERTURE}": "C1",
-    f"ARGENT{APERTURE}": "C0",
-    f"MERU{SCRATCH}": "C3",
-    f"HyCoCLIP{SCRATCH}": "C1",
-    f"ARGENT{SCRATCH}": "C0",
+    f"ARGENT{SMALLER}, no weights": "C2",
+    f"ARGENT{SMALLER}, weights on all pairs": "C4",
+    f"ARGENT{SMALLER}, no regularizer": "C5",
+    f"ARGENT{SMALLER}, Ent": "C6",
 }
 # the seed-0 runs whose held-out embeddings the tutorials read
 EMBEDDING_VARIANTS = (PRETRAIN, "InfoNCE (λ=0)", "MoLo", "Long-CLIP", "MERU", "HyCoCLIP", "ARGENT")

@@ -16,15 +16,10 @@ The picks go to ``results/<scale>/recipe.json`` (:func:`write_recipe`), which th
 reads (:func:`apply`). An empty grid: every arm keeps the scale's fixed learning rate and
 warm-up.
 
-The hyperbolic arms' rule is ``most_training``: their primary metric, zero-shot L1, only falls
-as a fine-tune from a base that already knows it trains more (docs/methods/argent.md, "The
-hyperbolic arms' recipe"), so the best-primary rule picks the smallest rate of any grid and,
-below it, a copy of the base. Their guard keeps the learning targets' share, 0.9, of what the
-base knew (short R@1 and zero-shot L1). Zero-shot L3 is validated but not guarded: on the
-validation world even 1e-6 keeps only 0.87 of base 0's L3 (0.254 → 0.222 of 500 items) where
-the test world keeps 0.99 of it (``results/probes/finetune_lr.json``), so a guard on it would
-ask for no training at all; what the fine-tunes keep of L3 is read on the test world
-(``study.targets``).
+ARGENT's arms train from random weights, as its paper's do, at the hyperbolic bases' own recipe
+(``study.design.scratch_config``): none of them searches. A rule that asks for the
+``most_training`` serves arms whose primary metric only falls as they train more (a fine-tune
+from a base that already knows it); no arm of the current design has one.
 """
 
 from __future__ import annotations
@@ -40,7 +35,6 @@ from paperlib.engine.validation import validation_records
 from paperlib.provenance import read_run_record
 from paperlib.study.reader import repo_relative, results_dir, slug
 from paperlib.study.scales import SCALES, Scale
-from paperlib.tables.claims import APERTURE, SMALLER
 from paperlib.train import log_records
 
 RETENTION = 0.8  # the share of the base's validation value a retained point keeps
@@ -61,15 +55,12 @@ class Rule:
     most_training: bool = False
 
 
-# the hyperbolic arms' one rule: the learning targets' share of the base (paperlib.study.targets)
-HYPERBOLIC_RULE = Rule("argent", "zeroshot_L1", threshold=0.9, most_training=True)
-# the searched arms: label -> the rule its pick follows
+# the searched arms: label -> the rule its pick follows (ARGENT's arms train from random
+# weights at the hyperbolic bases' own recipe, ``study.design.scratch_config``: none searches)
 SEARCHED_ARMS = {
     "MoLo": Rule("himo", "long_i2t_r1"),
     "InfoNCE (λ=0)": Rule("himo", "long_i2t_r1"),
     "Long-CLIP": Rule("himo", "long_i2t_r1"),
-    "HyCoCLIP": HYPERBOLIC_RULE,
-    "ARGENT": HYPERBOLIC_RULE,
 }
 # every other fine-tune arm -> the searched arm whose recipe it takes (the arm it varies)
 RECIPE_OF = {
@@ -77,16 +68,6 @@ RECIPE_OF = {
     "MoLo, double batch": "MoLo",
     "MoLo, 2 ranks, global HiDe": "MoLo",
     "MoLo, 2 ranks, HiDe per rank": "MoLo",
-    "ARGENT, no weights": "ARGENT",
-    "ARGENT, weights on all pairs": "ARGENT",
-    "ARGENT, no regularizer": "ARGENT",
-    "ARGENT, Ent": "ARGENT",
-    f"ARGENT{APERTURE}": "ARGENT",
-    f"ARGENT{SMALLER}": "ARGENT",
-    "MERU": "HyCoCLIP",
-    f"MERU{APERTURE}": "HyCoCLIP",
-    f"HyCoCLIP{APERTURE}": "HyCoCLIP",
-    f"HyCoCLIP{SMALLER}": "HyCoCLIP",
 }
 
 

@@ -12,7 +12,6 @@ from paperlib.study.reader import is_base_reference, results_dir
 from paperlib.study.results_files import LOSS_TERM, read_log, read_run_done, refuse
 from paperlib.study.scales import SCALES
 from paperlib.study.smallest import plateau_deltas
-from paperlib.tables.claims import SCRATCH
 from paperlib.tables.plateau import run_plateaus
 from paperlib.tables.verdicts import collapse_reason
 from paperlib.train import log_records
@@ -111,13 +110,13 @@ def finished_runs(scale_name: str) -> list[dict[str, Any]]:
     return runs
 
 
-def invalid_reason(run: dict[str, Any], require_plateau: bool = True) -> str | None:
+def invalid_reason(
+    run: dict[str, Any], require_plateau: tuple[str, ...] = ("himo", "argent")
+) -> str | None:
     """Why a run is left out of the claims (collapsed; not converged where the scale requires
-    a plateau), or None. A from-scratch aperture run is not asked for a plateau: it measures
-    where in training the parents fall inside the radius, over a schedule chosen to hold that
-    phase (``Scale.scratch_steps``), and its claims read at that length."""
+    its study's runs to plateau, ``require_plateau``), or None."""
     if run.get("collapsed"):
         return f"collapsed: {run['collapsed']}"
-    if run.get("unconverged") and require_plateau and not run["variant"].endswith(SCRATCH):
+    if run.get("unconverged") and run["study"] in require_plateau:
         return f"not converged: {run['unconverged']}"
     return None

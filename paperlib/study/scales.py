@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from paperlib.tables.claims import HEADLINE_FINETUNES, SCRATCH
+from paperlib.tables.claims import HEADLINE_ARMS
 
 # the arms every seed runs (the headline comparisons)
-EVERY_SEED = frozenset(v for arms in HEADLINE_FINETUNES.values() for v in arms)
+EVERY_SEED = frozenset(v for arms in HEADLINE_ARMS.values() for v in arms)
 
 
 @dataclass(frozen=True)
@@ -20,22 +20,31 @@ class Scale:
     finetune_steps: int
     finetune_batch: int
     finetune_lr: float
-    hyperbolic_steps: int
-    hyperbolic_batch: int
-    hyperbolic_lr: float
     train_size: int  # fine-tune world samples
     eval_size: int
+    # ARGENT's arms are evaluated on more test samples, where their claims' item floors ask
+    # for them (``scripts/scratch_design_notes.py``); the first ``eval_size`` are the same
+    argent_eval_size: int
     val_size: int
     pcm_dim: int = 8
-    # the from-scratch aperture runs (``design.scratch_runs``): seeds, steps, learning rate and
-    # warm-up of each objective trained from random weights at ``hyperbolic_batch``
-    scratch_seeds: tuple[int, ...] = ()
+    # ARGENT's arms, each trained from random weights (``design.scratch_config``) as the
+    # hyperbolic bases were pre-trained (``study.pretrain.RECIPES``): the world of the seed's base,
+    # its size, learning rate, warm-up and weight decay, at one budget of ``scratch_steps`` ×
+    # ``scratch_batch`` samples, validated ``scratch_val_points`` times on ``scratch_val_size``
+    # held-out samples; which arm runs on which seeds: ``sweep_arm_seeds``
     scratch_steps: int = 0
+    scratch_batch: int = 128
     scratch_lr: float = 1e-3
-    scratch_warmup: int = 0
-    # whether a run whose validation curve is still rising is left out of the claims (the full
-    # study); the smoke study's schedules are too short to flatten, so it only reports it
-    require_plateau: bool = True
+    scratch_warmup: int = 200
+    scratch_weight_decay: float = 0.1
+    scratch_world_size: int = 200_000
+    scratch_val_size: int = 1000
+    scratch_val_points: int = 16
+    # the studies whose runs are left out of the claims while their validation curve is still
+    # rising (the full study's HiMo fine-tunes); the others only report it: the smoke study's
+    # schedules are too short to flatten, and ARGENT's from-scratch arms still rise at the
+    # largest budget the study's cost allows (``scripts/scratch_budget_probe.py``)
+    require_plateau: tuple[str, ...] = ("himo", "argent")
     # whether seed 0's headline fine-tunes also run at twice their steps (``study.design``'s
     # schedule check: would a longer schedule still have helped?)
     schedule_check: bool = False
@@ -45,8 +54,6 @@ class Scale:
     # ``hyperbolic_lr`` with the design's fixed warm-up
     recipe_lrs: tuple[float, ...] = ()
     recipe_warmups: tuple[float, ...] = ()
-    # the hyperbolic arms' learning rates where they search another grid (empty: ``recipe_lrs``)
-    hyperbolic_recipe_lrs: tuple[float, ...] = ()
 
     # the headline arms' scale trend on the sweep seeds (``design.trend_runs``): batch sizes as
     # factors of the headline batch (equal samples seen) and training lengths as factors of its
@@ -62,18 +69,39 @@ class Scale:
         return self.bases[seed % len(self.bases)]
 
     def recipe_grid(self, study: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
-        """The learning rates and warm-up fractions ``study``'s arms search (``study.recipe``)."""
-        lrs = self.hyperbolic_recipe_lrs if study == "argent" else ()
-        return lrs or self.recipe_lrs, self.recipe_warmups
+        """The learning rates and warm-up fractions ``study``'s arms search (``study.recipe``):
+        HiMo's fine-tunes search; ARGENT's from-scratch arms take the bases' recipe."""
+        if study != "himo":
+            return (), ()
+        return self.recipe_lrs, self.recipe_warmups
 
     def arm_seeds(self, variant: str) -> tuple[int, ...]:
-        """The seeds an arm runs on: every seed for a headline arm, :attr:`scratch_seeds` for a
-        from-scratch run, a sweep arm's :attr:`sweep_arm_seeds` entry, else the sweep seeds."""
-        if variant in EVERY_SEED:
-            return self.seeds
-        if variant.endswith(SCRATCH):
-            return self.scratch_seeds
-        return self.sweep_arm_seeds.get(variant, self.sweep_seeds)
+        """The seeds an arm runs on: its :attr:`sweep_arm_seeds` entry where it has one, else
+        every seed for a headline arm and the sweep seeds for the others."""
+        if variant in self.sweep_arm_seeds:
+            return self.sweep_arm_seeds[variant]
+        return self.seeds if variant in EVERY_SEED else self.sweep_seeds
+
+
+# ARGENT's from-scratch arms (``design.ARGENT_ARMS``): the main arms and the model-size pair on
+# the seeds their claims' design notes ask, the ablations (at the smaller model) on theirs
+ARGENT_MAIN_ARMS = (
+    "HyCoCLIP",
+    "ARGENT",
+    "MERU",
+    "HyCoCLIP, smaller model",
+    "ARGENT, smaller model",
+)
+ARGENT_ABLATION_ARMS = tuple(
+    f"ARGENT, smaller model, {change}"
+    for change in ("no weights", "weights on all pairs", "no regularizer", "Ent")
+)
+
+
+def from_scratch(variant: str) -> bool:
+    """Whether a study variant trains from random weights: every ARGENT arm (it starts from no
+    base, so it keeps none)."""
+    return variant in ARGENT_MAIN_ARMS or variant in ARGENT_ABLATION_ARMS
 
 
 SCALES = {
@@ -84,16 +112,17 @@ SCALES = {
         finetune_steps=20,
         finetune_batch=32,
         finetune_lr=5e-4,
-        hyperbolic_steps=20,
-        hyperbolic_batch=32,
-        hyperbolic_lr=1e-4,
-        scratch_seeds=(0,),
         scratch_steps=20,
+        scratch_batch=32,
         scratch_warmup=2,
+        scratch_world_size=1024,
+        scratch_val_size=100,
+        scratch_val_points=2,
         train_size=1024,
         eval_size=200,
+        argent_eval_size=200,
         val_size=100,
-        require_plateau=False,
+        require_plateau=(),
         # one setting per trend axis: the machinery the full study's trend runs, at smoke cost
         trend_batch_factors=(2.0,),
         trend_length_factors=(2.0,),
@@ -107,53 +136,33 @@ SCALES = {
         finetune_steps=400,
         finetune_batch=64,
         finetune_lr=5e-4,
-        hyperbolic_steps=300,
-        hyperbolic_batch=64,
-        hyperbolic_lr=1e-4,
-        # from scratch: the hyperbolic bases' learning rate with 100 warm-up steps, at batch 64,
-        # for 400 steps. A probe with this recipe put many training box phrases inside 2K/√c from
-        # step 180 on, so 400 steps hold the failure where it first happens and twice again.
-        # Seeds: the headline's 8 (4 + 4 over the training worlds of the two bases). A first
-        # 2 + 2 left the aperture claim 2 within-base degrees of freedom (a Bonferroni t of
-        # about 19 over the family) and its design note, at the spread those seeds measured,
-        # finds no design up to 8 per base that resolves δ; 4 + 4 is the headline's design
-        scratch_seeds=(0, 1, 2, 3, 4, 5, 6, 7),
-        scratch_steps=400,
-        scratch_lr=1e-3,
-        scratch_warmup=100,
+        # ARGENT from scratch: no point of the committed probe (results/probes/scratch_budget.json,
+        # ``scripts/scratch_budget_probe.py``) has both main arms flat and staying flat on zero-shot
+        # L1 and short R@1, as the bases themselves still rise on R@1 at their 819,200 samples; the
+        # budget is the largest at which six seeds of every ARGENT arm (three per world, the fewest
+        # whose intervals the design notes can use) fit the study's cost, with HiMo's scale trend
+        # cut: 2,800 × 128 = 358,400 samples, where both main arms pass their learning targets
+        scratch_steps=2800,
+        scratch_val_points=8,
+        require_plateau=("himo",),
         # the fine-tunes' training world: 400 steps at batch 64 pass over it three times, so the
         # schedule is several epochs (as the papers' are) at the study's CPU cost
         train_size=8_500,
         eval_size=1000,
+        argent_eval_size=3000,
         val_size=500,
         schedule_check=False,
-        trend_batch_factors=(0.5, 2.0, 4.0),  # batch 32, 128, 256 beside the headline 64
-        trend_length_factors=(0.5, 2.0),
+        # no scale trend: the full study's cost goes to ARGENT's from-scratch arms (the smoke
+        # study keeps the machinery running)
         recipe_lrs=(1e-5, 3e-5, 1e-4, 3e-4),  # half-decade steps; the paper's 1e-6 is below
         recipe_warmups=(0.05, 0.25),
-        # the hyperbolic arms pick the most training their guard allows (``recipe.Rule``), so
-        # their grid reaches down to the paper's 1e-6, where a fine-tune keeps almost all of its
-        # base, and up to 3e-5, where the first grid's runs kept about 0.83 of its zero-shot L1
-        hyperbolic_recipe_lrs=(1e-6, 3e-6, 1e-5, 3e-5),
         # MoLo's ablations, balanced over the two bases: the batch pair on 3 + 3 seeds (its HiMo@K
         # claim's note asks 3 per base), the HiDe-scope pair on 4 + 4 (its long I2T claim's note
-        # asks 4 per base)
-        # ARGENT's sweeps in their own geometry, from the same notes: MERU and the ablations on
-        # 3 + 3 seeds (their PEP and zero-shot claims ask 3 per base), the model-size pair on
-        # 4 + 4 (its T2I claim asks 4 per base)
+        # asks 4 per base). ARGENT's arms on the seeds of their design notes
+        # (results/probes/scratch_design.json), fixed before their runs
         sweep_arm_seeds={
-            **dict.fromkeys(
-                (
-                    "MERU",
-                    "ARGENT, no weights",
-                    "ARGENT, weights on all pairs",
-                    "ARGENT, no regularizer",
-                    "ARGENT, Ent",
-                ),
-                tuple(range(6)),
-            ),  # fmt: skip
-            "HyCoCLIP, smaller model": tuple(range(8)),
-            "ARGENT, smaller model": tuple(range(8)),
+            **dict.fromkeys(ARGENT_MAIN_ARMS, tuple(range(6))),
+            **dict.fromkeys(ARGENT_ABLATION_ARMS, tuple(range(6))),
             "MoLo, half batch": tuple(range(6)),
             "MoLo, double batch": tuple(range(6)),
             "MoLo, 2 ranks, global HiDe": tuple(range(8)),

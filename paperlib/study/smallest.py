@@ -21,11 +21,19 @@ from paperlib.study.scales import SCALES
 from paperlib.tables.claims import CLAIMS, Claim, ClaimDeclarationError
 from paperlib.tables.smallest_effect import HALF, THIRD, Translation, translate
 
-# the claims' metric of each primary validation metric, whose δ the plateau reads
-CLAIMED_AS = {"long_i2t_r1": "world-long/i2t_hit1", "zeroshot_L1": "world-zeroshot/L1_correct"}
-# the metric each study's plateau is judged on: the primary metric its recipe reads
-# (``study.recipe.SEARCHED_ARMS``)
-PLATEAU_METRIC = {rule.study: rule.primary for rule in recipe.SEARCHED_ARMS.values()}
+# the claims' metric of each plateau metric, whose δ the plateau reads
+CLAIMED_AS = {
+    "long_i2t_r1": "world-long/i2t_hit1",
+    "zeroshot_L1": "world-zeroshot/L1_correct",
+    "short_i2t_r1": "world-short/i2t_hit1",
+}
+# the metrics each study's plateau is judged on: HiMo's fine-tunes on the primary metric their
+# recipe reads (``study.recipe.SEARCHED_ARMS``), ARGENT's from-scratch arms on both the metrics
+# their learning targets read
+PLATEAU_METRICS = {
+    **{rule.study: (rule.primary,) for rule in recipe.SEARCHED_ARMS.values()},
+    "argent": ("zeroshot_L1", "short_i2t_r1"),
+}
 
 
 def reference_level(scale_name: str, claim: Claim) -> tuple[float, str]:
@@ -76,11 +84,14 @@ def check_delta(claim: Claim, translation: Translation) -> None:
 
 @lru_cache(maxsize=8)
 def plateau_deltas(scale_name: str, study: str) -> dict[str, float]:
-    """``{validation metric: δ}`` of a study's plateau: its primary validation metric
-    (:data:`PLATEAU_METRIC`) with the smallest δ among the claims on that metric's claims'
+    """``{validation metric: δ}`` of a study's plateau: each of its plateau metrics
+    (:data:`PLATEAU_METRICS`) with the smallest δ among the claims on that metric's claims'
     metric (:data:`CLAIMED_AS`): a run is flat only if it rises less than the strictest δ it
-    answers to; ``{}`` where no claim reads it."""
-    metric = PLATEAU_METRIC[study]
-    item = CLAIMED_AS[metric]
-    deltas = [claim_translation(scale_name, c).delta for c in CLAIMS if c.item == item]
-    return {metric: min(deltas)} if deltas else {}
+    answers to; a metric no claim reads is left out."""
+    out = {}
+    for metric in PLATEAU_METRICS[study]:
+        item = CLAIMED_AS[metric]
+        deltas = [claim_translation(scale_name, c).delta for c in CLAIMS if c.item == item]
+        if deltas:
+            out[metric] = min(deltas)
+    return out

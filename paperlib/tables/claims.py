@@ -18,13 +18,14 @@ The two compared runs differ in exactly one thing (see ``paperlib.study.design``
 - HiMo: "InfoNCE (λ=0)" is MoLo with λ = 0 (same logit-scale reset, smoothing, decay, lr,
   steps), so the component term is the only difference; "Long-CLIP" is the same fine-tune
   with Long-CLIP's loss (long InfoNCE + short captions ↔ PCA-reduced image features).
-- ARGENT: every variant starts from the same base and trains with the same batch (images,
-  short captions, box crops, box phrases) and optimiser. "HyCoCLIP" is HyCoCLIP's loss;
-  "ARGENT, Ent" keeps ARGENT's contrastive terms, box pairs, norm regularizer and γ1 but
-  replaces AdaEnt by HyCoCLIP's aperture entailment (η-scaled half-apertures).
+- ARGENT: every variant trains from random weights, as the paper's do, with the same batch
+  (images, short captions, box crops, box phrases), optimiser and budget. "HyCoCLIP" is
+  HyCoCLIP's loss, "MERU" MERU's; "ARGENT, Ent" keeps ARGENT's contrastive terms, box pairs,
+  norm regularizer and γ1 but replaces AdaEnt by HyCoCLIP's aperture entailment (η-scaled
+  half-apertures).
 - Model sizes (Table 2 compares S, B and L): ", smaller model" variants repeat the pair with
-  the same ResNet at half the width, from that model's own bases.
-- The aperture arm (", κ = 0.1"): MERU, HyCoCLIP and ARGENT at the paper's fixed curvature.
+  the same ResNet at half the width; ARGENT's ablations (Table 3, the paper's smaller CC3M
+  setting) run at that smaller model.
 """
 
 from __future__ import annotations
@@ -237,13 +238,11 @@ MONO, LONG, SHORT, ZS, HIER = (
 )
 EUCLIDEAN_CLIP = "pretrain (short captions)"  # the study's bases, evaluated as they are
 HYPERBOLIC_MERU = "pretrain, hyperbolic (short captions)"  # the hyperbolic bases, as they are
-SMALLER = ", smaller model"  # the suffix of the model-size arm's variants
-APERTURE = ", κ = 0.1"  # the suffix of the aperture arm's variants
-SCRATCH = ", from scratch"  # the suffix of the aperture runs trained from random weights
+SMALLER = ", smaller model"  # in a variant's name: the smaller model (the size arm, the ablations)
 UNTRAINED = "untrained"  # a model evaluated at its random initialisation
 LONGER = ", 2× steps"  # the suffix of the schedule check's runs (seed 0, twice the steps)
-# the headline fine-tunes of each study: every seed runs them (and the schedule check)
-HEADLINE_FINETUNES = {
+# the headline arms of each study: HiMo's fine-tunes, ARGENT's from-scratch main pair
+HEADLINE_ARMS = {
     "himo": ("MoLo", "InfoNCE (λ=0)", "Long-CLIP"),
     "argent": ("HyCoCLIP", "ARGENT"),
 }
@@ -474,22 +473,22 @@ CLAIMS: tuple[Claim, ...] = (
     _himo("himo-batch-hk", "A larger batch gives a better MoLo fine-tune (HiMo@K)", "himoK", "MoLo, half batch", False, ABLATION, variant="MoLo, double batch", looks=SECOND_LOOK),
     _himo("himo-hide-scope-long-i2t", "HiDe's PCA on the global batch beats PCA on each rank's batch (long-caption image→text R@1)", "long-i2t", "MoLo, 2 ranks, HiDe per rank", False, ABLATION, variant="MoLo, 2 ranks, global HiDe", looks=SECOND_LOOK),
     _himo("himo-hide-scope-hk", "HiDe's PCA on the global batch beats PCA on each rank's batch (HiMo@K)", "himoK", "MoLo, 2 ranks, HiDe per rank", False, ABLATION, variant="MoLo, 2 ranks, global HiDe", looks=SECOND_LOOK),
-    # ARGENT against HyCoCLIP (Table 2, S rows) and its ablations (Table 3)
+    # ARGENT against HyCoCLIP (Table 2, S rows), every arm trained from random weights
     _argent("argent-zs-l3-vs-hycoclip", "ARGENT improves fine-grained zero-shot classification", "zs-l3", "HyCoCLIP", True, "Table 2", _argent_main(*IN_S)),
     _argent("argent-t2i-vs-hycoclip", "ARGENT improves text→image retrieval (R@5 in the paper; R@1 here)", "short-t2i", "HyCoCLIP", True, "Table 2", _argent_main("coco_t2i_r5", HYCO_S, same_units=False)),
     _argent("argent-pep-vs-hycoclip", "ARGENT orders entailment better (PEP AUC, positives at every level)", "pep", "HyCoCLIP", True, "Table 2", _argent_main(PEP_PUBLISHED, HYCO_S, same_units=False), HYCO_PEP),
     _argent("argent-pep-finest-vs-hycoclip", "ARGENT orders entailment better (PEP AUC, finest-level positives)", "pep-finest", "HyCoCLIP", True, "Table 2", _argent_main(PEP_PUBLISHED, HYCO_S, same_units=False), HYCO_PEP),
-    # the aperture failure: from scratch at the learned curvature, where embeddings start near
-    # the origin, and fine-tuned at the paper's fixed κ = 0.1 (the forced regime)
-    _argent("argent-aperture-vs-hycoclip", "ARGENT leaves fewer parents than HyCoCLIP inside the undefined-aperture radius (from scratch, learned curvature)", "aperture", f"HyCoCLIP{SCRATCH}", False, "§3 aperture", premise=HYCO_INSIDE, variant=f"ARGENT{SCRATCH}", looks=SECOND_LOOK),
-    _argent("argent-aperture-vs-meru", "ARGENT leaves fewer parents than MERU inside the undefined-aperture radius (from scratch, learned curvature)", "aperture", f"MERU{SCRATCH}", False, "§3 aperture", premise=MERU_INSIDE, variant=f"ARGENT{SCRATCH}", looks=SECOND_LOOK),
-    _argent("argent-aperture-vs-hycoclip-k01", "ARGENT leaves fewer parents than HyCoCLIP inside the undefined-aperture radius (κ = 0.1)", "aperture", f"HyCoCLIP{APERTURE}", False, "§3 aperture", premise=HYCO_INSIDE, variant=f"ARGENT{APERTURE}"),
-    _argent("argent-aperture-vs-meru-k01", "ARGENT leaves fewer parents than MERU inside the undefined-aperture radius (κ = 0.1)", "aperture", f"MERU{APERTURE}", False, "§3 aperture", premise=MERU_INSIDE, variant=f"ARGENT{APERTURE}"),
-    _argent("argent-pep-intra-vs-all", "Weights on intra-modality pairs only beat weights on all pairs (PEP)", "pep", "ARGENT, weights on all pairs", False, "Table 3", _ablation(PEP_PUBLISHED, "AdaEnt, weights on all pairs")),
-    _argent("argent-pep-intra-vs-none", "Intra-modality weights beat AdaEnt without weights (PEP)", "pep", "ARGENT, no weights", False, "Table 3", _ablation(PEP_PUBLISHED, "AdaEnt, no weights")),
-    _argent("argent-pep-vs-noreg", "The norm regularizer improves PEP", "pep", "ARGENT, no regularizer", False, "Table 3", _ablation(PEP_PUBLISHED, "ARGENT without norm regularizer")),
-    _argent("argent-zs-vs-noreg", "The norm regularizer improves zero-shot classification", "zs-l3", "ARGENT, no regularizer", False, "Table 3", _ablation("cls_acc1", "ARGENT without norm regularizer")),
-    _argent("argent-pep-vs-ent", "AdaEnt beats the original aperture entailment (PEP)", "pep", "ARGENT, Ent", False, "Table 3", _ablation(PEP_PUBLISHED, "original Ent")),
+    # the aperture failure, on the same runs: their curvature is learned, and it ends at its
+    # lower clamp, the paper's κ = 0.1 (``claims.json``'s ``curvature``): one regime
+    _argent("argent-aperture-vs-hycoclip", "ARGENT leaves fewer parents than HyCoCLIP inside the undefined-aperture radius", "aperture", "HyCoCLIP", True, "§3 aperture", premise=HYCO_INSIDE),
+    _argent("argent-aperture-vs-meru", "ARGENT leaves fewer parents than MERU inside the undefined-aperture radius", "aperture", "MERU", False, "§3 aperture", premise=MERU_INSIDE),
+    # Table 3's ablations, in a smaller setting of their own as the paper's CC3M one: the
+    # smaller model, at the same budget
+    _argent("argent-pep-intra-vs-all", "Weights on intra-modality pairs only beat weights on all pairs (PEP; smaller model)", "pep", f"ARGENT{SMALLER}, weights on all pairs", False, "Table 3", _ablation(PEP_PUBLISHED, "AdaEnt, weights on all pairs"), variant=f"ARGENT{SMALLER}"),
+    _argent("argent-pep-intra-vs-none", "Intra-modality weights beat AdaEnt without weights (PEP; smaller model)", "pep", f"ARGENT{SMALLER}, no weights", False, "Table 3", _ablation(PEP_PUBLISHED, "AdaEnt, no weights"), variant=f"ARGENT{SMALLER}"),
+    _argent("argent-pep-vs-noreg", "The norm regularizer improves PEP (smaller model)", "pep", f"ARGENT{SMALLER}, no regularizer", False, "Table 3", _ablation(PEP_PUBLISHED, "ARGENT without norm regularizer"), variant=f"ARGENT{SMALLER}"),
+    _argent("argent-zs-vs-noreg", "The norm regularizer improves zero-shot classification (smaller model)", "zs-l3", f"ARGENT{SMALLER}, no regularizer", False, "Table 3", _ablation("cls_acc1", "ARGENT without norm regularizer"), variant=f"ARGENT{SMALLER}"),
+    _argent("argent-pep-vs-ent", "AdaEnt beats the original aperture entailment (PEP; smaller model)", "pep", f"ARGENT{SMALLER}, Ent", False, "Table 3", _ablation(PEP_PUBLISHED, "original Ent"), variant=f"ARGENT{SMALLER}"),
     # Table 2's model sizes: ARGENT's gains at a second, smaller size; the larger model's gains
     _argent("argent-t2i-vs-hycoclip-smaller", "ARGENT improves text→image retrieval, at the smaller model size", "short-t2i", f"HyCoCLIP{SMALLER}", False, "Table 2 (sizes)", _argent_main("coco_t2i_r5", HYCO_S, same_units=False), variant=f"ARGENT{SMALLER}"),
     _argent("argent-pep-vs-hycoclip-smaller", "ARGENT orders entailment better (PEP AUC), at the smaller model size", "pep", f"HyCoCLIP{SMALLER}", False, "Table 2 (sizes)", _argent_main(PEP_PUBLISHED, HYCO_S, same_units=False), HYCO_PEP, variant=f"ARGENT{SMALLER}"),
