@@ -186,18 +186,28 @@ def _committed_delta(item: str) -> float:
 
 
 def test_a_study_runs_plateau_reads_its_primary_metric_against_delta():
-    """A rise counts only past δ (the smallest δ among the claims on the primary metric), and
-    only on the study's primary metric: a retention metric that still rises clearly does not
-    leave the run out."""
+    """A rise counts only past δ (the smallest δ among the claims on the metric), and only on
+    the study's plateau metrics: HiMo's fine-tunes on the primary metric their recipe reads
+    (a retention metric that still rises clearly does not leave the run out), ARGENT's
+    from-scratch arms on the two metrics of their learning targets."""
     from paperlib.study.recipe import SEARCHED_ARMS
     from paperlib.study.run_validity import run_plateau
-    from paperlib.study.smallest import PLATEAU_METRIC, plateau_deltas
+    from paperlib.study.smallest import CLAIMED_AS, PLATEAU_METRICS, plateau_deltas
+    from paperlib.study.targets import SCRATCH_TARGETS
 
-    assert {rule.study: rule.primary for rule in SEARCHED_ARMS.values()} == PLATEAU_METRIC
+    assert {rule.study for rule in SEARCHED_ARMS.values()} == {"himo"}  # ARGENT searches none
+    assert PLATEAU_METRICS["himo"] == tuple({r.primary for r in SEARCHED_ARMS.values()})
+    assert {CLAIMED_AS[m] for m in PLATEAU_METRICS["argent"]} == set(SCRATCH_TARGETS)
     delta = _committed_delta("world-long/i2t_hit1")
     assert plateau_deltas("full", "himo") == {"long_i2t_r1": pytest.approx(delta, rel=1e-12)}
+    # each the smallest δ of every claim on its metric, of either study (no ARGENT claim reads
+    # short R@1: its δ is HiMo's short-caption claim's)
     zero_shot = _committed_delta("world-zeroshot/L1_correct")
-    assert plateau_deltas("full", "argent") == {"zeroshot_L1": pytest.approx(zero_shot, rel=1e-12)}
+    short = _committed_delta("world-short/i2t_hit1")
+    assert plateau_deltas("full", "argent") == {
+        "zeroshot_L1": pytest.approx(zero_shot, rel=1e-12),
+        "short_i2t_r1": pytest.approx(short, rel=1e-12),
+    }
     assert 0.02 < delta < 0.03  # the two constructed rises below fall on either side of it
 
     def log(*window):
@@ -215,6 +225,16 @@ def test_a_study_runs_plateau_reads_its_primary_metric_against_delta():
     past = run_plateau(log(0.60, 0.63, 0.66), "full", "himo")
     assert "long_i2t_r1 still rising: +0.0300" in past and f"beyond δ = {delta:g}" in past
     assert "short_i2t_r1" not in past
+    # an ARGENT run is read on both: the same log left out for its short R@1 (+0.10 over the
+    # last fifth, established and past its δ) where HiMo's reading ignores that curve
+    argent = [
+        {"step": r["step"], "val": {"zeroshot_L1": 0.5, "short_i2t_r1": r["val"]["short_i2t_r1"]},
+         "val_size": 5000}
+        for r in log(0.60, 0.62, 0.64)
+    ]  # fmt: skip
+    assert run_plateau(argent, "full", "himo") is None
+    rising = run_plateau(argent, "full", "argent")
+    assert rising.startswith("short_i2t_r1 still rising: +0.1000") and "zeroshot_L1" not in rising
 
 
 def test_the_record_callers_write_is_json_and_keeps_the_fields_they_read():

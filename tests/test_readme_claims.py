@@ -173,14 +173,14 @@ def test_the_study_page_s_aperture_paragraph_is_the_claims():
 
 def test_an_aperture_sentence_reads_the_shares_the_verdict_and_the_interval():
     decided = {
-        "claim": "argent-aperture-vs-meru", "variant": "ARGENT, from scratch",
-        "baseline": "MERU, from scratch", "verdict": "reproduces", "effect": -0.25,
+        "claim": "argent-aperture-vs-meru", "variant": "ARGENT",
+        "baseline": "MERU", "verdict": "reproduces", "effect": -0.25,
         "interval": [-0.3, -0.2], "variant_value": {"mean": 0.05},
         "baseline_value": {"mean": 0.3}, "seeds_kept": {"pairs": 4},
     }  # fmt: skip
     assert aperture_sentence(decided) == (
-        "argent-aperture-vs-meru: ARGENT, from scratch leaves 5 % of the held-out parents "
-        "inside 2K/√c, MERU, from scratch 30 %; on 4 seed pairs it reads reproduces, "
+        "argent-aperture-vs-meru: ARGENT leaves 5 % of the held-out parents "
+        "inside 2K/√c, MERU 30 %; on 4 seed pairs it reads reproduces, "
         "-0.250 [-0.300, -0.200]."
     )
     missing = {"claim": "x", "verdict": "untestable", "reason": "not run: 8 planned run(s)"}
@@ -267,8 +267,9 @@ def test_the_pages_count_each_family_s_claims_as_declared():
 
 
 def test_the_study_page_s_recipe_is_the_scale_s_grids_and_the_arms_rules():
-    """The recipe paragraph's grids and shares are ``Scale.recipe_grid``'s and the searched
-    arms' ``Rule``s, on the study page and the reproducibility page."""
+    """The recipe paragraph's grid and share are ``Scale.recipe_grid``'s and the searched arms'
+    ``Rule``, on the study page and the reproducibility page: HiMo's arms search, ARGENT's
+    (from random weights) search nothing."""
     from paperlib.study.recipe import SEARCHED_ARMS
     from paperlib.study.scales import SCALES
 
@@ -277,16 +278,48 @@ def test_the_study_page_s_recipe_is_the_scale_s_grids_and_the_arms_rules():
         return ", ".join(words[:-1]) + f" and {words[-1]}"
 
     study, make_study = _page(), _page(REPRODUCIBILITY_PAGE)
-    for paper, study_name in (("HiMo", "himo"), ("hyperbolic", "argent")):
-        lrs, warmups = SCALES["full"].recipe_grid(study_name)
-        assert f"The {paper} arms search {rates(lrs)}" in study
-        assert warmups == (0.05, 0.25) and "warm-up (5 %, 25 % of its steps)" in study
-        rules = {rule for rule in SEARCHED_ARMS.values() if rule.study == study_name}
-        (rule,) = rules
-        assert f"keep ≥ {rule.threshold:g} of" in study and f"keep ≥ {rule.threshold:g} of" in (
-            make_study)  # fmt: skip
-        assert rule.guard == ("short_i2t_r1", "zeroshot_L1")
+    lrs, warmups = SCALES["full"].recipe_grid("himo")
+    assert f"The HiMo arms search {rates(lrs)}" in study
+    assert warmups == (0.05, 0.25) and "warm-up (5 %, 25 % of its steps)" in study
+    (rule,) = {rule for rule in SEARCHED_ARMS.values()}
+    assert rule.study == "himo" and rule.guard == ("short_i2t_r1", "zeroshot_L1")
+    assert f"keep ≥ {rule.threshold:g} of" in study and f"keep ≥ {rule.threshold:g} of" in (
+        make_study)  # fmt: skip
     assert "base's short I2T R@1 and zero-shot L1" in study
+    assert SCALES["full"].recipe_grid("argent") == ((), ())
+    assert "ARGENT's arms search nothing" in study
+    assert "ARGENT's arms train from random weights at the hyperbolic bases' recipe and search " \
+        "nothing" in make_study  # fmt: skip
+
+
+def test_the_study_page_s_regimes_are_the_plan_s():
+    """The study page's regime table is ``design.regime_table("full")``, and its ARGENT
+    paragraph states the hyperbolic bases' recipe, the probe's schedule and the budget rule as
+    ``study.pretrain``, the budget probe, ``study.scratch_budget`` and the full scale hold them."""
+    from paperlib.study import scratch_budget
+    from paperlib.study.pretrain import RECIPES
+    from paperlib.study.scales import SCALES
+
+    assert design.regime_table("full") in STUDY_PAGE.read_text(), (
+        "docs/study.md's regime table is stale: paste "
+        "`python -c \"from paperlib.study.design import regime_table; print(regime_table('full'))\"`"
+    )
+    study, bases, full = _page(), RECIPES["full"], SCALES["full"]
+    assert (full.scratch_lr, full.scratch_warmup, full.scratch_weight_decay) == (
+        bases.lr, bases.warmup, bases.weight_decay)  # fmt: skip
+    assert (full.scratch_batch, full.scratch_world_size) == (bases.batch, bases.size)
+    lr = f"{bases.lr:.0e}".replace("e-0", "e-")  # 1e-03 -> 1e-3
+    assert (
+        f"the world of the seed's base, {bases.size:,} scenes with twins, learning rate {lr} "
+        f"after {bases.warmup} warm-up steps, weight decay {bases.weight_decay:g}, batch "
+        f"{bases.batch}" in study
+    )
+    assert f"for the bases' whole {bases.steps:,} steps, validated every 400" in study
+    assert f"at {scratch_budget.MIN_SAMPLES:,} samples or more" in study
+    assert scratch_budget.PERSIST == 2 and "stay so at the next two validations" in study
+    assert f"an ARGENT arm {full.scratch_val_points} times" in study
+    assert (full.eval_size, full.argent_eval_size) == (1000, 3000)
+    assert "1,000 for HiMo, 3,000 for ARGENT's arms" in study
 
 
 def _row_seeds(row: str) -> tuple[int, int]:
@@ -297,19 +330,22 @@ def _row_seeds(row: str) -> tuple[int, int]:
 
 def test_the_readme_rows_count_no_more_valid_seeds_than_planned():
     """The README's rows from the full plan run to the end with runs left out: a collapsed MoLo
-    run (seed 3), a HyCoCLIP run still rising (seed 5), and a from-scratch ARGENT run still
-    rising (seed 1, kept: a from-scratch aperture run is not asked for a plateau). Each row's
-    valid pairs are the planned seeds less those where either arm is left out, counted by hand
-    here; none exceeds its planned seeds."""
+    run (seed 3), a HyCoCLIP run still rising (its last seed), and one of ARGENT's ablations
+    still rising (no weights, seed 1: every run is asked for a plateau). Each row's valid pairs
+    are the planned seeds less those where either arm is left out, counted by hand here; none
+    exceeds its planned seeds."""
     from paperlib.study import decide
     from paperlib.study.scales import SCALES
     from paperlib.tables.claims import CLAIMS
 
     scale = SCALES["full"]
+    ablation = "ARGENT, smaller model, no weights"
     marks = {
         ("himo", "MoLo", 3): {"collapsed": "contrastive loss within 1% of ln B"},
-        ("argent", "HyCoCLIP", 5): {"unconverged": "zeroshot_L1 still rising"},
-        ("argent", "ARGENT, from scratch", 1): {"unconverged": "zeroshot_L1 still rising"},
+        ("argent", "HyCoCLIP", max(scale.arm_seeds("HyCoCLIP"))): {
+            "unconverged": "zeroshot_L1 still rising"
+        },
+        ("argent", ablation, 1): {"unconverged": "short_i2t_r1 still rising"},
     }
     runs = [
         {"study": r.study, "variant": r.variant, "seed": r.seed,
@@ -317,7 +353,7 @@ def test_the_readme_rows_count_no_more_valid_seeds_than_planned():
         for r in design.plan("full", searched=False)
     ]  # fmt: skip
     assert all(any((r["study"], r["variant"], r["seed"]) == k for r in runs) for k in marks)
-    left_out = {("himo", "MoLo", 3), ("argent", "HyCoCLIP", 5)}
+    left_out = set(marks)
     rows, affected = [], 0
     for claim in CLAIMS:
         planned = decide.expected_seeds(claim, scale)
@@ -342,8 +378,14 @@ def test_the_readme_rows_count_no_more_valid_seeds_than_planned():
     expected = [(len(r["seeds"]), r["runs_total"]) for r in rows]
     assert cells == expected
     by_id = dict(zip((r["claim"] for r in rows), cells))
-    assert by_id["himo-h2-vs-infonce"] == (7, 8) and by_id["argent-pep-vs-hycoclip"] == (7, 8)
-    assert by_id["argent-aperture-vs-hycoclip"] == (8, 8)  # the rising scratch run counts
+    # one pair fewer where a left-out run is planned: MoLo's seed 3, HyCoCLIP's last seed,
+    # the no-weights ablation's seed 1; none for the claims of other arms
+    planned = {c.id: len(decide.expected_seeds(c, scale)) for c in CLAIMS}
+    assert by_id["himo-h2-vs-infonce"] == (7, 8) == (planned["himo-h2-vs-infonce"] - 1, 8)
+    for claim_id, lost in (("argent-pep-vs-hycoclip", 1), ("argent-aperture-vs-hycoclip", 1),
+                           ("argent-aperture-vs-meru", 0), ("argent-pep-intra-vs-none", 1),
+                           ("argent-pep-vs-ent", 0)):  # fmt: skip
+        assert by_id[claim_id] == (planned[claim_id] - lost, planned[claim_id]), claim_id
     # the committed README's rows too
     committed = decide.compact_table(load_claims("full")).splitlines()[2:]
     assert all(valid <= planned for valid, planned in map(_row_seeds, committed))

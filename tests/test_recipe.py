@@ -1,5 +1,7 @@
-"""The recipe stage: scoring grid points on hand-made validation logs, the arm -> recipe mapping,
-the picks reaching the planned configs, and recipe runs trained but never evaluated."""
+"""The recipe stage: scoring grid points on hand-made validation logs, the arm -> recipe mapping
+(HiMo's fine-tunes search; ARGENT's arms, from random weights, train at the hyperbolic bases'
+recipe and search nothing), the picks reaching the planned configs, and recipe runs trained but
+never evaluated."""
 
 from __future__ import annotations
 
@@ -12,9 +14,9 @@ from types import SimpleNamespace
 import pytest
 
 from paperlib.study import cli, design, execution, parallel, reader, recipe
+from paperlib.study.pretrain import RECIPES
 from paperlib.study.scales import SCALES
-from paperlib.study.targets import KEPT_OF_BASE
-from paperlib.tables.claims import HEADLINE_ARMS, LONGER, SCRATCH
+from paperlib.tables.claims import HEADLINE_ARMS, LONGER
 from tests.recipe_helpers import toy_repository, write_picks
 
 
@@ -32,7 +34,10 @@ def _log(start: dict, last: dict, steps: int = 20) -> list[dict]:
 
 BASE = {"long_i2t_r1": 0.10, "short_i2t_r1": 0.90, "zeroshot_L1": 0.50, "zeroshot_L3": 0.30}
 HIMO = recipe.SEARCHED_ARMS["MoLo"]  # the best long R@1 keeping 0.8 of short R@1 and L1
-HYPERBOLIC = recipe.SEARCHED_ARMS["ARGENT"]  # the most training keeping 0.9 of R@1 and L1
+# the most-training rule (``recipe.Rule.most_training``): the largest learning rate keeping 0.9
+# of the base's R@1 and L1, for arms whose primary metric only falls as they train more (a
+# fine-tune from a base that already knows it); no arm of the study's design has one
+HYPERBOLIC = recipe.Rule("argent", "zeroshot_L1", threshold=0.9, most_training=True)
 
 
 def _point(lr, warmup, last, rule=HIMO):
@@ -99,7 +104,7 @@ def test_with_no_point_retained_the_most_retaining_is_picked_and_marked():
 
 
 def test_the_most_training_rule_takes_the_largest_rate_every_arm_keeps():
-    """The hyperbolic arms' rule: 0.85 of the base's L1 is not kept at 0.9 (zero-shot L3 is
+    """A most-training rule over two arms: 0.85 of the base's L1 is not kept at 0.9 (zero-shot L3 is
     read, not guarded); of the retained points the largest learning rate wins over a better
     primary metric at a smaller one, and arms sharing the rule take the largest rate both keep,
     at the warm-up with the better mean primary."""
@@ -129,25 +134,23 @@ def test_the_most_training_rule_takes_the_largest_rate_every_arm_keeps():
         3e-6, 0.25)  # fmt: skip
     with pytest.raises(ValueError, match="the same grid points"):
         recipe.joint_points({"HyCoCLIP": hycoclip, "ARGENT": argent[:3]})
-    # the guard is the learning targets' share
-    assert {share for _, _, share in KEPT_OF_BASE} == {HYPERBOLIC.threshold}
+    assert not any(rule.most_training for rule in recipe.SEARCHED_ARMS.values())
 
 
 def _fine_tunes(scale_name: str) -> list[design.Run]:
-    """The planned fine-tunes (not the references, not the from-scratch runs)."""
-    return [
-        r
-        for r in design.plan(scale_name)
-        if r.stage != "references" and not r.variant.endswith(SCRATCH)
-    ]
+    """The planned fine-tunes: HiMo's trained runs (not the references, not ARGENT's arms, which
+    train from random weights)."""
+    return [r for r in design.plan(scale_name) if r.stage != "references" and r.study == "himo"]
 
 
 @pytest.mark.parametrize("scale_name", ["smoke", "full"])
 def test_every_planned_fine_tune_arm_has_a_recipe(scale_name, tmp_path, monkeypatch):
     monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path))
     write_picks(scale_name)
-    headline = {(s, v) for s, variants in HEADLINE_ARMS.items() for v in variants}
+    headline = {("himo", v) for v in HEADLINE_ARMS["himo"]}  # ARGENT's arms search nothing
     assert {(rule.study, arm) for arm, rule in recipe.SEARCHED_ARMS.items()} == headline
+    argent = {r.variant for r in design.plan(scale_name) if r.study == "argent"}
+    assert not argent & (set(recipe.SEARCHED_ARMS) | set(recipe.RECIPE_OF))
     assert set(recipe.RECIPE_OF.values()) <= set(recipe.SEARCHED_ARMS)
     planned = _fine_tunes(scale_name)
     arms = {r.variant.removesuffix(LONGER): r.study for r in planned if r.stage != "trend"}
@@ -162,29 +165,35 @@ def test_every_planned_fine_tune_arm_has_a_recipe(scale_name, tmp_path, monkeypa
 
 def test_the_picks_reach_the_configs_of_an_arm_and_of_the_arms_that_vary_it(tmp_path, monkeypatch):
     monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path))
-    picks = {"MoLo": (3e-4, 0.25), "ARGENT": (3e-5, 0.05), "HyCoCLIP": (1e-4, 0.25)}
+    picks = {"MoLo": (3e-4, 0.25), "Long-CLIP": (1e-4, 0.05)}
     write_picks("full", picks)
     runs = {(r.variant, r.seed): r for r in _fine_tunes("full")}
     expected = {  # arm -> (lr, warm-up steps): the fraction of each arm's own schedule
         "MoLo": (3e-4, 100),  # 400 steps
         "MoLo, half batch": (3e-4, 200),  # 800 steps, the same samples seen
+        "MoLo, double batch": (3e-4, 50),  # 200 steps
         "MoLo, 2 ranks, HiDe per rank": (3e-4, 100),
-        "ARGENT, no weights": (3e-5, 15),  # 300 steps
-        "ARGENT, smaller model": (3e-5, 15),
-        "MERU, κ = 0.1": (1e-4, 75),
+        "Long-CLIP": (1e-4, 20),
         "InfoNCE (λ=0)": (1e-5, 20),  # not given: the grid's first point, 0.05 of 400
     }
-    scale = design.SCALES["full"]
-    for run in design.plan("full"):  # from scratch: the scale's own recipe, whatever the picks
-        if run.variant.endswith(SCRATCH):
-            assert run.config["optim"]["lr"] == scale.scratch_lr
-            assert run.config["optim"]["warmup_steps"] == scale.scratch_warmup
     for arm, (lr, warmup) in expected.items():
         for seed in (0, 2):
             optim = runs[(arm, seed)].config["optim"]
             assert (optim["lr"], optim["warmup_steps"]) == (lr, warmup), (arm, seed)
+    # ARGENT's arms: the hyperbolic bases' own recipe (study.pretrain), whatever the picks,
+    # their configs the same as without any pick
+    bases = RECIPES["full"]
+    unsearched = {r.name: r.config for r in design.plan("full", searched=False)}
+    for run in (r for r in design.plan("full") if r.study == "argent" and r.stage == ""):
+        optim = run.config["optim"]
+        assert (optim["lr"], optim["warmup_steps"], optim["weight_decay"]) == (
+            bases.lr, bases.warmup, bases.weight_decay)  # fmt: skip
+        assert run.config == unsearched[run.name]
+    scale = design.SCALES["full"]
     references = [r for r in design.plan("full") if r.stage == "references"]
-    assert all(r.config["optim"].get("lr") in (None, 5e-4, 1e-4) for r in references)
+    # the bases as they are (no optimiser), HiMo's untrained model, ARGENT's
+    lrs = {r.config["optim"].get("lr") for r in references}
+    assert lrs == {None, scale.finetune_lr, scale.scratch_lr}
 
 
 def test_plan_without_recipe_picks_is_a_named_error_and_an_empty_grid_needs_none(
@@ -207,33 +216,43 @@ def test_plan_without_recipe_picks_is_a_named_error_and_an_empty_grid_needs_none
 
 
 def test_a_pick_made_under_another_rule_is_not_served(tmp_path, monkeypatch):
-    """A ``recipe.json`` entry whose recorded rule is not the arm's rule now (here: ARGENT's
+    """A ``recipe.json`` entry whose recorded rule is not the arm's rule now (here: MoLo's
     threshold changed after its pick) is a missing pick, named, for the arm and the arms that
     take its recipe; the other arms' picks still plan."""
     monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path))
-    path = write_picks("full", {"ARGENT": (3e-6, 0.25)})
-    assert recipe.load_picks("full")["ARGENT"]["lr"] == 3e-6
+    path = write_picks("full", {"MoLo": (3e-5, 0.25)})
+    assert recipe.load_picks("full")["MoLo"]["lr"] == 3e-5
     saved = json.loads(path.read_text())
-    saved["arms"]["ARGENT"]["rule"]["threshold"] = 0.8
+    saved["arms"]["MoLo"]["rule"]["threshold"] = 0.9
     path.write_text(json.dumps(saved))
-    assert "ARGENT" not in recipe.load_picks("full") and "HyCoCLIP" in recipe.load_picks("full")
-    with pytest.raises(recipe.RecipeMissingError, match=r"no pick for 'ARGENT' under its rule"):
+    assert "MoLo" not in recipe.load_picks("full") and "Long-CLIP" in recipe.load_picks("full")
+    with pytest.raises(recipe.RecipeMissingError, match=r"no pick for 'MoLo' under its rule"):
         design.plan("full")
+    assert len(design.plan("full", ("argent",))) > 0  # ARGENT's arms need no pick
 
 
-def test_a_study_without_a_grid_searches_nothing_beside_one_that_has_one(tmp_path, monkeypatch):
-    """Only the hyperbolic arms search (the HiMo grid empty): the recipe plan holds their points
-    alone and the HiMo arms keep the scale's fixed learning rate and warm-up."""
+@pytest.mark.parametrize("scale_name", ["smoke", "full"])
+def test_the_recipe_stage_plans_himo_s_arms_only(scale_name, tmp_path, monkeypatch):
+    """ARGENT's grid is empty at every scale, whatever HiMo's: the recipe plan holds HiMo's
+    three searched arms at each point of their grid, seed 0, and nothing of ARGENT's; with
+    HiMo's grid emptied too, nothing is searched and MoLo keeps the scale's fixed learning rate
+    and the design's warm-up."""
     monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path))
-    only = dataclasses.replace(SCALES["smoke"], recipe_lrs=(), hyperbolic_recipe_lrs=(1e-4,))
-    monkeypatch.setitem(SCALES, "smoke", only)
-    assert {r.variant for r in design.recipe_plan("smoke")} == {"HyCoCLIP", "ARGENT"}
-    assert recipe.grid(only, "himo") == [] and recipe.grid(only, "argent") == [(1e-4, 0.05)]
-    write_picks("smoke", {"HyCoCLIP": (1e-4, 0.05), "ARGENT": (1e-4, 0.05)})
-    runs = {r.variant: r for r in design.plan("smoke") if r.seed == 0}
-    assert (runs["MoLo"].config["optim"]["lr"], runs["MoLo"].config["optim"]["warmup_steps"]) == (
-        5e-4, 10)  # fmt: skip
-    assert runs["ARGENT"].config["optim"]["lr"] == 1e-4
+    scale = SCALES[scale_name]
+    assert scale.recipe_grid("argent") == ((), ()) and recipe.grid(scale, "argent") == []
+    points = recipe.grid(scale, "himo")
+    assert points == [(lr, wu) for lr in scale.recipe_lrs for wu in scale.recipe_warmups]
+    searches = design.recipe_plan(scale_name)
+    assert {(r.study, r.variant) for r in searches} == {("himo", v) for v in HEADLINE_ARMS["himo"]}
+    assert len(searches) == 3 * len(points) and {r.seed for r in searches} == {0}
+    assert design.recipe_plan(scale_name, ("argent",)) == []
+    fixed = dataclasses.replace(scale, recipe_lrs=(), recipe_warmups=())
+    monkeypatch.setitem(SCALES, scale_name, fixed)
+    assert design.recipe_plan(scale_name) == []
+    runs = {r.variant: r for r in design.plan(scale_name) if r.seed == 0}  # no picks needed
+    optim = runs["MoLo"].config["optim"]
+    assert (optim["lr"], optim["warmup_steps"]) == (scale.finetune_lr, 10)
+    assert runs["ARGENT"].config["optim"]["lr"] == scale.scratch_lr
 
 
 def _stub_training(config):
@@ -256,7 +275,7 @@ def test_recipe_runs_train_without_evaluation_and_their_picks_plan_the_study(tmp
     monkeypatch.setattr(execution, "train_run", _stub_training)
     monkeypatch.setattr(execution, "evaluate_into", lambda *a: pytest.fail("evaluated"))
     searches = design.recipe_plan("smoke")
-    assert len(searches) == 5 * 2 and len({r.name for r in searches}) == 10
+    assert len(searches) == 3 * 2 and len({r.name for r in searches}) == 6  # HiMo's arms
     assert all(r.stage == "recipe" and not r.evaluate and r.seed == 0 for r in searches)
 
     def execute_all(runs, scale_name, workers, threads=1):  # the recipe runs, in this process
@@ -277,8 +296,7 @@ def test_recipe_runs_train_without_evaluation_and_their_picks_plan_the_study(tmp
     assert not list(point.glob("*.npz")) and (point / "log.jsonl").is_file()
     assert all(execution.finished(r, "smoke") for r in searches)  # resumed: skipped
     saved = json.loads((tmp_path / "results" / "smoke" / "recipe.json").read_text())
-    smoke_grid = {"lrs": [5e-4, 1e-4], "warmups": [0.05]}  # both studies search the same
-    assert saved["grid"] == {"himo": smoke_grid, "argent": smoke_grid}
+    assert saved["grid"] == {"himo": {"lrs": [5e-4, 1e-4], "warmups": [0.05]}}  # HiMo alone
     assert set(saved["arms"]) == set(recipe.SEARCHED_ARMS)
     for arm, entry in saved["arms"].items():
         fast, slow = entry["points"]
@@ -288,7 +306,7 @@ def test_recipe_runs_train_without_evaluation_and_their_picks_plan_the_study(tmp
         assert entry["pick"]["lr"] == 1e-4 and entry["pick"]["retained"], arm
     molo = next(r for r in planned if r.variant == "MoLo")
     assert (molo.config["optim"]["lr"], molo.config["optim"]["warmup_steps"]) == (1e-4, 1)
-    # a study run for one paper rewrites that paper's arms and leaves the other's picks
+    # a study run for ARGENT alone searches nothing and leaves HiMo's picks
     parallel.run_study("smoke", ("argent",))
     again = json.loads((tmp_path / "results" / "smoke" / "recipe.json").read_text())
     assert list(again["arms"]) == list(recipe.SEARCHED_ARMS) and again == saved
@@ -315,7 +333,7 @@ def test_a_run_of_an_earlier_recipe_is_left_out_of_the_decided_runs(tmp_path, mo
     shutil.copytree(reader.REPO_ROOT / "results" / "smoke", tmp_path / "smoke")
     monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path))
     every = {r["run"] for r in run_validity.finished_runs("smoke")}
-    done = tmp_path / "smoke" / "argent" / "argent-no-weights" / "seed0" / "run.done"
+    done = tmp_path / "smoke" / "himo" / "molo-half-batch" / "seed0" / "run.done"
     record = json.loads(done.read_text())
     assert record["run"] in every
     record["config"]["optim"]["lr"] *= 10  # as a run of an earlier pick

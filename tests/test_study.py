@@ -100,14 +100,16 @@ def test_compared_runs_differ_only_in_the_thing_under_test(scale):
     )
     assert {"short_weight", "pcm_dim"} <= set(long_clip["loss"]) - shared
     assert {"tau", "lam"} <= set(molo["loss"]) - shared
-    for variant in (
-        "ARGENT, no weights",
-        "ARGENT, weights on all pairs",
-        "ARGENT, no regularizer",
-        "ARGENT, Ent",
-    ):
-        assert len(_differences(resolved("ARGENT", seed), resolved(variant, seed))) == 1, variant
-    assert _differences(resolved("ARGENT", seed), resolved("HyCoCLIP", seed)) <= {
+    # ARGENT's arms, all from random weights at one recipe: Table 3's ablations (at the smaller
+    # model) each change one thing of ARGENT's at that model; ARGENT and HyCoCLIP differ in
+    # their objectives alone, MERU (no boxes) in its objective
+    small = f"ARGENT{reader.SMALLER}"
+    for change in ("no weights", "weights on all pairs", "no regularizer", "Ent"):
+        variant = f"{small}, {change}"
+        assert len(_differences(resolved(small, seed), resolved(variant, seed))) == 1, variant
+    loss_fields = _differences(resolved("ARGENT", seed), resolved("HyCoCLIP", seed))
+    assert "method" in loss_fields
+    assert loss_fields <= {
         "method",
         "loss.gamma1",
         "loss.gamma2",
@@ -120,18 +122,14 @@ def test_compared_runs_differ_only_in_the_thing_under_test(scale):
         "loss.detach_weight",
         "loss.entail_weight",
     }
-    # from scratch: the objectives differ (ARGENT's and HyCoCLIP's loss fields as above, MERU
-    # without boxes), the start, world, schedule and validation of all three are the same
-    scratch = {v: resolved(v + claims.SCRATCH, seed) for v in ("MERU", "HyCoCLIP", "ARGENT")}
-    loss_fields = _differences(resolved("ARGENT", seed), resolved("HyCoCLIP", seed))
-    assert _differences(scratch["ARGENT"], scratch["HyCoCLIP"]) == loss_fields
+    scratch = {v: resolved(v, seed) for v in ("MERU", "HyCoCLIP", "ARGENT")}
     for variant in ("HyCoCLIP", "ARGENT"):
-        assert {d for d in _differences(scratch["MERU"], scratch[variant])} <= {"method"} | {
-            f"loss.{key}" for key in set(scratch["MERU"]["loss"]) ^ set(scratch[variant]["loss"])
-        } | loss_fields
-    for config in scratch.values():
-        assert config["model"]["init"] == "random" and config["model"]["alpha_rule"] == "embed-dim"
-        assert set(design.SCRATCH_METRICS) <= set(config["train"]["val_metrics"])
+        own = set(scratch["MERU"]["loss"]) ^ set(scratch[variant]["loss"])  # each loss's fields
+        allowed = {"method"} | {f"loss.{key}" for key in own} | loss_fields
+        assert _differences(scratch["MERU"], scratch[variant]) <= allowed, variant
+    for variant in design.ARGENT_ARMS:  # MERU's initialisation, from random weights
+        model = resolved(variant, seed)["model"]
+        assert model["init"] == "random" and model["alpha_rule"] == "embed-dim", variant
     batch = _differences(resolved("MoLo, double batch", seed), resolved("MoLo, half batch", seed))
     reporting = {"train.ckpt_every", "train.val_every", "train.diag_every"}  # every fifth
     warmup = {"optim.warmup_steps"}  # the same fraction of each schedule (study.recipe)
@@ -150,42 +148,34 @@ def test_compared_runs_differ_only_in_the_thing_under_test(scale):
     assert _differences(resolved(scope[0], seed), resolved(scope[1], seed)) == {"loss.scope"}
     assert [runs[(v, seed)].nproc for v in scope] == [2, 2]
     scale_ = design.SCALES[scale]
-    for run in runs.values():  # every trained run starts from its seed's base of its model
-        smaller = run.variant.endswith(reader.SMALLER)  # and of its own geometry
+    for run in runs.values():  # every HiMo run starts from its seed's base of its model, every
+        smaller = reader.SMALLER in run.variant  # ARGENT arm from random weights
         model = design.MODEL_SMALLER if smaller else design.MODEL
-        assert run.config["model"]["name"] == model
-        if run.variant != claims.UNTRAINED and not run.variant.endswith(claims.SCRATCH):
+        assert run.config["model"]["name"] == model, run.name
+        if run.variant in design.ARGENT_ARMS or run.variant == claims.UNTRAINED:
+            assert run.config["model"]["init"] == "random", run.name
+        else:
             base = run.seed if reader.is_base_reference(run.variant) else scale_.base_of(run.seed)
             geometry = "hyperbolic" if run.study == "argent" else "euclidean"
             expected = reader.repo_relative(
                 design.base_path(model, base, design.bases_dir(geometry))
             )
             assert reader.portable_config(run.config)["model"]["init"] == expected
-    # the model-size arm: the same pair at the smaller size; the model (and its base) differ
-    for variant in ("HyCoCLIP", "ARGENT", reader.PRETRAIN, reader.PRETRAIN_HYPERBOLIC):
+    # the model-size arm: the same pair at the smaller size (ARGENT's: the model alone differs;
+    # the bases as they are: the model and its base)
+    for variant in ("HyCoCLIP", "ARGENT"):
+        sized = variant + reader.SMALLER
+        assert _differences(resolved(variant, seed), resolved(sized, seed)) == {"model.name"}
+    for variant in (reader.PRETRAIN, reader.PRETRAIN_HYPERBOLIC):
         sized = variant + reader.SMALLER
         assert _differences(resolved(variant, seed), resolved(sized, seed)) == {
             "model.name",
             "model.init",
         }
-    # the aperture arm: each method at the fixed curvature κ = 0.1 and its start norm
-    for method in ("MERU", "HyCoCLIP", "ARGENT"):
-        fixed = _differences(resolved(method, seed), resolved(method + claims.APERTURE, seed))
-        assert fixed == {
-            "model.curv_init",
-            "model.learn_curv",
-            "model.init_scalars",
-            "model.alpha_rule",
-            "model.alpha_norm",
-        }, method
-        aperture = runs[(method + claims.APERTURE, seed)].config["model"]
-        assert aperture["curv_init"] == 0.1 and aperture["init_scalars"] == []
-    # every hyperbolic fine-tune keeps its base's BatchNorm statistics; a run from scratch has
-    # none to keep, and a base evaluated as it is (0 steps) and HiMo's fine-tunes train theirs
+    # no run keeps frozen BatchNorm statistics: HiMo's fine-tunes train theirs, ARGENT's arms
+    # have no trained statistics to keep, and the references only evaluate
     for (variant, _), run in runs.items():
-        model, steps = run.config["model"], run.config["train"]["steps"]
-        fine_tune = run.study == "argent" and model["init"] != "random" and steps > 0
-        assert (model.get("batchnorm", "train") == "frozen") is fine_tune, variant
+        assert run.config["model"].get("batchnorm", "train") == "train", variant
     assert claims.EUCLIDEAN_CLIP == reader.PRETRAIN and claims.SMALLER == reader.SMALLER
 
 
@@ -239,17 +229,19 @@ ITEMS = (
     "world-short/i2t_hit1",
     "world-hierarchy/pep_auc_all",
     "world-hierarchy/pep_auc_finest",
-    "aperture/short_caption_inside_radius",
+    "aperture/parents_inside_radius",
+    "world-zeroshot/L1_correct",
 )
 
 
-def _toy_study(tmp_path, monkeypatch, seeds=8, collapsed=(), rising=()):
-    """ARGENT vs HyCoCLIP on ``seeds`` seeds of a toy scale (2 bases): ARGENT better on L3."""
+def _toy_study(tmp_path, monkeypatch, seeds=8, collapsed=(), rising=(), short=0.9):
+    """ARGENT vs HyCoCLIP on ``seeds`` seeds of a toy scale (2 bases; both arms on every seed):
+    ARGENT better on L3; both arms, trained from random weights, at zero-shot L1 0.9 and short
+    R@1 ``short`` (the learning targets: 0.6 and 0.8)."""
     monkeypatch.setattr(reader, "REPO_ROOT", tmp_path)
     toy = design.SCALES["full"]
-    monkeypatch.setitem(
-        decide.SCALES, "smoke", toy.__class__(**{**toy.__dict__, "seeds": tuple(range(seeds))})
-    )
+    every = {**toy.__dict__, "seeds": tuple(range(seeds)), "sweep_arm_seeds": {}}
+    monkeypatch.setitem(decide.SCALES, "smoke", toy.__class__(**every))
     pair = tuple(c for c in CLAIMS if (c.variant, c.baseline) == ("ARGENT", "HyCoCLIP"))
     monkeypatch.setattr(decide, "CLAIMS", pair)
     rng = np.random.default_rng(0)
@@ -263,7 +255,8 @@ def _toy_study(tmp_path, monkeypatch, seeds=8, collapsed=(), rising=()):
         base["world-zeroshot/L3_correct"] = (rng.random(500) < 0.4).astype(float)
         base["world-short/t2i_hit1"] = (rng.random(500) < 0.001).astype(float)
         for items in (good, base):
-            items["world-short/i2t_hit1"] = (rng.random(500) < 0.7).astype(float)
+            items["world-short/i2t_hit1"] = (rng.random(500) < short).astype(float)
+            items["world-zeroshot/L1_correct"] = (rng.random(500) < 0.9).astype(float)
         _fake_run(
             tmp_path,
             "argent",
@@ -301,7 +294,8 @@ def test_decide_gives_verdicts_and_leaves_collapsed_and_unconverged_runs_out(tmp
     assert 0 < zs["p_raw"] <= zs["p_adjusted"] and zs["family_size"] >= 1
     assert set(zs["per_base"]) == {"0", "1"}
     assert all(b["effect"] > 0 and b["seeds"] == 3 for b in zs["per_base"].values())
-    assert zs["family_size"] == claims.FAMILY_SIZES["ARGENT"] == 19
+    # ARGENT's 17: Table 2's 4, the 2 aperture claims, Table 3's 5, the 4 size claims, Table 1's 2
+    assert zs["family_size"] == claims.FAMILY_SIZES["ARGENT"] == 4 + 2 + 5 + 4 + 2
     assert zs["seeds_kept"]["pairs"] == 6
     assert zs["measured"]["untrained"] is None or zs["measured"]["untrained"] >= 0
     # δ by hand: ARGENT S 38.8 against HyCoCLIP S 37.3 on ImageNet top-1 (ARGENT Table 2)
@@ -327,9 +321,10 @@ def test_decide_gives_verdicts_and_leaves_collapsed_and_unconverged_runs_out(tmp
     per_seed = np.asarray(zs["per_seed"])
     within = sum(((g - g.mean()) ** 2).sum() for g in (per_seed[0::2], per_seed[1::2])) / 4
     assert note["within_variance"] == pytest.approx(within)
-    # the claim's level in the error statement: 80 % of 0.05 over the toy's 4 declared claims
-    assert len(decide.CLAIMS) == 4 and zs["interval_level"] == pytest.approx(1 - 0.04 / 4)
-    level = 0.04 / 4 / 2
+    # the claim's level in the error statement: 80 % of 0.05 over the toy's 5 declared claims
+    # (ARGENT against HyCoCLIP: Table 2's four and the aperture claim)
+    assert len(decide.CLAIMS) == 5 and zs["interval_level"] == pytest.approx(1 - 0.04 / 5)
+    level = 0.04 / 5 / 2
     t, z = stats.t.isf(level, 6), stats.norm.isf(level)
     expected = math.sqrt(t * t * within * (1 / 4 + 1 / 4) / 4 + z * z * zs["item_term"])
     assert note["half_width"] == pytest.approx(expected)
@@ -340,7 +335,7 @@ def test_decide_gives_verdicts_and_leaves_collapsed_and_unconverged_runs_out(tmp
     t_valid = stats.t.isf(level, 4)
     shown = math.sqrt(t_valid * t_valid * zs["seed_term"] + z * z * zs["item_term"])
     assert zs["interval"] == pytest.approx([zs["effect"] - shown, zs["effect"] + shown])
-    assert saved_statement(tmp_path)["split"][0]["count"] == 4
+    assert saved_statement(tmp_path)["split"][0]["count"] == 5
     saved = json.loads((tmp_path / "results" / "smoke" / "claims.json").read_text())
     assert [c["claim"] for c in saved["claims"]] == list(by_id)
     assert len(saved["excluded_runs"]) == 2 and len(saved["unconverged_runs"]) == 1
@@ -354,7 +349,7 @@ def saved_statement(root) -> dict:
 def test_a_guarded_metric_at_chance_and_a_headline_claim_short_of_seeds_say_so(
     tmp_path, monkeypatch
 ):
-    """A learned model (short R@1 0.7, above its guard) whose PEP AUC sits at chance (0.5)
+    """A learned model (short R@1 0.9, above its guard) whose PEP AUC sits at chance (0.5)
     reads untestable; a headline claim that keeps 5 of its 8 seed pairs, fewer than the
     study asks (6), says so in its reason."""
     _toy_study(tmp_path, monkeypatch, collapsed=(7,), rising=(5, 6))
@@ -371,6 +366,37 @@ def test_a_guarded_metric_at_chance_and_a_headline_claim_short_of_seeds_say_so(
     kept = next(c for c in decide.decide("smoke", partial=True)["claims"]
                 if c["claim"] == "argent-zs-l3-vs-hycoclip")  # fmt: skip
     assert kept["seeds_kept"]["met"] and "seed pairs" not in kept["reason"]
+
+
+def test_arms_from_scratch_below_the_learning_targets_did_not_learn_the_world(
+    tmp_path, monkeypatch
+):
+    """Both arms of the toy trained from random weights; at short R@1 0.7 (below its target,
+    0.8) every claim between them records both arms' misses, each arm's mean over the valid
+    seeds, and those not untestable on other grounds (text→image retrieval and PEP at chance)
+    read "did not learn the world at this budget", L3's among them; at 0.9 none does."""
+    _toy_study(tmp_path, monkeypatch, seeds=4, short=0.7)
+    by_id = {c["claim"]: c for c in decide.decide("smoke", partial=True)["claims"]}
+    for claim in by_id.values():
+        learned = claim["learned"]
+        assert learned["arms"] == ["ARGENT", "HyCoCLIP"] and learned["met"] is False
+        assert [m.split(" world-")[0] for m in learned["missed"]] == ["ARGENT", "HyCoCLIP"]
+        assert all("world-short/i2t_hit1" in m for m in learned["missed"])
+    verdicts = {c["claim"]: c["verdict"] for c in by_id.values() if c["verdict"] != "untestable"}
+    assert "argent-zs-l3-vs-hycoclip" in verdicts
+    assert set(verdicts.values()) == {"did not learn the world at this budget"}
+    zs = by_id["argent-zs-l3-vs-hycoclip"]
+    short = {v: np.mean([reader.read_items("smoke", "argent", v, s)["world-short/i2t_hit1"].mean()
+                         for s in zs["seeds"]]) for v in ("ARGENT", "HyCoCLIP")}  # fmt: skip
+    assert all(0.6 < m < 0.8 for m in short.values())  # about 0.7, below 0.8
+    assert zs["learned"]["missed"][0].startswith(
+        f"ARGENT world-short/i2t_hit1 {short['ARGENT']:.3f}"
+    )
+    (tmp_path / "learned").mkdir()
+    _toy_study(tmp_path / "learned", monkeypatch, seeds=4)
+    for claim in decide.decide("smoke", partial=True)["claims"]:
+        assert claim["learned"]["met"], claim["claim"]
+        assert claim["verdict"] != "did not learn the world at this budget"
 
 
 def test_missing_runs_are_an_error_naming_them_unless_partial(tmp_path, monkeypatch):
@@ -419,7 +445,7 @@ def _decided(effect, per_base, difference=None, p_raw=1e-6, p_eq=0.5, seed_df=6,
 
 
 def test_the_family_counts_every_declared_claim_and_each_label_reads_the_interval():
-    """Holm runs over all 19 declared ARGENT claims (those not given count as p = 1) and is
+    """Holm runs over all 17 declared ARGENT claims (those not given count as p = 1) and is
     reported beside the labels; a claim without an interval enters with p = 1; the labels read
     the intervals: the bases split only where their difference's interval lies beyond ±δ, the
     arms are near-copies below 2 % of items apart, a premise that fails is not decided."""
@@ -431,12 +457,12 @@ def test_the_family_counts_every_declared_claim_and_each_label_reads_the_interva
     premise = {"held": False, "measured": 95.7, "paper": 35.0, "reason": "no room"}
     failing = _decided(-0.03, {"0": -0.03, "1": -0.03}, (-0.01, 0.01), premise=premise)
     out = decide.adjust_family([small, split, agree, weak, copies, failing])
-    assert all(r["family_size"] == 19 for r in out)
+    assert all(r["family_size"] == 17 for r in out)
     small, split, agree, weak, copies, failing = out
-    # Holm over 19 by hand: four p = 1e-6 lead (19e-6 each), then 0.01 at rank 5 (15 × 0.01)
-    assert small["p_adjusted"] == pytest.approx(0.15)
-    assert split["p_adjusted"] == pytest.approx(19e-6) == failing["p_adjusted"]
-    assert small["p_equivalence_adjusted"] == pytest.approx(19 * 1e-6)
+    # Holm over 17 by hand: four p = 1e-6 lead (17e-6 each), then 0.01 at rank 5 (13 × 0.01)
+    assert small["p_adjusted"] == pytest.approx(0.13)
+    assert split["p_adjusted"] == pytest.approx(17e-6) == failing["p_adjusted"]
+    assert small["p_equivalence_adjusted"] == pytest.approx(17 * 1e-6)
     assert small["verdict"] == "negligible"  # [−0.002, +0.006] inside ±0.01
     assert split["verdict"] == "differs between the two bases"
     # base 0's [+0.086, +0.094] beyond +δ; base 1's [−0.034, −0.026] beyond −δ
@@ -474,8 +500,8 @@ def test_train_distributed_runs_two_ranks_and_names_a_failed_run(tmp_path):
 
 @pytest.mark.usefixtures("picks")
 def test_a_finished_run_is_skipped_and_a_changed_config_or_base_runs_again(tmp_path, monkeypatch):
-    toy_repository(tmp_path, monkeypatch)
-    run = next(r for r in design.plan("smoke") if r.variant == "HyCoCLIP")
+    bases = toy_repository(tmp_path, monkeypatch)
+    run = next(r for r in design.plan("smoke") if r.variant == "MoLo")  # from its base
     target = design.run_target(run, "smoke")
     target.mkdir(parents=True)
     record = _current_record(run)
@@ -483,8 +509,7 @@ def test_a_finished_run_is_skipped_and_a_changed_config_or_base_runs_again(tmp_p
     assert execution.finished(run, "smoke")
     monkeypatch.setattr(execution, "train_run", lambda config: pytest.fail("trained again"))
     assert execution.execute(run, "smoke") == record  # skipped: nothing trains
-    hyperbolic = design.bases_dir("hyperbolic")  # HyCoCLIP's base: the hyperbolic one
-    (hyperbolic / f"{design.MODEL}-base0.pt").write_bytes(b"other weights")
+    (bases / f"{design.MODEL}-base0.pt").write_bytes(b"other weights")  # MoLo's: Euclidean
     assert not execution.finished(run, "smoke")  # another base: the fine-tune must run again
     changed = json.loads(json.dumps(run.config))
     changed["optim"]["lr"] = 0.123
@@ -494,7 +519,7 @@ def test_a_finished_run_is_skipped_and_a_changed_config_or_base_runs_again(tmp_p
     assert not execution.finished(run, "smoke")
     recorded = json.loads((target / "run.done").read_text())
     assert execution.record_differences(recorded, run) == ["config.optim.lr", "init_sha256"]
-    (hyperbolic / f"{design.MODEL}-base0.pt").unlink()
+    (bases / f"{design.MODEL}-base0.pt").unlink()
     with pytest.raises(FileNotFoundError, match="make pretrain"):
         execution.init_checksum(run.config)
 
@@ -625,13 +650,20 @@ def test_a_half_written_items_file_is_a_named_error(tmp_path, monkeypatch):
 
 @pytest.mark.usefixtures("picks")
 def test_the_schedule_check_compares_a_run_with_its_twice_longer_self(tmp_path, monkeypatch):
-    _toy_study(tmp_path, monkeypatch, seeds=2)
+    """A HiMo headline fine-tune (MoLo, seed 0, its short R@1 ending at 0.5 at step 100)
+    against its twice-longer self (0.56 at step 200); the full plan's schedule check holds
+    every HiMo headline arm at twice its steps, and none of ARGENT's arms (trained from random
+    weights at one budget, read off its own probe)."""
+    toy = _toy_study(tmp_path, monkeypatch, seeds=2)
+    monkeypatch.setitem(decide.SCALES, "smoke", dataclasses.replace(toy, schedule_check=True))
     items = {k: np.zeros(500) for k in ITEMS}
-    _fake_run(tmp_path, "argent", "ARGENT" + claims.LONGER, 0, items, [1.0] * 20,
+    _fake_run(tmp_path, "himo", "MoLo", 0, items, [1.0] * 20,
+              curve=[(0, 0.1), (60, 0.5), (80, 0.5), (100, 0.5)])  # fmt: skip
+    _fake_run(tmp_path, "himo", "MoLo" + claims.LONGER, 0, items, [1.0] * 20,
               curve=[(0, 0.1), (160, 0.52), (200, 0.56)])  # fmt: skip
     checks = decide.report("smoke", partial=True)["schedule_checks"]
     (check,) = [c for c in checks if c["metric"] == "short_i2t_r1"]
-    assert check["variant"] == "ARGENT" and check["steps"] == [100, 200]
+    assert (check["study"], check["variant"], check["steps"]) == ("himo", "MoLo", [100, 200])
     assert check["values"] == [0.5, 0.56] and check["gain"] == pytest.approx(0.06)
     # the curve's own 500 validation items
     assert check["standard_error"] == pytest.approx(math.sqrt(0.56 * 0.44 / 500))
@@ -640,7 +672,9 @@ def test_the_schedule_check_compares_a_run_with_its_twice_longer_self(tmp_path, 
     monkeypatch.setitem(design.SCALES, "full", full)
     plan = design.plan("full")
     longer = [r for r in plan if r.variant.endswith(claims.LONGER)]
-    assert {r.variant.removesuffix(claims.LONGER) for r in longer} == set(design.HEADLINE)
+    assert {r.variant.removesuffix(claims.LONGER) for r in longer} == set(
+        claims.HEADLINE_ARMS["himo"]
+    )
     for run in longer:
         own = next(
             r
@@ -719,14 +753,17 @@ def test_claim_panels_show_each_claimed_item_of_the_variants_with_valid_seeds():
         assert values["MoLo"] == reader.item_value("smoke", "himo", "MoLo", claim["item"])
     assert reader.has_finished_runs("smoke", "himo", "MoLo")
     assert not reader.has_finished_runs("smoke", "himo", "no such variant")
-    # the aperture share only from the runs that count their parents (not the fine-tunes at the
-    # learned curvature), each shown variant's value the claims' estimator's
-    argent = {v: v for v in reader.ARGENT_COLORS}
+    # the aperture share from every ARGENT arm with a valid seed (each counts its parents,
+    # ``design.Run.parents``; the bases as they are do not), each shown variant's value the
+    # claims' estimator's
+    argent = {v: v for v in (*reader.ARGENT_COLORS, reader.PRETRAIN_HYPERBOLIC)}
     panels = dict((c["item"], values) for c, values in
                   reader.claim_panels("smoke", "argent", claims_file["claims"], argent))  # fmt: skip
     aperture = panels["aperture/parents_inside_radius"]
-    assert aperture and all(v.endswith((claims.SCRATCH, claims.APERTURE)) for v in aperture)
-    assert "MERU" not in aperture and "MERU" in panels["world-hierarchy/pep_auc_all"]
+    arms = {v for v in reader.ARGENT_COLORS if reader.valid_seeds("smoke", "argent", v)}
+    assert set(aperture) == arms and {"MERU", "HyCoCLIP", "ARGENT"} <= arms
+    assert reader.PRETRAIN_HYPERBOLIC not in aperture
+    assert reader.PRETRAIN_HYPERBOLIC in panels["world-hierarchy/pep_auc_all"]
     for variant, value in aperture.items():
         assert value == reader.item_value(
             "smoke", "argent", variant, "aperture/parents_inside_radius"
@@ -787,7 +824,7 @@ def test_a_claim_declared_without_what_its_verdict_needs_is_refused_by_name():
             claims.validate_claims([bad])
     with pytest.raises(claims.ClaimDeclarationError, match="more than once"):
         claims.validate_claims([good, good])
-    assert claims.FAMILY_SIZES == {"HiMo-CLIP": 17, "ARGENT": 19}
+    assert claims.FAMILY_SIZES == {"HiMo-CLIP": 17, "ARGENT": 17}
 
 
 def _translation(effect: float, level: float, best: float, reference: float, study_best: float):
@@ -926,14 +963,14 @@ def test_the_first_step_inside_reads_the_seed_mean_after_the_first_update():
                 "points": [{"step": 40 * i, "value": v} for i, v in enumerate(values)]}  # fmt: skip
 
     curves = [
-        curve("HyCoCLIP, from scratch", [1.0, 0.0, 0.1, 0.5]),
-        curve("HyCoCLIP, from scratch", [1.0, 0.2, 0.3, 0.5]),
-        curve("ARGENT, from scratch", [1.0, 0.0, 0.0, 0.11]),
-        curve("ARGENT, from scratch", [1.0, 0.0, 0.0, 0.12], metric="inside_short"),
+        curve("HyCoCLIP", [1.0, 0.0, 0.1, 0.5]),
+        curve("HyCoCLIP", [1.0, 0.2, 0.3, 0.5]),
+        curve("ARGENT", [1.0, 0.0, 0.0, 0.11]),
+        curve("ARGENT", [1.0, 0.0, 0.0, 0.12], metric="inside_short"),
     ]
     first = premise.first_step_inside(curves, 0.12)
     assert first == {
-        ("HyCoCLIP, from scratch", "inside_box_text"): 80,
-        ("ARGENT, from scratch", "inside_box_text"): None,
-        ("ARGENT, from scratch", "inside_short"): 120,
+        ("HyCoCLIP", "inside_box_text"): 80,
+        ("ARGENT", "inside_box_text"): None,
+        ("ARGENT", "inside_short"): 120,
     }

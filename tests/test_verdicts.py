@@ -1,14 +1,16 @@
 """The decision rule: each label read off a constructed interval at its boundaries (inside ±δ,
 crossing ±δ, beyond, the paper's effect on this scale), testability on mean values (chance),
-the two bases' difference against δ, and collapse (the plateau criterion:
-``tests/test_plateau.py``)."""
+the two bases' difference against δ, collapse (the plateau criterion:
+``tests/test_plateau.py``), and the arms' item disagreement against a naive recount."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
+from paperlib.tables.disagreement import NEAR_COPY_SHARE, item_disagreement, near_copies
 from paperlib.tables.verdicts import (
     CONTRADICTS,
     INCONCLUSIVE,
@@ -159,3 +161,48 @@ def test_collapse_reason():
     assert collapse_reason([ln64 * 0.9] * 20, 64, 0.2) is None
     assert collapse_reason([ln64 * 1.2] * 20, 64, 0.2) is None  # confidently wrong, not flat
     assert "feature std" in collapse_reason([1.0] * 20, 64, 4e-4)
+
+
+def _naive_disagreement(variant, baseline, tolerance):
+    """Per seed, the items whose two values differ by more than ``tolerance``, counted one by
+    one; and their mean share."""
+    per_seed = []
+    for row_a, row_b in zip(variant, baseline):
+        differing = 0
+        for a, b in zip(row_a, row_b):
+            if abs(a - b) > tolerance:
+                differing += 1
+        per_seed.append(differing / len(row_a))
+    return sum(per_seed) / len(per_seed), per_seed
+
+
+@pytest.mark.parametrize("tolerance", [0.0, 0.05, 0.3])
+def test_item_disagreement_is_the_naive_count_of_items_that_differ(tolerance):
+    rng = np.random.default_rng(7)
+    hits_a, hits_b = (rng.random((5, 200)) < 0.6).astype(float), (rng.random((5, 200)) < 0.6)
+    scores_a = rng.random((5, 200))
+    scores_b = scores_a + rng.choice([0.0, 0.04, 0.05, 0.2, -0.35], size=(5, 200))
+    for a, b in ((hits_a, hits_b.astype(float)), (scores_a, scores_b)):
+        found = item_disagreement(a, b, tolerance)
+        share, per_seed = _naive_disagreement(a.tolist(), b.tolist(), tolerance)
+        assert found["share"] == pytest.approx(share) and found["tolerance"] == tolerance
+        assert found["per_seed"] == pytest.approx(per_seed)
+
+
+def test_item_disagreement_by_hand_and_its_refusals():
+    """Two seeds of four items: 1 and then 3 of 4 differ (a hit against a miss), mean 0.5; at a
+    tolerance of 0.125 a difference of exactly 0.125 is not one; below 2 % of items apart the
+    arms are near-copies."""
+    a = [[1.0, 1.0, 0.0, 0.0], [1.0, 0.0, 1.0, 0.0]]
+    b = [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]]
+    assert item_disagreement(a, b) == {"share": 0.5, "per_seed": [0.25, 0.75], "tolerance": 0.0}
+    close = item_disagreement([[0.5, 0.5]], [[0.625, 0.75]], 0.125)
+    assert close["per_seed"] == [0.5]
+    assert NEAR_COPY_SHARE == 0.02
+    assert near_copies({"share": 0.019}) and not near_copies({"share": 0.02})
+    for bad in (([[1.0, 0.0]], [[1.0]]), ([1.0, 0.0], [1.0, 0.0]), ([[]], [[]])):
+        with pytest.raises(ValueError, match=r"\(seeds, items\) tables of one shape"):
+            item_disagreement(*bad)
+    for tolerance in (-0.1, float("nan")):
+        with pytest.raises(ValueError, match="tolerance must be at least 0"):
+            item_disagreement(a, b, tolerance)

@@ -19,16 +19,11 @@ from __future__ import annotations
 from typing import Any
 
 from paperlib.engine.validation import PARENT_KINDS
-from paperlib.study.reader import REPO_ROOT, results_dir, slug
+from paperlib.study.reader import results_dir, slug
 from paperlib.tables.claims import PARENTS_INSIDE, Claim
 from paperlib.tables.smallest_effect import Translation
 from paperlib.tables.verdicts import better_sign
 from paperlib.train import log_records
-
-# the record of ``scripts/aperture_probe.py``: the aperture arm's runs at other start norms,
-# kept outside ``results/<scale>/`` (which a study rewrites)
-APERTURE_PROBE = REPO_ROOT / "results" / "probes" / "aperture.json"
-PROBE_BASELINES = ("MERU", "HyCoCLIP")  # the models whose captions the premise is about
 
 
 def closest_to_radius(scale_name: str, claim: Claim, seeds: list[int]) -> float | None:
@@ -50,9 +45,9 @@ def parents_over_training(scale_name: str, claim: Claim, seeds: list[int]) -> di
     """Over the baseline's validation records after its first update (``engine.validation``'s
     ``inside_<kind>`` and ``norm_<kind>``, every seed): the largest share of held-out parents
     of one kind inside the radius, with its kind, step and seed, and the smallest mean norm of
-    each kind; None where no run validated its parents (the fine-tunes at κ = 0.1 count them
-    at the end). Step 0 is left out: it measures the initialisation (from scratch, MERU's
-    α puts every box crop inside the radius), not what the objective does to the parents."""
+    each kind; None where no run validated its parents. Step 0 is left out: it measures the
+    initialisation (from scratch, MERU's α puts every box crop inside the radius), not what the
+    objective does to the parents."""
     best, lowest = None, {}
     for seed in seeds:
         log = results_dir(scale_name) / claim.study / slug(claim.baseline) / f"seed{seed}"
@@ -128,19 +123,6 @@ def _not_inside(
         )  # fmt: skip
         closest = f"; over training {most}, the lowest mean norms {norms}"
     return f"the baseline leaves {baseline:.2%} of the held-out parents inside 2K/√c at the end{closest}"
-
-
-def probe_baselines(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The trained baseline runs (:data:`PROBE_BASELINES`) of the aperture probe's ``runs``."""
-    return [r for r in runs if r["trained"] and r["run"].split("/")[1].startswith(PROBE_BASELINES)]
-
-
-def start_norms_reached(runs: list[dict[str, Any]], smallest: float) -> list[float]:
-    """The start norms at which a trained baseline of the probe keeps at least ``smallest`` of
-    the held-out captions inside the radius (the premise reached), sorted."""
-    return sorted(
-        {r["alpha_norm"] for r in probe_baselines(runs) if r["held_out_inside"] >= smallest}
-    )
 
 
 def first_step_inside(curves: list[dict[str, Any]], smallest: float) -> dict[tuple, int | None]:

@@ -221,8 +221,8 @@ def aperture_sentence(claim: dict) -> str:
 
 
 def aperture_paragraph(decided: dict[str, Any]) -> str:
-    """The study page's paragraph on the aperture claims (from scratch at the learned curvature,
-    and at κ = 0.1), each by :func:`aperture_sentence`."""
+    """The study page's paragraph on the aperture claims (ARGENT's main arms, trained from random
+    weights at the learned curvature), each by :func:`aperture_sentence`."""
     claims = [c for c in decided["claims"] if c["item"].startswith("aperture/")]
     return "The aperture claims, on each held-out sample's parents (caption, box phrase, box " \
         "crop): " + " ".join(aperture_sentence(c) for c in claims)  # fmt: skip
