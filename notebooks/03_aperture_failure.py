@@ -103,22 +103,19 @@ from paperlib.losses.entailment import (
     norm_regularizer,
 )
 from paperlib.notebooks import require_range
-from paperlib.study.premise import APERTURE_PROBE, first_step_inside, start_norms_reached
-from paperlib.study.reader import (
+from paperlib.study.decide.premise import APERTURE_PROBE, first_step_inside, start_norms_reached
+from paperlib.study.decide.verdicts import VERDICTS
+from paperlib.study.plan.claims import METRICS, SCRATCH, SMALLER
+from paperlib.study.report.decided import available_scale, item_value, load_claims
+from paperlib.study.report.tables import claim_line
+from paperlib.study.results.reader import (
     APERTURE,
     ARGENT_COLORS,
-    SMALLER,
-    available_scale,
     has_finished_runs,
-    item_value,
-    load_claims,
     load_curves,
     run_info,
     seed_logs,
 )
-from paperlib.tables.claims import METRICS, SCRATCH
-from paperlib.tables.summary import claim_line
-from paperlib.tables.verdicts import VERDICTS
 
 for name, value, high in [("curvatures", curvatures, np.inf), ("curv", curv, np.inf),
                           ("min_radius", min_radius, np.inf), ("child_norm", child_norm, np.inf),

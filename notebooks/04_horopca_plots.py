@@ -74,7 +74,8 @@ from paperlib.analysis.hyperbolic import (
 )
 from paperlib.figures import crop_weight_ecdfs, disc_grid, norm_boxplots, save, use_style
 from paperlib.geometry.lorentz import aperture_radius
-from paperlib.study.reader import available_scale, load_embeddings, run_info
+from paperlib.study.report.decided import available_scale
+from paperlib.study.results.reader import load_embeddings, run_info
 
 use_style()
 torch.manual_seed(seed)

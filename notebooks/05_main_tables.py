@@ -41,18 +41,22 @@ from IPython.display import HTML, Markdown, display
 
 from paperlib import figures
 from paperlib.geometry.lorentz import aperture_radius
-from paperlib.study import reader
-from paperlib.study.decide import report as decide_report
-from paperlib.tables import summary, synthesis, verdicts
-from paperlib.tables.study_paragraph import verdict_counts
+from paperlib.study import paths
+from paperlib.study.decide import verdicts
+from paperlib.study.decide.decide import report as decide_report
+from paperlib.study.plan import design
+from paperlib.study.report import decided, synthesis
+from paperlib.study.report import tables as summary
+from paperlib.study.report.study_paragraph import verdict_counts
+from paperlib.study.results import reader
 
 # %%
 figures.use_style()
 pd.set_option("display.width", 160, "display.max_columns", 12, "display.max_colwidth", 60)
-scale = reader.available_scale(scale)
-CLAIMS_FILE = reader.load_claims(scale)
+scale = decided.available_scale(scale)
+CLAIMS_FILE = decided.load_claims(scale)
 CLAIMS = CLAIMS_FILE["claims"]
-STUDY = json.loads((reader.results_dir(scale) / "study.json").read_text())
+STUDY = json.loads((paths.results_dir(scale) / "study.json").read_text())
 PAPERS = list(dict.fromkeys(c["paper"] for c in CLAIMS))
 assert CLAIMS_FILE["scale"] == scale, (CLAIMS_FILE["scale"], scale)
 assert {c["verdict"] for c in CLAIMS} <= set(verdicts.VERDICTS)
@@ -327,12 +331,12 @@ display(
 # claims' estimator), its seeds as dots and the chance level dashed.
 
 # %%
-himo_panels = reader.claim_panels(scale, "himo", CLAIMS, reader.HIMO_MODELS)
+himo_panels = decided.claim_panels(scale, "himo", CLAIMS, reader.HIMO_MODELS)
 fig = figures.metric_panels(himo_panels, reader.HIMO_COLORS, title=f"HiMo-CLIP study ({scale})")
 figures.save(fig, "tables_himo_study")
 plt.show()
 argent_variants = {v: v for v in reader.ARGENT_COLORS}
-argent_panels = reader.claim_panels(scale, "argent", CLAIMS, argent_variants)
+argent_panels = decided.claim_panels(scale, "argent", CLAIMS, argent_variants)
 fig = figures.metric_panels(
     argent_panels, reader.ARGENT_COLORS, ncols=3, title=f"ARGENT study ({scale})"
 )
@@ -386,7 +390,7 @@ print(
 display(targets)
 # a fine-tune starts from its base: where both miss a target, the target asks for more than the base
 base_rows = {
-    (t["study"], t["metric"]): t for t in CLAIMS_FILE["targets"] if reader.is_base_reference(t["variant"])
+    (t["study"], t["metric"]): t for t in CLAIMS_FILE["targets"] if design.is_base_reference(t["variant"])
 }  # fmt: skip
 for t in CLAIMS_FILE["targets"]:
     base = base_rows.get((t["study"], t["metric"]))

@@ -11,7 +11,7 @@ import pytest
 from paperlib.analysis.components import FACTORS
 from paperlib.analysis.readings import hide, monotonicity, quickstart
 from paperlib.analysis.readings.words import Reading, interval_text, listing, span, summary, verb
-from paperlib.tables.plateau import plateau_check
+from paperlib.study.plan.plateau import plateau_check
 
 BASE = "pre-trained"
 TOWERS = [BASE, "InfoNCE (λ=0)", "Long-CLIP", "MoLo"]

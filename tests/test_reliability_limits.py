@@ -18,9 +18,9 @@ from paperlib.engine.config import (
     ConfigError,
     load_config,
 )
-from paperlib.study import executors
 from paperlib.study.cli import main as study_main
-from paperlib.study.executors import ExecutorUnavailableError, check_reachable, open_executor
+from paperlib.study.run import executors
+from paperlib.study.run.executors import ExecutorUnavailableError, check_reachable, open_executor
 from tests.engine_helpers import tiny_config
 from tests.recipe_helpers import toy_repository
 

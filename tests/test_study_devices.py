@@ -10,18 +10,20 @@ import json
 import pytest
 import torch
 
-from paperlib.study import cli, design
-from paperlib.study.devices import (
+from paperlib.study import cli
+from paperlib.study.paths import portable_config
+from paperlib.study.plan import design
+from paperlib.study.run import parallel
+from paperlib.study.run.devices import (
     DeviceUnavailableError,
     check_device,
     concurrent_runs,
     device_record,
     on_device,
 )
-from paperlib.study.execution import current_code, init_checksum, record_differences
-from paperlib.study.executors import local_executor, open_executor
-from paperlib.study.parallel import Execution
-from paperlib.study.reader import portable_config
+from paperlib.study.run.execution import current_code, init_checksum, record_differences
+from paperlib.study.run.executors import local_executor, open_executor
+from paperlib.study.run.parallel import Execution
 
 NO_GPU = pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
 
@@ -91,7 +93,7 @@ def test_a_gpu_index_under_ray_is_refused_and_a_cluster_checks_its_own_gpus():
 
 
 def test_a_ray_task_no_node_can_hold_is_refused_by_name():
-    from paperlib.study.executors import ExecutorUnavailableError, _submit_task
+    from paperlib.study.run.executors import ExecutorUnavailableError, _submit_task
 
     nodes = [{"CPU": 1.0}, {"CPU": 1.0}]
     with pytest.raises(
@@ -132,7 +134,7 @@ def test_execution_is_frozen():
 
 
 def test_ray_tasks_get_the_study_s_folders_and_offline_flag(monkeypatch):
-    from paperlib.study.executors import forwarded_environment
+    from paperlib.study.run.executors import forwarded_environment
 
     monkeypatch.setenv("PAPERLIB_RESULTS", "/shared/results")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -145,7 +147,6 @@ def test_ray_tasks_get_the_study_s_folders_and_offline_flag(monkeypatch):
 def test_execute_all_runs_a_plan_on_the_local_executor(tmp_path, monkeypatch):
     """The scheduling path the study takes, end to end on one cheap run: the executor opened
     with the largest run's CPUs, the run executed in a worker, its stage timed."""
-    from paperlib.study import parallel
 
     monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path / "results"))
     monkeypatch.setenv("PAPERLIB_RUNS", str(tmp_path / "runs"))

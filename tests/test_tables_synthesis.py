@@ -1,13 +1,14 @@
-"""The decided claims in words (``paperlib.tables.synthesis``) on a small hand-made claims list:
-each sentence against the one written out by hand, and the walk of one verdict from its
+"""The decided claims in words (``paperlib.study.report.synthesis``) on a small hand-made claims
+list: each sentence against the one written out by hand, and the walk of one verdict from its
 interval to its label against the labels read off by hand (and the decision rule
-``paperlib.tables.verdicts.verdict`` on the same numbers)."""
+``paperlib.study.decide.verdicts.verdict`` on the same numbers)."""
 
 from __future__ import annotations
 
 import pytest
 
-from paperlib.tables import synthesis, verdicts
+from paperlib.study.decide import verdicts
+from paperlib.study.report import synthesis
 
 
 def claim(name: str, label: str, **fields) -> dict:
@@ -127,7 +128,7 @@ def test_outcome_counts_and_sentence():
 
 
 def test_the_notebook_s_and_the_readme_s_undecided_claims_are_the_same():
-    from paperlib.study.decide import findings_sentences
+    from paperlib.study.report.findings import findings_sentences
 
     counts = synthesis.outcome_counts(CLAIMS)
     undecided = counts[synthesis.UNDECIDED]
@@ -307,7 +308,7 @@ def test_the_walk_refuses_a_claim_it_cannot_walk_or_a_label_the_rule_does_not_gi
 
 
 def test_claims_not_run_yet_are_listed_and_counted_apart():
-    from paperlib.study.reader import load_claims
+    from paperlib.study.report.decided import load_claims
 
     claims = [dict(c) for c in load_claims("full")["claims"][:2]]
     claims[1].update(verdict=verdicts.NOT_RUN, reason="not run: 8 planned run(s) missing")

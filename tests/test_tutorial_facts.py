@@ -15,19 +15,12 @@ from paperlib.data.world import MAX_SHORT_WORDS, draw_scene, scene_sentences, sc
 from paperlib.engine.config import ModelConfig
 from paperlib.figures import assert_values_match_claims
 from paperlib.models.clip import create_model, embed_texts
-from paperlib.study.pretrain import base_path
-from paperlib.study.reader import (
-    EVAL_SEED,
-    HIMO_MODELS,
-    PRETRAIN,
-    available_scale,
-    item_value,
-    load_claims,
-    run_info,
-    valid_seeds,
-)
-from paperlib.study.scales import SCALES
-from paperlib.tables.chance import world_chance
+from paperlib.study.decide.chance import world_chance
+from paperlib.study.plan.bases import base_path
+from paperlib.study.plan.design import EVAL_SEED, PRETRAIN
+from paperlib.study.plan.scales import SCALES
+from paperlib.study.report.decided import available_scale, item_value, load_claims, valid_seeds
+from paperlib.study.results.reader import HIMO_MODELS, run_info
 
 SCALE = available_scale("auto", study="himo")
 
