@@ -155,3 +155,37 @@ def test_execute_all_runs_a_plan_on_the_local_executor(tmp_path, monkeypatch):
     assert set(stages) == {"recipe"} and stages["recipe"] > 0
     done = json.loads((tmp_path / "results" / "smoke" / search.name / "run.done").read_text())
     assert done["device"] == "cpu" and done["config"] == portable_config(search.config)
+
+
+def test_the_command_runs_the_stages_in_order_and_records_how_it_ran_them(tmp_path, monkeypatch):
+    """``python -m paperlib.study``: the run stage first, then the summary of the runs it planned
+    (partial where one study is asked for), then ``study.json`` records the executor, workers,
+    threads, device and seconds of this invocation beside what the summary wrote."""
+    monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path / "results"))
+    calls = []
+    run = design.plan("smoke", ("argent",))[0]
+
+    def run_study(scale, studies, execution):
+        calls.append(("run", scale, studies, execution.workers, execution.threads))
+        return [run], {"argent": 12.0}
+
+    def summarise(scale, runs, partial, stages, threads):
+        calls.append(("summarise", scale, runs, partial, stages, threads))
+        folder = tmp_path / "results" / scale
+        folder.mkdir(parents=True)
+        (folder / "study.json").write_text(json.dumps({"scale": scale, "runs": len(runs)}))
+
+    monkeypatch.setattr(cli, "run_study", run_study)
+    monkeypatch.setattr(cli, "summarise", summarise)
+    argv = ["--scale", "smoke", "--studies", "argent", "--workers", "3", "--threads", "2"]
+    assert cli.main(argv) == 0
+    assert calls == [
+        ("run", "smoke", ("argent",), 3, 2),
+        ("summarise", "smoke", [run], True, {"argent": 12.0}, 2),
+    ]
+    record = json.loads((tmp_path / "results" / "smoke" / "study.json").read_text())
+    assert record["scale"] == "smoke" and record["runs"] == 1  # the summary's fields kept
+    assert {k: record[k] for k in ("workers", "threads_per_run", "executor", "device")} == {
+        "workers": 3, "threads_per_run": 2, "executor": "local", "device": "cpu"
+    }  # fmt: skip
+    assert isinstance(record["seconds_this_invocation"], int)
