@@ -100,19 +100,16 @@ def atomic_save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
     atomic_write(path, lambda handle: np.savez_compressed(handle, **arrays))
 
 
+# the held-out world features a tutorial reads (:func:`export_embeddings`)
+TUTORIAL_FEATURES = (
+    "image", "caption", "short_caption", "chain", "labels", "segments_all", "segments_all_lengths"
+)  # fmt: skip
+
+
 def export_embeddings(emb: dict[str, Any], checkpoint: Path, target: Path, run: Run) -> None:
     """Keep the held-out world features a tutorial reads (seed 0 only; a few hundred kB)."""
-    keep = [
-        "image",
-        "caption",
-        "short_caption",
-        "chain",
-        "labels",
-        "segments_all",
-        "segments_all_lengths",
-    ]
     n = min(300, len(emb["image"]))  # the tutorials' plots use the first 300 held-out samples
-    out = {k: emb[k] for k in keep if k in emb}
+    out = {k: emb[k] for k in TUTORIAL_FEATURES if k in emb}
     lengths = out["segments_all_lengths"]
     out["segments_all"] = out["segments_all"][: int(lengths[:n].sum())]
     out = {k: (v[:n] if k != "segments_all" else v).clone() for k, v in out.items()}  # own storage
