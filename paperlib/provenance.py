@@ -53,10 +53,10 @@ TRAINING_CODE: tuple[str, ...] = (
 """The source that trains and evaluates a study run, relative to the package: every paperlib
 module that ``paperlib.train`` and ``paperlib.evaluate`` import (directly or not; a package
 counts whole, its ``.py`` and ``.json`` files, e.g. the model configs and the zero-shot suite),
-and ``study/exports.py``, which evaluates a run and writes its per-item values. Left out: what
-only reads or presents results (``tables``, whose ``beside_published`` formats the evaluation's
-printed table; ``study.decide.decide``, ``figures``, the notebooks) and what plans runs (their
-configs are recorded on their own)."""
+and ``study/run/exports.py``, which evaluates a run and writes its per-item values. Left out:
+what only reads or presents results (``tables``, whose ``beside_published`` formats the
+evaluation's printed table; ``study.decide``, ``study.report``, ``figures``, the notebooks) and
+what plans runs (their configs are recorded on their own)."""
 
 CODE_SUFFIXES = (".py", ".json")
 RECORD_KEYS = ("run", "config", "init_sha256", "environment")
