@@ -8,8 +8,27 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from paperlib.analysis.aperture import (
+    APERTURE,
+    CAPTION_NORM,
+    CAPTIONS_INSIDE,
+    RADIUS,
+    ProbeArm,
+    Track,
+    paired_difference,
+    seed_mean,
+)
 from paperlib.analysis.components import FACTORS
-from paperlib.analysis.readings import hide, monotonicity, quickstart
+from paperlib.analysis.hyperbolic import LEVEL_NAMES, Layout, LevelNorms
+from paperlib.analysis.readings import (
+    aperture,
+    findings,
+    hide,
+    horopca,
+    monotonicity,
+    papers,
+    quickstart,
+)
 from paperlib.analysis.readings.words import Reading, interval_text, listing, span, summary, verb
 from paperlib.tables.plateau import plateau_check
 
@@ -291,3 +310,283 @@ def test_similarity_and_common_component():
     )
     before = dict(zip(keys, (0.3, 0.6, 0.2, 0.1)))
     assert "in the caption features" in quickstart.common_component(before, after, 200, shown).text
+
+
+# ------------------------------------------------------------------ tutorial 03
+
+
+def _track(**series):
+    steps = np.arange(1, len(next(iter(series.values()))) + 1) * 400
+    return Track(steps, {k: np.asarray(v, dtype=float) for k, v in series.items()})
+
+
+def _base(curv, norm, inside, aperture, entailment):
+    radius = [0.2 / c**0.5 for c in curv]
+    return _track(**{"curv": curv, CAPTION_NORM: norm, RADIUS: radius, CAPTIONS_INSIDE: inside,
+                     APERTURE: aperture, "entailment": entailment})  # fmt: skip
+
+
+def test_pretraining_reads_the_failure_and_the_curvature_at_its_clamp():
+    failed = {
+        "base 0": _base(
+            [0.75, 0.3, 0.1, 0.1],
+            [1.3, 0.9, 0.6, 0.6],
+            [0, 0.2, 0.9, 0.99],
+            [0.17, 0.5, 1.5, 1.56],
+            [1.4, 0.4, 0.01, 0.0],
+        ),  # fmt: skip
+        "base 1": _base(
+            [0.75, 0.3, 0.1, 0.1],
+            [1.4, 0.9, 0.6, 0.61],
+            [0, 0.1, 0.8, 0.98],
+            [0.18, 0.5, 1.5, 1.56],
+            [1.44, 0.4, 0.01, 0.0],
+        ),  # fmt: skip
+    }
+    reading = aperture.pretraining(failed, 0.1, 1600)
+    assert "the learned curvature falls from 0.75 to 0.10 — its lower clamp c₀/10 = 0.1" in (
+        reading.text
+    )
+    assert "reached at step 1,200 and held to the end" in reading.text
+    assert "caption norm falls from 1.30–1.40 to 0.60–0.61" in reading.text
+    assert "radius 2K/√c, set by the curvature alone, grows from 0.23 to 0.63" in reading.text
+    assert "inside the radius rises from 0% to 98%–99% (past half from step 1,200)" in reading.text
+    assert "the failure ARGENT describes" in reading.text and "aperture failure" in reading.point
+    held = {"base 0": _base([0.75, 0.5], [1.3, 1.2], [0, 0.1], [0.17, 0.2], [1.4, 1.0])}
+    reading = aperture.pretraining(held, 0.1, 800)
+    assert "falls from 0.75 to 0.50, above its lower clamp 0.1" in reading.text
+    assert "the failure does not show here" in reading.text and "past half" not in reading.text
+
+
+def test_gradient_reads_the_peaks_and_the_zero_inside():
+    peaks = {"exact": 5e4, "MERU": 1.4e4, "ours": 350.0}
+    reading = aperture.gradient(peaks, 0.0, -0.5, 0.2, 1.0)
+    assert "(‖x‖ − r₀)^-0.50" in reading.text and "40 times lower" in reading.text
+    assert "exactly zero" in reading.text and "none on the other" in reading.text
+    assert "at most 1e-05" in aperture.gradient(peaks, 1e-5, -0.5, 0.2, 1.0).text
+
+
+def _balance(r0, stationary, hinge_from=0.2, meru=True, ada=True):
+    return {"r0": r0, "stationary": stationary, "hinge_from": hinge_from, "meru_inward": meru,
+            "ada_inward": ada}  # fmt: skip
+
+
+def test_ray_reads_the_balance_against_the_radius_at_each_curvature():
+    balance = {0.1: _balance(0.632, 0.41), 1.0: _balance(0.2, 0.408)}
+    text = aperture.ray(balance, 0.1, 1.0).text
+    assert "balances at ‖x‖ ≈ 0.410, inside the radius 0.632" in text
+    assert "the same balance lies at 0.408, outside its radius 0.200" in text
+    assert "positive wherever it is active and zero elsewhere" in text
+    balance = {0.1: _balance(0.632, float("nan"), float("nan"), ada=False), 1.0: _balance(0.2, 0.5)}
+    text = aperture.ray(balance, 0.1, 1.0).text
+    assert "no balance point" in text and "zero at every norm" in text
+    assert "does not push it in everywhere" in text
+
+
+def _probe(inside, norm, curv):
+    steps = np.arange(len(inside)) * 400
+    return ProbeArm(steps, np.array(inside), np.array(norm), np.arange(1, len(curv) + 1) * 100,
+                    np.array(curv))  # fmt: skip
+
+
+def test_probe_reads_when_captions_fall_inside_and_says_one_seed_is_no_difference():
+    arms = {
+        "HyCoCLIP": _probe([0, 0, 0, 0.98, 1.0], [1.4, 0.9, 0.7, 0.38, 0.4], [0.9, 0.5, 0.12, 0.1]),
+        "ARGENT": _probe([0, 0, 0, 0, 0], [1.4, 0.9, 0.8, 0.75, 0.74], [0.9, 0.5, 0.3, 0.2]),
+    }
+    reading = aperture.probe(arms, 300, 0.1, 1000)
+    assert "HyCoCLIP's is 0% up to step 800 and 98.0%–100.0% from step 1,200 on" in reading.text
+    assert "ARGENT's is 0 at every validation (mean caption norm 0.74–0.90)" in reading.text
+    assert "(HyCoCLIP from step 400 and ARGENT never)" in reading.text
+    assert "it is 0.120 (HyCoCLIP) and 0.300 (ARGENT), above the clamp" in reading.text
+    assert "no difference between the arms is established" in reading.text
+    assert "HyCoCLIP most from step 1,200 on; ARGENT none at any validation" in reading.point
+    dips = {"A": _probe([0, 0.6, 0.2], [1.0, 0.5, 0.6], [0.5])}
+    assert "reaches at most 60.0%" in aperture.probe(dips, 100, 0.1, 10).text
+
+
+def test_study_runs_read_levels_with_their_intervals_and_no_difference_without_one():
+    rows = {
+        "HyCoCLIP": {"curv": seed_mean([0.1, 0.1, 0.1]), "inside": seed_mean([0.9, 0.95, 0.97]),
+                     "norm": seed_mean([0.4, 0.42, 0.41])},
+        "ARGENT": {"curv": seed_mean([0.12, 0.13, 0.11]), "inside": seed_mean([0.0, 0.01, 0.0], (0, 1)),
+                   "norm": seed_mean([0.75, 0.74, 0.76])},
+    }  # fmt: skip
+    diff = paired_difference({0: 0.70, 1: 0.71, 2: 0.72}, {0: 0.75, 1: 0.755, 2: 0.765})
+    reading = aperture.study_runs(rows, 2800, 0.1, ("no reg", "with reg", diff))
+    assert "the learned curvature of HyCoCLIP sits at its clamp 0.1 in every seed" in reading.text
+    assert "ARGENT ends at 0.120 [" in reading.text
+    assert "HyCoCLIP leaves most of its captions inside the radius; ARGENT keeps most of its" in (
+        reading.text
+    )
+    assert "no reg ends with a held-out caption norm -0.047 [" in reading.text
+    assert "lower, as the ray of section 4 predicts" in reading.text
+    noisy = paired_difference({0: 0.70, 1: 0.80}, {0: 0.75, 1: 0.74})
+    assert "the interval holds 0: no difference is read" in (
+        aperture.study_runs(rows, 2800, 0.1, ("a", "b", noisy)).text
+    )
+    one = paired_difference({0: 0.9}, {0: 0.75})
+    assert "one seed gives no interval, so no difference is read" in (
+        aperture.study_runs(rows, 2800, 0.1, ("a", "b", one)).text
+    )
+
+
+def test_domain_and_adaent_read_their_numbers():
+    assert "grows from 0.14 at c = 2 to 0.63 at c = 0.1" in (
+        aperture.domain({0.1: 0.632, 1.0: 0.2, 2.0: 0.141}).text
+    )
+    reading = aperture.adaent(True, [0.95, 0.32], 0.63, 1.565, (0.0, 0.993), 5.0)
+    assert "by the same amount for each parent norm tried (0.32, 0.95, inside and outside" in (
+        reading.text
+    )
+    assert "unpenalised for every angle below 1.565 rad" in reading.text
+    assert "rises from 0.00 for a duplicate to 0.99 at d_L = 5" in reading.text
+    assert "depends on the parent norm" in aperture.adaent(False, [1.0], 0.6, 1.5, (0, 1), 5).text
+
+
+# ------------------------------------------------------------------ tutorial 04
+
+
+def _layout(tau, neighbours=0.6, chance=(0.3, 0.01)):
+    return Layout({0: 0.1, 1: 0.2, 2: 0.3, 3: 0.4, 4: 0.5}, tau, neighbours, chance, 10)
+
+
+def test_view_reads_the_radial_order_by_its_interval_and_neighbours_against_chance():
+    layouts = {
+        "A": _layout((0.3, 0.2, 0.4)),
+        "B": _layout((-0.2, -0.3, -0.1), neighbours=0.31),
+        "C": _layout((0.05, -0.02, 0.1)),
+    }
+    reading = horopca.view("HoroPCA", layouts)
+    assert "the levels of A sit farther from O the more specific the level" in reading.text
+    assert "the levels of B sit nearer O the more specific the level" in reading.text
+    assert "the levels of C are not ordered by distance from O" in reading.text
+    assert "A 0.10, 0.20, 0.30, 0.40, 0.50" in reading.text
+    assert "A and C keep points of one level together beyond chance" in reading.text
+    assert reading.point == "HoroPCA: A orders the levels outward from O."
+    umap = horopca.view("UMAP", layouts)
+    assert "its radial order is not evidence" in umap.text and umap.point.startswith(
+        "UMAP: A and C"
+    )
+
+
+def test_sequence_and_norms_read_the_medians_with_the_tau_interval():
+    assert horopca._sequence([0.6, 0.62, 0.65, 0.6, 0.7], horopca.SHORT) == (
+        "rises from level 1 to level 3, falls to level 4 and rises to images"
+    )
+    quartiles = dict(zip(LEVEL_NAMES, [(0, m, 1) for m in (0.6, 0.62, 0.65, 0.6, 0.7)]))
+    inside = {"captions": 0.9, **dict.fromkeys(LEVEL_NAMES, 0.9), "image": 0.2}
+    levels = {
+        "A": LevelNorms(quartiles, inside, (-0.5, -0.6, -0.4), (0.8, 0.03)),
+        "B": LevelNorms(
+            quartiles, {**inside, "captions": 0.1, "image": 0.0}, (0.05, -0.01, 0.1), (0.5, 0.05)
+        ),  # fmt: skip
+    }
+    reading = horopca.norms(levels)
+    assert "A 0.600, 0.620, 0.650, 0.600, images 0.700 (it rises from level 1 to level 3" in (
+        reading.text
+    )
+    assert "A -0.50 [-0.60, -0.40] (more specific captions nearer the origin)" in reading.text
+    assert "B +0.05 [-0.01, +0.10] (no order)" in reading.text
+    assert "A 80% ± 3%, B 50% ± 5% of the images: A places images beyond" in reading.text
+    assert "A: captions 90%, images 20%" in reading.text and "in A and B." in reading.text
+
+
+def test_crops_and_distortions_read_their_intervals():
+    d = {
+        "A": {"near-full crop": 0.2, "object crop": 1.6},
+        "B": {"near-full crop": 1.0, "object crop": 1.0},
+    }
+    h = {
+        "A": {"near-full crop": 0.18, "object crop": 0.8},
+        "B": {"near-full crop": 0.6, "object crop": 0.6},
+    }
+    reading = horopca.crops(d, h, {"A": (-1.4, -1.5, -1.3), "B": (0.0, -0.1, 0.1)})  # fmt: skip
+    assert "Near-full crops sit nearer their image in A." in reading.text
+    assert reading.point.startswith("Near-full crops sit nearer their image than object crops in A")
+    table = {"A": {"HoroPCA": (0.5, 0.3), "tangent PCA": (0.6, 0.3), "UMAP": (10.0, 0.3)},
+             "B": {"HoroPCA": (0.7, 0.3), "tangent PCA": (0.6, 0.3), "UMAP": (0.4, 0.3)}}  # fmt: skip
+    reading = horopca.distortions(table)
+    assert "better than tangent PCA for A and not for B" in reading.text
+    assert "is not its scale alone" in reading.text
+
+
+# ------------------------------------------------------------------ tutorial 05
+
+
+def _claim(name, interval, better="higher"):
+    return {"claim": name, "interval": interval, "better": better}
+
+
+def test_beside_reads_each_row_by_its_paired_interval():
+    claims = [_claim("a", [0.1, 0.2]), _claim("b", [-0.2, -0.1]), _claim("c", [-0.1, 0.1]),
+              _claim("d", None), _claim("e", [-0.2, -0.1], "lower")]  # fmt: skip
+    reading = papers.beside(claims, ["a", "b", "c", "d", "e"], "P")
+    text = reading.text
+    assert (
+        reading.point
+        == "P's table rows here: 2 of 5 on the paper's side by the paired interval, 1 on the other side."
+    )
+    assert "on each of these 5 rows" in text
+    assert (
+        "2 on the paper's side (`a`, `e`), 1 on the other side (`b`), 1 across 0 (`c`) and 1 "
+        in (text)
+    )
+
+
+def _check(gain, se=0.02, metric="long_i2t_r1", study="himo"):
+    return {"study": study, "metric": metric, "gain": gain, "standard_error": se,
+            "steps": [400, 800]}  # fmt: skip
+
+
+def test_schedule_reads_falls_as_falls():
+    checks = [_check(-0.058), _check(-0.196), _check(-0.1), _check(-0.01, metric="zeroshot_L1"),
+              _check(0.05, metric="zeroshot_L1")]  # fmt: skip
+    reading = papers.schedule(checks)
+    assert "At 2 times their steps" in reading.text
+    assert "himo long_i2t_r1: of 3 checks 3 fall by 0.058–0.196" in reading.text
+    assert "himo zeroshot_L1: of 2 checks 1 rise by 0.050 and 1 stays within" in reading.text
+    assert "Every check of himo long_i2t_r1 falls: at this scale longer training hurts" in (
+        reading.text
+    )
+    assert reading.point.startswith("Every check of himo long_i2t_r1 falls")
+    assert "No metric falls in every check" in papers.schedule([_check(-0.01)]).text
+
+
+def test_trend_intervals_count_only_settings_with_an_interval():
+    claims = [{"trend": {"batch": [{"interval": None}, {"interval": [0, 1]}], "length": []}},
+              {"trend": None}]  # fmt: skip
+    assert papers.trend_intervals(claims) == 1
+
+
+# ------------------------------------------------------------------ the README's first screen
+
+
+def _decided(verdict, paper="P", effect=0.12, interval=(0.09, 0.15), smallest=0.05):
+    return {"paper": paper, "verdict": verdict, "statement": "MoLo improves retrieval",
+            "shown": "long T2I R@1, of 100", "shown_scale": 100, "effect": effect,
+            "interval": list(interval), "better": "higher", "smallest": smallest}  # fmt: skip
+
+
+def test_first_screen_names_the_clearest_claim_and_groups_the_rest():
+    claims = [
+        _decided("reproduces"),
+        _decided(
+            "reproduces in sign, below the published effect", effect=0.02, interval=(0.01, 0.03)
+        ),
+        _decided("contradicts", paper="Q"),  # fmt: skip
+        _decided("the arms are near-copies", paper="Q"),
+        _decided("the arms are near-copies", paper="Q"),
+        _decided("negligible", paper="Q"),
+    ]
+    text = findings.first_screen({"claims": claims})
+    assert text.startswith(
+        "Of P's 2 claims, 2 reproduce in the paper's direction, the clearest that MoLo improves "
+        "retrieval, +12.0 [+9.0, +15.0] points of 100 on long T2I R@1, and none contradicts it."
+    )
+    assert "Of Q's 4 claims, 0 reproduce in the paper's direction and 1 contradicts it." in text
+    assert text.endswith(
+        "The other 3 show nothing either way at this CPU scale: 1 finds an effect too small to "
+        "matter and 2 are no test of the paper here, most (2) because the two arms answer almost "
+        "every test item alike."
+    )

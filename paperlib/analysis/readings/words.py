@@ -39,7 +39,7 @@ def span(values: Iterable[float], fmt: str = ".2f") -> str:
 def number(value: float, fmt: str) -> str:
     """``value`` in ``fmt``, a value that rounds to zero printed without a minus sign."""
     text = f"{value:{fmt}}"
-    if text.startswith("-") and float(text) == 0:
+    if text.startswith("-") and float(text.rstrip("%")) == 0:
         return ("+" if "+" in fmt else "") + text[1:]
     return text
 

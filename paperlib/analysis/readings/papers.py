@@ -1,0 +1,175 @@
+"""Tutorial 05's readings: each paper's tables beside this study, the schedule checks at twice
+the steps, the scale trend's tables, and what a CPU-scale verdict can and cannot say
+(``docs/methods/conventions.md#verdicts``)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from paperlib.analysis.readings.words import Reading, listing, plural, span
+
+CLEAR = 2.0  # a schedule check's change counts beyond this many standard errors
+
+
+def _side(claim: Mapping[str, Any]) -> str:
+    """``paper``, ``other`` or ``zero`` as the claim's interval lies on the paper's side of 0,
+    on the other side, or holds 0; ``none`` without an interval."""
+    interval = claim.get("interval")
+    if not interval:
+        return "none"
+    low, high = interval if claim["better"] == "higher" else (-interval[1], -interval[0])
+    return "paper" if low > 0 else "other" if high < 0 else "zero"
+
+
+def beside(claims: Sequence[Mapping[str, Any]], shown: Collection[str], paper: str) -> Reading:
+    """How the rows of ``paper``'s tables (the claims whose id is in ``shown``) read here: in the
+    paper the first row beats the second on each; here each claim's paired interval (the two
+    arms on the same seeds and test items) lies on the paper's side, on the other side, or holds
+    0."""
+    rows = [c for c in claims if c["claim"] in shown]
+    sides = {side: [c["claim"] for c in rows if _side(c) == side] for side in
+             ("paper", "other", "zero", "none")}  # fmt: skip
+    words = {
+        "paper": "on the paper's side",
+        "other": "on the other side",
+        "zero": "across 0",
+        "none": "without an interval",
+    }
+    parts = [
+        f"{len(ids)} {words[side]} ({', '.join(f'`{i}`' for i in ids)})"
+        for side, ids in sides.items()
+        if ids
+    ]
+    point = (
+        f"{paper}'s table rows here: {len(sides['paper'])} of {len(rows)} on the paper's side by "
+        f"the paired interval, {len(sides['other'])} on the other side."
+    )
+    return Reading(
+        f"In {paper}'s tables the first row beats the second on each of these {len(rows)} rows. "
+        "Here the two arms' own intervals are each arm's level; whether one beats the other is "
+        "read from the claim's paired interval (same seeds, same test items), which lies "
+        f"{listing(parts)}. The absolute numbers of the two sides are not comparable: the paper "
+        "measures large models on real benchmarks, this study small ones on the generated world.",
+        point,
+    )
+
+
+def _falls(checks: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    """The checks whose change at twice the steps lies beyond ``CLEAR`` standard errors below
+    0 (``fall``), above it (``rise``), or within (``within``)."""
+    out: dict[str, list] = {"fall": [], "rise": [], "within": []}
+    for c in checks:
+        gain, se = c["gain"], c["standard_error"]
+        out["fall" if gain < -CLEAR * se else "rise" if gain > CLEAR * se else "within"].append(c)
+    return out
+
+
+def schedule(checks: Sequence[Mapping[str, Any]]) -> Reading:
+    """The schedule checks (``claims.json``'s ``schedule_checks``): per study and validation
+    metric, how many runs' final value falls, rises or stays within ``CLEAR`` standard errors
+    at twice their steps, with the range of the falls."""
+    groups: dict[tuple[str, str], list] = {}
+    for c in checks:
+        groups.setdefault((c["study"], c["metric"]), []).append(c)
+    parts, hurt = [], []
+    for (study, metric), group in groups.items():
+        split = _falls(group)
+        n, falls = len(group), split["fall"]
+        counted = []
+        if falls:
+            counted.append(f"{len(falls)} fall by {span((-c['gain'] for c in falls), '.3f')}")
+        if split["rise"]:
+            counted.append(
+                f"{len(split['rise'])} rise by {span((c['gain'] for c in split['rise']), '.3f')}"
+            )
+        if split["within"]:
+            counted.append(
+                f"{len(split['within'])} {plural(len(split['within']), 'stays', 'stay')} within"
+            )
+        parts.append(f"{study} {metric}: of {n} checks {listing(counted)}")
+        if len(falls) == n:
+            hurt.append(f"{study} {metric}")
+    steps = span((c["steps"][1] / c["steps"][0] for c in checks), ".0f")
+    conclusion = (
+        f"Every check of {listing(hurt)} falls: at this scale longer training hurts "
+        f"{plural(len(hurt), 'that curve', 'those curves')}, so more steps would not have helped."
+        if hurt
+        else "No metric falls in every check."
+    )
+    text = (
+        f"At {steps} times their steps, counting a change beyond {CLEAR:g} standard errors: "
+        f"{'; '.join(parts)}. {conclusion}"
+    )
+    return Reading(text, conclusion if hurt else "")
+
+
+def trend_intervals(claims: Sequence[Mapping[str, Any]]) -> int:
+    """How many per-setting effects of the scale trend (``claim["trend"][axis]``) have an
+    interval."""
+    return sum(
+        1
+        for c in claims
+        for axis in ("batch", "length")
+        for point in ((c.get("trend") or {}).get(axis) or [])
+        if point.get("interval")
+    )
+
+
+def _regime(claim: Mapping[str, Any]) -> str:
+    """A headline claim's training regime in words: ``batch 128 × 2,800 steps from random
+    weights``."""
+    r = claim["regime"]
+    start = {"random": " from random weights", "base": " from a pre-trained base"}
+    return f"batch {r['batch_size']} × {r['steps']:,} steps{start.get(r.get('init'), '')}"
+
+
+def scale_limits(
+    claims: Sequence[Mapping[str, Any]],
+    params: Mapping[str, float],
+    image_size: int,
+    seeds: int,
+    items: Mapping[str, int],
+) -> Reading:
+    """What a verdict at this scale can and cannot say, from the decided ``claims`` (each
+    paper's headline regime, the claims whose metric is not the paper's quantity, the PEP
+    claims), the models' sizes (``params``: millions of parameters), the ``image_size``, the
+    headline ``seeds`` and each paper's test ``items``."""
+    papers = list(dict.fromkeys(c["paper"] for c in claims))
+    regimes = "; ".join(
+        f"{p}: {_regime(next(c for c in claims if c['paper'] == p and c['headline'] and c.get('regime')))}"
+        for p in papers
+    )
+    other = sum(c.get("paper_units") is False for c in claims)
+    pep = sum("/pep_" in c["item"] for c in claims)
+    models = listing(f"{name} ({m:.1f}M parameters)" for name, m in params.items())
+    tested = listing(f"{n:,} for {p}" for p, n in items.items())
+    return Reading(
+        "**What this scale can say.** Whether each mechanism moves its metric in the paper's "
+        "direction, on a world whose ground truth is exact, between runs that differ in the one "
+        f"thing under test, paired over {seeds} {plural(seeds, 'seed', 'seeds')} and the same "
+        f"test items ({tested}), with an interval that says how sure the direction is. **What it "
+        "cannot say.** The papers' numbers, or how large the effects are at the papers' scale: "
+        f"the models here are {models} reading {image_size}-pixel images (the papers': ViTs at "
+        f"224 px), trained at {regimes}. {other} claims measure another quantity than the "
+        f"paper's (R@1 for R@5, a per-image PEP AUC for the pooled one), and the {pep} PEP "
+        "claims read the generated world's caption chains, not cleaned HierarCaps: for them only "
+        "the sign compares with the paper, not the size. A verdict here is a statement about the "
+        "mechanism at this scale."
+    )
+
+
+def trend(sentence: str, with_interval: int) -> Reading:
+    """The scale trend's slopes (``sentence``, ``tables.synthesis.trend_sentence``) and whether
+    the per-setting tables are shown: only where some setting's effect has an interval."""
+    return Reading(
+        sentence
+        + (
+            f" The effect at each setting is tabulated above where its seeds give it an interval "
+            f"({with_interval} settings)."
+            if with_interval
+            else " No single setting's effect has an interval at this scale (each setting's seeds "
+            "give too few degrees of freedom), so the per-setting tables are left out: the "
+            "slopes carry the trend."
+        )
+    )
