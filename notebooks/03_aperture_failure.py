@@ -60,7 +60,6 @@ import json
 
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 import torch
 from IPython.display import Markdown, display
 
@@ -139,14 +138,15 @@ print(f"study scale: {scale}")
 # %%
 norms = torch.linspace(1e-3, 1.5, 3000, dtype=torch.float64)
 on_axis = torch.stack([norms, torch.zeros_like(norms)], dim=-1)  # parents r·e₁
-radii, apertures = {}, {}
-for c in curvatures:
-    radii[c] = 2 * min_radius / c**0.5  # 2K/√c
-    apertures[c] = torch.asin((2 * min_radius / (c**0.5 * norms)).clamp(max=1.0))
-    outside = norms > radii[c]
-    library = half_aperture(on_axis, c, min_radius, asin_margin=0.0)
-    assert radii[c] == aperture_radius(c, min_radius)
-    assert torch.allclose(apertures[c][outside], library[outside])
+radii = {c: 2 * min_radius / c**0.5 for c in curvatures}  # 2K/√c
+apertures = {c: torch.asin((2 * min_radius / (c**0.5 * norms)).clamp(max=1.0)) for c in curvatures}
+library = {c: half_aperture(on_axis, c, min_radius, asin_margin=0.0) for c in curvatures}
+outside = {c: norms > radii[c] for c in curvatures}  # where the cone exists
+assert all(
+    radii[c] == aperture_radius(c, min_radius)
+    and torch.allclose(apertures[c][outside[c]], library[c][outside[c]])
+    for c in curvatures
+)
 _ = save(half_aperture_curves(norms, apertures, radii, min_radius), "aperture_half_aperture")
 plt.show()
 read.domain(radii)
@@ -182,8 +182,9 @@ for label, (dtype, margin) in versions.items():
     (grads[label],) = torch.autograd.grad(omegas[label].sum(), r)  # ∂ω/∂r
     library[label] = aperture_profile(r.detach(), curv, min_radius, margin)[1]
 exact = -r0 / ((r0 + gap) * torch.sqrt((r0 + gap) ** 2 - r0**2))  # the formula, outside
-assert torch.allclose(grads["exact (float64)"][: len(gap)], exact)
-assert all(torch.allclose(grads[label], library[label]) for label in versions)
+assert torch.allclose(grads["exact (float64)"][: len(gap)], exact) and all(
+    torch.allclose(grads[label], library[label]) for label in versions
+)
 
 # %% [markdown]
 # Left: each version's half aperture near the boundary (shaded: no cone); right: the size of its
@@ -237,6 +238,10 @@ references = {
 }  # fmt: skip
 figure = curve_panels(lines, {title: title for title in panels}, references)
 _ = save(figure, "aperture_base_pretraining")
+
+# %% [markdown]
+# The reading compares each base's first and last diagnostic, and finds the step at which the
+# curvature reaches its clamp and the step from which most captions are inside the radius:
 
 # %%
 bases = json.loads((folder / "bases.json").read_text())

@@ -43,11 +43,6 @@
 # * **UMAP** with `output_metric="hyperboloid"` — a neighbour-graph embedding whose output lives
 #   on the hyperboloid; its input here is the matrix of hyperbolic distances. It keeps
 #   neighbourhoods, not distances, and its overall scale is arbitrary.
-#
-# Each view's **distortion** (the HoroPCA paper's measure) is the mean relative error over all
-# pairs, $\frac{1}{|P|}\sum_{i<j} |d'_{ij} - d_{ij}|/d_{ij}$ with $d = \sqrt c\,d_L$ in the model
-# and $d'$ in the disc; 0 is perfect. Because UMAP's scale is arbitrary we also print the
-# distortion at the best uniform rescaling of $d'$.
 
 # %% tags=["parameters"]
 scale = "auto"  # "full" when its ARGENT study has finished, else "smoke"
@@ -57,7 +52,6 @@ n_neighbors = 15  # UMAP
 seed = 0
 
 # %%
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
@@ -154,8 +148,8 @@ assert torch.allclose(centred, frechet_centre(unit)[0])
 
 # %% [markdown]
 # **2. Project along horospheres.** For $k$ orthonormal ideal points $p_i$ (unit vectors: points
-# at infinity), each point keeps its Busemann coordinates $b_i = x_t - x\cdot p_i$ on the
-# geodesic plane through $O$ and the $p_i$. That plane's points are $(y_t, \sum_i z_i p_i)$ with
+# at infinity), each point keeps $b_i = x_t - x\cdot p_i$ (its Busemann coordinate is
+# $\log b_i$) on the geodesic plane through $O$ and the $p_i$. That plane's points are $(y_t, \sum_i z_i p_i)$ with
 # $\lVert z\rVert^2 = y_t^2 - 1$, and keeping every $b_i$ means $y_t - z_i = b_i$: a quadratic
 # $(k-1)\,y_t^2 - 2\beta y_t + \gamma = 0$ ($\beta = \sum_i b_i$,
 # $\gamma = \lVert b\rVert^2 + 1$) whose root on the origin's side is
@@ -165,7 +159,7 @@ assert torch.allclose(centred, frechet_centre(unit)[0])
 # %%
 def project(points: torch.Tensor, ideals: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Horospherical projection onto the plane of ``ideals`` (k, D): (y_t, z)."""
-    b = torch.sqrt(1 + (points**2).sum(-1))[:, None] - points @ ideals.T  # Busemann coordinates
+    b = torch.sqrt(1 + (points**2).sum(-1))[:, None] - points @ ideals.T  # b_i = x_t − x·p_i
     beta, gamma = b.sum(-1), (b * b).sum(-1) + 1
     k = len(ideals)
     y_t = gamma / (beta + torch.sqrt((beta**2 - (k - 1) * gamma).clamp_min(0)))

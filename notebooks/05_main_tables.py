@@ -32,7 +32,6 @@ scale = "auto"  # "full" when its ARGENT study has finished, else "smoke" (1 see
 import html
 import json
 
-import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import HTML, Markdown, display
 
@@ -161,17 +160,13 @@ read.scale_limits(CLAIMS, params, image_size, len(STUDY["seeds"]), items)
 # %% [markdown]
 # ## 5. Did the models learn, and stop improving?
 #
-# Learning targets (medians over valid runs) for the bases and the headline runs, then every
-# headline run's held-out validation curve (`results/<scale>/curves.json`): seeds thin, mean
-# thick, the shaded last 40 % of the schedule where the plateau rule fits its slope. Runs that
-# collapsed or were still improving are left out of every claim.
+# Every headline run's held-out validation curve (`results/<scale>/curves.json`): seeds thin,
+# mean thick, the shaded last 40 % of the schedule where the plateau rule fits its slope. Then
+# the learning targets (the median over valid runs of a metric a learned model reaches) for the
+# bases and the headline runs. Runs that collapsed or were still improving are left out of every
+# claim.
 
 # %%
-display(
-    pd.DataFrame(CLAIMS_FILE["targets"]).reindex(
-        columns=["study", "variant", "metric", "of_base", "target", "median", "runs", "met"]
-    )
-)
 headline = {v for arms in HEADLINE_ARMS.values() for v in arms}
 curves = reader.load_curves(scale)["validation"]
 shown = [
@@ -181,6 +176,9 @@ shown = [
 ]
 fig = figures.validation_curves(shown, {**reader.HIMO_COLORS, **reader.ARGENT_COLORS})
 _ = figures.save(fig, "tables_learning_curves")
+
+# %%
+read.targets(CLAIMS_FILE["targets"])
 
 # %% [markdown]
 # **Would a longer schedule have helped?** A cosine schedule flattens its end by design, so the

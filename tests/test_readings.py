@@ -553,6 +553,16 @@ def test_schedule_reads_falls_as_falls():
     assert "No metric falls in every check" in papers.schedule([_check(-0.01)]).text
 
 
+def test_targets_name_each_missed_one_with_its_runs():
+    rows = [{"variant": "A", "metric": "m", "target": 0.3, "median": 0.27, "values": [0.25, 0.29],
+             "met": False}, {"variant": "B", "metric": "m", "target": 0.3, "median": 0.4,
+             "values": [0.4], "met": True}]  # fmt: skip
+    assert papers.targets(rows).text == (
+        "1 of the 2 learning targets is met; missed: A, m: median 0.270 (runs 0.250–0.290) "
+        "against ≥ 0.3."
+    )
+
+
 def test_trend_intervals_count_only_settings_with_an_interval():
     claims = [{"trend": {"batch": [{"interval": None}, {"interval": [0, 1]}], "length": []}},
               {"trend": None}]  # fmt: skip

@@ -173,3 +173,24 @@ def trend(sentence: str, with_interval: int) -> Reading:
             "slopes carry the trend."
         )
     )
+
+
+def targets(rows: Sequence[Mapping[str, Any]]) -> Reading:
+    """The learning targets (``claims.json``'s ``targets``): how many are met, and each missed
+    one with its median and the range of its runs' values against the target."""
+    missed = [t for t in rows if not t["met"]]
+    listed = "; ".join(
+        f"{t['variant']}, {t['metric']}"
+        + (f" as a share of its base's ({t['of_base']})" if t.get("of_base") else "")
+        + (
+            f": median {t['median']:.3f} (runs {span(t['values'], '.3f')}) against ≥ {t['target']:g}"
+            if t["median"] is not None
+            else ": no valid run"
+        )
+        for t in missed
+    )
+    return Reading(
+        f"{len(rows) - len(missed)} of the {len(rows)} learning targets "
+        f"{plural(len(rows) - len(missed), 'is', 'are')} met"
+        + (f"; missed: {listed}." if missed else ".")
+    )
