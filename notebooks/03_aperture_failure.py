@@ -79,6 +79,7 @@ from paperlib.analysis.aperture import (
 from paperlib.analysis.hyperbolic import aperture_profile, child_at_angle, pair_losses, per_pair
 from paperlib.analysis.readings import aperture as read
 from paperlib.analysis.readings import summary
+from paperlib.engine.config import ModelConfig
 from paperlib.figures import (
     adaent_panels,
     aperture_gradient_panels,
@@ -226,7 +227,8 @@ read.gradient(peaks, inside_max, slope, r0, curv)
 # %%
 folder = REPO_ROOT / "results" / "bases-hyperbolic"
 logs = {f"base {b}": track(log_records(folder / f"{base_model}-base{b}.log.jsonl")) for b in (0, 1)}
-floor = curvature_floor()  # c0 / 10 from c0 = 1
+c_start = ModelConfig(name=base_model).curv_init  # where every hyperbolic run starts
+floor = curvature_floor(c_start)  # c0 / 10
 panels = {"learned curvature c": "curv", "mean caption norm": CAPTION_NORM,
           "captions inside 2K/√c": CAPTIONS_INSIDE, "entailment loss": "entailment"}  # fmt: skip
 lines = {
@@ -268,8 +270,8 @@ pretraining
 # $1/\sqrt2$; [method page](../docs/methods/argent.md#norm-regularizer)) holds them out, and
 # the sum $\gamma_1\mathcal L_{AdaEnt} + \gamma_2\mathcal L_{Reg}$ has a balance point where its
 # slope is zero. Where that point lies against the radius depends on the curvature, so the cell
-# computes it at the curvature the bases end at (section 3) and at the curvature every run starts
-# at, each loss by its formula, checked against `paperlib.losses.entailment`. The contrastive
+# computes it at the curvature the bases end at (section 3) and at the one every run starts at,
+# each loss by its formula, checked against `paperlib.losses.entailment`. The contrastive
 # term, which also moves parents, is left out of this picture.
 
 # %%
@@ -279,7 +281,7 @@ parent = torch.stack([r, torch.zeros_like(r)], dim=-1)  # x = r·e₁
 direction = torch.tensor([np.cos(child_angle), np.sin(child_angle)], dtype=torch.float64)
 child = (child_norm * direction).expand_as(parent)
 beta, losses = argent_config.adaent_beta, {}
-for c in (c_end, curv):
+for c in (c_end, c_start):
     phi = exterior_angle(parent, child, c)  # the library's exterior angle φ(x, y)
     omega = torch.asin((2 * min_radius / (c**0.5 * r)).clamp(max=1 - 1e-4))
     hinge = torch.relu(phi - omega)  # MERU: max(0, φ − ω)
@@ -312,7 +314,7 @@ lines = {f"MERU: {w['hinge']:g}·L_Ent": shown["hinge"], f"{w['huber']:g}·L_Ada
 _ = save(ray_panels(r.detach(), angles, lines, end["stationary"], end["r0"]), "aperture_ray")
 
 # %%
-read.ray(balance, c_end, curv)
+read.ray(balance, c_end, c_start)
 
 # %% [markdown]
 # ## 5. ARGENT's fix: penalise the angle, weight intra-modality pairs by distance
