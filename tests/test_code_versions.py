@@ -207,11 +207,13 @@ def _fake_study(folder: Path, code: str, commit: str, shift: float = 0.0) -> Pat
     return results
 
 
-def _fake_revision(monkeypatch, shift: float) -> None:
+def _fake_revision(monkeypatch, shift: float, expected_studies=equivalence.STUDIES) -> None:
     """``run_smoke_study`` writes fake studies (the revision's carries hash A and, when
-    ``shift`` is not 0, another loss); ``worktree`` checks out nothing."""
+    ``shift`` is not 0, another loss) of the ``expected_studies`` it is asked for; ``worktree``
+    checks out nothing."""
 
-    def run_smoke_study(tree, folder, label):
+    def run_smoke_study(tree, folder, label, studies):
+        assert studies == tuple(expected_studies)
         if folder.exists():
             shutil.rmtree(folder)
         revision = label != "checkout"
@@ -238,6 +240,18 @@ def test_a_bit_identical_study_records_the_revisions_own_hash(
     assert evidence["runs"]["recipe/molo-lr1/seed0"]["items"] is None
     assert len(evidence["runs"]["himo/molo/seed0"]["items"]) == 64
     assert "all 2 runs bit-identical" in capsys.readouterr().out
+    assert evidence["studies"] == list(equivalence.STUDIES)
+
+
+def test_studies_named_are_the_ones_run_and_the_evidence_says_so(
+    tmp_path, monkeypatch, versions_file
+):
+    _fake_revision(monkeypatch, shift=0.0, expected_studies=("himo",))
+    folder = str(tmp_path / "eq")
+    assert equivalence.main(["--against", "HEAD", "--folder", folder, "--studies", "himo"]) == 0
+    (entry,) = read_equivalences()
+    assert entry["evidence"]["studies"] == ["himo"]
+    assert entry["evidence"]["command"].endswith("--studies himo")
 
 
 def test_a_study_that_differs_records_nothing_and_names_the_run(
