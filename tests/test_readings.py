@@ -4,6 +4,8 @@ a sentence prints against the value it was given."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -28,8 +30,17 @@ from paperlib.analysis.readings import (
     monotonicity,
     papers,
     quickstart,
+    stand_in,
 )
-from paperlib.analysis.readings.words import Reading, interval_text, listing, span, summary, verb
+from paperlib.analysis.readings.words import (
+    Reading,
+    interval_text,
+    listing,
+    span,
+    summary,
+    verb,
+    who,
+)
 from paperlib.tables.plateau import plateau_check
 
 BASE = "pre-trained"
@@ -47,6 +58,8 @@ def test_span_listing_verb_and_interval_text():
     assert listing([]) == "" and listing(["a"]) == "a" and listing("abc") == "a, b and c"
     assert verb(["a", "b"], "abc", "rises", "rise") == "rise"
     assert verb(list("abc"), "abc", "rises", "rise") == "rises"  # "every model rises"
+    assert who(list("ab"), "ab") == "every model" and who([], "ab", "no arm") == "no arm"
+    assert who(list("ab"), "ab", all_="every arm") == "every arm" and who(["a"], "ab") == "a"
     assert interval_text(None) == "–"
     assert interval_text({"mean": 0.5, "interval": [0.25, 0.75]}) == "+0.500 [+0.250, +0.750]"
     text = summary([Reading("a", "one."), Reading("b"), Reading("c", "two.")])
@@ -413,22 +426,52 @@ def test_study_runs_read_levels_with_their_intervals_and_no_difference_without_o
                    "norm": seed_mean([0.75, 0.74, 0.76])},
     }  # fmt: skip
     diff = paired_difference({0: 0.70, 1: 0.71, 2: 0.72}, {0: 0.75, 1: 0.755, 2: 0.765})
-    reading = aperture.study_runs(rows, 2800, 0.1, ("no reg", "with reg", diff))
+    reading = aperture.study_runs(rows, 2800, 0.1, ("no reg", "with reg", diff), "full")
+    assert reading.text.startswith(
+        "In the full study's runs at the last validation (step 2,800; over each arm's seeds"
+    )
     assert "the learned curvature of HyCoCLIP sits at its clamp 0.1 in every seed" in reading.text
-    assert "ARGENT ends at 0.120 [" in reading.text
-    assert "HyCoCLIP leaves most of its captions inside the radius; ARGENT keeps most of its" in (
-        reading.text
+    assert "the others end at ARGENT 0.120 [" in reading.text
+    assert (
+        "HyCoCLIP leaves most held-out captions inside 2K/√c; ARGENT keeps most held-out "
+        "captions outside." in reading.text
     )
     assert "no reg ends with a held-out caption norm -0.047 [" in reading.text
-    assert "lower, as the ray of section 4 predicts" in reading.text
+    assert "(paired over 3 seeds): lower, as the ray of section 4 predicts" in reading.text
+    assert reading.point.startswith("In the full study's runs (step 2,800; over each arm's seeds")
     noisy = paired_difference({0: 0.70, 1: 0.80}, {0: 0.75, 1: 0.74})
     assert "the interval holds 0: no difference is read" in (
-        aperture.study_runs(rows, 2800, 0.1, ("a", "b", noisy)).text
+        aperture.study_runs(rows, 2800, 0.1, ("a", "b", noisy), "full").text
     )
     one = paired_difference({0: 0.9}, {0: 0.75})
-    assert "one seed gives no interval, so no difference is read" in (
-        aperture.study_runs(rows, 2800, 0.1, ("a", "b", one)).text
+    assert "(paired over 1 seed): one seed gives no interval, so no difference is read" in (
+        aperture.study_runs(rows, 2800, 0.1, ("a", "b", one), "full").text
     )
+
+
+def test_study_runs_on_one_seed_say_so_once_and_agree_with_every_arm():
+    one = {
+        arm: {"curv": seed_mean([c]), "inside": seed_mean([0.0]), "norm": seed_mean([1.2])}
+        for arm, c in (("MERU", 0.99), ("ARGENT", 0.98))
+    }
+    assert not aperture.has_intervals(one)
+    reading = aperture.study_runs(one, 20, 0.1, None, "smoke")
+    assert "(step 20; one seed per arm, no interval)" in reading.text
+    assert "no interval)" not in reading.text.split("no interval)", 1)[1]  # said once
+    assert "no arm's curvature has reached its clamp 0.1; they end at MERU 0.990 and ARGENT" in (
+        reading.text
+    )
+    assert "Every arm keeps most held-out captions outside." in reading.text
+    assert reading.point.endswith("every arm keeps most held-out captions outside.")
+    mixed = {**one, "HyCoCLIP": {**one["MERU"], "inside": seed_mean([0.9])}}
+    assert "HyCoCLIP leaves most held-out captions inside 2K/√c; MERU and ARGENT keep most" in (
+        aperture.study_runs(mixed, 20, 0.1, None, "smoke").text
+    )
+    clamped = {a: {**r, "curv": seed_mean([0.1])} for a, r in one.items()}
+    assert "the learned curvature of every arm sits at its clamp 0.1" in (
+        aperture.study_runs(clamped, 20, 0.1, None, "smoke").text
+    )
+    assert aperture.has_intervals({"A": {"curv": seed_mean([0.1, 0.2])}})
 
 
 def test_domain_and_adaent_read_their_numbers():
@@ -534,6 +577,42 @@ def test_beside_reads_each_row_by_its_paired_interval():
     )
 
 
+def test_beside_says_which_rows_have_not_run():
+    claims = [_claim("a", [0.1, 0.2]), {**_claim("b", None), "verdict": "not run yet"},
+              {**_claim("c", None), "verdict": "not run yet"}]  # fmt: skip
+    reading = papers.beside(claims, ["a", "b", "c"], "P")
+    assert "1 on the paper's side (`a`) and 2 with no interval, its runs not run yet" in (
+        reading.text
+    )
+    assert reading.point == (
+        "P's table rows here: 1 of 3 on the paper's side by the paired interval, 0 on the other "
+        "side, 2 not run yet."
+    )
+
+
+def _regimed(study, paper, headline=True, steps=400, init="base"):
+    regime = {"batch_size": 64, "steps": steps, "init": init, "model": "m"} if steps else None
+    return {"study": study, "paper": paper, "headline": headline, "regime": regime,
+            "paper_units": True, "item": "x/y"}  # fmt: skip
+
+
+def test_scale_limits_name_each_study_s_regime_or_that_it_has_not_run():
+    claims = [_regimed("himo", "H"), _regimed("himo", "A", steps=20),
+              _regimed("argent", "A", steps=None)]  # fmt: skip
+    reading = papers.scale_limits(claims, {"m": 8.46}, 32, 8, {"H": 1000, "A": 3000})
+    assert "trained at H: batch 64 × 400 steps from a pre-trained base; A: not run yet." in (
+        reading.text
+    )
+    assert "m (8.5M parameters) reading 32-pixel images" in reading.text
+    assert "paired over 8 seeds and the same test items (1,000 for H and 3,000 for A)" in (
+        reading.text
+    )
+    ran = [_regimed("himo", "H"), _regimed("argent", "A", steps=2800, init="random")]
+    assert "A: batch 64 × 2,800 steps from random weights" in (
+        papers.scale_limits(ran, {"m": 1.0}, 32, 1, {"H": 1}).text
+    )
+
+
 def _check(gain, se=0.02, metric="long_i2t_r1", study="himo"):
     return {"study": study, "metric": metric, "gain": gain, "standard_error": se,
             "steps": [400, 800]}  # fmt: skip
@@ -551,6 +630,7 @@ def test_schedule_reads_falls_as_falls():
     )
     assert reading.point.startswith("Every check of himo long_i2t_r1 falls")
     assert "No metric falls in every check" in papers.schedule([_check(-0.01)]).text
+    assert papers.schedule([]).text.startswith("No run of this study has trained at twice")
 
 
 def test_targets_name_each_missed_one_with_its_runs():
@@ -561,6 +641,23 @@ def test_targets_name_each_missed_one_with_its_runs():
         "1 of the 2 learning targets is met; missed: A, m: median 0.270 (runs 0.250–0.290) "
         "against ≥ 0.3."
     )
+    unrun = [{"variant": v, "metric": m, "target": 0.6, "median": None, "values": [], "met": False,
+              "runs": 0} for v in ("C", "D, smaller") for m in ("m", "n")]  # fmt: skip
+    invalid = {**rows[0], "median": None, "values": [], "runs": 2}
+    assert papers.targets([*rows, invalid, *unrun]).text == (
+        "1 of the 7 learning targets is met; missed: A, m: median 0.270 (runs 0.250–0.290) "
+        "against ≥ 0.3; A, m: no valid run; 4 have no run yet, those of 2 arms (C; D, smaller)."
+    )
+
+
+def test_trend_reads_the_slopes_or_says_there_is_no_trend():
+    assert papers.trend({}, []).text.startswith("No headline arm of this study trains at other")
+    readings = {"c1": {"batch": "not estimable: no df", "length": "moves toward the paper: +0.2"}}
+    claims = [{"trend": {"batch": [{"interval": [0, 1]}], "length": []}}]
+    text = papers.trend(readings, claims).text
+    assert text.startswith("Of the 2 slopes (1 headline claims × batch and length)")
+    assert "tabulated above where its seeds give it an interval (1 settings)" in text
+    assert "the per-setting tables are left out" in papers.trend(readings, [{"trend": None}]).text
 
 
 def test_trend_intervals_count_only_settings_with_an_interval():
@@ -599,4 +696,101 @@ def test_first_screen_names_the_clearest_claim_and_groups_the_rest():
         "The other 3 show nothing either way at this CPU scale: 1 finds an effect too small to "
         "matter and 2 are no test of the paper here, most (2) because the two arms answer almost "
         "every test item alike."
+    )
+
+
+def test_first_screen_counts_the_claims_not_run_beside_their_paper():
+    claims = [
+        _decided("reproduces"),
+        *[_decided("not run yet", paper="Q") for _ in range(3)],
+        _decided("reproduces", paper="Q"),
+        _decided("premise fails here", paper="Q"),
+        _decided("the arms are near-copies", paper="Q"),
+        _decided("untestable", paper="Q"),
+    ]
+    text = findings.first_screen({"claims": claims})
+    assert len(re.findall(r"\. (?=[A-Z])", text)) == 2  # three sentences
+    assert "Of Q's 7 claims, 3 are not run yet; of the other 4, 1 reproduces in the paper's " in (
+        text
+    )
+    assert text.endswith(
+        "The other 3 show nothing either way at this CPU scale: 3 are no test of the paper here."
+    )  # the three are one each: no reason is the most common
+    most = [*claims[:6], claims[5], claims[5], claims[6]]  # three premise failures of four
+    assert "4 are no test of the paper here, most (3) because the baseline does not do" in (
+        findings.first_screen({"claims": most})
+    )
+    half = [*claims, claims[5]]  # two premise failures of four: not most
+    assert "4 are no test of the paper here, 2 of them because the baseline does not do" in (
+        findings.first_screen({"claims": half})
+    )
+    done = [_decided("reproduces"), _decided("not run yet")]
+    assert findings.first_screen({"claims": done}).endswith(
+        "Every claim that has run is shown one way or the other."
+    )
+
+
+# ------------------------------------------------------------------ which study a section reads
+
+
+def _study_claim(verdict, study="argent", paper="A", steps=20, seeds=(0,), variant="V"):
+    regime = {"batch_size": 32, "steps": steps, "init": "random"} if steps else None
+    return {"study": study, "paper": paper, "verdict": verdict, "regime": regime,
+            "seeds": list(seeds), "variant": variant, "baseline": "B"}  # fmt: skip
+
+
+def _target(variant, met, study="argent"):
+    return {"study": study, "variant": variant, "met": met}
+
+
+def _decided_file(claims, targets=()):
+    return {"claims": claims, "targets": list(targets)}
+
+
+def test_the_smoke_study_stands_in_said_as_such_with_its_learning_targets():
+    smoke = _decided_file(
+        [_study_claim("untestable"), _study_claim("untestable", study="h", paper="H")],
+        [_target("V", False), _target("B", False), _target("base", True), _target("V", True, "h")],
+    )
+    full = _decided_file([_study_claim("not run yet", steps=None, seeds=()),
+                          _study_claim("not run yet", steps=None, seeds=()),
+                          _study_claim("reproduces", study="h", paper="H")])  # fmt: skip
+    reading = stand_in.read_from("smoke", full, smoke, "argent")
+    assert reading.text.startswith("**The smoke study stands in here.** The full study's A arms "
+                                   "have not run yet: all 2 of its claims on them read")  # fmt: skip
+    assert "train at batch 32 × 20 steps from random weights on seed 0 (one seed: no interval)" in (
+        reading.text
+    )
+    assert "none of its arms' 2 learning targets is met, so no arm has learned the world" in (
+        reading.text
+    )  # the base's and the other study's targets are not the arms'
+    assert reading.point.endswith("in the smoke study (batch 32 × 20 steps from random weights) "
+                                  "no arm learned the world.")  # fmt: skip
+    some = _decided_file(smoke["claims"], [_target("V", True), _target("B", False)])
+    partly = _decided_file([*full["claims"], _study_claim("reproduces", steps=400)])
+    text = stand_in.read_from("smoke", partly, some, "argent").text
+    assert "have not all run: 2 of its 3 claims on them read *not run yet*" in text
+    assert "1 of its arms' 2 learning targets is met: an arm that missed" in text
+    learned = _decided_file(smoke["claims"], [_target("V", True), _target("B", True)])
+    assert "every one of its arms' 2 learning targets is met" in (
+        stand_in.read_from("smoke", None, learned, "argent").text
+    )
+    assert "There is no full study yet." in stand_in.read_from("smoke", None, smoke, "argent").text
+
+
+def test_the_full_study_is_read_as_such_or_says_what_has_not_run():
+    smoke = _decided_file([_study_claim("untestable", seeds=(0, 1))], [_target("V", False)])
+    decided = _decided_file([_study_claim("reproduces", steps=400)])
+    assert stand_in.read_from("full", decided, smoke, "argent").text == (
+        "This section reads the full study's A runs."
+    )
+    partial = _decided_file([_study_claim("not run yet", steps=None, seeds=())])
+    reading = stand_in.read_from("full", partial, smoke, "argent")
+    assert reading.text.startswith(
+        "The full study's A arms have not run yet: all 1 of its claims on them read *not run "
+        "yet*, and nothing is read of them here. The smoke study has run them, at batch 32 × 20 "
+        "steps from random weights on seeds 0 and 1, a check"
+    )
+    assert stand_in.regime(_study_claim("x", steps=2800)) == (
+        "batch 32 × 2,800 steps from random weights"
     )

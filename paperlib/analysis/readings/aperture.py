@@ -20,7 +20,7 @@ from paperlib.analysis.aperture import (
     Track,
     at_floor,
 )
-from paperlib.analysis.readings.words import Reading, listing, number, plural, span
+from paperlib.analysis.readings.words import Reading, listing, number, plural, span, verb, who
 
 HALF_PI = math.pi / 2
 
@@ -273,6 +273,11 @@ RUN_COLUMNS = {"curv": ("learned curvature", ".3f"), "inside": ("captions inside
                "norm": ("caption norm", ".3f")}  # fmt: skip
 
 
+def has_intervals(rows: Mapping[str, Mapping[str, SeedMean]]) -> bool:
+    """Whether any arm of :func:`study_runs`' ``rows`` has more than one seed, so an interval."""
+    return any(v.low is not None for row in rows.values() for v in row.values())
+
+
 def runs_table(rows: Mapping[str, Mapping[str, SeedMean]]) -> pd.DataFrame:
     """The study's arms at their last validation (:func:`study_runs`' ``rows``) as a table of
     ``mean [95 % interval]`` over seeds."""
@@ -284,10 +289,12 @@ def runs_table(rows: Mapping[str, Mapping[str, SeedMean]]) -> pd.DataFrame:
     ).T
 
 
-def interval_text(value: SeedMean, fmt: str = ".3f") -> str:
-    """``mean [low, high]`` over seeds, or the one seed's value said as such."""
+def interval_text(
+    value: SeedMean, fmt: str = ".3f", single: str = " (one seed: no interval)"
+) -> str:
+    """``mean [low, high]`` over seeds, or the one seed's value followed by ``single``."""
     if value.low is None:
-        return f"{number(value.mean, fmt)} (one seed: no interval)"
+        return f"{number(value.mean, fmt)}{single}"
     low, high = (number(v, fmt) for v in (value.low, value.high))
     return f"{number(value.mean, fmt)} [{low}, {high}]"
 
@@ -299,75 +306,81 @@ def _level(value: SeedMean, at: float = 0.5) -> str:
     return "above" if low > at else "below" if high < at else "across"
 
 
+def _curvatures(rows: Mapping[str, Mapping[str, SeedMean]], floor: float, single: str) -> str:
+    """Which arms' curvature sits at its clamp ``floor`` in every seed, and where the others end."""
+    clamped = [a for a, r in rows.items() if all(at_floor(c, floor * 10) for c in r["curv"].values)]
+    free = [a for a in rows if a not in clamped]
+    if len(clamped) == len(rows):
+        return f"the learned curvature of every arm sits at its clamp {floor:g} in every seed"
+    ends = listing(f"{a} {interval_text(rows[a]['curv'], single=single)}" for a in free)
+    if clamped:
+        return (
+            f"the learned curvature of {listing(clamped)} sits at its clamp {floor:g} in every "
+            f"seed; the others end at {ends}"
+        )
+    return f"no arm's curvature has reached its clamp {floor:g}; they end at {ends}"
+
+
+def _sides(rows: Mapping[str, Mapping[str, SeedMean]]) -> str:
+    """Which arms leave most of their held-out captions inside the radius, which keep most
+    outside (each by its interval, or its one seed's value)."""
+    side = {a: _level(r["inside"]) for a, r in rows.items()}
+    most = [a for a, s in side.items() if s == "above"]
+    few = [a for a, s in side.items() if s == "below"]
+    parts = [
+        f"{who(arms, list(rows), 'no arm', 'every arm')} "
+        f"{verb(arms, list(rows), one, many)} most held-out captions {where}"
+        for arms, one, many, where in ((most, "leaves", "leave", "inside 2K/√c"),
+                                       (few, "keeps", "keep", "outside"))
+        if arms
+    ]  # fmt: skip
+    return "; ".join(parts) or "no arm is clearly on either side of half its captions"
+
+
+def _regularizer(regularizer: tuple[str, str, SeedMean]) -> str:
+    """The paired difference of the held-out caption norm without the regularizer and with it."""
+    without, with_, diff = regularizer
+    if diff.low is None:
+        word = "one seed gives no interval, so no difference is read"
+    elif diff.high < 0:
+        word = "lower, as the ray of section 4 predicts for AdaEnt alone"
+    elif diff.low > 0:
+        word = "higher, against the ray's prediction for AdaEnt alone"
+    else:
+        word = "the interval holds 0: no difference is read"
+    return (
+        f" {without} ends with a held-out caption norm {interval_text(diff, '+.3f', '')} from "
+        f"{with_}'s (paired over {diff.n} {plural(diff.n, 'seed', 'seeds')}): {word}."
+    )
+
+
 def study_runs(
     rows: Mapping[str, Mapping[str, SeedMean]],
     step: int,
     floor: float,
     regularizer: tuple[str, str, SeedMean] | None,
+    scale: str,
 ) -> Reading:
-    """The study's arms at their last validation (``rows[arm]``: ``curv``, ``inside`` and
-    ``norm`` of the held-out captions, each a ``analysis.aperture.seed_mean``), and where given
-    the ``regularizer`` comparison (arm without it, arm with it, the paired difference of their
-    caption norms)."""
-    clamped = [a for a, r in rows.items() if all(at_floor(c, floor * 10) for c in r["curv"].values)]
-    free = [a for a in rows if a not in clamped]
-    curv = (
-        f"the learned curvature of {listing(clamped)} sits at its clamp {floor:g} in every seed"
-        if clamped
-        else f"no arm's curvature has reached its clamp {floor:g}"
+    """The ``scale`` study's arms at their last validation (``rows[arm]``: ``curv``, ``inside``
+    and ``norm`` of the held-out captions, each a ``analysis.aperture.seed_mean``), and where
+    given the ``regularizer`` comparison (arm without it, arm with it, the paired difference of
+    their caption norms). Where no arm has an interval, that is said once."""
+    some = has_intervals(rows)
+    single = " (one seed: no interval)" if some else ""  # said once where no arm has one
+    over = (
+        "over each arm's seeds (mean [95 % interval])" if some else "one seed per arm, no interval"
     )
-    if free:
-        curv += ("; " if clamped else ": ") + listing(
-            f"{a} ends at {interval_text(rows[a]['curv'])}" for a in free
-        )
+    curv, sides = _curvatures(rows, floor, single), _sides(rows)
     shares = "; ".join(
-        f"{a} {interval_text(r['inside'], '.1%')} (norm {interval_text(r['norm'], '.2f')})"
+        f"{a} {interval_text(r['inside'], '.1%', single)} (norm "
+        f"{interval_text(r['norm'], '.2f', single)})"
         for a, r in rows.items()
     )
-    side = {a: _level(r["inside"]) for a, r in rows.items()}
-    most = [a for a, s in side.items() if s == "above"]
-    few = [a for a, s in side.items() if s == "below"]
     text = (
-        f"At the last validation (step {step:,}), over each arm's seeds (mean [95 % interval]), "
-        f"{curv}. The share of held-out captions inside 2K/√c: {shares}. "
-        + (
-            f"{listing(most)} {plural(len(most), 'leaves most of its', 'leave most of their')} "
-            "captions inside the radius"
-            if most
-            else ""
-        )
-        + ("; " if most and few else "")
-        + (
-            f"{listing(few)} {plural(len(few), 'keeps most of its', 'keep most of theirs')} outside"
-            if few
-            else ""
-        )
-        + ("." if most or few else "No arm is clearly on either side of half its captions.")
-    )
-    point = (
-        f"In the study's runs ({curv.split(';')[0]}): "
-        + (
-            f"{listing(most)} {plural(len(most), 'leaves', 'leave')} most held-out captions "
-            "inside 2K/√c"
-            if most
-            else ""
-        )
-        + ("; " if most and few else "")
-        + (f"{listing(few)} {plural(len(few), 'keeps', 'keep')} most outside" if few else "")
-        + ("." if most or few else "no arm is clearly on either side of half its captions.")
+        f"In the {scale} study's runs at the last validation (step {step:,}; {over}), {curv}. "
+        f"The share of held-out captions inside 2K/√c: {shares}. {sides[0].upper()}{sides[1:]}."
     )
     if regularizer is not None:
-        without, with_, diff = regularizer
-        if diff.low is None:
-            word = "one seed gives no interval, so no difference is read"
-        elif diff.high < 0:
-            word = "lower, as the ray of section 4 predicts for AdaEnt alone"
-        elif diff.low > 0:
-            word = "higher, against the ray's prediction for AdaEnt alone"
-        else:
-            word = "the interval holds 0: no difference is read"
-        text += (
-            f" {without} ends with a held-out caption norm {interval_text(diff, '+.3f')} from "
-            f"{with_}'s (paired over {diff.n} seed{'s' if diff.n > 1 else ''}): {word}."
-        )
+        text += _regularizer(regularizer)
+    point = f"In the {scale} study's runs (step {step:,}; {over}): {curv.split(';')[0]}; {sides}."
     return Reading(text, point)

@@ -47,9 +47,10 @@ GROUPS = {
         "premise fails here": "the baseline does not do what the paper says it does",
         "untestable": "the metric leaves no room for the effect",
         "differs between the two bases": "the two pre-trained bases disagree",
-        "not run yet": "the runs have not finished",
     },
 }
+#: the verdict of a claim whose runs have not run, said beside its paper's count (a partial study)
+NOT_RUN = "not run yet"
 
 
 def _fixed(value: float, places: int) -> str:
@@ -87,12 +88,18 @@ def _paper(claims: Sequence[Mapping[str, Any]], paper: str) -> str:
     mine = [c for c in claims if c["paper"] == paper]
     shown = [c for c in mine if c["verdict"] in REPRODUCED and c.get("interval")]
     against = sum(c["verdict"] == "contradicts" for c in mine)
+    not_run = sum(c["verdict"] == NOT_RUN for c in mine)
     clearest = ""
     if shown:
         c = _clearest(shown)
         clearest = f", the clearest that {_lower(c['statement'])}, {effect_in_units(c)},"
+    counted = (
+        f"{not_run} {plural(not_run, 'is', 'are')} {NOT_RUN}; of the other {len(mine) - not_run}, "
+        if not_run
+        else ""
+    )
     return (
-        f"Of {paper}'s {len(mine)} claims, {len(shown)} "
+        f"Of {paper}'s {len(mine)} claims, {counted}{len(shown)} "
         f"{plural(len(shown), 'reproduces', 'reproduce')} in the paper's direction{clearest} "
         f"and {against or 'none'} {plural(max(against, 1), 'contradicts', 'contradict')} it."
     )
@@ -105,8 +112,9 @@ def _lower(statement: str) -> str:
 
 
 def first_screen(decided: Mapping[str, Any]) -> str:
-    """The three sentences: per paper, how many claims reproduce (the clearest with its effect
-    in its units) and contradict it; then what the other claims show, in three plain groups."""
+    """The three sentences: per paper, how many claims are not run yet, how many reproduce (the
+    clearest with its effect in its units) and contradict it; then what the other claims show,
+    in three plain groups."""
     claims = decided["claims"]
     papers = list(dict.fromkeys(c["paper"] for c in claims))
     counts = Counter(c["verdict"] for c in claims)
@@ -119,16 +127,15 @@ def first_screen(decided: Mapping[str, Any]) -> str:
         if g
     ]
     biggest = max(groups[NO_TEST].items(), key=lambda i: i[1], default=None)
-    why = (
-        f", most ({biggest[1]}) because {GROUPS[NO_TEST][biggest[0]]}"
-        if biggest and biggest[1] > 1
-        else ""
-    )
+    most = biggest and 2 * biggest[1] > sum(groups[NO_TEST].values())
+    share = f"most ({biggest[1]})" if most else f"{biggest and biggest[1]} of them"
+    why = f", {share} because {GROUPS[NO_TEST][biggest[0]]}" if biggest and biggest[1] > 1 else ""
     rest = sum(sum(g.values()) for g in groups.values())
+    ran = " that has run" if counts[NOT_RUN] else ""
     third = (
         f"The other {rest} show nothing either way at this CPU scale: {listing(parts)}{why}."
         if rest
-        else "Every claim is shown one way or the other."
+        else f"Every claim{ran} is shown one way or the other."
     )
     return " ".join([*(_paper(claims, p) for p in papers), third])
 

@@ -7,14 +7,27 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from paperlib.analysis.readings.stand_in import NOT_RUN, regime
 from paperlib.analysis.readings.words import Reading, listing, plural, span
+from paperlib.tables.synthesis import trend_sentence
 
 CLEAR = 2.0  # a schedule check's change counts beyond this many standard errors
+#: where a claim's paired interval lies, in words (:func:`beside`)
+SIDES = {
+    "paper": "on the paper's side",
+    "other": "on the other side",
+    "zero": "across 0",
+    "none": "without an interval",
+    "not run": f"with no interval, its runs {NOT_RUN}",
+}
 
 
 def _side(claim: Mapping[str, Any]) -> str:
     """``paper``, ``other`` or ``zero`` as the claim's interval lies on the paper's side of 0,
-    on the other side, or holds 0; ``none`` without an interval."""
+    on the other side, or holds 0; ``not run`` where its runs have not run yet, ``none``
+    without an interval."""
+    if claim.get("verdict") == NOT_RUN:
+        return "not run"
     interval = claim.get("interval")
     if not interval:
         return "none"
@@ -28,22 +41,16 @@ def beside(claims: Sequence[Mapping[str, Any]], shown: Collection[str], paper: s
     arms on the same seeds and test items) lies on the paper's side, on the other side, or holds
     0."""
     rows = [c for c in claims if c["claim"] in shown]
-    sides = {side: [c["claim"] for c in rows if _side(c) == side] for side in
-             ("paper", "other", "zero", "none")}  # fmt: skip
-    words = {
-        "paper": "on the paper's side",
-        "other": "on the other side",
-        "zero": "across 0",
-        "none": "without an interval",
-    }
+    sides = {side: [c["claim"] for c in rows if _side(c) == side] for side in SIDES}
     parts = [
-        f"{len(ids)} {words[side]} ({', '.join(f'`{i}`' for i in ids)})"
+        f"{len(ids)} {SIDES[side]} ({', '.join(f'`{i}`' for i in ids)})"
         for side, ids in sides.items()
         if ids
     ]
     point = (
         f"{paper}'s table rows here: {len(sides['paper'])} of {len(rows)} on the paper's side by "
-        f"the paired interval, {len(sides['other'])} on the other side."
+        f"the paired interval, {len(sides['other'])} on the other side"
+        + (f", {len(sides['not run'])} {NOT_RUN}." if sides["not run"] else ".")
     )
     return Reading(
         f"In {paper}'s tables the first row beats the second on each of these {len(rows)} rows. "
@@ -69,6 +76,8 @@ def schedule(checks: Sequence[Mapping[str, Any]]) -> Reading:
     """The schedule checks (``claims.json``'s ``schedule_checks``): per study and validation
     metric, how many runs' final value falls, rises or stays within ``CLEAR`` standard errors
     at twice their steps, with the range of the falls."""
+    if not checks:
+        return Reading("No run of this study has trained at twice its steps, so no check is read.")
     groups: dict[tuple[str, str], list] = {}
     for c in checks:
         groups.setdefault((c["study"], c["metric"]), []).append(c)
@@ -116,12 +125,16 @@ def trend_intervals(claims: Sequence[Mapping[str, Any]]) -> int:
     )
 
 
-def _regime(claim: Mapping[str, Any]) -> str:
-    """A headline claim's training regime in words: ``batch 128 × 2,800 steps from random
-    weights``."""
-    r = claim["regime"]
-    start = {"random": " from random weights", "base": " from a pre-trained base"}
-    return f"batch {r['batch_size']} × {r['steps']:,} steps{start.get(r.get('init'), '')}"
+def _regimes(claims: Sequence[Mapping[str, Any]]) -> str:
+    """Each study's headline regime, named by the paper of its claims; a study none of whose
+    claims has run says so."""
+    studies = list(dict.fromkeys(c["study"] for c in claims))
+    parts = []
+    for study in studies:
+        mine = [c for c in claims if c["study"] == study]
+        ran = [c for c in mine if c["headline"] and c.get("regime")]
+        parts.append(f"{mine[0]['paper']}: {regime(ran[0]) if ran else NOT_RUN}")
+    return "; ".join(parts)
 
 
 def scale_limits(
@@ -132,14 +145,10 @@ def scale_limits(
     items: Mapping[str, int],
 ) -> Reading:
     """What a verdict at this scale can and cannot say, from the decided ``claims`` (each
-    paper's headline regime, the claims whose metric is not the paper's quantity, the PEP
+    study's headline regime, the claims whose metric is not the paper's quantity, the PEP
     claims), the models' sizes (``params``: millions of parameters), the ``image_size``, the
     headline ``seeds`` and each paper's test ``items``."""
-    papers = list(dict.fromkeys(c["paper"] for c in claims))
-    regimes = "; ".join(
-        f"{p}: {_regime(next(c for c in claims if c['paper'] == p and c['headline'] and c.get('regime')))}"
-        for p in papers
-    )
+    regimes = _regimes(claims)
     other = sum(c.get("paper_units") is False for c in claims)
     pep = sum("/pep_" in c["item"] for c in claims)
     models = listing(f"{name} ({m:.1f}M parameters)" for name, m in params.items())
@@ -159,11 +168,20 @@ def scale_limits(
     )
 
 
-def trend(sentence: str, with_interval: int) -> Reading:
-    """The scale trend's slopes (``sentence``, ``tables.synthesis.trend_sentence``) and whether
-    the per-setting tables are shown: only where some setting's effect has an interval."""
+def trend(
+    readings: Mapping[str, Mapping[str, str]], claims: Sequence[Mapping[str, Any]]
+) -> Reading:
+    """The scale trend: its slopes in a sentence (``readings``, ``tables.summary.trend_readings``)
+    and whether the per-setting tables are shown (only where some setting of the ``claims``
+    with a trend has an interval); a study that runs no trend says so."""
+    if not readings:
+        return Reading(
+            "No headline arm of this study trains at other batch sizes or lengths, so it has no "
+            "scale trend to read."
+        )
+    with_interval = trend_intervals(claims)
     return Reading(
-        sentence
+        trend_sentence(readings)
         + (
             f" The effect at each setting is tabulated above where its seeds give it an interval "
             f"({with_interval} settings)."
@@ -176,21 +194,32 @@ def trend(sentence: str, with_interval: int) -> Reading:
 
 
 def targets(rows: Sequence[Mapping[str, Any]]) -> Reading:
-    """The learning targets (``claims.json``'s ``targets``): how many are met, and each missed
-    one with its median and the range of its runs' values against the target."""
-    missed = [t for t in rows if not t["met"]]
+    """The learning targets (``claims.json``'s ``targets``): how many are met, each missed one
+    with its median and the range of its runs' values against the target, and the arms whose
+    targets have no run yet."""
+    unrun = [t for t in rows if t.get("runs") == 0]
+    missed = [t for t in rows if not t["met"] and t.get("runs") != 0]
     listed = "; ".join(
         f"{t['variant']}, {t['metric']}"
         + (f" as a share of its base's ({t['of_base']})" if t.get("of_base") else "")
         + (
-            f": median {t['median']:.3f} (runs {span(t['values'], '.3f')}) against ≥ {t['target']:g}"
+            f": median {t['median']:.3f} (runs {span(t['values'], '.3f')}) "
+            f"against ≥ {t['target']:g}"
             if t["median"] is not None
             else ": no valid run"
         )
         for t in missed
     )
+    arms = list(dict.fromkeys(t["variant"] for t in unrun))
+    met = len(rows) - len(missed) - len(unrun)
     return Reading(
-        f"{len(rows) - len(missed)} of the {len(rows)} learning targets "
-        f"{plural(len(rows) - len(missed), 'is', 'are')} met"
-        + (f"; missed: {listed}." if missed else ".")
+        f"{met} of the {len(rows)} learning targets {plural(met, 'is', 'are')} met"
+        + (f"; missed: {listed}" if missed else "")
+        + (
+            f"; {len(unrun)} {plural(len(unrun), 'has', 'have')} no run yet, those of "
+            f"{len(arms)} {plural(len(arms), 'arm', 'arms')} ({'; '.join(arms)})"
+            if unrun
+            else ""
+        )
+        + "."
     )
