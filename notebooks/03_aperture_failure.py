@@ -79,6 +79,7 @@ from paperlib.analysis.aperture import (
 from paperlib.analysis.hyperbolic import aperture_profile, child_at_angle, pair_losses, per_pair
 from paperlib.analysis.readings import aperture as read
 from paperlib.analysis.readings import summary
+from paperlib.analysis.readings.stand_in import read_from
 from paperlib.engine.config import ModelConfig
 from paperlib.figures import (
     adaent_panels,
@@ -112,6 +113,7 @@ from paperlib.study.reader import (
     item_value,
     load_claims,
     load_curves,
+    results_dir,
     seed_logs,
 )
 from paperlib.study.scales import SCALES
@@ -404,10 +406,16 @@ probe_reading
 # $2K/\sqrt c$ at the curvature the run has reached, and their mean norm. The figure shows each
 # share over training (seeds thin, their mean thick); the table gives each arm's learned
 # curvature and its held-out captions at the last validation, as the mean over its seeds with a
-# 95 % t interval over seeds (one seed gives none).
+# 95 % t interval over seeds (one seed gives none, and a table without intervals is not shown).
+# Where the full study has not run these arms, the smoke study stands in, as the line below says.
 
 # %%
 STUDY = "argent"
+full = load_claims("full") if (results_dir("full") / "claims.json").is_file() else None
+source = read_from(scale, full, load_claims("smoke"), STUDY)
+source
+
+# %%
 arms = [v for v in ARGENT_COLORS if has_finished_runs(scale, STUDY, v)]
 validation = [
     c for c in load_curves(scale)["validation"] if c["study"] == STUDY and c["variant"] in arms
@@ -417,14 +425,15 @@ _ = save(validation_curves(inside, ARGENT_COLORS), "aperture_study_parents")
 
 # %%
 rows = {arm: arm_summary(seed_logs(scale, STUDY, arm), validation, arm) for arm in arms}
-display(read.runs_table(rows))
+if read.has_intervals(rows):
+    display(read.runs_table(rows))
 with_reg, without_reg = f"ARGENT{SMALLER}", f"ARGENT{SMALLER}, no regularizer"
 regularizer = (
     (without_reg, with_reg, paired_difference(*(last_values(validation, v, "norm_short") for v in (without_reg, with_reg))))
     if {with_reg, without_reg} <= set(arms) else None
 )  # fmt: skip
 last_step = max(c["points"][-1]["step"] for c in validation)
-study_reading = read.study_runs(rows, last_step, floor, regularizer)
+study_reading = read.study_runs(rows, last_step, floor, regularizer, scale)
 study_reading
 
 # %% [markdown]
@@ -464,4 +473,4 @@ Markdown(aperture_paragraph(claims))
 # The points of the sections above, each read off its numbers:
 
 # %%
-summary([pretraining, probe_reading, study_reading])
+summary([pretraining, probe_reading, source, study_reading])

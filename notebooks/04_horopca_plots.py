@@ -70,10 +70,17 @@ from paperlib.analysis.hyperbolic import (
 )
 from paperlib.analysis.readings import horopca as read
 from paperlib.analysis.readings import summary
+from paperlib.analysis.readings.stand_in import read_from
 from paperlib.figures import crop_weight_ecdfs, disc_grid, norm_boxplots, save, use_style
 from paperlib.geometry.horopca import frechet_centre, horopca, horospherical_projection
 from paperlib.geometry.lorentz import aperture_radius, dist_to_origin, log_map0, paired_dist
-from paperlib.study.reader import available_scale, load_embeddings, run_info
+from paperlib.study.reader import (
+    available_scale,
+    load_claims,
+    load_embeddings,
+    results_dir,
+    run_info,
+)
 
 use_style()
 torch.manual_seed(seed)
@@ -86,6 +93,15 @@ for v, emb in embeddings.items():
         f"{len(emb['image'])} images, {len(emb['box_image'])} box crops"
     )
 print(f"study scale: {scale}; the seed-0 runs' held-out embeddings (every figure shows seed 0)")
+
+# %% [markdown]
+# The views are only as good as the runs behind them: the line below says which study they come
+# from and what its budget lets them say.
+
+# %%
+full = load_claims("full") if (results_dir("full") / "claims.json").is_file() else None
+source = read_from(scale, full, load_claims("smoke"), "argent")
+source
 
 # %% [markdown]
 # ## The points
@@ -327,4 +343,4 @@ crops_reading
 # prints; the points below are read off the sections above.
 
 # %%
-summary([*view_readings, norms_reading, crops_reading])
+summary([source, *view_readings, norms_reading, crops_reading])

@@ -26,7 +26,7 @@
 # `paperlib/tables/published.json`; the notebook decides nothing itself.
 
 # %% tags=["parameters"]
-scale = "auto"  # "full" when its ARGENT study has finished, else "smoke" (1 seed)
+scale = "auto"  # "full" where results/full/claims.json exists (decided as far as it has run), else "smoke"
 
 # %%
 import html
@@ -39,6 +39,7 @@ from paperlib import figures
 from paperlib.analysis.published import beside_paper, paper_rows
 from paperlib.analysis.readings import papers as read
 from paperlib.analysis.readings import summary as points
+from paperlib.analysis.readings.stand_in import NOT_RUN, read_from
 from paperlib.models.clip import create_model
 from paperlib.study import reader
 from paperlib.study.scales import SCALES
@@ -50,7 +51,7 @@ from paperlib.tables.study_paragraph import verdict_counts
 # %%
 figures.use_style()
 pd.set_option("display.width", 160, "display.max_columns", 12, "display.max_colwidth", 60)
-scale = reader.available_scale(scale, study="argent")
+scale = reader.available_scale(scale)
 CLAIMS_FILE = reader.load_claims(scale)
 CLAIMS = CLAIMS_FILE["claims"]
 STUDY = json.loads((reader.results_dir(scale) / "study.json").read_text())
@@ -86,12 +87,20 @@ himo_rows
 # Table 3 the ablations in a smaller setting (the study: at the smaller model), and its Table 1
 # hierarchical retrieval before and after removing ambiguous captions (the study: one fine-tuned
 # Euclidean CLIP's two metrics). ImageNet zero-shot reads as the world's finest zero-shot level
-# here, COCO's text→image R@5 as the world's short-caption R@1.
+# here, COCO's text→image R@5 as the world's short-caption R@1. A row whose runs have not run
+# reads *not run yet*; the line under the table says which ARGENT runs this section reads.
 
 # %%
 display(beside_paper(paper_claims["ARGENT"], rows))
 argent_rows = read.beside(paper_claims["ARGENT"], rows, "ARGENT")
 argent_rows
+
+# %%
+full = (
+    reader.load_claims("full") if (reader.results_dir("full") / "claims.json").is_file() else None
+)
+source = read_from(scale, full, reader.load_claims("smoke"), "argent")
+source
 
 # %% [markdown]
 # ## 3. The claims and their verdicts
@@ -116,14 +125,15 @@ Markdown(
 # The same claims as forest plots, one row per claim, one panel per unit: the effect in the
 # paper's direction (right of zero is the paper's side) with its simultaneous interval (thick)
 # and raw 95 % interval (thin), the grey band ±δ, the paper's own effect (◇), and the verdict as
-# the dot's colour.
+# the dot's colour. A claim whose runs have not run yet has no effect to draw and is left out.
 
 # %%
-fig = figures.claims_forest(paper_claims["HiMo-CLIP"], title=f"HiMo-CLIP claims ({scale} study)")
+ran = {paper: [c for c in paper_claims[paper] if c["verdict"] != NOT_RUN] for paper in PAPERS}
+fig = figures.claims_forest(ran["HiMo-CLIP"], title=f"HiMo-CLIP claims ({scale} study)")
 _ = figures.save(fig, "tables_claims_forest_himo")
 
 # %%
-fig = figures.claims_forest(paper_claims["ARGENT"], title=f"ARGENT claims ({scale} study)")
+fig = figures.claims_forest(ran["ARGENT"], title=f"ARGENT claims ({scale} study, those that ran)")
 _ = figures.save(fig, "tables_claims_forest_argent")
 
 # %% [markdown]
@@ -153,7 +163,7 @@ names = sorted({c["regime"]["model"] for c in CLAIMS if (c.get("regime") or {}).
 params = {
     n: sum(p.numel() for p in create_model(n, pretrained=None)[0].parameters()) / 1e6 for n in names
 }
-image_size = reader.run_info(scale, "argent", "ARGENT")["config"]["data"]["image_size"]
+image_size = reader.run_info(scale, "himo", "MoLo")["config"]["data"]["image_size"]
 items = {"HiMo-CLIP": SCALES[scale].eval_size, "ARGENT": SCALES[scale].argent_eval_size}
 read.scale_limits(CLAIMS, params, image_size, len(STUDY["seeds"]), items)
 
@@ -182,9 +192,10 @@ read.targets(CLAIMS_FILE["targets"])
 
 # %% [markdown]
 # **Would a longer schedule have helped?** A cosine schedule flattens its end by design, so the
-# plateau rule alone cannot say; the headline runs of some seeds also train at twice their steps
-# ([the plateau rule](../docs/methods/conventions.md#verdicts)). Each row: a run's final
-# validation value at its steps and at twice them, and the change with its standard error.
+# plateau rule alone cannot say; where a study runs the check, the headline runs of some seeds
+# also train at twice their steps ([the plateau rule](../docs/methods/conventions.md#verdicts)).
+# Each row: a run's final validation value at its steps and at twice them, and the change with
+# its standard error.
 
 # %%
 checks = pd.DataFrame(CLAIMS_FILE["schedule_checks"])
@@ -202,33 +213,35 @@ schedule_reading
 #
 # The papers train with far larger batches and for far longer; this study at the regime printed
 # in section 4. Whether a verdict is a property of the method or of that regime shows in how the
-# effect moves with scale: on the sweep seeds every HiMo headline arm trains again at other batch
-# sizes and training lengths, and each headline claim gets one slope per axis, the effect's change
+# effect moves with scale: where a study runs the trend, every HiMo headline arm trains again on
+# the sweep seeds at other batch sizes and training lengths, and each headline claim gets one slope per axis, the effect's change
 # per doubling ([the trend rule](../docs/methods/conventions.md#verdicts)). The figure shows each
 # slope in units of the claim's δ, the paper's direction right; the folded list gives each
 # reading in words.
 
 # %%
 trend = [c for c in CLAIMS if c.get("trend")]
-fig = figures.claims_trend(trend, title=f"scale trend ({scale} study)")
-_ = figures.save(fig, "tables_claims_trend")
+if trend:
+    fig = figures.claims_trend(trend, title=f"scale trend ({scale} study)")
+    _ = figures.save(fig, "tables_claims_trend")
 
 # %%
 readings = summary.trend_readings(CLAIMS)
 words = [
     html.escape(f"{name}: batch {r['batch']}; length {r['length']}") for name, r in readings.items()
 ]
-display(HTML(summary.folded(words, "Each claim's trend in words")))
+if words:
+    display(HTML(summary.folded(words, "Each claim's trend in words")))
 if read.trend_intervals(trend):  # the per-setting tables, where some setting has an interval
     display(summary.trend_table(CLAIMS, "batch"), summary.trend_table(CLAIMS, "length"))
-read.trend(synthesis.trend_sentence(readings), read.trend_intervals(trend))
+read.trend(readings, trend)
 
 # %% [markdown]
 # ## 7. What the compared models reach
 #
 # Each claimed metric per variant: the mean over its valid seeds with its 95 % interval (the
 # claims' estimator), its seeds as dots and the chance level dashed; the bars are the claims'
-# own values.
+# own values. A study none of whose arms has run (section 2 says which) has no panel.
 
 # %%
 himo_panels = reader.claim_panels(scale, "himo", CLAIMS, reader.HIMO_MODELS)
@@ -237,10 +250,11 @@ _ = figures.save(fig, "tables_himo_study")
 
 # %%
 argent_panels = reader.claim_panels(scale, "argent", CLAIMS, {v: v for v in reader.ARGENT_COLORS})
-fig = figures.metric_panels(
-    argent_panels, reader.ARGENT_COLORS, ncols=3, title=f"ARGENT study ({scale})"
-)
-_ = figures.save(fig, "tables_argent_study")
+if any(values for _, values in argent_panels):
+    fig = figures.metric_panels(
+        argent_panels, reader.ARGENT_COLORS, ncols=3, title=f"ARGENT study ({scale})"
+    )
+    _ = figures.save(fig, "tables_argent_study")
 
 # %% [markdown]
 # ## What shows
@@ -248,4 +262,4 @@ _ = figures.save(fig, "tables_argent_study")
 # The points of the sections above:
 
 # %%
-points([himo_rows, argent_rows, schedule_reading])
+points([himo_rows, argent_rows, source, schedule_reading])
