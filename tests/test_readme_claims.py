@@ -10,6 +10,13 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from paperlib.analysis.readings.findings import (
+    GROUPS,
+    NOT_RUN,
+    REPRODUCED,
+    first_screen,
+    first_screen_block,
+)
 from paperlib.study import design
 from paperlib.study.decide import compact_table, findings, findings_sentences, summary_table
 from paperlib.study.reader import REPO_ROOT, load_claims
@@ -19,6 +26,7 @@ from paperlib.tables.study_paragraph import (
     study_paragraph,
     verdict_counts,
 )
+from paperlib.tables.verdicts import CONTRADICTS, VERDICTS
 
 README = REPO_ROOT / "README.md"
 STUDY_PAGE = REPO_ROOT / "docs" / "study.md"
@@ -27,6 +35,38 @@ PASTE_FINDINGS = (
     'paste `python -c "from paperlib.study.decide import findings; from paperlib.study.reader '
     "import load_claims; print(findings(load_claims('full')))\"`"
 )
+
+
+PASTE_FIRST_SCREEN = (
+    'paste `python -c "from paperlib.analysis.readings.findings import first_screen_block; from '
+    "paperlib.study.reader import load_claims; print(first_screen_block(load_claims('full')))\"`"
+)
+
+
+def test_the_readme_s_first_screen_says_what_was_found_then_the_commands():
+    """The README's first screen: what the project is, the three sentences ``first_screen``
+    writes from claims.json, then ``make reproduce``, ``make test`` and ``make lab`` with the
+    folders they write, all above the findings block and within 40 lines."""
+    decided = load_claims("full")
+    text = README.read_text()
+    block = first_screen_block(decided)
+    assert block in text, f"README's first screen is stale: {PASTE_FIRST_SCREEN}"
+    assert len(re.findall(r"\. (?=[A-Z])", first_screen(decided))) == 2  # three sentences
+    lines = text.splitlines()
+    first = lines.index(block.splitlines()[0])
+    commands = [i for i, line in enumerate(lines) if line.startswith("make ")]
+    assert [lines[i].split()[1] for i in commands] == ["reproduce", "test", "lab"]
+    assert 0 < first < commands[0] and commands[-1] < 40
+    assert text.index(block) < text.index("## What the study found")
+    shown = "\n".join(lines[commands[0] : commands[-1] + 1])
+    assert "build/reproduce/" in shown and "build/executed/" in shown
+
+
+def test_every_verdict_has_its_plain_reading():
+    """Each verdict is read once on the first screen: as reproducing, contradicting, not run
+    yet (beside its paper's count) or in one of the plain groups."""
+    grouped = [v for group in GROUPS.values() for v in group]
+    assert sorted([*REPRODUCED, CONTRADICTS, NOT_RUN, *grouped]) == sorted(VERDICTS)
 
 
 def test_the_study_page_summarises_the_committed_claims():
