@@ -334,3 +334,48 @@ def test_inset_bounds_avoid_the_occupied_corner_and_draw_disc_draws_every_level(
     assert len(ax.collections) == len(A.LEVEL_NAMES) and ax.get_xlim() == (-0.5, 0.5)
     assert [t for t in ax.get_legend_handles_labels()[1]][-1] == "origin O of the model"
     plt.close(fig)
+
+
+# ------------------------------------------------------------------ reading a layout
+
+
+def test_kendall_interval_and_median_difference_bracket_their_statistics():
+    rng = np.random.default_rng(0)
+    x = np.repeat(np.arange(4), 50)
+    y = x + rng.normal(size=x.size)
+    tau, low, high = A.kendall_interval(x, y)
+    assert low < tau < high and low > 0
+    d, low, high = A.median_difference(rng.normal(size=200), rng.normal(2.0, size=200))
+    assert low < d < high < 0
+
+
+def test_layout_reads_distances_from_the_projected_origin_and_level_neighbours():
+    level = torch.tensor([0] * 20 + [1] * 20)
+    angle = torch.linspace(0, 2 * math.pi, 41)[:-1]
+    radius = torch.where(level == 0, 0.1, 0.6)
+    points = torch.stack([radius * torch.cos(angle), radius * torch.sin(angle)], dim=-1).double()
+    view = A.DiscView(points, torch.zeros(2, dtype=F64), 0.0, 0.0)
+    lay = A.layout(view, level, k=3)
+    assert lay.medians[0] == pytest.approx(2 * math.atanh(0.1))  # d(O, p) = 2 atanh ‖p‖
+    from_origin = 2 * torch.atanh(points.norm(dim=-1))
+    assert lay.tau[0] == pytest.approx(stats_tau(level, from_origin), abs=1e-6) and lay.tau[1] > 0
+    assert lay.neighbours == 1.0 and lay.chance[0] < 0.7
+
+
+def stats_tau(x, y):
+    from scipy.stats import kendalltau
+
+    return kendalltau(np.asarray(x), np.asarray(y)).statistic
+
+
+def test_level_norms_count_groups_inside_the_radius_and_images_beyond_their_captions():
+    chain = torch.zeros(4, 4, 3)
+    for level in range(4):
+        chain[:, level, 0] = 0.2 + 0.1 * level + 0.01 * torch.arange(4)  # distinct, rising
+    image = torch.zeros(4, 3)
+    image[:, 0] = torch.tensor([1.0, 1.0, 1.0, 0.1])
+    levels = A.level_norms({"chain": chain, "image": image}, radius=0.45)
+    assert levels.quartiles[A.LEVEL_NAMES[0]][1] == pytest.approx(0.215)
+    assert levels.inside[A.LEVEL_NAMES[3]] == 0 and levels.inside[A.LEVEL_NAMES[1]] == 1
+    assert levels.inside["captions"] == pytest.approx(0.75) and levels.tau[0] > 0.8
+    assert levels.beyond[0] == pytest.approx(0.75)

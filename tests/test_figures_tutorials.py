@@ -159,3 +159,14 @@ def test_loss_sentence_reads_the_first_and_last_logged_loss():
     )
     rising = [{"step": 1, "loss": 1.0}, {"step": 2, "loss": 1.5}]
     assert loss_sentence(rising, "x").startswith("The loss did not fall: 1 at step 1, 1.5")
+
+
+def test_curve_panels_draw_each_series_and_its_references():
+    lines = {"p": {"a": ([1, 2], [0.1, 0.2]), "b": ([1, 2], [0.3, 0.4])}, "q": {"a": ([1], [5.0])}}
+    refs = {"p": {"radius": ([1, 2], [0.5, 0.5])}}
+    fig = figures.curve_panels(lines, {"p": "share", "q": "norm"}, refs, {"b": "C5"})
+    p, q = fig.axes
+    assert [line.get_label() for line in p.lines] == ["a", "b", "radius"]
+    np.testing.assert_allclose(p.lines[1].get_ydata(), [0.3, 0.4])
+    assert p.lines[1].get_color() == "C5" and p.lines[0].get_color() == q.lines[0].get_color()
+    assert p.lines[2].get_linestyle() == ":" and (p.get_title(), q.get_ylabel()) == ("p", "norm")

@@ -179,23 +179,6 @@ def test_design_conclusion_says_the_signs_are_the_intervals():
     assert "Holm" not in synthesis.design_conclusion(DECIDED, "P")
 
 
-def test_trend_sentence_counts_each_kind_of_reading():
-    readings = {
-        "a": {"batch": "moves toward the paper's side as ...", "length": "not estimable: 1 df"},
-        "b": {"batch": "moves away from ...", "length": "moves toward the paper's side ..."},
-    }
-    assert synthesis.trend_sentence(readings) == (
-        "Of the 4 slopes (2 headline claims × batch and length), 1 move away from the paper's "
-        "side, 1 are not estimable, and 2 move toward the paper's side as the scale grows "
-        "(a (batch); b (length))."
-    )
-    flat = {"a": {"batch": "no change established", "length": "not measured"}}
-    assert synthesis.trend_sentence(flat).endswith(
-        "1 establish no change, 1 are not measured, and 0 move toward the paper's side as the "
-        "scale grows (none)."
-    )
-
-
 # ------------------------------------------------------------------ one verdict walked
 
 LEVEL = 1 - 0.05 * 0.8 / 36  # a claim's level in the study's error statement

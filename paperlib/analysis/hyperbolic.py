@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from scipy import stats
 from torch import Tensor
 
 from paperlib.geometry.horopca import distortion, horopca, poincare_pairwise_dist
@@ -31,7 +32,7 @@ from paperlib.geometry.lorentz import (
     tangent_pca,
     to_poincare,
 )
-from paperlib.losses.entailment import adaent_weight
+from paperlib.losses.entailment import adaent_loss, adaent_weight, entailment_loss, norm_regularizer
 
 __all__ = [
     "BOX_KIND_NAMES",
@@ -39,6 +40,7 @@ __all__ = [
     "DiscView",
     "Drift",
     "LEVEL_NAMES",
+    "LevelNorms",
     "SeedSummary",
     "aperture_profile",
     "best_scale_distortion",
@@ -50,9 +52,15 @@ __all__ = [
     "drift_from_start",
     "hierarchy_points",
     "inset_bounds",
+    "kendall_interval",
+    "Layout",
+    "layout",
+    "level_norms",
     "log_series",
     "loss_along_ray",
+    "median_difference",
     "norm_groups",
+    "pair_losses",
     "per_pair",
     "stack_seeds",
     "unique_rows",
@@ -433,3 +441,114 @@ def crop_weights(emb: Mapping[str, Tensor]) -> dict[str, tuple[Tensor, Tensor]]:
         d = paired_dist(crops[mask], images[mask], curv)
         out[name] = (d, adaent_weight(crops[mask], images[mask], curv, intra=True))
     return out
+
+
+# ------------------------------------------------------------------ reading a layout
+
+
+def kendall_interval(
+    x: np.ndarray, y: np.ndarray, resamples: int = 200, seed: int = 0
+) -> tuple[float, float, float]:
+    """Kendall's τ of ``x`` and ``y`` and its 95 % percentile-bootstrap interval over the
+    points (``resamples`` draws with replacement): ``(tau, low, high)``."""
+    x, y = np.asarray(x), np.asarray(y)
+    rng = np.random.default_rng(seed)
+    draws = [rng.integers(0, len(x), len(x)) for _ in range(resamples)]
+    taus = np.array([stats.kendalltau(x[i], y[i]).statistic for i in draws])
+    low, high = np.nanpercentile(taus, [2.5, 97.5])
+    return float(stats.kendalltau(x, y).statistic), float(low), float(high)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a view lays out the hierarchy: per level (:data:`LEVEL_NAMES` index) the median
+    distance from the projected origin (``medians``), Kendall's τ of level against that
+    distance with its bootstrap interval (``tau``), and the share of each point's ``k`` nearest
+    neighbours in the view that share its level (``neighbours``) against that share with the
+    levels shuffled over the points (``chance``: its mean and standard deviation)."""
+
+    medians: dict[int, float]
+    tau: tuple[float, float, float]
+    neighbours: float
+    chance: tuple[float, float]
+    k: int
+
+
+def layout(view: DiscView, level: Tensor, k: int = 10, shuffles: int = 20, seed: int = 0) -> Layout:
+    """The :class:`Layout` of a :class:`DiscView` of points at ``level`` (distances in the
+    disc, curvature −1; ``shuffles`` permutations of the levels give the chance share)."""
+    level = np.asarray(level)
+    everything = poincare_pairwise_dist(torch.cat([view.poincare, view.origin[None]]).double())
+    from_origin = everything[-1, :-1].numpy()
+    nearest = np.argsort(everything[:-1, :-1].fill_diagonal_(math.inf).numpy(), axis=1)[:, :k]
+    rng = np.random.default_rng(seed)
+    shuffled = [rng.permutation(level) for _ in range(shuffles)]
+    chance = [float((s[nearest] == s[:, None]).mean()) for s in shuffled]
+    medians = {int(v): float(np.median(from_origin[level == v])) for v in np.unique(level)}
+    return Layout(
+        medians,
+        kendall_interval(level, from_origin, seed=seed),
+        float((level[nearest] == level[:, None]).mean()),
+        (float(np.mean(chance)), float(np.std(chance, ddof=1))),
+        k,
+    )
+
+
+def median_difference(
+    a: np.ndarray, b: np.ndarray, resamples: int = 200, seed: int = 0
+) -> tuple[float, float, float]:
+    """``median(a) − median(b)`` and its 95 % percentile-bootstrap interval (each group
+    resampled with replacement): ``(difference, low, high)``."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    rng = np.random.default_rng(seed)
+    draws = [
+        np.median(rng.choice(a, a.size)) - np.median(rng.choice(b, b.size))
+        for _ in range(resamples)
+    ]
+    low, high = np.percentile(draws, [2.5, 97.5])
+    return float(np.median(a) - np.median(b)), float(low), float(high)
+
+
+@dataclass(frozen=True)
+class LevelNorms:
+    """A model's norms by hierarchy level (:func:`norm_groups`' groups): each group's
+    ``quartiles`` (first, median, third) and share ``inside`` the radius ``2K/√c`` (with
+    ``"captions"``, the four levels' distinct captions pooled), Kendall's ``tau`` of level
+    against norm over the distinct captions with its bootstrap interval, and ``beyond``: the
+    share of images whose norm exceeds their own level-4 caption's, with its standard error."""
+
+    quartiles: dict[str, tuple[float, float, float]]
+    inside: dict[str, float]
+    tau: tuple[float, float, float]
+    beyond: tuple[float, float]
+
+
+def level_norms(emb: Mapping[str, Tensor], radius: float, seed: int = 0) -> LevelNorms:
+    """The :class:`LevelNorms` of one model's held-out embeddings (``emb``: ``chain``,
+    ``image`` and, where present, the box crops)."""
+    groups = norm_groups(emb)
+    quartiles = {
+        name: tuple(float(q) for q in np.percentile(g.numpy(), [25, 50, 75]))
+        for name, g in groups.items()
+    }
+    captions = torch.cat([groups[name] for name in LEVEL_NAMES[:-1]])
+    inside = {name: float((g < radius).float().mean()) for name, g in groups.items()}
+    points, level = hierarchy_points(emb)
+    text = level < len(LEVEL_NAMES) - 1
+    tau = kendall_interval(level[text].numpy(), points[text].norm(dim=-1).numpy(), seed=seed)
+    wins = (emb["image"].norm(dim=-1) > emb["chain"][:, -1].norm(dim=-1)).double()
+    beyond = (float(wins.mean()), float(wins.std() / math.sqrt(len(wins))))
+    return LevelNorms(quartiles, {"captions": float((captions < radius).float().mean()), **inside},
+                      tau, beyond)  # fmt: skip
+
+
+def pair_losses(parent: Tensor, child: Tensor, curv: float, beta: float) -> dict[str, Tensor]:
+    """The library's per-pair values of MERU's cone loss (``hinge``), AdaEnt's Huber penalty at
+    ``beta`` (``huber``) and the norm regularizer of the parent (``reg``), for (batch, dim)
+    pairs, in ``parent``'s dtype: what tutorial 03 computes by the formulas."""
+    values = {
+        "hinge": per_pair(lambda p, c: entailment_loss(p, c, curv), parent, child),
+        "huber": per_pair(lambda p, c: adaent_loss(p, c, curv, beta=beta), parent, child),
+        "reg": torch.stack([norm_regularizer(p[None]) for p in parent]),
+    }
+    return {k: v.to(parent.dtype) for k, v in values.items()}

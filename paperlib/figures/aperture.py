@@ -256,3 +256,28 @@ def box_norm_panels(
     fig.tight_layout()
     _legend_below(fig, axes[0], ncol=3)
     return fig
+
+
+def curve_panels(
+    panels: Mapping[str, Mapping[str, tuple[Any, Any]]],
+    ylabels: Mapping[str, str],
+    references: Mapping[str, Mapping[str, tuple[Any, Any]]] | None = None,
+    colors: Mapping[str, str] | None = None,
+    xlabel: str = "training step",
+) -> plt.Figure:
+    """One panel per title of ``panels``: each label's ``(steps, values)`` as a line with
+    markers (one colour per label across the panels, ``colors`` where given), and each of
+    ``references[title]`` (a radius, a clamp) as a black dotted or dash-dotted line."""
+    labels = list(dict.fromkeys(label for lines in panels.values() for label in lines))
+    color = {label: (colors or {}).get(label, f"C{i}") for i, label in enumerate(labels)}
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.4 * len(panels), 3.6), squeeze=False)
+    for ax, (title, lines) in zip(axes[0], panels.items()):
+        for label, (steps, values) in lines.items():
+            ax.plot(steps, values, marker="o", ms=3, color=color[label], label=label)
+        refs = (references or {}).get(title, {}).items()
+        for (label, (steps, values)), style in zip(refs, itertools.cycle([":", "-."])):
+            ax.plot(steps, values, ls=style, color="k", lw=1.2, label=label)
+        ax.set(title=title, xlabel=xlabel, ylabel=ylabels[title])
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig

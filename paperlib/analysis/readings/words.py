@@ -39,7 +39,7 @@ def span(values: Iterable[float], fmt: str = ".2f") -> str:
 def number(value: float, fmt: str) -> str:
     """``value`` in ``fmt``, a value that rounds to zero printed without a minus sign."""
     text = f"{value:{fmt}}"
-    if text.startswith("-") and float(text) == 0:
+    if text.startswith("-") and float(text.rstrip("%")) == 0:
         return ("+" if "+" in fmt else "") + text[1:]
     return text
 
@@ -55,11 +55,12 @@ def plural(count: int, one: str, many: str) -> str:
     return one if count == 1 else many
 
 
-def who(labels: Sequence[str], every: Sequence[str], nobody: str = "no model") -> str:
-    """``every model`` when ``labels`` holds all of ``every``, else their listing, else
-    ``nobody``."""
+def who(
+    labels: Sequence[str], every: Sequence[str], nobody: str = "no model", all_: str = "every model"
+) -> str:
+    """``all_`` when ``labels`` holds all of ``every``, else their listing, else ``nobody``."""
     if labels and set(labels) == set(every):
-        return "every model"
+        return all_
     return listing(labels) or nobody
 
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-RECIPE_WORDS = {
-    "HiMo-CLIP": "every HiMo fine-tune",
-    "ARGENT": "every ARGENT and HyCoCLIP fine-tune",
+RECIPE_WORDS = {  # paper -> (its arms, by how they start; where their recipe comes from)
+    "HiMo-CLIP": ("every HiMo fine-tune", "the recipe's pick"),
+    "ARGENT": ("every ARGENT-paper arm from random weights", "the hyperbolic bases' recipe"),
 }
+OWN_STUDY = {"HiMo-CLIP": "himo", "ARGENT": "argent"}
 UNDECIDED = ("underpowered", "unresolvable at this test set")
 
 
@@ -31,25 +32,37 @@ def verdict_counts(claims: list[dict], paper: str) -> str:
 
 def _recipe(claims: list[dict], paper: str) -> str:
     """The recipe every headline arm of ``paper`` trained at (its own arms, not the shared
-    InfoNCE fine-tunes of an evaluation claim)."""
+    InfoNCE fine-tunes of an evaluation claim), and where it comes from."""
+    arms, source = RECIPE_WORDS[paper]
     own = [c for c in claims if c["headline"] and c["paper"] == paper and c.get("regime")]
-    own = [c for c in own if c["study"] == ("himo" if paper == "HiMo-CLIP" else "argent")]
+    own = [c for c in own if c["study"] == OWN_STUDY[paper]]
     settings = {(c["regime"]["lr"], c["regime"]["warmup_steps"], c["regime"]["steps"]) for c in own}
     if not settings:
-        return f"no {RECIPE_WORDS[paper].removeprefix('every ')} finished yet"
+        return f"no {arms.removeprefix('every ')} finished yet"
     if len(settings) != 1:
-        return f"{RECIPE_WORDS[paper]} at {len(settings)} recipes"
+        return f"{arms} at {len(settings)} recipes"
     ((lr, warmup, steps),) = settings
     mantissa, exponent = f"{lr:.0e}".split("e")
     rate = f"{mantissa}e{int(exponent)}"
-    return f"{RECIPE_WORDS[paper]} at lr {rate} with {warmup} of its {steps} steps as warm-up"
+    return f"{arms} at lr {rate} with {warmup:,} of its {steps:,} steps as warm-up ({source})"
+
+
+def _span(values: list[int]) -> str:
+    """``8``, or ``0 to 6`` where the values differ."""
+    low, high = min(values), max(values)
+    return str(low) if low == high else f"{low} to {high}"
 
 
 def _pairs(claims: list[dict], paper: str) -> str:
-    kept = sorted(
-        {c["seeds_kept"]["pairs"] for c in claims if c["headline"] and c["paper"] == paper}
-    )
-    return str(kept[0]) if len(kept) == 1 else f"{kept[0]} to {kept[-1]}"
+    """``8 of 8``: the seed pairs ``paper``'s own headline claims keep, of those planned."""
+    kept = [
+        c["seeds_kept"] for c in claims
+        if c["headline"] and c["paper"] == paper and c["study"] == OWN_STUDY[paper]
+    ]  # fmt: skip
+    if not kept:
+        return "no"
+    planned = [k.get("of", k["pairs"]) for k in kept]
+    return f"{_span([k['pairs'] for k in kept])} of {_span(planned)}"
 
 
 def _run_name(entry: str) -> str:
@@ -186,10 +199,10 @@ def study_paragraph(decided: dict[str, Any]) -> str:
     )  # fmt: skip
     parts = [
         f"The committed runs were trained by code hash {hashes} (`code_versions` in",
-        "`claims.json`): " + _recipe(claims, "HiMo-CLIP") + ", " + _recipe(claims, "ARGENT"),
-        f"(the recipe's picks). Every headline fine-tune keeps at least {int(100 * kept) / 100:.2f}",
+        "`claims.json`): " + _recipe(claims, "HiMo-CLIP") + "; " + _recipe(claims, "ARGENT") + ".",
+        f"Every headline fine-tune keeps at least {int(100 * kept) / 100:.2f}",
         "of its base's short I2T R@1 and zero-shot L1. " + _exclusions(decided) + ".",
-        f"The HiMo headline claims keep {_pairs(claims, 'HiMo-CLIP')} of 8 seed pairs, the ARGENT",
+        f"The HiMo headline claims keep {_pairs(claims, 'HiMo-CLIP')} seed pairs, the ARGENT",
         f"ones {_pairs(claims, 'ARGENT')}. " + verdict_counts(claims, "HiMo-CLIP") + ".",
         verdict_counts(claims, "ARGENT") + ". " + _premises(claims), _undecided(claims),
         _error_control(decided),

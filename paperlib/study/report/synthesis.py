@@ -259,33 +259,3 @@ def design_conclusion(claims: list[dict], paper: str) -> str:
         "counting the runs the plateau rule left out changes "
         + (f"{len(changed)} verdict(s): {', '.join(changed)}." if changed else "no verdict.")
     )
-
-
-#: each trend reading's first words, and how :func:`trend_sentence` says them
-TREND_KINDS = {
-    "moves toward": "move toward the paper's side",
-    "moves away": "move away from the paper's side",
-    "no change established": "establish no change",
-    "not estimable": "are not estimable",
-    "not measured": "are not measured",
-}
-
-
-def trend_sentence(readings: dict[str, dict[str, str]]) -> str:
-    """One sentence over :func:`tables.trend_readings`: how many slopes fall in each kind of
-    :data:`TREND_KINDS`, and which claims (and axes) move toward the paper's side."""
-    found: dict[str, list[str]] = {kind: [] for kind in TREND_KINDS}
-    for name, reading in readings.items():
-        for axis, text in reading.items():
-            found[next(k for k in TREND_KINDS if text.startswith(k))].append(f"{name} ({axis})")
-    others = [f"{len(found[k])} {w}" for k, w in TREND_KINDS.items()
-              if found[k] and k != "moves toward"]  # fmt: skip
-    toward = (
-        f"{len(found['moves toward'])} move toward the paper's side as the scale grows ("
-        + ("; ".join(found["moves toward"]) or "none")
-        + ")"
-    )
-    return (
-        f"Of the {sum(len(r) for r in readings.values())} slopes ({len(readings)} headline claims "
-        f"× batch and length), {', '.join(others) + ', and ' if others else ''}{toward}."
-    )
