@@ -17,7 +17,7 @@ from paperlib.study.code_versions import record_counts, refuse_other_code
 from paperlib.study.decide import summary_table
 from paperlib.study.design import plan, run_target
 from paperlib.study.devices import DeviceUnavailableError
-from paperlib.study.executors import EXECUTORS, ExecutorUnavailableError
+from paperlib.study.executors import EXECUTORS, ExecutorUnavailableError, check_reachable
 from paperlib.study.exports import refresh_items
 from paperlib.study.parallel import Execution, RunsFailedError, run_study
 from paperlib.study.reader import load_claims
@@ -113,6 +113,8 @@ def _act(args: argparse.Namespace) -> None:
     if args.decide_only or args.refresh_items:
         summarise(args.scale, plan(args.scale, searched=False), args.partial)
         return
+    if args.executor == "ray" and args.address is not None:
+        check_reachable(args.address)  # before any stage, even where none has runs left
     execution = Execution(
         args.workers, args.threads, args.executor, args.address, args.device,
         args.runs_per_device,
