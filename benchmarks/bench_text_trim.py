@@ -37,11 +37,12 @@ PATHS = {"whole context": lambda model: False, "used columns": TRIMS}
 def study_config(variant: str, out: Path, steps: int, size: int) -> dict:
     """The full study's seed-0 config of ``variant`` (a slug; the scale's fixed recipe: the
     text path's cost does not depend on it), cut to ``steps`` steps on a world of ``size``
-    samples cached beside ``out``."""
+    samples cached beside ``out``, logging about six intervals."""
     planned = design.plan("full", searched=False)
     run = next(r for r in planned if r.seed == 0 and slug(r.variant) == variant)
     config = json.loads(json.dumps(run.config))
     config["train"].update(steps=steps, output_dir=str(out), val_every=0, ckpt_every=10**9)
+    config["train"]["log_every"] = max(1, steps // 6)  # several intervals whatever the plan logs
     config["data"].update(size=size, cache_dir=str(out.parent / "world-cache"))
     return config
 

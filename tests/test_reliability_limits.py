@@ -48,6 +48,23 @@ def test_a_ray_address_where_nothing_answers_is_refused_by_name(tmp_path, monkey
     assert f"--address {address}: no Ray cluster answers there" in err and "Traceback" not in err
 
 
+def test_an_unanswered_address_is_refused_even_when_no_run_is_left(tmp_path, monkeypatch, capsys):
+    """A study whose every run has finished needs no executor, yet an address where nothing
+    answers is still refused before any stage (no Ray needed to tell)."""
+    import shutil
+
+    from paperlib.study.paths import REPO_ROOT
+
+    shutil.copytree(REPO_ROOT / "results" / "smoke", tmp_path / "results" / "smoke")
+    monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path / "results"))
+    before = (tmp_path / "results" / "smoke" / "claims.json").read_bytes()
+    address = f"127.0.0.1:{_closed_port()}"
+    assert study_main(["--scale", "smoke", "--executor", "ray", "--address", address]) == 2
+    err = capsys.readouterr().err
+    assert f"--address {address}: no Ray cluster answers there" in err and "Traceback" not in err
+    assert (tmp_path / "results" / "smoke" / "claims.json").read_bytes() == before
+
+
 def test_an_address_that_is_no_host_and_port_is_named():
     for address in ("nohost", "head:port", "ray://"):
         with pytest.raises(ExecutorUnavailableError, match="expected HOST:PORT or ray://HOST:PORT"):

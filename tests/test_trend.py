@@ -15,9 +15,21 @@ from paperlib.study.plan import design
 from paperlib.study.plan.scales import SCALES
 from tests.recipe_helpers import write_picks
 
+# a trend over both axes: the full study's cost goes to ARGENT's runs from random weights, so
+# it plans none (checked below), and the machinery is tested on a scale that asks for one
+TRENDED = dataclasses.replace(
+    SCALES["full"], trend_batch_factors=(0.5, 2.0, 4.0), trend_length_factors=(0.5, 2.0)
+)
+
+
+def test_the_full_scale_plans_no_trend_and_the_smoke_scale_one_setting_per_axis():
+    assert trend_settings(SCALES["full"]) == {"batch": (1.0,), "length": (1.0,)}
+    assert not [r for r in design.plan("full", searched=False) if r.stage == "trend"]
+    assert trend_settings(SCALES["smoke"]) == {"batch": (1.0, 2.0), "length": (1.0, 2.0)}
+
 
 def test_trend_runs_keep_the_samples_seen_and_change_nothing_else():
-    scale = SCALES["full"]
+    scale = TRENDED
     runs = design.himo_runs(scale, 0, design.study_root("full"))
     molo = next(r for r in runs if r.variant == "MoLo")
     trend = {r.variant: r for r in design.trend_runs([molo], scale)}
@@ -131,7 +143,7 @@ def test_trend_reading_of_a_flat_or_missing_trend():
     assert trend_reading(missing, "length", "higher", None) == (
         "not measured: 1 of 2 length settings have an effect that counts"
     )
-    assert trend_settings(SCALES["full"]) == {
+    assert trend_settings(TRENDED) == {
         "batch": (0.5, 1.0, 2.0, 4.0),
         "length": (0.5, 1.0, 2.0),
     }

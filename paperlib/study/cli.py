@@ -25,7 +25,7 @@ from paperlib.study.results.status import status_lines, study_code_line, study_s
 from paperlib.study.results.validity import MissingRunsError
 from paperlib.study.run.code_versions import record_counts, refuse_other_code
 from paperlib.study.run.devices import DeviceUnavailableError
-from paperlib.study.run.executors import EXECUTORS, ExecutorUnavailableError
+from paperlib.study.run.executors import EXECUTORS, ExecutorUnavailableError, check_reachable
 from paperlib.study.run.exports import refresh_items
 from paperlib.study.run.parallel import Execution, RunsFailedError, run_study
 from paperlib.study.summary import record_invocation, summarise
@@ -130,6 +130,8 @@ def print_summary(scale: str) -> None:
 def run_and_summarise(args: argparse.Namespace) -> None:
     """The stages in order: run (or finish) the study's runs, then write its curves, claims and
     ``study.json`` with how this invocation ran them."""
+    if args.executor == "ray" and args.address is not None:
+        check_reachable(args.address)  # before any stage, even where none has runs left
     start = time.perf_counter()
     execution = Execution(
         args.workers, args.threads, args.executor, args.address, args.device,
