@@ -195,21 +195,22 @@ def design_verdict(
 
 
 def claim_verdict(record: dict) -> dict[str, Any]:
-    """The verdict and reason of one claim, in order: not run, untestable, an arm from scratch
-    that did not learn the world (``decide.targets.SCRATCH_TARGETS``), the arms near-copies
+    """The verdict and reason of one claim, in order: not run, an arm from scratch that did not
+    learn the world (``decide.targets.SCRATCH_TARGETS``: the reason its metric may sit at
+    chance, so it comes first), untestable, the arms near-copies
     (``decide.disagreement``), premise fails here, too few seeds, differs between the two bases,
     else the label its displayed interval supports (:func:`verdict`) read against its design
     note."""
     if "not_run" in record:
         return {"verdict": NOT_RUN, "reason": record["not_run"]}
-    if "untestable" in record:
-        return {"verdict": UNTESTABLE, "reason": record["untestable"]}
     if (record.get("learned") or {}).get("met") is False:
         return {
             "verdict": DID_NOT_LEARN,
             "reason": "an arm trained from random weights missed its learning target: "
             + "; ".join(record["learned"]["missed"]),
         }
+    if "untestable" in record:
+        return {"verdict": UNTESTABLE, "reason": record["untestable"]}
     if near_copies(record["disagreement"]):
         share = record["disagreement"]["share"]
         return {
