@@ -87,14 +87,14 @@ refresh: setup
 	PAPERLIB_DATA_ROOTS=$(DATA_ROOTS) HF_HUB_OFFLINE=1 $(PY) -m paperlib.notebooks reproduce --preset smoke-cpu
 
 pretrain: setup
-	HF_HUB_OFFLINE=1 $(PY) -m paperlib.study.pretrain --scale full
+	HF_HUB_OFFLINE=1 $(PY) -m paperlib.study.run.pretrain --scale full
 
 study: setup
 	HF_HUB_OFFLINE=1 $(PY) -m paperlib.study --scale full
 	PAPERLIB_DATA_ROOTS=$(DATA_ROOTS) HF_HUB_OFFLINE=1 $(PY) -m paperlib.notebooks reproduce --preset smoke-cpu
 
 variation: setup
-	HF_HUB_OFFLINE=1 $(PY) -m paperlib.study.variation --scale smoke
+	HF_HUB_OFFLINE=1 $(PY) -m paperlib.study.report.variation --scale smoke
 
 lock:
 	$(PYTHON) -m venv $(LOCK_VENV)

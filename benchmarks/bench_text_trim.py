@@ -25,9 +25,9 @@ from pathlib import Path
 import torch
 
 import paperlib.models.clip as clip_module
-from paperlib.study import design
-from paperlib.study.reader import slug
-from paperlib.study.scales import SCALES
+from paperlib.study.paths import slug
+from paperlib.study.plan import design
+from paperlib.study.plan.scales import SCALES
 from paperlib.train import train_run
 
 TRIMS = clip_module.trims_padding  # the rule text_features consults; swapped to measure

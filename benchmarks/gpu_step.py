@@ -54,9 +54,9 @@ from paperlib.engine.loop import (
 from paperlib.engine.methods import build_module, input_size
 from paperlib.losses.himo import molo_loss
 from paperlib.notebooks import PARAMS_DIR, load_parameters
-from paperlib.study.design import plan
-from paperlib.study.devices import on_device
-from paperlib.study.execution import study_settings
+from paperlib.study.plan.design import plan
+from paperlib.study.run.devices import on_device
+from paperlib.study.run.execution import study_settings
 from paperlib.train import config_from, train_run
 
 # dense bf16 tensor-core peaks (TFLOP/s) by device name

@@ -28,7 +28,7 @@
 #    ([HiMo-CLIP method page, inference](../docs/methods/himo-clip.md#inference)).
 #
 # The model is built twice: with random weights, and with the weights of a committed
-# pre-trained *base* (`results/bases/`, trained by `paperlib.study.pretrain` on the world's
+# pre-trained *base* (`results/bases/`, trained by `paperlib.study.run.pretrain` on the world's
 # short captions; its training length and plateau check are read below), loaded the way
 # every fine-tune of the study loads its starting point (`build_config` and `build_module` with
 # `model.init` naming the file). The images and captions come from the companion's **generated world**
@@ -55,9 +55,10 @@ from paperlib.engine.config import build_config
 from paperlib.engine.methods import build_module, input_size
 from paperlib.figures import sample_strip, save, similarity_heatmaps, use_style
 from paperlib.models.clip import create_model, embed_images, embed_texts, similarity
-from paperlib.study.pretrain import base_path
-from paperlib.study.reader import EVAL_SEED, repo_relative
-from paperlib.tables.plateau import plateau_check
+from paperlib.study.paths import repo_relative
+from paperlib.study.plan.bases import base_path
+from paperlib.study.plan.design import EVAL_SEED
+from paperlib.study.plan.plateau import plateau_check
 
 # %%
 use_style()

@@ -82,14 +82,9 @@ from paperlib.figures import (
     use_style,
 )
 from paperlib.losses.himo import hide
-from paperlib.study.reader import (
-    EVAL_SEED,
-    HIMO_COLORS,
-    HIMO_MODELS,
-    PRETRAIN,
-    available_scale,
-    load_embeddings,
-)
+from paperlib.study.plan.design import EVAL_SEED, PRETRAIN
+from paperlib.study.report.decided import available_scale
+from paperlib.study.results.reader import HIMO_COLORS, HIMO_MODELS, load_embeddings
 
 # %%
 use_style()

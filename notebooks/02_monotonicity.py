@@ -29,7 +29,7 @@
 #    prefixes that every text tower reads in full;
 # 5. shows HiMo@2, HiMo@3, HiMo@K and SSI over every finished seed with their chance levels, and
 #    the verdicts the study decided for the paper's monotonicity claims
-#    (`results/<scale>/claims.json`, written by `paperlib.study.decide`; this notebook renders
+#    (`results/<scale>/claims.json`, written by `paperlib.study.decide.decide`; this notebook renders
 #    them and decides nothing itself).
 
 # %% tags=["parameters"]
@@ -79,23 +79,14 @@ from paperlib.figures import (
 from paperlib.losses.himo import hide
 from paperlib.metrics.monotonicity import monotonicity_correlations
 from paperlib.models.clip import create_model
-from paperlib.study.reader import (
-    EVAL_SEED,
-    HIMO_COLORS,
-    HIMO_MODELS,
-    PRETRAIN,
-    available_scale,
-    item_value,
-    load_claims,
-    load_embeddings,
-    run_info,
-    valid_seeds,
-)
-from paperlib.study.scales import SCALES
+from paperlib.study.decide.chance import world_chance
+from paperlib.study.decide.verdicts import CONTRADICTS, VERDICTS
+from paperlib.study.plan.design import EVAL_SEED, PRETRAIN
+from paperlib.study.plan.scales import SCALES
+from paperlib.study.report.decided import available_scale, item_value, load_claims, valid_seeds
+from paperlib.study.report.tables import claims_details, claims_table, effect_text
+from paperlib.study.results.reader import HIMO_COLORS, HIMO_MODELS, load_embeddings, run_info
 from paperlib.tables import published_table
-from paperlib.tables.chance import world_chance
-from paperlib.tables.summary import claims_details, claims_table, effect_text
-from paperlib.tables.verdicts import CONTRADICTS, VERDICTS
 
 use_style()
 rng = np.random.default_rng(seed)
@@ -327,7 +318,7 @@ read.prefix_curves(fixed, alike, lengths, short.context_length, BASE)
 # monotone or with half the images strongly monotone and half strongly reversed.
 
 # %%
-claims = load_claims(scale)  # the study's decided claims (paperlib.study.decide)
+claims = load_claims(scale)  # the study's decided claims (paperlib.study.decide.decide)
 CHANCE = {c["item"]: c["chance"] for c in claims["claims"]}
 rhos = {label: monotonicity_correlations(per_image) for label, per_image in scores.items()}
 himo_k = {label: float(rho.mean()) for label, rho in rhos.items()}
@@ -346,17 +337,17 @@ read.himo_k(rhos, CHANCE["world-monotonicity/himoK"])
 # above. HiMo@2 and HiMo@3 are the percentages of images whose 2 or 3 evenly cut cumulative
 # segments score strictly increasingly; SSI (lower is better) is the mean relative change of the
 # score when irrelevant sentences are injected. Bars: mean over seeds; error bars: the 95 %
-# interval of `paperlib.tables.inference` (seeds crossed with the shared test items, the
+# interval of `paperlib.study.decide.inference` (seeds crossed with the shared test items, the
 # estimator the claims use), clipped to the metric's range; dots: seeds.
 #
 # Chance is each metric's value under a permutation null on the test set itself
-# (`paperlib.tables.chance`): the segment scores of each image in random order. With distinct
+# (`paperlib.study.decide.chance`): the segment scores of each image in random order. With distinct
 # inputs a strict rise of 2 or 3 segments has chance 1/2 and 1/6 (dashed, the claims' level),
 # and HiMo@K's is 0. Where a tower's context cuts two segments to the same tokens they tie, and a
 # tie never rises, so the 77-token tower has its own, lower chance (dotted ticks, from its
 # tokenizer on the whole test set; the table gives both). SSI has none.
 #
-# The verdicts come from `claims.json` (`paperlib.study.decide`,
+# The verdicts come from `claims.json` (`paperlib.study.decide.decide`,
 # [the rule](../docs/methods/conventions.md#verdicts)): each claim's effect is the difference of
 # the two arms, signed so that the paper's side is positive, with an interval over the seeds (the
 # two pre-trained bases as a level) and the shared test items at the study's one familywise

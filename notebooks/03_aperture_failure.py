@@ -104,20 +104,12 @@ from paperlib.losses.entailment import (
     norm_regularizer,
 )
 from paperlib.notebooks import require_range
-from paperlib.study.reader import (
-    ARGENT_COLORS,
-    REPO_ROOT,
-    SMALLER,
-    available_scale,
-    has_finished_runs,
-    item_value,
-    load_claims,
-    load_curves,
-    results_dir,
-    seed_logs,
-)
-from paperlib.study.scales import SCALES
-from paperlib.tables.study_paragraph import aperture_paragraph
+from paperlib.study.paths import REPO_ROOT, results_dir
+from paperlib.study.plan.claims import SMALLER
+from paperlib.study.plan.scales import SCALES
+from paperlib.study.report.decided import available_scale, item_value, load_claims
+from paperlib.study.report.study_paragraph import aperture_paragraph
+from paperlib.study.results.reader import ARGENT_COLORS, has_finished_runs, load_curves, seed_logs
 from paperlib.train import log_records
 
 for name, value, high in [("curvatures", curvatures, np.inf), ("curv", curv, np.inf),
@@ -216,7 +208,7 @@ read.gradient(peaks, inside_max, slope, r0, curv)
 # ## 3. The failure in a training log: MERU trained from random weights
 #
 # The ARGENT study's hyperbolic bases (`results/bases-hyperbolic/`, the reference level of its
-# claims) are MERU models trained by `paperlib.study.pretrain` from random weights on the
+# claims) are MERU models trained by `paperlib.study.run.pretrain` from random weights on the
 # world's short captions, at curvature $c = 1$ to start, learned
 # ([ARGENT method page, MERU](../docs/methods/argent.md#meru)). Their training logs record every
 # 400 steps, on the batch at hand, the learned curvature, the mean caption norm, the radius
@@ -443,7 +435,7 @@ study_reading
 # paired by seed. The share has no chance level; a claim counts only when both models learned
 # (their short-caption retrieval clears its guard) and the baseline's parents do fall inside
 # the radius by at least the claim's smallest effect of interest δ (the premise). Bars: the mean
-# over valid seeds; error bars: the claims' 95 % interval (`paperlib.tables.inference`), clipped
+# over valid seeds; error bars: the claims' 95 % interval (`paperlib.study.decide.inference`), clipped
 # to [0, 1]; dots: seeds. The paragraph under the figure is each claim's verdict, from
 # `results/<scale>/claims.json`.
 

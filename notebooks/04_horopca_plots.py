@@ -74,13 +74,9 @@ from paperlib.analysis.readings.stand_in import read_from
 from paperlib.figures import crop_weight_ecdfs, disc_grid, norm_boxplots, save, use_style
 from paperlib.geometry.horopca import frechet_centre, horopca, horospherical_projection
 from paperlib.geometry.lorentz import aperture_radius, dist_to_origin, log_map0, paired_dist
-from paperlib.study.reader import (
-    available_scale,
-    load_claims,
-    load_embeddings,
-    results_dir,
-    run_info,
-)
+from paperlib.study.paths import results_dir
+from paperlib.study.report.decided import available_scale, load_claims
+from paperlib.study.results.reader import load_embeddings, run_info
 
 use_style()
 torch.manual_seed(seed)

@@ -41,20 +41,22 @@ from paperlib.analysis.readings import papers as read
 from paperlib.analysis.readings import summary as points
 from paperlib.analysis.readings.stand_in import NOT_RUN, read_from
 from paperlib.models.clip import create_model
-from paperlib.study import reader
-from paperlib.study.scales import SCALES
-from paperlib.tables import summary, synthesis
-from paperlib.tables.claims import CLAIMS as DECLARED
-from paperlib.tables.claims import HEADLINE_ARMS
-from paperlib.tables.study_paragraph import verdict_counts
+from paperlib.study import paths
+from paperlib.study.plan.claims import CLAIMS as DECLARED
+from paperlib.study.plan.claims import HEADLINE_ARMS
+from paperlib.study.plan.scales import SCALES
+from paperlib.study.report import decided, synthesis
+from paperlib.study.report import tables as summary
+from paperlib.study.report.study_paragraph import verdict_counts
+from paperlib.study.results import reader
 
 # %%
 figures.use_style()
 pd.set_option("display.width", 160, "display.max_columns", 12, "display.max_colwidth", 60)
-scale = reader.available_scale(scale)
-CLAIMS_FILE = reader.load_claims(scale)
+scale = decided.available_scale(scale)
+CLAIMS_FILE = decided.load_claims(scale)
 CLAIMS = CLAIMS_FILE["claims"]
-STUDY = json.loads((reader.results_dir(scale) / "study.json").read_text())
+STUDY = json.loads((paths.results_dir(scale) / "study.json").read_text())
 PAPERS = list(dict.fromkeys(c["paper"] for c in CLAIMS))
 paper_claims = {paper: synthesis.paper_claims(CLAIMS, paper) for paper in PAPERS}
 rows = paper_rows(DECLARED)  # each claim's two published rows, where the paper prints both
@@ -97,9 +99,9 @@ argent_rows
 
 # %%
 full = (
-    reader.load_claims("full") if (reader.results_dir("full") / "claims.json").is_file() else None
+    decided.load_claims("full") if (paths.results_dir("full") / "claims.json").is_file() else None
 )
-source = read_from(scale, full, reader.load_claims("smoke"), "argent")
+source = read_from(scale, full, decided.load_claims("smoke"), "argent")
 source
 
 # %% [markdown]
@@ -244,12 +246,12 @@ read.trend(readings, trend)
 # own values. A study none of whose arms has run (section 2 says which) has no panel.
 
 # %%
-himo_panels = reader.claim_panels(scale, "himo", CLAIMS, reader.HIMO_MODELS)
+himo_panels = decided.claim_panels(scale, "himo", CLAIMS, reader.HIMO_MODELS)
 fig = figures.metric_panels(himo_panels, reader.HIMO_COLORS, title=f"HiMo-CLIP study ({scale})")
 _ = figures.save(fig, "tables_himo_study")
 
 # %%
-argent_panels = reader.claim_panels(scale, "argent", CLAIMS, {v: v for v in reader.ARGENT_COLORS})
+argent_panels = decided.claim_panels(scale, "argent", CLAIMS, {v: v for v in reader.ARGENT_COLORS})
 if any(values for _, values in argent_panels):
     fig = figures.metric_panels(
         argent_panels, reader.ARGENT_COLORS, ncols=3, title=f"ARGENT study ({scale})"

@@ -150,6 +150,27 @@ def evaluate_run(
     return evaluate(checkpoint, output_dir=output_dir, **options)
 
 
+def _benchmark_roots(
+    root: Path,
+    benchmarks: Sequence[str] | None,
+    roots: dict[str, str | Path] | None,
+    hierarcaps_root: str | Path | None,
+) -> tuple[list[str], dict[str, Path]]:
+    """:func:`run_or_train`'s benchmarks (None: every world benchmark) and their folders
+    relative to ``root``; the older ``hierarcaps_root`` adds HierarCaps when it exists and
+    skips it with a message when it does not."""
+    benchmarks = list(WORLD_BENCHMARKS if benchmarks is None else benchmarks)
+    folders = {name: (root / folder).expanduser() for name, folder in (roots or {}).items()}
+    if hierarcaps_root is not None and "hierarcaps" not in folders:
+        hierarcaps_root = (root / hierarcaps_root).expanduser()
+        if hierarcaps_root.is_dir():
+            benchmarks.append("hierarcaps")
+            folders["hierarcaps"] = hierarcaps_root
+        else:
+            print(f"HierarCaps not found at {hierarcaps_root}: benchmark 'hierarcaps' skipped")
+    return benchmarks, folders
+
+
 def run_or_train(
     checkpoint: str | Path | None,
     output_dir: str | Path,
@@ -176,17 +197,8 @@ def run_or_train(
     ``published``: the (table, model, arch) rows of ``tables/published.json`` that
     ``published.md`` sets beside the results (a released model's own rows by default).
     """
-
     root = Path(root)
-    benchmarks = list(WORLD_BENCHMARKS if benchmarks is None else benchmarks)
-    roots = {name: (root / folder).expanduser() for name, folder in (roots or {}).items()}
-    if hierarcaps_root is not None and "hierarcaps" not in roots:
-        hierarcaps_root = (root / hierarcaps_root).expanduser()
-        if hierarcaps_root.is_dir():
-            benchmarks.append("hierarcaps")
-            roots["hierarcaps"] = hierarcaps_root
-        else:
-            print(f"HierarCaps not found at {hierarcaps_root}: benchmark 'hierarcaps' skipped")
+    benchmarks, roots = _benchmark_roots(root, benchmarks, roots, hierarcaps_root)
     check_real_roots(benchmarks, roots)
     files = ("kept", "pool")
     pep_options = {k: (root / v if k in files and v else v) for k, v in (pep or {}).items()}
@@ -268,27 +280,9 @@ def _add_compute_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _parser() -> argparse.ArgumentParser:
-    """The command line of ``python -m paperlib.evaluate``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m paperlib.evaluate",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "checkpoint",
-        type=Path,
-        nargs="?",
-        help="a training run folder or its last.pt (or use --checkpoint)",
-    )
-    parser.add_argument(
-        "--checkpoint",
-        dest="checkpoint_file",
-        type=Path,
-        help="weights file (a released checkpoint with --model)",
-    )
-    _add_released_options(parser)
-    parser.add_argument("--output", type=Path, required=True, help="results folder")
+def _add_benchmark_options(parser: argparse.ArgumentParser) -> None:
+    """What is evaluated: the benchmarks, the generated world, HierarCaps and the real
+    benchmarks' folders and limits, SSI's noise sentences."""
     parser.add_argument(
         "--benchmarks",
         "--dataset",
@@ -318,6 +312,38 @@ def _parser() -> argparse.ArgumentParser:
         help="keep the first N samples of a real benchmark",
     )
     parser.add_argument("--noise-seed", type=int, default=0, help="seed of SSI's noise sentences")
+
+
+# the options that reach :func:`evaluate` as given, under their own names
+PASSED_THROUGH = (
+    "model", "world_size", "world_seed", "hierarcaps_root", "hierarcaps_limit", "noise_seed",
+    "batch_size", "skip_bad_images", "retrieval_transform", "captions", "precision",
+    "allow_partial",
+)  # fmt: skip
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m paperlib.evaluate``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m paperlib.evaluate",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "checkpoint",
+        type=Path,
+        nargs="?",
+        help="a training run folder or its last.pt (or use --checkpoint)",
+    )
+    parser.add_argument(
+        "--checkpoint",
+        dest="checkpoint_file",
+        type=Path,
+        help="weights file (a released checkpoint with --model)",
+    )
+    _add_released_options(parser)
+    parser.add_argument("--output", type=Path, required=True, help="results folder")
+    _add_benchmark_options(parser)
     _add_compute_options(parser)
     parser.add_argument(
         "--skip-bad-images",
@@ -347,24 +373,13 @@ def main(argv: list[str] | None = None) -> int:
             checkpoint,
             args.benchmarks,
             output_dir=args.output,
-            world_size=args.world_size,
-            model=args.model,
             pep=pep,
-            world_seed=args.world_seed,
-            hierarcaps_root=args.hierarcaps_root,
-            hierarcaps_limit=args.hierarcaps_limit,
             roots=parse_assignments(args.root, "--root", Path),
             limits=parse_assignments(args.limit, "--limit", int),
-            noise_seed=args.noise_seed,
-            batch_size=args.batch_size,
             device=device,
-            skip_bad_images=args.skip_bad_images,
-            retrieval_transform=args.retrieval_transform,
-            captions=args.captions,
             workers=args.num_workers,
-            precision=args.precision,
             progress=False if args.no_progress else None,
-            allow_partial=args.allow_partial,
+            **{name: getattr(args, name) for name in PASSED_THROUGH},
         )
         if distributed.is_main():  # one rank prints and writes the comparison
             print(markdown_table(args.output))

@@ -3,7 +3,7 @@ the source that trains and evaluates a run (:data:`TRAINING_CODE`).
 
 Every study run record (``run.done``) carries :func:`run_provenance`; the study re-trains a run
 whose recorded ``code_hash`` is neither the checkout's nor recorded as training alike
-(``paperlib.study.code_versions``), and :func:`code_versions` tells how many versions of the
+(``paperlib.study.run.code_versions``), and :func:`code_versions` tells how many versions of the
 code a set of records was made by. The commit alone would not do: a run made from a modified
 checkout records the commit it started from.
 
@@ -48,15 +48,15 @@ TRAINING_CODE: tuple[str, ...] = (
     "engine",
     "train.py",
     "evaluate.py",
-    "study/exports.py",
+    "study/run/exports.py",
 )
 """The source that trains and evaluates a study run, relative to the package: every paperlib
 module that ``paperlib.train`` and ``paperlib.evaluate`` import (directly or not; a package
 counts whole, its ``.py`` and ``.json`` files, e.g. the model configs and the zero-shot suite),
-and ``study/exports.py``, which evaluates a run and writes its per-item values. Left out: what
-only reads or presents results (``tables``, whose ``beside_published`` formats the evaluation's
-printed table; ``study.decide``, ``figures``, the notebooks) and what plans runs (their
-configs are recorded on their own)."""
+and ``study/run/exports.py``, which evaluates a run and writes its per-item values. Left out:
+what only reads or presents results (``tables``, whose ``beside_published`` formats the
+evaluation's printed table; ``study.decide``, ``study.report``, ``figures``, the notebooks) and
+what plans runs (their configs are recorded on their own)."""
 
 CODE_SUFFIXES = (".py", ".json")
 RECORD_KEYS = ("run", "config", "init_sha256", "environment")

@@ -252,7 +252,8 @@ def parameter_rows(nb, injected: dict) -> list[tuple[str, str, str]]:
 
 def study_results(scale_parameter: str) -> tuple[str, str]:
     """What a study-reading notebook read, and with which seeds (from ``study.json``)."""
-    from paperlib.study.reader import available_scale, results_dir
+    from paperlib.study.paths import results_dir
+    from paperlib.study.report.decided import available_scale
 
     scale = available_scale(scale_parameter)
     folder = results_dir(scale)

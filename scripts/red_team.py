@@ -2963,7 +2963,7 @@ def _(tmp):
 
 @case("study/code-versions.json whose evidence is its kind alone")
 def _(tmp):
-    from paperlib.study.code_versions import read_equivalences
+    from paperlib.study.run.code_versions import read_equivalences
 
     entry = {"from": "a" * 64, "to": "b" * 64, "evidence": {"kind": "same source files"}}
     (tmp / "cv.json").write_text(json.dumps({"equivalences": [entry]}))

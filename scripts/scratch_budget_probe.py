@@ -2,14 +2,14 @@
 """How long must a hyperbolic CLIP of the world train from random weights before it stops learning?
 
 ARGENT's paper trains every model from scratch, each arm of a comparison at one budget. The
-study's from-scratch arms train as its hyperbolic bases did (``study.pretrain``: the bases'
+study's from-scratch arms train as its hyperbolic bases did (``study.plan.bases``: the bases'
 200,000-scene world with counterfactual twins, batch 128, learning rate 1e-3 after 200 warm-up
 steps, weight decay 0.1, MERU's initialisation), with each arm's own objective. This probe
 trains HyCoCLIP and ARGENT that way for the bases' whole schedule (6,400 steps, 819,200 samples),
 one seed on the world of base 0, validated every 400 steps on the held-out validation world
 (zero-shot L1 and L3, short-caption R@1, the parents' share inside ``2K/√c``), and records each
 curve with the samples seen, the learned curvature and the objective's terms, and the budget
-the curves give (``study.scratch_budget``): the first point, never below 150,000 samples, where
+the curves give (``study.plan.scratch_budget``): the first point, never below 150,000 samples, where
 both arms have flattened on zero-shot L1 and short R@1 by the study's plateau rule and stay
 flat, or none.
 
@@ -38,10 +38,10 @@ from paperlib.data.world_cache import cached_world  # noqa: E402
 from paperlib.engine.validation import validation_records  # noqa: E402
 from paperlib.environment import environment  # noqa: E402
 from paperlib.provenance import run_provenance  # noqa: E402
-from paperlib.study.pretrain import MODEL, RECIPES, base_config  # noqa: E402
-from paperlib.study.reader import portable_config  # noqa: E402
-from paperlib.study.scratch_budget import budget  # noqa: E402
-from paperlib.study.smallest import plateau_deltas  # noqa: E402
+from paperlib.study.paths import portable_config  # noqa: E402
+from paperlib.study.plan.bases import MODEL, RECIPES, base_config  # noqa: E402
+from paperlib.study.plan.scratch_budget import budget  # noqa: E402
+from paperlib.study.results.references import plateau_deltas  # noqa: E402
 from paperlib.train import log_records, train_run, trained_to_end  # noqa: E402
 
 PROBE = REPO / "results" / "probes" / "scratch_budget.json"
@@ -55,7 +55,7 @@ LOGGED = ("curv", "contrastive", "entailment", "regularizer", "loss")
 
 def probe_config(arm: str, root: Path = RUNS) -> dict:
     """``arm`` from random weights at the hyperbolic bases' recipe and schedule
-    (``study.pretrain.base_config``), with its own objective, validated on :data:`METRICS`."""
+    (``study.plan.bases.base_config``), with its own objective, validated on :data:`METRICS`."""
     config = base_config(MODEL, WORLD, RECIPES["full"], root, "hyperbolic")
     config["method"] = ARMS[arm]
     config["train"]["seed"] = SEED

@@ -5,8 +5,8 @@ Every ARGENT claim now compares arms trained from random weights. Before those r
 claim's design is planned from the only from-scratch seeds the project has: the pilot, eight
 seeds per objective (four on each base's world) of MERU, HyCoCLIP and ARGENT trained from random
 weights for 400 steps at batch 64 (``results/probes/pilot-from-scratch/``, each run's per-item
-values). For each claim: its δ on the study's scale (``study.smallest``), the pilot's
-within-world spread of the per-seed effects and its item term (``tables.inference``) for the
+values). For each claim: its δ on the study's scale (``study.results.references``), the pilot's
+within-world spread of the per-seed effects and its item term (``study.decide.inference``) for the
 pilot pair that stands in for its arms (ARGENT against HyCoCLIP, or against MERU for the MERU
 claim: the pilot has no smaller model and no ablation), the half-width each balanced design
 reaches at the claim's level of the study's error statement, the item floor, and the fewest
@@ -32,15 +32,11 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from paperlib.atomic import atomic_write_text  # noqa: E402
-from paperlib.study.smallest import claim_translation  # noqa: E402
-from paperlib.tables.claims import CLAIMS  # noqa: E402
-from paperlib.tables.error_control import claim_alpha  # noqa: E402
-from paperlib.tables.inference import (  # noqa: E402
-    based_estimate,
-    design_half_width,
-    item_floor,
-    seed_weight,
-)
+from paperlib.study.decide.design_notes import design_half_width, item_floor  # noqa: E402
+from paperlib.study.decide.error_control import claim_alpha  # noqa: E402
+from paperlib.study.decide.inference import based_estimate, seed_weight  # noqa: E402
+from paperlib.study.plan.claims import CLAIMS  # noqa: E402
+from paperlib.study.results.references import claim_translation  # noqa: E402
 
 PILOT = REPO / "results" / "probes" / "pilot-from-scratch"
 OUT = REPO / "results" / "probes" / "scratch_design.json"

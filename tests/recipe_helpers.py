@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from paperlib.study import design, pretrain, reader, recipe
-from paperlib.study.scales import SCALES
+from paperlib.study import paths
+from paperlib.study.plan import bases, design, recipe
+from paperlib.study.plan.scales import SCALES
 
 
 def write_picks(scale_name: str, picks: dict[str, tuple[float, float]] | None = None) -> Path:
@@ -34,14 +35,14 @@ def write_picks(scale_name: str, picks: dict[str, tuple[float, float]] | None = 
 def toy_repository(tmp_path: Path, monkeypatch) -> Path:
     """Point the study at ``tmp_path`` as its repository (runs under ``tmp_path/runs``) with a
     fake base 0 of the study's model in each geometry; returns the Euclidean bases folder."""
-    monkeypatch.setattr(reader, "REPO_ROOT", tmp_path.resolve())
+    monkeypatch.setattr(paths, "REPO_ROOT", tmp_path.resolve())
     monkeypatch.setenv("PAPERLIB_RUNS", str(tmp_path / "runs"))
 
     def bases_dir(geometry: str = "euclidean") -> Path:
-        return tmp_path / "results" / pretrain.GEOMETRIES[geometry].folder
+        return tmp_path / "results" / bases.GEOMETRIES[geometry].folder
 
     monkeypatch.setattr(design, "bases_dir", bases_dir)
-    for geometry in pretrain.GEOMETRIES:
+    for geometry in bases.GEOMETRIES:
         bases_dir(geometry).mkdir(parents=True, exist_ok=True)
-        (bases_dir(geometry) / f"{design.MODEL}-base0.pt").write_bytes(b"weights")
+        (bases_dir(geometry) / f"{bases.MODEL}-base0.pt").write_bytes(b"weights")
     return bases_dir()

@@ -11,8 +11,8 @@ from scipy import stats
 
 from paperlib.analysis import aperture as A
 from paperlib.analysis.published import beside_paper, paper_rows
+from paperlib.study.plan.claims import CLAIMS
 from paperlib.tables import published_table
-from paperlib.tables.claims import CLAIMS
 
 
 def test_track_merges_a_step_s_records_and_keeps_steps_holding_every_key():

@@ -17,7 +17,8 @@ from paperlib.figures import draw_disc
 from paperlib.geometry import horopca as H
 from paperlib.geometry import lorentz as L
 from paperlib.losses.entailment import adaent_loss, entailment_loss, norm_regularizer
-from paperlib.study import reader as study
+from paperlib.study import paths
+from paperlib.study.results import reader
 
 matplotlib.use("Agg")
 F64 = torch.float64
@@ -147,7 +148,7 @@ def test_stack_seeds_aligns_on_common_steps_and_matches_numpy():
 
 
 def test_seed_logs_finds_every_finished_seed(tmp_path, monkeypatch):
-    monkeypatch.setattr(study, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(paths, "REPO_ROOT", tmp_path)
     for seed in (0, 2):
         folder = tmp_path / "results" / "full" / "argent" / "argent" / f"seed{seed}"
         folder.mkdir(parents=True)
@@ -157,12 +158,12 @@ def test_seed_logs_finds_every_finished_seed(tmp_path, monkeypatch):
         ]
         (folder / "log.jsonl").write_text("\n".join(lines))
     (tmp_path / "results" / "full" / "argent" / "argent" / "seed1").mkdir()  # unfinished
-    logs = study.seed_logs("full", "argent", "ARGENT")
+    logs = reader.seed_logs("full", "argent", "ARGENT")
     assert sorted(logs) == [0, 2]
     assert A.log_series(logs[2], "diag/x")[1].tolist() == [15.0]
     assert all("status" not in r for r in logs[0])
     with pytest.raises(FileNotFoundError, match="paperlib.study"):
-        study.seed_logs("full", "argent", "MERU")
+        reader.seed_logs("full", "argent", "MERU")
 
 
 # ------------------------------------------------------------------ embeddings

@@ -2,7 +2,7 @@
 
 import pytest
 
-from paperlib.study.base_reference import base_reading, base_side
+from paperlib.study.decide.base_reference import base_reading, base_side
 
 
 def _arm(effect: float, half: float) -> dict:

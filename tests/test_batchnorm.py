@@ -14,14 +14,14 @@ from paperlib.engine.loop import train
 from paperlib.engine.methods import build_module
 from paperlib.models.batchnorm import batchnorm_layers, untrained_batchnorm
 from paperlib.models.clip import create_model
-from paperlib.study import pretrain
+from paperlib.study.plan import bases
 from tests.engine_helpers import final_weights, tiny_config
 
-BASE = pretrain.base_path(pretrain.MODEL_SMALLER, 0, pretrain.bases_dir("hyperbolic"))
+BASE = bases.base_path(bases.MODEL_SMALLER, 0, bases.bases_dir("hyperbolic"))
 
 
 def _module(batchnorm: str):
-    model = {"name": pretrain.MODEL_SMALLER, "init": str(BASE), "batchnorm": batchnorm}
+    model = {"name": bases.MODEL_SMALLER, "init": str(BASE), "batchnorm": batchnorm}
     return build_module(build_config({"method": "hycoclip", "model": model}))[0]
 
 
@@ -66,7 +66,7 @@ def test_a_frozen_fine_tune_keeps_the_statistics_and_trains_the_affine_weights(t
     moved too."""
     ends = {}
     for mode in ("frozen", "train"):
-        model = {"name": pretrain.MODEL_SMALLER, "init": str(BASE), "batchnorm": mode}
+        model = {"name": bases.MODEL_SMALLER, "init": str(BASE), "batchnorm": mode}
         train(tiny_config("hycoclip", tmp_path / mode, model=model))
         ends[mode] = final_weights(tmp_path / mode)
     base = _module("train")

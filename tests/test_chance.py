@@ -1,6 +1,6 @@
-"""Chance levels from a permutation null (``paperlib.tables.chance``): each closed form against
-the brute-force average of the project's own metric functions over every permutation of small
-score arrays, with and without ties, and the study's test world's records."""
+"""Chance levels from a permutation null (``paperlib.study.decide.chance``): each closed form
+against the brute-force average of the project's own metric functions over every permutation of
+small score arrays, with and without ties, and the study's test world's records."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from paperlib.metrics import hierarchy, monotonicity, zeroshot
 from paperlib.metrics.composition import PROTOCOLS, cola_correct
 from paperlib.metrics.items import retrieval_items
 from paperlib.metrics.retrieval import same_text_positives
-from paperlib.tables.chance import (
+from paperlib.study.decide.chance import (
     RULES,
     HeldOutSet,
     cola_null,
@@ -240,7 +240,7 @@ def test_the_enumerator_permutes_within_groups_only():
 
 
 def test_the_rules_cover_every_metric_the_claims_read():
-    from paperlib.tables.claims import METRICS
+    from paperlib.study.plan.claims import METRICS
 
     assert set(RULES) == {m.item for m in METRICS.values()}
     for item in ("world-monotonicity/ssi", "aperture/parents_inside_radius"):

@@ -17,8 +17,11 @@ import pytest
 
 from paperlib.environment import environment
 from paperlib.provenance import code_hash, read_run_record, run_provenance
-from paperlib.study import code_versions, design, equivalence, execution, reader, status
-from paperlib.study.code_versions import (
+from paperlib.study import paths
+from paperlib.study.plan import design
+from paperlib.study.results import status
+from paperlib.study.run import code_versions, equivalence, execution
+from paperlib.study.run.code_versions import (
     CodeVersionsError,
     add_equivalence,
     equivalent_hashes,
@@ -109,7 +112,7 @@ def test_the_committed_runs_were_made_by_this_checkouts_code_or_a_recorded_equiv
     the checkout's by ``results/code-versions.json`` (a change to the training code that is not
     recorded there would re-train them all)."""
     joined = equivalent_hashes(code_hash())
-    results = reader.REPO_ROOT / "results"
+    results = paths.REPO_ROOT / "results"
     for done in [*results.glob("full/**/run.done"), *results.glob("smoke/**/run.done")]:
         assert read_run_record(done)["provenance"]["code_hash"] in joined, done
 
@@ -122,7 +125,7 @@ def planned_run(tmp_path, monkeypatch):
     write_picks("smoke")
     toy_repository(tmp_path, monkeypatch)
     run = next(r for r in design.plan("smoke") if r.variant == "HyCoCLIP")
-    execution.run_target(run, "smoke").mkdir(parents=True)
+    design.run_target(run, "smoke").mkdir(parents=True)
     return run
 
 
@@ -130,12 +133,12 @@ def _done_by(run, code: str) -> dict:
     """A ``run.done`` of ``run`` as this checkout would write it, but made by ``code``."""
     record = {
         "run": run.name,
-        "config": reader.portable_config(run.config),
+        "config": paths.portable_config(run.config),
         "init_sha256": execution.init_checksum(run.config),
         "environment": environment(),
         "provenance": {**run_provenance(), "code_hash": code},
     }
-    (execution.run_target(run, "smoke") / "run.done").write_text(json.dumps(record))
+    (design.run_target(run, "smoke") / "run.done").write_text(json.dumps(record))
     return record
 
 

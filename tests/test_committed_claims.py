@@ -12,9 +12,9 @@ import math
 import pytest
 from scipy import stats
 
-from paperlib.study.reader import load_claims
-from paperlib.tables import verdicts
-from paperlib.tables.claims import CLAIMS
+from paperlib.study.decide import verdicts
+from paperlib.study.plan.claims import CLAIMS
+from paperlib.study.report.decided import load_claims
 
 NEGLIGIBLE_ALL = (
     verdicts.NEGLIGIBLE,

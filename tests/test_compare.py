@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from paperlib.study import compare
+from paperlib.study.report import reproduction, variation
 
 
 def _results(root, values: dict[str, float], verdict: str = "inconclusive", effect=0.01):
@@ -38,10 +39,10 @@ def _results(root, values: dict[str, float], verdict: str = "inconclusive", effe
 
 def _variation(committed, spread: dict[str, float]):
     """A measured variation of ``committed``: one configuration moving each metric by its spread."""
-    values = compare.metric_values(committed)
+    values = variation.metric_values(committed)
     moved = {k: v + spread.get(k.split(":")[1], 0.0) for k, v in values.items()}
     payload = {
-        "committed_fingerprint": compare.fingerprint(values),
+        "committed_fingerprint": variation.fingerprint(values),
         "configurations": {"other kernels": {"values": moved}},
     }
     (committed / "variation.json").write_text(json.dumps(payload))
@@ -51,10 +52,9 @@ def _variation(committed, spread: dict[str, float]):
 def _claims_are_decided(monkeypatch):
     """The toy results have no run records to re-decide; that check has its own test."""
     monkeypatch.setattr(
-        compare,
-        "check_decided",
-        lambda folder, scale, what: compare._read_json(folder / "claims.json", what),
-    )
+        compare, "check_decided",
+        lambda folder, scale, what: reproduction._read_json(folder / "claims.json", what),
+    )  # fmt: skip
 
 
 BASE = {
@@ -70,24 +70,28 @@ BASE = {
 
 
 def test_metric_kinds_and_the_floor_of_their_tolerances():
-    assert compare.metric_kind("text_retrieval_recall@1") == "fraction"
-    assert compare.metric_kind("acc5") == compare.metric_kind("mean_per_class_recall") == "fraction"
-    assert compare.metric_kind("precision") == compare.metric_kind("recall") == "fraction"
-    assert compare.metric_kind("himo@2") == "percentage"
+    assert reproduction.metric_kind("text_retrieval_recall@1") == "fraction"
+    assert (
+        reproduction.metric_kind("acc5")
+        == reproduction.metric_kind("mean_per_class_recall")
+        == "fraction"
+    )
+    assert reproduction.metric_kind("precision") == reproduction.metric_kind("recall") == "fraction"
+    assert reproduction.metric_kind("himo@2") == "percentage"
     for metric in ("himo@k_pearson", "ssi", "pep_auc_L2", "pep_ap", "d_corr"):
-        assert compare.metric_kind(metric) == "continuous", metric
-    assert compare.floor("fraction", 200) == pytest.approx(1 / 200, abs=2e-6)
-    assert compare.floor("percentage", 160) == pytest.approx(100 / 160, abs=2e-4)
-    assert compare.floor("continuous", 200) == pytest.approx(1e-4)
+        assert reproduction.metric_kind(metric) == "continuous", metric
+    assert reproduction.floor("fraction", 200) == pytest.approx(1 / 200, abs=2e-6)
+    assert reproduction.floor("percentage", 160) == pytest.approx(100 / 160, abs=2e-4)
+    assert reproduction.floor("continuous", 200) == pytest.approx(1e-4)
     # a measured spread sets the tolerance (times the margin) where it exceeds the floor
-    limit, source = compare.tolerance("fraction", 200, 0.01)
-    assert limit == pytest.approx(compare.MARGIN * 0.01) and "spread" in source
-    limit, source = compare.tolerance("fraction", 200, 0.0)
+    limit, source = reproduction.tolerance("fraction", 200, 0.01)
+    assert limit == pytest.approx(reproduction.MARGIN * 0.01) and "spread" in source
+    limit, source = reproduction.tolerance("fraction", 200, 0.0)
     assert limit == pytest.approx(1 / 200, abs=2e-6) and "floor" in source
     # one item more, read back from float32 results files, is within the floor; two are not
     committed, one_more, two_more = np.float32(0.12), np.float32(0.125), np.float32(0.13)
-    assert abs(float(one_more) - float(committed)) <= compare.floor("fraction", 200)
-    assert abs(float(two_more) - float(committed)) > compare.floor("fraction", 200)
+    assert abs(float(one_more) - float(committed)) <= reproduction.floor("fraction", 200)
+    assert abs(float(two_more) - float(committed)) > reproduction.floor("fraction", 200)
 
 
 def test_within_the_measured_tolerance_passes_and_writes_the_report(tmp_path):
@@ -148,14 +152,14 @@ def test_a_verdict_change_a_sign_flip_or_a_missing_file_fails(tmp_path, capsys):
     assert (
         "OUT OF TOLERANCE himo/molo/seed0/world-cola.json cola_accuracy" in capsys.readouterr().out
     )
-    with pytest.raises(compare.CompareInputError, match="no reproduced results"):
+    with pytest.raises(reproduction.CompareInputError, match="no reproduced results"):
         compare.compare(committed, tmp_path / "nowhere", tmp_path / "r4")
 
 
 def test_a_stale_or_missing_variation_and_malformed_results_are_named(tmp_path):
     committed = _results(tmp_path / "a", BASE)
     reproduced = _results(tmp_path / "b", BASE)
-    with pytest.raises(compare.CompareInputError, match="variation.json: missing"):
+    with pytest.raises(reproduction.CompareInputError, match="variation.json: missing"):
         compare.compare(committed, reproduced, tmp_path / "r")
     _variation(committed, {})
     (committed / "himo/molo/seed0/world-long.json").write_text(
@@ -166,11 +170,13 @@ def test_a_stale_or_missing_variation_and_malformed_results_are_named(tmp_path):
             }
         )
     )
-    with pytest.raises(compare.CompareInputError, match="measured against other committed results"):
+    with pytest.raises(
+        reproduction.CompareInputError, match="measured against other committed results"
+    ):
         compare.compare(committed, reproduced, tmp_path / "r")
     _variation(committed, {})
     (reproduced / "himo/molo/seed0/world-cola.json").write_text("{broken")
-    with pytest.raises(compare.CompareInputError, match="world-cola.json: not valid JSON"):
+    with pytest.raises(reproduction.CompareInputError, match="world-cola.json: not valid JSON"):
         compare.compare(committed, reproduced, tmp_path / "r")
 
 
@@ -184,10 +190,10 @@ def test_a_missing_study_record_is_reported_not_taken_for_the_same_environment(t
     committed.mkdir()
     reproduced.mkdir()
     (committed / "study.json").write_text(json.dumps({"environment": {"python": "3.11.9"}}))
-    env = compare.environments(committed, reproduced)
+    env = reproduction.environments(committed, reproduced)
     assert env == [("environment", "recorded", "not recorded (study.json missing)")]
     (reproduced / "study.json").write_text(json.dumps({"environment": {"python": "3.12.1"}}))
-    assert ("python", "3.11.9", "3.12.1") in compare.environments(committed, reproduced)
+    assert ("python", "3.11.9", "3.12.1") in reproduction.environments(committed, reproduced)
 
 
 def test_a_study_recorded_without_provenance_shows_the_code_difference(tmp_path):
@@ -200,7 +206,7 @@ def test_a_study_recorded_without_provenance_shows_the_code_difference(tmp_path)
     (reproduced / "study.json").write_text(
         json.dumps({"environment": environment, "provenance": provenance})
     )
-    assert compare.environments(committed, reproduced) == [
+    assert reproduction.environments(committed, reproduced) == [
         ("provenance.code_hash", None, "h" * 64),
         ("provenance.commit", None, "c" * 40),
         ("provenance.dirty", None, False),
@@ -213,13 +219,13 @@ def test_a_metric_s_tolerance_covers_its_largest_spread_in_any_run():
         "himo/b/seed0/world-monotonicity.json:ssi": 0.0169,
         "himo/b/seed0/world-monotonicity.json:himo@K_pearson": 0.002,
     }
-    pooled = compare.pooled_spreads(spread)
-    quiet = compare.measured_spread(pooled, "himo/a/seed0", "world-monotonicity.json", "ssi")
+    pooled = reproduction.pooled_spreads(spread)
+    quiet = reproduction.measured_spread(pooled, "himo/a/seed0", "world-monotonicity.json", "ssi")
     assert quiet == 0.0169  # not the run's own 8.5e-5
-    other = compare.measured_spread(
+    other = reproduction.measured_spread(
         pooled, "himo/b/seed0", "world-monotonicity.json", "himo@K_pearson"
     )
     assert other == 0.0169  # its run's largest continuous spread still applies
-    assert compare.measured_spread(pooled, "himo/c/seed0", "world-long.json", "x") is None
-    limit, source = compare.tolerance("continuous", 200, quiet)
+    assert reproduction.measured_spread(pooled, "himo/c/seed0", "world-long.json", "x") is None
+    limit, source = reproduction.tolerance("continuous", 200, quiet)
     assert limit == pytest.approx(3 * 0.0169) and "any run" in source

@@ -1,4 +1,4 @@
-"""The study's one error statement (``paperlib.tables.error_control``): each reading's level
+"""The study's one error statement (``paperlib.study.decide.error_control``): each reading's level
 against the split written out by hand, the union bound over everything the study reports, and
 the statement ``claims.json`` records against the declared claims."""
 
@@ -8,17 +8,17 @@ import json
 
 import pytest
 
-from paperlib.study import decide
-from paperlib.tables.claims import CLAIMS, HEADLINE_ARMS
-from paperlib.tables.error_control import (
+from paperlib.study.decide import trend_effects
+from paperlib.study.decide.error_control import (
     ALPHA,
     base_alpha,
     claim_alpha,
     statement,
     trend_alpha,
 )
+from paperlib.study.plan.claims import CLAIMS, HEADLINE_ARMS
 
-# the claims whose seeds were added after a first look at their data (tables.claims: MoLo's
+# the claims whose seeds were added after a first look at their data (study.plan.claims: MoLo's
 # ablations), as declared; ARGENT's arms, all from random weights, have their seeds fixed
 # before their runs
 LOOKED_TWICE = [
@@ -61,7 +61,7 @@ def test_the_study_s_readings_spend_at_most_the_familywise_rate(scale_name):
     )
     slopes = {"smoke": 2 * trended, "full": 0}[scale_name]
     assert trended == 13 + 2
-    assert slopes == decide.trend_slope_count(scale_name)
+    assert slopes == trend_effects.trend_slope_count(scale_name)
     verdicts = sum(looks[c] * claim_alpha(claims, looks[c]) for c in looks)
     spent = verdicts + 5 * claims * base_alpha(claims) + (slopes and slopes * trend_alpha(slopes))
     assert verdicts == pytest.approx(0.8 * 0.05)

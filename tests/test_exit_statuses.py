@@ -14,6 +14,7 @@ import pytest
 
 from paperlib import atomic, exit_status
 from paperlib.engine import loop
+from paperlib.study import compare
 from tests.engine_helpers import REPO, tiny_config
 
 COMMANDS = ("train", "evaluate", "study", "study.compare", "notebooks")
@@ -120,7 +121,6 @@ def _study_full_disk(tmp_path, monkeypatch) -> int:
 
 
 def _compare(tmp_path, monkeypatch, reproduced_value: float, fail: str = "") -> int:
-    from paperlib.study import compare
     from tests.test_compare import BASE, _results, _variation
 
     committed = _results(tmp_path / "committed" / "smoke", BASE)

@@ -19,11 +19,11 @@ from paperlib.figures import (
     interval_bars,
     validation_curves,
 )
-from paperlib.study.reader import EVAL_SEED
-from paperlib.study.scales import SCALES
-from paperlib.tables.chance import world_chance
-from paperlib.tables.claims import CLAIMS
-from paperlib.tables.summary import claim_name
+from paperlib.study.decide.chance import world_chance
+from paperlib.study.plan.claims import CLAIMS
+from paperlib.study.plan.design import EVAL_SEED
+from paperlib.study.plan.scales import SCALES
+from paperlib.study.report.tables import claim_name
 
 # each metric's permutation-null chance on the full study's test world
 CHANCE = {item: r["value"] for item, r in world_chance(EVAL_SEED, SCALES["full"].eval_size).items()}

@@ -33,9 +33,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("metrics",),
     ("engine",),
     ("analysis", "tables", "derivations"),
-    ("figures", "train", "export"),
+    ("train", "export"),
     ("evaluate",),
     ("study",),
+    ("figures",),
     ("notebooks",),
 )
 RANK = {part: rank for rank, parts in enumerate(LAYERS) for part in parts}
@@ -62,7 +63,7 @@ DEFERRED = {
     ("paperlib.engine.reporting", "wandb"): "the tracking extra, only for a run that reports to it",
     ("paperlib.notebooks", "jupytext"): "only the commands that convert a notebook",
     ("paperlib.notebooks", "papermill"): "only the command that executes a notebook",
-    ("paperlib.study.executors", "ray"): "the cluster extra, only for --executor ray",
+    ("paperlib.study.run.executors", "ray"): "the cluster extra, only for --executor ray",
 }
 
 
@@ -158,6 +159,46 @@ def test_every_deferred_import_is_still_there():
         if where == "function"
     }
     assert set(DEFERRED) <= present, sorted(set(DEFERRED) - present)
+
+
+#: the study's stages in order: a stage imports from its own package or an earlier stage; the
+#: study's modules that belong to no stage sit below every stage (``paths``) or above them all
+STAGES = ("plan", "run", "results", "decide", "report")
+BELOW_STAGES = ("paths",)
+
+
+def study_rank(module: str) -> int | None:
+    """The rank of a ``paperlib.study`` module: -1 below the stages, a stage's index, or
+    ``len(STAGES)`` for the modules that run the stages (the command, the summary); None
+    outside the study."""
+    parts = module.split(".")
+    if parts[:2] != ["paperlib", "study"] or len(parts) < 3:
+        return None
+    if parts[2] in BELOW_STAGES:
+        return -1
+    return STAGES.index(parts[2]) if parts[2] in STAGES else len(STAGES)
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if study_rank(m) is not None))
+def test_the_study_s_imports_run_one_way_along_its_stages(module):
+    backward = [
+        name
+        for name, _ in imports(MODULES[module])
+        if study_rank(name) is not None and study_rank(name) > study_rank(module)
+    ]
+    assert not backward, f"{module} imports from a later stage: {backward}"
+
+
+def test_the_study_s_top_holds_only_what_belongs_to_no_stage():
+    """Every module of the study sits in a stage package but the command, the summary, the
+    comparison's command and the paths; the stages rank in order between the paths and the
+    command."""
+    top = sorted(
+        m.split(".")[2] for m in MODULES if m.startswith("paperlib.study.") and m.count(".") == 2
+    )
+    assert top == sorted([*STAGES, "__main__", "cli", "compare", "paths", "summary"])
+    ranks = [study_rank(f"paperlib.study.{p}.x") for p in ("paths", *STAGES, "cli")]
+    assert ranks == sorted(ranks) and len(set(ranks)) == len(ranks)
 
 
 def import_cycle(graph: dict[str, set[str]]) -> list[str] | None:

@@ -14,20 +14,21 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from paperlib.tables.inference import (
+from paperlib.study.decide.design_notes import (
+    design_half_width,
+    design_note,
+    item_floor,
+    smallest_resolving_design,
+)
+from paperlib.study.decide.error_control import holm, holm_by_formula
+from paperlib.study.decide.inference import (
     Estimate,
     based_estimate,
     crossed_estimate,
-    design_half_width,
-    design_note,
-    holm,
-    holm_by_formula,
     interaction_test,
-    item_floor,
     mean_squares,
     per_base_estimates,
     seed_weight,
-    smallest_resolving_design,
 )
 
 REPEATS = 2000  # simulations per coverage check: the coverage's standard error is 0.49 %

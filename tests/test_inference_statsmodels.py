@@ -1,4 +1,4 @@
-"""The hand-written inference of ``paperlib.tables.inference`` against statsmodels.
+"""The hand-written inference of ``paperlib.study.decide.inference`` against statsmodels.
 
 - Holm: ``holm`` and ``holm_by_formula`` against ``multipletests(method="holm")`` on random,
   tied, p = 1 and single p-values.
@@ -43,11 +43,10 @@ from statsmodels.stats.weightstats import (
 )
 from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
-from paperlib.tables.inference import (
+from paperlib.study.decide.error_control import holm, holm_by_formula
+from paperlib.study.decide.inference import (
     base_difference,
     based_estimate,
-    holm,
-    holm_by_formula,
     per_base_estimates,
     seed_weight,
 )

@@ -1,5 +1,5 @@
 """Per-item metric values: their means are the evaluation's metrics, information-free features
-land on the permutation-null chance levels (``tables.chance``), and per-image PEP AUCs equal
+land on the permutation-null chance levels (``study.decide.chance``), and per-image PEP AUCs equal
 sklearn's on each image's pairs."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from paperlib.geometry.lorentz import exp_map0, exterior_angle
 from paperlib.metrics import results
 from paperlib.metrics.hierarchy import build_pep_pairs, entailment_score
 from paperlib.metrics.items import item_means, k_cut_scores, parent_items, pep_items, world_items
-from paperlib.tables.chance import RULES, HeldOutSet
-from paperlib.tables.claims import CLAIMS
+from paperlib.study.decide.chance import RULES, HeldOutSet
+from paperlib.study.plan.claims import CLAIMS
 
 
 def random_embeddings(n: int = 400, dim: int = 16, seed: int = 0, hyperbolic: bool = False):

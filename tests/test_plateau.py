@@ -1,4 +1,4 @@
-"""The plateau criterion (``paperlib.tables.plateau``): its slope and noise against scipy's
+"""The plateau criterion (``paperlib.study.plan.plateau``): its slope and noise against scipy's
 least squares and the sandwich variance written with numpy, the fitted window at the study's
 logging designs, and one constructed curve at each boundary of the rule (flat, noisy-flat,
 rising past δ, rising within δ, rising but not established, at δ exactly)."""
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from paperlib.tables.plateau import (
+from paperlib.study.plan.plateau import (
     curve_items,
     fit_window,
     plateau_check,
@@ -174,8 +174,8 @@ def test_the_plateau_rule_uses_the_curves_own_item_count():
 def _committed_delta(item: str) -> float:
     """The smallest δ among the full study's claims on ``item``, by the δ formula from each
     claim's recorded share and reference (``claims.json``'s ``smallest_rule``)."""
-    from paperlib.study.reader import load_claims
-    from paperlib.tables.smallest_effect import delta_by_formula
+    from paperlib.study.plan.smallest_effect import delta_by_formula
+    from paperlib.study.report.decided import load_claims
 
     on_item = [c for c in load_claims("full")["claims"] if c["item"] == item]
     assert on_item, item
@@ -190,10 +190,10 @@ def test_a_study_runs_plateau_reads_its_primary_metric_against_delta():
     the study's plateau metrics: HiMo's fine-tunes on the primary metric their recipe reads
     (a retention metric that still rises clearly does not leave the run out), ARGENT's
     from-scratch arms on the two metrics of their learning targets."""
-    from paperlib.study.recipe import SEARCHED_ARMS
-    from paperlib.study.run_validity import run_plateau
-    from paperlib.study.smallest import CLAIMED_AS, PLATEAU_METRICS, plateau_deltas
-    from paperlib.study.targets import SCRATCH_TARGETS
+    from paperlib.study.decide.targets import SCRATCH_TARGETS
+    from paperlib.study.plan.recipe import SEARCHED_ARMS
+    from paperlib.study.results.references import CLAIMED_AS, PLATEAU_METRICS, plateau_deltas
+    from paperlib.study.results.validity import run_plateau
 
     assert {rule.study for rule in SEARCHED_ARMS.values()} == {"himo"}  # ARGENT searches none
     assert PLATEAU_METRICS["himo"] == tuple({r.primary for r in SEARCHED_ARMS.values()})

@@ -16,7 +16,9 @@ from paperlib.analysis.prefixes import (
 )
 from paperlib.data.world import World
 from paperlib.models.clip import create_model
-from paperlib.study.reader import EVAL_SEED, HIMO_MODELS, PRETRAIN, available_scale, load_embeddings
+from paperlib.study.plan.design import EVAL_SEED, PRETRAIN
+from paperlib.study.report.decided import available_scale
+from paperlib.study.results.reader import HIMO_MODELS, load_embeddings
 
 
 @pytest.fixture(scope="module")

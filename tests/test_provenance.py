@@ -52,7 +52,12 @@ def test_the_code_hash_follows_the_training_code_only(tmp_path):
     config.write_text(config.read_text().replace('"embed_dim": 64', '"embed_dim": 65'))
     assert code_hash(root) != before
     shutil.copy(PACKAGE_ROOT / "model_configs" / "paper-tiny.json", root / "model_configs")
-    for reader in ("study/decide.py", "tables/claims.py", "figures/common.py", "study/design.py"):
+    for reader in (
+        "study/decide/decide.py",
+        "study/plan/claims.py",
+        "figures/common.py",
+        "study/plan/design.py",
+    ):
         _append(root / reader, "\nREAD_ONLY = 1\n")
     (root / "engine" / "notes.txt").write_text("not code")
     assert code_hash(root) == before
@@ -153,8 +158,15 @@ def test_the_training_code_is_what_training_and_evaluation_import():
     for module in loaded - presenting:
         path = MODULES[module].relative_to(PACKAGE_ROOT.parent).with_suffix("").as_posix()
         assert path in hashed, module
-    assert "paperlib/study/exports" in hashed  # evaluates a run, writes its per-item values
-    for reads_results in ("study/decide", "study/design", "tables/claims", "figures", "notebooks"):
+    assert "paperlib/study/run/exports" in hashed  # evaluates a run, writes its per-item values
+    for reads_results in (
+        "study/decide",
+        "study/plan",
+        "study/results",
+        "study/report",
+        "figures",
+        "notebooks",
+    ):
         assert f"paperlib/{reads_results}" not in hashed
 
 

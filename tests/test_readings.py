@@ -41,7 +41,7 @@ from paperlib.analysis.readings.words import (
     verb,
     who,
 )
-from paperlib.tables.plateau import plateau_check
+from paperlib.study.plan.plateau import plateau_check
 
 BASE = "pre-trained"
 TOWERS = [BASE, "InfoNCE (λ=0)", "Long-CLIP", "MoLo"]
@@ -793,4 +793,21 @@ def test_the_full_study_is_read_as_such_or_says_what_has_not_run():
     )
     assert stand_in.regime(_study_claim("x", steps=2800)) == (
         "batch 32 × 2,800 steps from random weights"
+    )
+
+
+def test_trend_sentence_counts_each_kind_of_reading():
+    readings = {
+        "a": {"batch": "moves toward the paper's side as ...", "length": "not estimable: 1 df"},
+        "b": {"batch": "moves away from ...", "length": "moves toward the paper's side ..."},
+    }
+    assert papers.trend_sentence(readings) == (
+        "Of the 4 slopes (2 headline claims × batch and length), 1 move away from the paper's "
+        "side, 1 are not estimable, and 2 move toward the paper's side as the scale grows "
+        "(a (batch); b (length))."
+    )
+    flat = {"a": {"batch": "no change established", "length": "not measured"}}
+    assert papers.trend_sentence(flat).endswith(
+        "1 establish no change, 1 are not measured, and 0 move toward the paper's side as the "
+        "scale grows (none)."
     )

@@ -17,29 +17,36 @@ from paperlib.analysis.readings.findings import (
     first_screen,
     first_screen_block,
 )
-from paperlib.study import design
-from paperlib.study.decide import compact_table, findings, findings_sentences, summary_table
-from paperlib.study.reader import REPO_ROOT, load_claims
-from paperlib.tables.study_paragraph import (
+from paperlib.study.decide import seed_pairs
+from paperlib.study.decide.verdicts import CONTRADICTS, VERDICTS
+from paperlib.study.paths import REPO_ROOT
+from paperlib.study.plan import design, scratch_budget
+from paperlib.study.report.decided import load_claims
+from paperlib.study.report.findings import (
+    compact_table,
+    findings,
+    findings_sentences,
+    summary_table,
+)
+from paperlib.study.report.study_paragraph import (
     aperture_paragraph,
     aperture_sentence,
     study_paragraph,
     verdict_counts,
 )
-from paperlib.tables.verdicts import CONTRADICTS, VERDICTS
 
 README = REPO_ROOT / "README.md"
 STUDY_PAGE = REPO_ROOT / "docs" / "study.md"
 REPRODUCIBILITY_PAGE = REPO_ROOT / "docs" / "reproducibility.md"
 PASTE_FINDINGS = (
-    'paste `python -c "from paperlib.study.decide import findings; from paperlib.study.reader '
-    "import load_claims; print(findings(load_claims('full')))\"`"
+    'paste `python -c "from paperlib.study.report.findings import findings; from '
+    "paperlib.study.report.decided import load_claims; print(findings(load_claims('full')))\"`"
 )
 
 
 PASTE_FIRST_SCREEN = (
     'paste `python -c "from paperlib.analysis.readings.findings import first_screen_block; from '
-    "paperlib.study.reader import load_claims; print(first_screen_block(load_claims('full')))\"`"
+    "paperlib.study.report.decided import load_claims; print(first_screen_block(load_claims('full')))\"`"
 )
 
 
@@ -234,8 +241,8 @@ def test_the_reproducibility_page_s_study_cost_is_what_the_runs_recorded():
     core-seconds their ``run.done`` records under ``results/full`` sum to, how many of the
     planned runs have finished, and the hours all of it is on two workers; each arm's recipe
     pick as ``recipe.json`` records it."""
-    from paperlib.study.design import plan, recipe_plan
-    from paperlib.study.status import stage_seconds
+    from paperlib.study.plan.design import plan, recipe_plan
+    from paperlib.study.results.status import stage_seconds
 
     readme = _page(REPRODUCIBILITY_PAGE)
     found = re.search(
@@ -272,8 +279,8 @@ def test_the_reproducibility_page_s_study_cost_is_what_the_runs_recorded():
 
 def test_the_study_page_s_seed_counts_are_the_full_scale_s():
     """The seeds each part of the design runs on, as the study page states them, are the full
-    scale's (``study.scales``), balanced over its bases."""
-    from paperlib.study.scales import SCALES
+    scale's (``study.plan.scales``), balanced over its bases."""
+    from paperlib.study.plan.scales import SCALES
 
     full, readme = SCALES["full"], _page()
     assert (
@@ -295,9 +302,9 @@ def test_the_study_page_s_seed_counts_are_the_full_scale_s():
 
 def test_the_pages_count_each_family_s_claims_as_declared():
     """The README and the study page state each family's size as
-    ``tables.claims.FAMILY_SIZES`` declares it (Holm runs over every declared claim), and the
+    ``study.plan.claims.FAMILY_SIZES`` declares it (Holm runs over every declared claim), and the
     study page the error statement's verdicts as every claim of both papers."""
-    from paperlib.tables.claims import CLAIMS, FAMILY_SIZES
+    from paperlib.study.plan.claims import CLAIMS, FAMILY_SIZES
 
     himo, argent = FAMILY_SIZES["HiMo-CLIP"], FAMILY_SIZES["ARGENT"]
     assert himo + argent == len(CLAIMS)
@@ -312,8 +319,8 @@ def test_the_study_page_s_recipe_is_the_scale_s_grids_and_the_arms_rules():
     """The recipe paragraph's grid and share are ``Scale.recipe_grid``'s and the searched arms'
     ``Rule``, on the study page and the reproducibility page: HiMo's arms search, ARGENT's
     (from random weights) search nothing."""
-    from paperlib.study.recipe import SEARCHED_ARMS
-    from paperlib.study.scales import SCALES
+    from paperlib.study.plan.recipe import SEARCHED_ARMS
+    from paperlib.study.plan.scales import SCALES
 
     def rates(lrs):
         words = [f"{lr:.0e}".replace("e-0", "e-") for lr in lrs]  # 1e-05 -> 1e-5
@@ -337,14 +344,13 @@ def test_the_study_page_s_recipe_is_the_scale_s_grids_and_the_arms_rules():
 def test_the_study_page_s_regimes_are_the_plan_s():
     """The study page's regime table is ``design.regime_table("full")``, and its ARGENT
     paragraph states the hyperbolic bases' recipe, the probe's schedule and the budget rule as
-    ``study.pretrain``, the budget probe, ``study.scratch_budget`` and the full scale hold them."""
-    from paperlib.study import scratch_budget
-    from paperlib.study.pretrain import RECIPES
-    from paperlib.study.scales import SCALES
+    ``study.plan.bases``, the budget probe, ``study.plan.scratch_budget`` and the full scale hold them."""
+    from paperlib.study.plan.bases import RECIPES
+    from paperlib.study.plan.scales import SCALES
 
     assert design.regime_table("full") in STUDY_PAGE.read_text(), (
         "docs/study.md's regime table is stale: paste "
-        "`python -c \"from paperlib.study.design import regime_table; print(regime_table('full'))\"`"
+        "`python -c \"from paperlib.study.plan.design import regime_table; print(regime_table('full'))\"`"
     )
     study, bases, full = _page(), RECIPES["full"], SCALES["full"]
     assert (full.scratch_lr, full.scratch_warmup, full.scratch_weight_decay) == (
@@ -377,9 +383,8 @@ def test_the_readme_rows_count_no_more_valid_seeds_than_planned():
     scale asks its study for a plateau (HiMo's fine-tunes; ARGENT's runs from random weights
     report theirs). Each row's valid pairs are the planned seeds less those where either arm is
     left out, counted by hand here; none exceeds its planned seeds."""
-    from paperlib.study import decide
-    from paperlib.study.scales import SCALES
-    from paperlib.tables.claims import CLAIMS
+    from paperlib.study.plan.claims import CLAIMS
+    from paperlib.study.plan.scales import SCALES
 
     scale = SCALES["full"]
     ablation = "ARGENT, smaller model, no weights"
@@ -400,13 +405,13 @@ def test_the_readme_rows_count_no_more_valid_seeds_than_planned():
     assert left_out == {("himo", "MoLo", 3)}
     rows, affected = [], 0
     for claim in CLAIMS:
-        planned = decide.expected_seeds(claim, scale)
+        planned = seed_pairs.expected_seeds(claim, scale)
         valid = [
             s for s in planned
             if (claim.study, claim.variant, s) not in left_out
             and (claim.study, claim.baseline, s) not in left_out
         ]  # fmt: skip
-        kept = decide.seeds_kept(claim, runs, scale)
+        kept = seed_pairs.seeds_kept(claim, runs, scale)
         assert kept["pairs"] == len(valid), claim.id
         affected += len(valid) < len(planned)
         rows.append({
@@ -415,7 +420,7 @@ def test_the_readme_rows_count_no_more_valid_seeds_than_planned():
             "smallest": 0.01, "seeds": valid, "runs_total": len(planned),
         })  # fmt: skip
     assert affected >= 6  # MoLo's claims each lose a pair
-    table = decide.compact_table({"claims": rows})
+    table = compact_table({"claims": rows})
     cells = [_row_seeds(row) for row in table.splitlines()[2:]]
     assert len(cells) == len(CLAIMS)
     assert all(valid <= planned for valid, planned in cells)
@@ -424,12 +429,12 @@ def test_the_readme_rows_count_no_more_valid_seeds_than_planned():
     by_id = dict(zip((r["claim"] for r in rows), cells))
     # one pair fewer where the left-out run is planned (MoLo's seed 3); none for ARGENT's
     # claims, whose rising runs are kept
-    planned = {c.id: len(decide.expected_seeds(c, scale)) for c in CLAIMS}
+    planned = {c.id: len(seed_pairs.expected_seeds(c, scale)) for c in CLAIMS}
     assert by_id["himo-h2-vs-infonce"] == (7, 8) == (planned["himo-h2-vs-infonce"] - 1, 8)
     for claim_id, lost in (("argent-pep-vs-hycoclip", 0), ("argent-aperture-vs-hycoclip", 0),
                            ("argent-aperture-vs-meru", 0), ("argent-pep-intra-vs-none", 0),
                            ("argent-pep-vs-ent", 0), ("himo-h3-vs-longclip", 1)):  # fmt: skip
         assert by_id[claim_id] == (planned[claim_id] - lost, planned[claim_id]), claim_id
     # the committed README's rows too
-    committed = decide.compact_table(load_claims("full")).splitlines()[2:]
+    committed = compact_table(load_claims("full")).splitlines()[2:]
     assert all(valid <= planned for valid, planned in map(_row_seeds, committed))

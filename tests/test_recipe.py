@@ -13,10 +13,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from paperlib.study import cli, design, execution, parallel, reader, recipe
-from paperlib.study.pretrain import RECIPES
-from paperlib.study.scales import SCALES
-from paperlib.tables.claims import HEADLINE_ARMS, LONGER
+from paperlib.study import cli, paths
+from paperlib.study.plan import design, recipe, scales
+from paperlib.study.plan.bases import RECIPES
+from paperlib.study.plan.claims import HEADLINE_ARMS, LONGER
+from paperlib.study.plan.scales import SCALES
+from paperlib.study.results import validity
+from paperlib.study.run import execution, parallel
 from tests.recipe_helpers import toy_repository, write_picks
 
 
@@ -180,7 +183,7 @@ def test_the_picks_reach_the_configs_of_an_arm_and_of_the_arms_that_vary_it(tmp_
         for seed in (0, 2):
             optim = runs[(arm, seed)].config["optim"]
             assert (optim["lr"], optim["warmup_steps"]) == (lr, warmup), (arm, seed)
-    # ARGENT's arms: the hyperbolic bases' own recipe (study.pretrain), whatever the picks,
+    # ARGENT's arms: the hyperbolic bases' own recipe (study.plan.bases), whatever the picks,
     # their configs the same as without any pick
     bases = RECIPES["full"]
     unsearched = {r.name: r.config for r in design.plan("full", searched=False)}
@@ -189,7 +192,7 @@ def test_the_picks_reach_the_configs_of_an_arm_and_of_the_arms_that_vary_it(tmp_
         assert (optim["lr"], optim["warmup_steps"], optim["weight_decay"]) == (
             bases.lr, bases.warmup, bases.weight_decay)  # fmt: skip
         assert run.config == unsearched[run.name]
-    scale = design.SCALES["full"]
+    scale = scales.SCALES["full"]
     references = [r for r in design.plan("full") if r.stage == "references"]
     # the bases as they are (no optimiser), HiMo's untrained model, ARGENT's
     lrs = {r.config["optim"].get("lr") for r in references}
@@ -282,14 +285,9 @@ def test_recipe_runs_train_without_evaluation_and_their_picks_plan_the_study(tmp
         return {r.stage: float(bool(execution.execute(r, scale_name))) for r in runs
                 if r.stage == "recipe"}  # fmt: skip
 
-    def summarise(scale_name, runs, partial, stages, threads):
-        (reader.results_dir(scale_name) / "study.json").write_text(json.dumps({"stages": stages}))
-        planned.extend(runs)
-
-    planned: list[design.Run] = []
     monkeypatch.setattr(parallel, "execute_all", execute_all)
-    monkeypatch.setattr(parallel, "summarise", summarise)
-    parallel.run_study("smoke")
+    planned, stages = parallel.run_study("smoke")
+    assert stages == {"recipe": 1.0}  # the recipe stage's runs, timed; the planned ones train later
     point = tmp_path / "results" / "smoke" / "recipe" / "molo" / "lr0p0005-wu0p05"
     done = json.loads((point / "run.done").read_text())
     assert done["evaluated"] is False and done["feature_std"] is None and done["provenance"]
@@ -313,7 +311,7 @@ def test_recipe_runs_train_without_evaluation_and_their_picks_plan_the_study(tmp
 
 
 def test_decide_only_reads_finished_results_without_recipe_picks(tmp_path, monkeypatch):
-    committed = reader.REPO_ROOT / "results" / "smoke"
+    committed = paths.REPO_ROOT / "results" / "smoke"
     shutil.copytree(committed, tmp_path / "smoke")
     monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path))
     recipe.recipe_path("smoke").unlink(missing_ok=True)  # as results made before the stage
@@ -328,22 +326,21 @@ def test_a_run_of_an_earlier_recipe_is_left_out_of_the_decided_runs(tmp_path, mo
     """A committed smoke run whose record says it trained at another learning rate than its
     arm's pick now is not a finished run (named); the same results without ``recipe.json``
     hold no run to a recipe."""
-    from paperlib.study import run_validity
 
-    shutil.copytree(reader.REPO_ROOT / "results" / "smoke", tmp_path / "smoke")
+    shutil.copytree(paths.REPO_ROOT / "results" / "smoke", tmp_path / "smoke")
     monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path))
-    every = {r["run"] for r in run_validity.finished_runs("smoke")}
+    every = {r["run"] for r in validity.finished_runs("smoke")}
     done = tmp_path / "smoke" / "himo" / "molo-half-batch" / "seed0" / "run.done"
     record = json.loads(done.read_text())
     assert record["run"] in every
     record["config"]["optim"]["lr"] *= 10  # as a run of an earlier pick
     done.write_text(json.dumps(record))
-    kept = {r["run"] for r in run_validity.finished_runs("smoke")}
+    kept = {r["run"] for r in validity.finished_runs("smoke")}
     assert every - kept == {record["run"]}
     assert f"{record['run']}: trained at lr" in capsys.readouterr().out
-    picked = run_validity.picked_optim("smoke")[done.parent]
-    assert run_validity.off_recipe(record, picked).endswith(f"the recipe picks lr {picked['lr']}, "
+    picked = validity.picked_optim("smoke")[done.parent]
+    assert validity.off_recipe(record, picked).endswith(f"the recipe picks lr {picked['lr']}, "
                                                           f"{picked['warmup_steps']}")  # fmt: skip
     recipe.recipe_path("smoke").unlink()
-    assert run_validity.picked_optim("smoke") is None
-    assert {r["run"] for r in run_validity.finished_runs("smoke")} == every
+    assert validity.picked_optim("smoke") is None
+    assert {r["run"] for r in validity.finished_runs("smoke")} == every

@@ -11,9 +11,11 @@ import shutil
 import pytest
 
 from paperlib.provenance import code_hash
-from paperlib.study import code_versions, compare, design, execution
+from paperlib.study import compare, paths
 from paperlib.study.cli import main as study_main
-from paperlib.study.code_versions import CodeVersionsError, read_equivalences
+from paperlib.study.plan import design
+from paperlib.study.run import code_versions
+from paperlib.study.run.code_versions import CodeVersionsError, read_equivalences
 from tests.recipe_helpers import toy_repository, write_picks
 from tests.test_code_versions import A, B, _done_by, _entry
 
@@ -35,7 +37,7 @@ def finished_runs(tmp_path, monkeypatch, versions_file):
     toy_repository(tmp_path, monkeypatch)
     runs = [r for r in design.plan("smoke", searched=False) if r.variant in ("HyCoCLIP", "MERU")]
     for run in runs[:2]:
-        execution.run_target(run, "smoke").mkdir(parents=True)
+        design.run_target(run, "smoke").mkdir(parents=True)
         _done_by(run, code_hash())
     return runs[:2]
 
@@ -52,7 +54,7 @@ def test_decide_only_refuses_runs_trained_by_other_code_and_names_them(
     assert study_main(["--scale", "smoke", "--decide-only"]) == 2
     err = capsys.readouterr().err
     assert "1 of its 2 runs were trained by other code" in err and OTHER[:12] in err
-    assert "code-versions.json" in err and "paperlib.study.equivalence" in err
+    assert "code-versions.json" in err and "paperlib.study.run.equivalence" in err
     assert len(decided) == 1  # nothing decided from the mixed runs
 
 
@@ -70,9 +72,7 @@ def test_summary_refuses_claims_decided_from_other_code(
 ):
     claims = tmp_path / "results" / "smoke" / "claims.json"
     claims.parent.mkdir(parents=True)
-    decided = json.loads(
-        (code_versions.REPO_ROOT / "results" / "smoke" / "claims.json").read_text()
-    )
+    decided = json.loads((paths.REPO_ROOT / "results" / "smoke" / "claims.json").read_text())
     versions = [{"code_hash": OTHER, "commits": [], "runs": 5, "joins_checkout": True}]
     claims.write_text(json.dumps({**decided, "code_versions": versions}))
     monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path / "results"))
@@ -126,6 +126,6 @@ def test_an_equivalence_without_the_evidence_of_its_kind_is_refused(versions_fil
 
 
 def test_the_committed_code_versions_file_carries_its_evidence(tmp_path):
-    committed = code_versions.REPO_ROOT / "results" / "code-versions.json"
+    committed = paths.REPO_ROOT / "results" / "code-versions.json"
     copy = shutil.copy(committed, tmp_path / "code-versions.json")
     assert len(read_equivalences(copy)) >= 1

@@ -18,9 +18,9 @@ from paperlib.engine.config import (
     ConfigError,
     load_config,
 )
-from paperlib.study import executors
 from paperlib.study.cli import main as study_main
-from paperlib.study.executors import ExecutorUnavailableError, check_reachable, open_executor
+from paperlib.study.run import executors
+from paperlib.study.run.executors import ExecutorUnavailableError, check_reachable, open_executor
 from tests.engine_helpers import tiny_config
 from tests.recipe_helpers import toy_repository
 
@@ -53,7 +53,7 @@ def test_an_unanswered_address_is_refused_even_when_no_run_is_left(tmp_path, mon
     answers is still refused before any stage (no Ray needed to tell)."""
     import shutil
 
-    from paperlib.study.reader import REPO_ROOT
+    from paperlib.study.paths import REPO_ROOT
 
     shutil.copytree(REPO_ROOT / "results" / "smoke", tmp_path / "results" / "smoke")
     monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path / "results"))

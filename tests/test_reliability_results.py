@@ -1,4 +1,4 @@
-"""The checks of the study's results files (``paperlib.study.results_files``): each file kind
+"""The checks of the study's results files (``paperlib.study.results.files``): each file kind
 refused by name, field, expectation and finding; the committed files pass; the readers refuse
 runs the plan does not hold and trained runs without their log; ``compare`` refuses a report
 that would land on its inputs."""
@@ -11,9 +11,12 @@ import shutil
 import numpy as np
 import pytest
 
-from paperlib.study import compare, results_files
-from paperlib.study.results_files import ResultsFileError
-from paperlib.study.run_validity import finished_runs
+from paperlib.study import compare
+from paperlib.study.report import reproduction
+from paperlib.study.report.decided import read_claims
+from paperlib.study.results import files
+from paperlib.study.results.files import ResultsFileError
+from paperlib.study.results.validity import finished_runs
 from paperlib.train import log_records
 from tests.conftest import REPO
 
@@ -33,18 +36,18 @@ def _write(tmp_path, data, name="seed0/run.done"):
 
 
 def test_the_committed_smoke_files_pass_every_checker():
-    record = results_files.read_run_done(MOLO / "run.done")
+    record = files.read_run_done(MOLO / "run.done")
     assert record["seed"] == 0 and record["config"]["method"] == "himo"
-    assert len(results_files.read_log(MOLO, record, log_records)) > 0
-    items = results_files.read_items(MOLO / "items.npz")
+    assert len(files.read_log(MOLO, record, log_records)) > 0
+    items = files.read_items(MOLO / "items.npz")
     assert items["world-long/i2t_hit1"].dtype == np.float64
-    assert results_files.read_curves(SMOKE / "curves.json")["validation"]
-    assert results_files.read_study(SMOKE / "study.json")["runs"] >= 1
+    assert files.read_curves(SMOKE / "curves.json")["validation"]
+    assert files.read_study(SMOKE / "study.json")["runs"] >= 1
 
 
 def test_the_committed_smoke_claims_pass_their_checker():
-    assert results_files.read_claims(SMOKE / "claims.json")["claims"]
-    assert results_files.read_claims(REPO / "results" / "full" / "claims.json")["claims"]
+    assert read_claims(SMOKE / "claims.json")["claims"]
+    assert read_claims(REPO / "results" / "full" / "claims.json")["claims"]
 
 
 @pytest.mark.parametrize(
@@ -65,7 +68,7 @@ def test_a_bad_run_done_field_is_refused_by_file_field_and_finding(tmp_path, edi
     edit(record)
     path = _write(tmp_path, record)
     with pytest.raises(ResultsFileError) as refused:
-        results_files.read_run_done(path)
+        files.read_run_done(path)
     message = str(refused.value)
     assert message.startswith(f"{path}: {field}: expected ")
     assert message.endswith(f"found {found}") and "\n" not in message
@@ -74,49 +77,49 @@ def test_a_bad_run_done_field_is_refused_by_file_field_and_finding(tmp_path, edi
 def test_a_run_done_whose_seed_is_not_its_folder_s_is_refused(tmp_path):
     path = _write(tmp_path, {**_record(), "seed": 1})
     with pytest.raises(ResultsFileError, match="seed: expected the seed its folder names"):
-        results_files.read_run_done(path)
+        files.read_run_done(path)
 
 
 def test_a_trained_run_needs_its_log_and_its_validation_curve(tmp_path):
-    record = results_files.read_run_done(MOLO / "run.done")
+    record = files.read_run_done(MOLO / "run.done")
     with pytest.raises(ResultsFileError, match="log.jsonl: the file: expected the training log"):
-        results_files.read_log(tmp_path, record, log_records)
+        files.read_log(tmp_path, record, log_records)
     steps_only = [
         line for line in (MOLO / "log.jsonl").read_text().splitlines() if '"val"' not in line
     ]
     (tmp_path / "log.jsonl").write_text("\n".join(steps_only) + "\n")
     with pytest.raises(ResultsFileError, match="val: expected the run's validation curve"):
-        results_files.read_log(tmp_path, record, log_records)
+        files.read_log(tmp_path, record, log_records)
     reference = {
         **record,
         "config": {**record["config"], "train": {**record["config"]["train"], "steps": 0}},
     }
     (tmp_path / "log.jsonl").unlink()
-    assert results_files.read_log(tmp_path, reference, log_records) == []
+    assert files.read_log(tmp_path, reference, log_records) == []
 
 
 def test_a_validation_value_outside_0_1_is_refused(tmp_path):
-    record = results_files.read_run_done(MOLO / "run.done")
+    record = files.read_run_done(MOLO / "run.done")
     text = (MOLO / "log.jsonl").read_text().replace('"short_i2t_r1": 1.0', '"short_i2t_r1": 1.5', 1)
     (tmp_path / "log.jsonl").write_text(text)
     with pytest.raises(
         ResultsFileError, match=r"val\.short_i2t_r1: expected a number in \[0, 1\], found 1.5"
     ):
-        results_files.read_log(tmp_path, record, log_records)
+        files.read_log(tmp_path, record, log_records)
 
 
 def test_items_missing_a_key_or_not_vectors_are_refused(tmp_path):
     path = tmp_path / "items.npz"
     np.savez(path, a=np.ones(3), b=np.ones((2, 2)))
     with pytest.raises(ResultsFileError, match="items.npz: b: expected a non-empty vector"):
-        results_files.read_items(path)
+        files.read_items(path)
     np.savez(path, a=np.array([1.0, np.nan]))
     with pytest.raises(ResultsFileError, match="a: expected finite values"):
-        results_files.read_items(path)
+        files.read_items(path)
     with pytest.raises(ResultsFileError, match="c: expected a per-item vector, found <missing>"):
-        results_files.item({"a": np.ones(2)}, "c", path)
+        files.item({"a": np.ones(2)}, "c", path)
     with pytest.raises(ResultsFileError, match="a: expected 2 items"):
-        results_files.stack([(path, np.ones(2)), (tmp_path / "other.npz", np.ones(3))], "a")
+        files.stack([(path, np.ones(2)), (tmp_path / "other.npz", np.ones(3))], "a")
 
 
 @pytest.mark.parametrize(
@@ -150,7 +153,7 @@ def test_a_bad_claims_json_is_refused_by_field(tmp_path, edit, match):
     edit(decided)
     path = _write(tmp_path, decided, "claims.json")
     with pytest.raises(ResultsFileError, match=match):
-        results_files.read_claims(path)
+        read_claims(path)
 
 
 def test_bad_curves_and_study_records_and_a_folder_in_place_are_refused(tmp_path):
@@ -159,22 +162,22 @@ def test_bad_curves_and_study_records_and_a_folder_in_place_are_refused(tmp_path
     with pytest.raises(
         ResultsFileError, match=r"validation\[0\].points\[0\].value: expected a number in"
     ):
-        results_files.read_curves(_write(tmp_path, curves, "curves.json"))
+        files.read_curves(_write(tmp_path, curves, "curves.json"))
     norm = {**curves["validation"][0], "metric": "norm_box_text"}  # a mean norm, not a rate
     curves["validation"] = [{**norm, "points": [{"step": 0, "value": 3.0}]}]
-    assert results_files.read_curves(_write(tmp_path, curves, "curves.json"))
+    assert files.read_curves(_write(tmp_path, curves, "curves.json"))
     curves["validation"][0]["points"][0]["value"] = -1.0
     with pytest.raises(ResultsFileError, match=r"points\[0\].value: expected a finite number ≥ 0"):
-        results_files.read_curves(_write(tmp_path, curves, "curves.json"))
+        files.read_curves(_write(tmp_path, curves, "curves.json"))
     study = {**json.loads((SMOKE / "study.json").read_text()), "runs_finished": 10**6}
     with pytest.raises(ResultsFileError, match="runs_finished: expected at most runs"):
-        results_files.read_study(_write(tmp_path, study, "study.json"))
+        files.read_study(_write(tmp_path, study, "study.json"))
     (tmp_path / "folder.json").mkdir()
     with pytest.raises(ResultsFileError, match="folder.json: the file: expected a file"):
-        results_files.writable_file(tmp_path / "folder.json")
+        files.writable_file(tmp_path / "folder.json")
     (tmp_path / "half.json").write_text("{half")
     with pytest.raises(ResultsFileError, match="half.json: not valid JSON"):
-        results_files.read_study(tmp_path / "half.json")
+        files.read_study(tmp_path / "half.json")
 
 
 def test_a_run_the_plan_does_not_hold_is_refused_naming_the_plan(tmp_path, monkeypatch):
@@ -194,7 +197,7 @@ def test_a_run_the_plan_does_not_hold_is_refused_naming_the_plan(tmp_path, monke
 def test_compare_refuses_a_report_on_its_inputs_or_in_the_committed_results(tmp_path):
     inputs = (tmp_path / "c" / "smoke", tmp_path / "r" / "smoke")
     compare.refuse_outputs(tmp_path / "r" / "smoke-comparison", inputs)  # the default: allowed
-    with pytest.raises(compare.CompareInputError, match="inside the results it compares"):
+    with pytest.raises(reproduction.CompareInputError, match="inside the results it compares"):
         compare.refuse_outputs(inputs[1] / "claims", inputs)
-    with pytest.raises(compare.CompareInputError, match="inside the committed results/"):
+    with pytest.raises(reproduction.CompareInputError, match="inside the committed results/"):
         compare.refuse_outputs(REPO / "results" / "smoke" / "claims", inputs)

@@ -16,6 +16,7 @@ import torch
 from paperlib import atomic
 from paperlib.atomic import DiskFullError, WriteError, atomic_write, atomic_write_set
 from paperlib.engine import loop
+from paperlib.study import compare
 from paperlib.train import main as train_main
 from tests.engine_helpers import tiny_config
 
@@ -114,7 +115,7 @@ def test_study_commands_on_a_full_or_read_only_disk_exit_4_not_with_a_traceback(
 ):
     """The case: ``--decide-only`` and ``study.compare`` ended in raw tracebacks on a full or
     read-only disk, and compare then exited 1, its "did not reproduce"."""
-    from paperlib.study import cli, compare
+    from paperlib.study import cli
 
     monkeypatch.setattr(cli, "refuse_runs_of_other_code", lambda scale: None)
     target = tmp_path / "claims.json"

@@ -13,8 +13,11 @@ from pathlib import Path
 import pytest
 
 from paperlib.losses import entailment
-from paperlib.study import compare, decide, design, execution
-from paperlib.study.reader import REPO_ROOT, results_root_at, slug
+from paperlib.study import compare
+from paperlib.study.decide import decide
+from paperlib.study.paths import REPO_ROOT, results_root_at, slug
+from paperlib.study.plan import design
+from paperlib.study.run import execution
 
 COMMITTED = REPO_ROOT / "results"
 pytestmark = pytest.mark.skipif(

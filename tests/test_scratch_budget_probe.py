@@ -1,6 +1,6 @@
-"""The from-scratch budget probe: its runs are the hyperbolic bases' config (``study.pretrain``)
+"""The from-scratch budget probe: its runs are the hyperbolic bases' config (``study.plan.bases``)
 with only the objective and the validated metrics changed, its summary reads a fabricated log
-as a naive recount does, and the full scale's budget is the one ``study.scratch_budget`` reads
+as a naive recount does, and the full scale's budget is the one ``study.plan.scratch_budget`` reads
 off its committed record."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from __future__ import annotations
 import importlib.util
 import json
 
-from paperlib.study import pretrain, scratch_budget
-from paperlib.study.reader import REPO_ROOT
-from paperlib.study.scales import SCALES
-from paperlib.study.smallest import PLATEAU_METRICS, plateau_deltas
-from paperlib.study.targets import SCRATCH_TARGETS
+from paperlib.study.decide.targets import SCRATCH_TARGETS
+from paperlib.study.paths import REPO_ROOT
+from paperlib.study.plan import bases, scratch_budget
+from paperlib.study.plan.scales import SCALES
+from paperlib.study.results.references import PLATEAU_METRICS, plateau_deltas
 from tests.test_study import _differences
 
 spec = importlib.util.spec_from_file_location(
@@ -28,7 +28,7 @@ def test_the_probe_runs_are_the_hyperbolic_base_s_config_with_another_objective(
     with HyCoCLIP's or ARGENT's objective in place of MERU's, validated on the probe's metrics
     (the plateau metrics and the captions' share inside 2K/√c among them), each in a folder
     of its own."""
-    base = pretrain.base_config(pretrain.MODEL, 0, pretrain.RECIPES["full"], tmp_path, "hyperbolic")
+    base = bases.base_config(bases.MODEL, 0, bases.RECIPES["full"], tmp_path, "hyperbolic")
     assert base["method"] == "meru" and base["model"]["init"] == "random"
     folders = set()
     for arm, method in (("HyCoCLIP", "hycoclip"), ("ARGENT", "argent")):
@@ -80,7 +80,7 @@ def test_the_summary_reads_the_curve_the_terms_and_the_cost_off_the_log(tmp_path
 
 
 def test_the_committed_probe_finds_no_plateau_and_the_budget_passes_the_learning_targets():
-    """The committed record's budget is what ``study.scratch_budget`` reads off its own curves
+    """The committed record's budget is what ``study.plan.scratch_budget`` reads off its own curves
     (none: no validated point has both arms flat and staying flat), the record's runs are the
     probe's configs and ran past the full scale's budget, and at ``Scale.scratch_steps`` both
     arms' validation curves pass the learning targets the study asks of its from-scratch arms."""

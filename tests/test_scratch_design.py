@@ -1,7 +1,7 @@
 """ARGENT's arms from random weights at one budget: the budget read off constructed curves
-(their flat steps worked out by hand from ``tables.plateau``'s rule), the full plan's ARGENT runs
-against the hyperbolic bases' recipe (``study.pretrain``) and the budget probe's config, which
-variants train from scratch against the planned configs, the regime table parsed back against
+(their flat steps worked out by hand from ``study.plan.plateau``'s rule), the full plan's ARGENT
+runs against the hyperbolic bases' recipe (``study.plan.bases``) and the budget probe's config,
+which variants train from scratch against the planned configs, the regime table parsed back against
 the plan, and where a claim's learned curvature ends on fabricated logs."""
 
 from __future__ import annotations
@@ -14,18 +14,15 @@ from collections import defaultdict
 import pytest
 
 from paperlib.models.hyperbolic import CURV_RANGE
-from paperlib.study import decide, design, pretrain, reader, scratch_budget
-from paperlib.study.scales import (
-    ARGENT_ABLATION_ARMS,
-    ARGENT_MAIN_ARMS,
-    SCALES,
-    from_scratch,
-)
-from paperlib.tables.claims import CLAIMS, SMALLER, UNTRAINED
+from paperlib.study import paths
+from paperlib.study.decide import regime
+from paperlib.study.plan import bases, design, scratch_budget
+from paperlib.study.plan.claims import CLAIMS, SMALLER, UNTRAINED
+from paperlib.study.plan.scales import ARGENT_ABLATION_ARMS, ARGENT_MAIN_ARMS, SCALES, from_scratch
 from tests.test_study import _differences
 
 spec = importlib.util.spec_from_file_location(
-    "scratch_budget_probe", reader.REPO_ROOT / "scripts" / "scratch_budget_probe.py"
+    "scratch_budget_probe", paths.REPO_ROOT / "scripts" / "scratch_budget_probe.py"
 )
 probe = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(probe)
@@ -176,7 +173,7 @@ def test_every_argent_arm_trains_from_random_weights_at_one_budget():
     # the ablations (Table 3) and the size pair at the smaller model, the main arms at the study's
     for run in runs:
         smaller = run.variant in ARGENT_ABLATION_ARMS or run.variant.endswith(SMALLER)
-        expected = pretrain.MODEL_SMALLER if smaller else pretrain.MODEL
+        expected = bases.MODEL_SMALLER if smaller else bases.MODEL
         assert run.config["model"]["name"] == expected, run.name
     assert all(r.variant.startswith(f"ARGENT{SMALLER}, ") for r in runs
                if r.variant in ARGENT_ABLATION_ARMS)  # fmt: skip
@@ -192,13 +189,13 @@ def test_every_argent_arm_trains_from_random_weights_at_one_budget():
 
 
 def test_each_argent_run_trains_on_the_world_of_its_seed_s_base(tmp_path):
-    """The world a base of the run's model was pre-trained on (``study.pretrain.base_config``:
+    """The world a base of the run's model was pre-trained on (``study.plan.bases.base_config``:
     base ``b`` on world seed ``b``, 200,000 scenes with twins, short captions), base
     ``Scale.base_of(seed)``; only where the cache lives differs."""
     scale = SCALES["full"]
     for run in _argent_arms():
-        base = pretrain.base_config(
-            run.config["model"]["name"], scale.base_of(run.seed), pretrain.RECIPES["full"],
+        base = bases.base_config(
+            run.config["model"]["name"], scale.base_of(run.seed), bases.RECIPES["full"],
             tmp_path, "hyperbolic",
         )  # fmt: skip
         data = {k: v for k, v in run.config["data"].items() if k != "cache_dir"}
@@ -218,8 +215,8 @@ def test_each_argent_config_is_the_budget_probe_s_but_for_seed_schedule_and_its_
     reference = {
         "HyCoCLIP": probe.probe_config("HyCoCLIP", tmp_path),
         "ARGENT": probe.probe_config("ARGENT", tmp_path),
-        "MERU": pretrain.base_config(
-            pretrain.MODEL, probe.WORLD, pretrain.RECIPES["full"], tmp_path, "hyperbolic"
+        "MERU": bases.base_config(
+            bases.MODEL, probe.WORLD, bases.RECIPES["full"], tmp_path, "hyperbolic"
         ),
     }
     assert reference["MERU"]["method"] == "meru" and reference["MERU"]["train"]["seed"] == 0
@@ -246,7 +243,7 @@ def test_the_untrained_argent_reference_is_an_arm_s_start():
         r for r in design.plan("full", ("argent",), searched=False) if r.variant == UNTRAINED
     ]
     assert untrained.stage == "references" and untrained.config["train"]["steps"] == 0
-    assert untrained.config["model"] == {"name": pretrain.MODEL, "init": "random"}
+    assert untrained.config["model"] == {"name": bases.MODEL, "init": "random"}
     assert untrained.config["method"] == "argent"
 
 
@@ -317,12 +314,12 @@ def test_the_regime_table_has_one_row_per_trained_arm_read_from_the_plan(scale_n
 def _curvature_run(root, variant: str, seed: int, ends: list[float], curv_init=None):
     """A run folder of the ARGENT study at the full scale whose log records the curvature
     ``ends`` over training (and a loss record without it), with its ``run.done``."""
-    folder = root / "full" / "argent" / reader.slug(variant) / f"seed{seed}"
+    folder = root / "full" / "argent" / paths.slug(variant) / f"seed{seed}"
     folder.mkdir(parents=True)
     records = [{"step": 10 * (i + 1), "loss": 1.0, "curv": c} for i, c in enumerate(ends)]
     records.append({"step": 10 * len(ends) + 5, "loss": 0.9})
     (folder / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    model = {"name": pretrain.MODEL, "init": "random"}
+    model = {"name": bases.MODEL, "init": "random"}
     if curv_init is not None:
         model["curv_init"] = curv_init
     config = {"method": "argent", "model": model, "train": {"batch_size": 128, "steps": 100}}
@@ -343,15 +340,15 @@ def test_a_claim_records_where_its_arms_curvature_ends_and_whether_at_the_lower_
     _curvature_run(tmp_path, "ARGENT", 1, [0.9, 0.10005])
     _curvature_run(tmp_path, "MERU", 0, [0.5, 0.1])
     _curvature_run(tmp_path, "MERU", 1, [0.3, 0.1])
-    ends = decide.end_curvatures("full", claim, [0, 1])
+    ends = regime.end_curvatures("full", claim, [0, 1])
     assert ends == {"variant": [0.1, 0.10005], "baseline": [0.1, 0.1], "lower_clamp": 0.1,
                     "at_clamp": True}  # fmt: skip
-    assert decide.end_curvatures("full", claim, [0])["variant"] == [0.1]  # the seeds asked
+    assert regime.end_curvatures("full", claim, [0])["variant"] == [0.1]  # the seeds asked
     # one run ending above the clamp (0.1002: beyond a thousandth of 0.1)
     (tmp_path / "full" / "argent" / "meru" / "seed1" / "log.jsonl").write_text(
         json.dumps({"step": 10, "loss": 1.0, "curv": 0.1002}) + "\n"
     )
-    assert decide.end_curvatures("full", claim, [0, 1])["at_clamp"] is False
+    assert regime.end_curvatures("full", claim, [0, 1])["at_clamp"] is False
 
 
 def test_the_lower_clamp_follows_the_variant_s_start_and_a_euclidean_claim_has_none(
@@ -361,13 +358,13 @@ def test_the_lower_clamp_follows_the_variant_s_start_and_a_euclidean_claim_has_n
     claim = next(c for c in CLAIMS if c.id == "argent-zs-l3-vs-hycoclip")
     _curvature_run(tmp_path, "ARGENT", 0, [2.0, 0.2], curv_init=2.0)
     _curvature_run(tmp_path, "HyCoCLIP", 0, [1.0, 0.5])
-    ends = decide.end_curvatures("full", claim, [0])
+    ends = regime.end_curvatures("full", claim, [0])
     assert ends["lower_clamp"] == pytest.approx(2.0 / 10) and ends["at_clamp"] is False
     assert (ends["variant"], ends["baseline"]) == ([0.2], [0.5])
     himo = next(c for c in CLAIMS if c.study == "himo")
     for variant in (himo.variant, himo.baseline):
-        folder = tmp_path / "full" / "himo" / reader.slug(variant) / "seed0"
+        folder = tmp_path / "full" / "himo" / paths.slug(variant) / "seed0"
         folder.mkdir(parents=True)
         (folder / "log.jsonl").write_text(json.dumps({"step": 5, "loss": 1.0}) + "\n")
-    assert decide.end_curvatures("full", himo, [0]) is None  # no curvature logged: none
+    assert regime.end_curvatures("full", himo, [0]) is None  # no curvature logged: none
     assert CURV_RANGE == 10.0  # the clamp the hand values above read

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from paperlib.study.reader import REPO_ROOT
-from paperlib.study.targets import SCRATCH_TARGETS
-from paperlib.tables.claims import CLAIMS
+from paperlib.study.decide.targets import SCRATCH_TARGETS
+from paperlib.study.paths import REPO_ROOT
+from paperlib.study.plan.claims import CLAIMS
 
 spec = importlib.util.spec_from_file_location(
     "scratch_design_notes", REPO_ROOT / "scripts" / "scratch_design_notes.py"

@@ -9,14 +9,14 @@ from dataclasses import replace
 
 import pytest
 
-from paperlib.study.smallest import check_delta
-from paperlib.tables.claims import CLAIMS, ClaimDeclarationError, validate_claims
-from paperlib.tables.smallest_effect import (
+from paperlib.study.plan.claims import CLAIMS, ClaimDeclarationError, validate_claims
+from paperlib.study.plan.smallest_effect import (
     PaperLead,
     PublishedEffect,
     delta_by_formula,
     translate,
 )
+from paperlib.study.results.references import check_delta
 
 BY_ID = {c.id: c for c in CLAIMS}
 
@@ -137,7 +137,7 @@ def test_an_absent_method_row_is_named():
 def test_the_committed_claims_keep_delta_within_the_rule(scale):
     """In claims.json every δ is at most half the paper's effect on this scale and a third of
     its reference's headroom, and is the rule's own reading of the claim's recorded numbers."""
-    from paperlib.study.reader import load_claims
+    from paperlib.study.report.decided import load_claims
 
     for claim in load_claims(scale)["claims"]:
         rule, delta = claim["smallest_rule"], claim["smallest"]

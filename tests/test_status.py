@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
-from paperlib.study import design, status
-from paperlib.study.reader import results_root_at
+from paperlib.study.paths import results_root_at
+from paperlib.study.plan import design
+from paperlib.study.results import status
 from tests.recipe_helpers import toy_repository, write_picks
 
 

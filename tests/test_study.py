@@ -14,50 +14,54 @@ from scipy import stats
 
 from paperlib.environment import environment, package_versions
 from paperlib.provenance import RunRecordError, run_provenance
-from paperlib.study import decide, design, execution, premise, reader, run_validity
-from paperlib.tables import claims
-from paperlib.tables.claims import CLAIMS
-from paperlib.tables.smallest_effect import PublishedEffect, translate
-from paperlib.tables.verdicts import MEANINGS, VERDICTS
+from paperlib.study import paths
+from paperlib.study.decide import claim_record, decide, premise, seed_pairs, trend_effects
+from paperlib.study.decide.verdicts import MEANINGS, VERDICTS
+from paperlib.study.plan import bases, claims, design, scales
+from paperlib.study.plan.claims import CLAIMS
+from paperlib.study.plan.smallest_effect import PublishedEffect, translate
+from paperlib.study.report import decided, reproduction
+from paperlib.study.results import reader, validity
+from paperlib.study.run import execution
 from paperlib.train import trained_with_other_config
 from tests.engine_helpers import tiny_config
 from tests.recipe_helpers import toy_repository, write_picks
 
-COMMITTED_SMOKE = reader.REPO_ROOT / "results" / "smoke"
+COMMITTED_SMOKE = paths.REPO_ROOT / "results" / "smoke"
 
 
 @pytest.fixture
 def picks(tmp_path, monkeypatch):
     """Recipe picks for both scales (the grid's first point for every arm), so they plan."""
     monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path / "results"))
-    for scale_name in design.SCALES:
+    for scale_name in scales.SCALES:
         write_picks(scale_name)
 
 
 def test_repo_relative_inside_and_outside(tmp_path, monkeypatch):
     repo = tmp_path / "repo"
-    monkeypatch.setattr(reader, "REPO_ROOT", repo.resolve())
-    assert reader.repo_relative(repo / "runs" / "a" / "last.pt") == "runs/a/last.pt"
+    monkeypatch.setattr(paths, "REPO_ROOT", repo.resolve())
+    assert paths.repo_relative(repo / "runs" / "a" / "last.pt") == "runs/a/last.pt"
     outside = tmp_path / "elsewhere" / "last.pt"
-    assert reader.repo_relative(outside) == str(outside)
+    assert paths.repo_relative(outside) == str(outside)
 
 
 @pytest.mark.usefixtures("picks")
 def test_portable_config_rewrites_run_folder_init_and_cache(tmp_path, monkeypatch):
-    monkeypatch.setattr(reader, "REPO_ROOT", tmp_path.resolve())
+    monkeypatch.setattr(paths, "REPO_ROOT", tmp_path.resolve())
     plan = design.plan("smoke", ("himo",))
     finetune = next(r for r in plan if r.variant == "MoLo")
     config = json.loads(json.dumps(finetune.config))
     config["model"]["init"] = str(tmp_path / "results/bases/b.pt")
     config["train"]["output_dir"] = str(tmp_path / "runs" / "x")
     config["data"]["cache_dir"] = str(tmp_path / "runs" / "cache")
-    recorded = reader.portable_config(config)
+    recorded = paths.portable_config(config)
     assert recorded["train"]["output_dir"] == "runs/x"
     assert recorded["model"]["init"] == "results/bases/b.pt"
     assert recorded["data"]["cache_dir"] == "runs/cache"
     assert config["train"]["output_dir"] == str(tmp_path / "runs" / "x")  # input untouched
     untrained = next(r for r in plan if r.variant == claims.UNTRAINED)
-    assert reader.portable_config(untrained.config)["model"]["init"] == "random"
+    assert paths.portable_config(untrained.config)["model"]["init"] == "random"
 
 
 def _differences(a: dict, b: dict) -> set[str]:
@@ -87,7 +91,7 @@ def test_compared_runs_differ_only_in_the_thing_under_test(scale):
             )
         )
 
-    seed = design.SCALES[scale].sweep_seeds[0]
+    seed = scales.SCALES[scale].sweep_seeds[0]
     assert _differences(resolved("MoLo", seed), resolved("InfoNCE (λ=0)", seed)) == {"loss.lam"}
     molo, long_clip = resolved("MoLo", seed), resolved("Long-CLIP", seed)
     # the method and its own loss section (each method's loss dataclass has its own fields):
@@ -103,7 +107,7 @@ def test_compared_runs_differ_only_in_the_thing_under_test(scale):
     # ARGENT's arms, all from random weights at one recipe: Table 3's ablations (at the smaller
     # model) each change one thing of ARGENT's at that model; ARGENT and HyCoCLIP differ in
     # their objectives alone, MERU (no boxes) in its objective
-    small = f"ARGENT{reader.SMALLER}"
+    small = f"ARGENT{claims.SMALLER}"
     for change in ("no weights", "weights on all pairs", "no regularizer", "Ent"):
         variant = f"{small}, {change}"
         assert len(_differences(resolved(small, seed), resolved(variant, seed))) == 1, variant
@@ -132,7 +136,7 @@ def test_compared_runs_differ_only_in_the_thing_under_test(scale):
         assert model["init"] == "random" and model["alpha_rule"] == "embed-dim", variant
     batch = _differences(resolved("MoLo, double batch", seed), resolved("MoLo, half batch", seed))
     reporting = {"train.ckpt_every", "train.val_every", "train.diag_every"}  # every fifth
-    warmup = {"optim.warmup_steps"}  # the same fraction of each schedule (study.recipe)
+    warmup = {"optim.warmup_steps"}  # the same fraction of each schedule (study.plan.recipe)
     assert (
         {"train.batch_size", "train.steps"}
         <= batch
@@ -147,27 +151,25 @@ def test_compared_runs_differ_only_in_the_thing_under_test(scale):
     scope = ("MoLo, 2 ranks, global HiDe", "MoLo, 2 ranks, HiDe per rank")
     assert _differences(resolved(scope[0], seed), resolved(scope[1], seed)) == {"loss.scope"}
     assert [runs[(v, seed)].nproc for v in scope] == [2, 2]
-    scale_ = design.SCALES[scale]
+    scale_ = scales.SCALES[scale]
     for run in runs.values():  # every HiMo run starts from its seed's base of its model, every
-        smaller = reader.SMALLER in run.variant  # ARGENT arm from random weights
-        model = design.MODEL_SMALLER if smaller else design.MODEL
+        smaller = claims.SMALLER in run.variant  # ARGENT arm from random weights
+        model = bases.MODEL_SMALLER if smaller else bases.MODEL
         assert run.config["model"]["name"] == model, run.name
         if run.variant in design.ARGENT_ARMS or run.variant == claims.UNTRAINED:
             assert run.config["model"]["init"] == "random", run.name
         else:
-            base = run.seed if reader.is_base_reference(run.variant) else scale_.base_of(run.seed)
+            base = run.seed if design.is_base_reference(run.variant) else scale_.base_of(run.seed)
             geometry = "hyperbolic" if run.study == "argent" else "euclidean"
-            expected = reader.repo_relative(
-                design.base_path(model, base, design.bases_dir(geometry))
-            )
-            assert reader.portable_config(run.config)["model"]["init"] == expected
+            expected = paths.repo_relative(bases.base_path(model, base, bases.bases_dir(geometry)))
+            assert paths.portable_config(run.config)["model"]["init"] == expected
     # the model-size arm: the same pair at the smaller size (ARGENT's: the model alone differs;
     # the bases as they are: the model and its base)
     for variant in ("HyCoCLIP", "ARGENT"):
-        sized = variant + reader.SMALLER
+        sized = variant + claims.SMALLER
         assert _differences(resolved(variant, seed), resolved(sized, seed)) == {"model.name"}
-    for variant in (reader.PRETRAIN, reader.PRETRAIN_HYPERBOLIC):
-        sized = variant + reader.SMALLER
+    for variant in (design.PRETRAIN, design.PRETRAIN_HYPERBOLIC):
+        sized = variant + claims.SMALLER
         assert _differences(resolved(variant, seed), resolved(sized, seed)) == {
             "model.name",
             "model.init",
@@ -176,7 +178,7 @@ def test_compared_runs_differ_only_in_the_thing_under_test(scale):
     # have no trained statistics to keep, and the references only evaluate
     for (variant, _), run in runs.items():
         assert run.config["model"].get("batchnorm", "train") == "train", variant
-    assert claims.EUCLIDEAN_CLIP == reader.PRETRAIN and claims.SMALLER == reader.SMALLER
+    assert claims.EUCLIDEAN_CLIP == design.PRETRAIN and claims.SMALLER == claims.SMALLER
 
 
 @pytest.mark.usefixtures("picks")
@@ -185,21 +187,21 @@ def test_every_claim_compares_variants_the_full_study_runs():
     seeds = {}
     for run in plan:
         seeds.setdefault((run.study, run.variant), set()).add(run.seed)
-    full = design.SCALES["full"]
+    full = scales.SCALES["full"]
     assert len(full.bases) >= 2 and len(full.sweep_seeds) >= len(full.bases)
     # every base's mean effect (the bases-agree check) rests on more than one headline fine-tune
     assert all(sum(full.base_of(s) == b for s in full.seeds) >= 2 for b in full.bases)
     for claim in CLAIMS:
         for variant in (claim.variant, claim.baseline):
             have = seeds.get((claim.study, variant), set())
-            need = decide.expected_seeds(claim, full)
+            need = seed_pairs.expected_seeds(claim, full)
             assert set(need) <= have, (claim.id, variant, sorted(have))
             assert {full.base_of(s) for s in need} == set(full.bases)  # every base fine-tuned
     assert len(CLAIMS) >= 30
 
 
 def _fake_run(root, study, variant, seed, items, losses, feature_std=0.2, curve=None):
-    folder = root / "results" / "smoke" / study / reader.slug(variant) / f"seed{seed}"
+    folder = root / "results" / "smoke" / study / paths.slug(variant) / f"seed{seed}"
     folder.mkdir(parents=True)
     np.savez(folder / "items.npz", **items)
     records = [{"step": i + 1, "loss": v, "contrastive": v} for i, v in enumerate(losses)]
@@ -239,15 +241,16 @@ def _toy_study(tmp_path, monkeypatch, seeds=8, collapsed=(), rising=(), short=0.
     every run asked for a plateau):
     ARGENT better on L3; both arms, trained from random weights, at zero-shot L1 0.9 and short
     R@1 ``short`` (the learning targets: 0.6 and 0.8)."""
-    monkeypatch.setattr(reader, "REPO_ROOT", tmp_path)
-    toy = design.SCALES["full"]
+    monkeypatch.setattr(paths, "REPO_ROOT", tmp_path)
+    toy = scales.SCALES["full"]
     # ARGENT's runs asked for a plateau too (the full scale asks it of HiMo's alone), so that a
     # rising run is left out
     every = {**toy.__dict__, "seeds": tuple(range(seeds)), "sweep_arm_seeds": {},
              "require_plateau": ("himo", "argent")}  # fmt: skip
-    monkeypatch.setitem(decide.SCALES, "smoke", toy.__class__(**every))
+    monkeypatch.setitem(scales.SCALES, "smoke", toy.__class__(**every))
     pair = tuple(c for c in CLAIMS if (c.variant, c.baseline) == ("ARGENT", "HyCoCLIP"))
-    monkeypatch.setattr(decide, "CLAIMS", pair)
+    for module in (decide, claim_record, trend_effects):  # where the decision reads the claims
+        monkeypatch.setattr(module, "CLAIMS", pair)
     rng = np.random.default_rng(0)
     learned, flat = [3.0 - 0.1 * i for i in range(20)], [math.log(64)] * 20
     flat_curve = [(0, 0.1), (60, 0.5), (80, 0.5), (100, 0.5)]
@@ -406,7 +409,7 @@ def test_arms_from_scratch_below_the_learning_targets_did_not_learn_the_world(
 def test_missing_runs_are_an_error_naming_them_unless_partial(tmp_path, monkeypatch):
     _toy_study(tmp_path, monkeypatch, seeds=8)
     shutil.rmtree(tmp_path / "results" / "smoke" / "argent" / "argent" / "seed3")
-    with pytest.raises(run_validity.MissingRunsError, match="argent/argent/seed3"):
+    with pytest.raises(validity.MissingRunsError, match="argent/argent/seed3"):
         decide.report("smoke")
     partial = decide.report("smoke", partial=True)
     zs = next(c for c in partial["claims"] if c["claim"] == "argent-zs-l3-vs-hycoclip")
@@ -431,7 +434,7 @@ def test_a_broken_run_record_is_a_named_error(tmp_path, monkeypatch):
 
 
 def _decided(effect, per_base, difference=None, p_raw=1e-6, p_eq=0.5, seed_df=6, **more):
-    """A decided ARGENT claim record as :func:`decide.decide_claim` leaves it: δ = 0.01, the
+    """A decided ARGENT claim record as :func:`claim_record.decide_claim` leaves it: δ = 0.01, the
     paper's effect here 0.05 (not in the paper's units), every interval ±0.004 about its
     effect, the arms differing on 30 % of the items and the premise held."""
     return {
@@ -518,7 +521,7 @@ def test_a_finished_run_is_skipped_and_a_changed_config_or_base_runs_again(tmp_p
     changed = json.loads(json.dumps(run.config))
     changed["optim"]["lr"] = 0.123
     (target / "run.done").write_text(
-        json.dumps({**record, "config": reader.portable_config(changed)})
+        json.dumps({**record, "config": paths.portable_config(changed)})
     )
     assert not execution.finished(run, "smoke")
     recorded = json.loads((target / "run.done").read_text())
@@ -532,7 +535,7 @@ def _current_record(run) -> dict:
     """A ``run.done`` record of ``run`` as this checkout would write it (no timings)."""
     return {
         "run": run.name,
-        "config": reader.portable_config(run.config),
+        "config": paths.portable_config(run.config),
         "init_sha256": execution.init_checksum(run.config),
         "environment": environment(),
         "provenance": run_provenance(),
@@ -543,7 +546,7 @@ def _planned_run(tmp_path, monkeypatch, variant: str = "HyCoCLIP"):
     """A smoke run of the plan, its base a small file, folders under ``tmp_path``."""
     toy_repository(tmp_path, monkeypatch)
     run = next(r for r in design.plan("smoke") if r.variant == variant)
-    execution.run_target(run, "smoke").mkdir(parents=True)
+    design.run_target(run, "smoke").mkdir(parents=True)
     return run
 
 
@@ -554,7 +557,7 @@ def test_a_code_or_package_change_runs_a_finished_run_again_and_says_why(
     run = _planned_run(tmp_path, monkeypatch)
     record = _current_record(run)
     record["environment"].update(platform="elsewhere", torch_cpu_capability="NONE", torch_threads=9)
-    done = execution.run_target(run, "smoke") / "run.done"
+    done = design.run_target(run, "smoke") / "run.done"
     done.write_text(json.dumps(record))
     assert execution.finished(run, "smoke")  # platform, kernels and threads are not compared
     real_hash, real_versions = execution.code_hash(), package_versions()
@@ -590,7 +593,7 @@ def test_a_record_without_provenance_is_not_finished(tmp_path, monkeypatch):
     old = json.loads(committed.read_text())
     record = {**_current_record(run), "environment": old["environment"]}
     record.pop("provenance")
-    (execution.run_target(run, "smoke") / "run.done").write_text(json.dumps(record))
+    (design.run_target(run, "smoke") / "run.done").write_text(json.dumps(record))
     assert not execution.finished(run, "smoke")
     assert execution.record_differences(record, run) == ["provenance"]
 
@@ -598,7 +601,7 @@ def test_a_record_without_provenance_is_not_finished(tmp_path, monkeypatch):
 @pytest.mark.usefixtures("picks")
 def test_an_unreadable_run_record_is_a_named_error(tmp_path, monkeypatch):
     run = _planned_run(tmp_path, monkeypatch)
-    done = execution.run_target(run, "smoke") / "run.done"
+    done = design.run_target(run, "smoke") / "run.done"
     done.write_text("{half")
     with pytest.raises(RunRecordError, match=r"hycoclip/seed0/run.done: not a study run record"):
         execution.finished(run, "smoke")
@@ -621,27 +624,26 @@ def test_only_a_training_that_finished_counts_as_trained_to_end(tmp_path):
 
 
 def test_compare_refuses_a_claims_file_its_results_do_not_decide(tmp_path, monkeypatch):
-    from paperlib.study import compare
 
     _toy_study(tmp_path, monkeypatch, seeds=4)
-    monkeypatch.setattr(compare, "CLAIMS", decide.CLAIMS)  # the toy's declared claims
+    monkeypatch.setattr(reproduction, "CLAIMS", decide.CLAIMS)  # the toy's declared claims
     decide.decide("smoke", partial=True)
     committed = tmp_path / "results" / "smoke"
-    compare.check_decided(committed, "smoke", "committed")  # as decided: accepted
+    reproduction.check_decided(committed, "smoke", "committed")  # as decided: accepted
     claims_file = committed / "claims.json"
     good = claims_file.read_text()
     tampered = json.loads(good)
     tampered["claims"][0]["effect"] = 123.0
     claims_file.write_text(json.dumps(tampered))
-    with pytest.raises(compare.CompareInputError, match="records effect 123.0"):
-        compare.check_decided(committed, "smoke", "committed")
+    with pytest.raises(reproduction.CompareInputError, match="records effect 123.0"):
+        reproduction.check_decided(committed, "smoke", "committed")
     claims_file.write_text(json.dumps({**tampered, "claims": []}))  # every claim removed
-    with pytest.raises(compare.CompareInputError, match="lists claims"):
-        compare.check_decided(committed, "smoke", "committed")
+    with pytest.raises(reproduction.CompareInputError, match="lists claims"):
+        reproduction.check_decided(committed, "smoke", "committed")
     claims_file.write_text(good)
     (committed / "argent" / "argent" / "seed1" / "run.done").write_text("{half")
-    with pytest.raises(compare.CompareInputError, match="cannot be decided.*run.done"):
-        compare.check_decided(committed, "smoke", "committed")
+    with pytest.raises(reproduction.CompareInputError, match="cannot be decided.*run.done"):
+        reproduction.check_decided(committed, "smoke", "committed")
 
 
 def test_a_half_written_items_file_is_a_named_error(tmp_path, monkeypatch):
@@ -659,7 +661,7 @@ def test_the_schedule_check_compares_a_run_with_its_twice_longer_self(tmp_path, 
     every HiMo headline arm at twice its steps, and none of ARGENT's arms (trained from random
     weights at one budget, read off its own probe)."""
     toy = _toy_study(tmp_path, monkeypatch, seeds=2)
-    monkeypatch.setitem(decide.SCALES, "smoke", dataclasses.replace(toy, schedule_check=True))
+    monkeypatch.setitem(scales.SCALES, "smoke", dataclasses.replace(toy, schedule_check=True))
     items = {k: np.zeros(500) for k in ITEMS}
     _fake_run(tmp_path, "himo", "MoLo", 0, items, [1.0] * 20,
               curve=[(0, 0.1), (60, 0.5), (80, 0.5), (100, 0.5)])  # fmt: skip
@@ -672,8 +674,8 @@ def test_the_schedule_check_compares_a_run_with_its_twice_longer_self(tmp_path, 
     # the curve's own 500 validation items
     assert check["standard_error"] == pytest.approx(math.sqrt(0.56 * 0.44 / 500))
     assert not check["within_noise"]  # 0.06 > 0.022: the longer schedule helped
-    full = dataclasses.replace(design.SCALES["full"], schedule_check=True)
-    monkeypatch.setitem(design.SCALES, "full", full)
+    full = dataclasses.replace(scales.SCALES["full"], schedule_check=True)
+    monkeypatch.setitem(scales.SCALES, "full", full)
     plan = design.plan("full")
     longer = [r for r in plan if r.variant.endswith(claims.LONGER)]
     assert {r.variant.removesuffix(claims.LONGER) for r in longer} == set(
@@ -747,29 +749,29 @@ def test_a_training_by_other_code_is_stale(tmp_path, monkeypatch):
 
 
 def test_claim_panels_show_each_claimed_item_of_the_variants_with_valid_seeds():
-    claims_file = reader.load_claims("smoke")
+    claims_file = decided.load_claims("smoke")
     variants = {"MoLo": "MoLo", "InfoNCE (λ=0)": "InfoNCE", "no such variant": "nothing"}
-    panels = reader.claim_panels("smoke", "himo", claims_file["claims"], variants)
+    panels = decided.claim_panels("smoke", "himo", claims_file["claims"], variants)
     items = [c["item"] for c in claims_file["claims"] if c["study"] == "himo"]
     assert [c["item"] for c, _ in panels] == list(dict.fromkeys(items))
     for claim, values in panels:
         assert set(values) == {"MoLo", "InfoNCE"}  # a variant without runs is left out
-        assert values["MoLo"] == reader.item_value("smoke", "himo", "MoLo", claim["item"])
+        assert values["MoLo"] == decided.item_value("smoke", "himo", "MoLo", claim["item"])
     assert reader.has_finished_runs("smoke", "himo", "MoLo")
     assert not reader.has_finished_runs("smoke", "himo", "no such variant")
     # the aperture share from every ARGENT arm with a valid seed (each counts its parents,
     # ``design.Run.parents``; the bases as they are do not), each shown variant's value the
     # claims' estimator's
-    argent = {v: v for v in (*reader.ARGENT_COLORS, reader.PRETRAIN_HYPERBOLIC)}
-    panels = dict((c["item"], values) for c, values in
-                  reader.claim_panels("smoke", "argent", claims_file["claims"], argent))  # fmt: skip
+    argent = {v: v for v in (*reader.ARGENT_COLORS, design.PRETRAIN_HYPERBOLIC)}
+    shown = decided.claim_panels("smoke", "argent", claims_file["claims"], argent)
+    panels = {c["item"]: values for c, values in shown}
     aperture = panels["aperture/parents_inside_radius"]
-    arms = {v for v in reader.ARGENT_COLORS if reader.valid_seeds("smoke", "argent", v)}
+    arms = {v for v in reader.ARGENT_COLORS if decided.valid_seeds("smoke", "argent", v)}
     assert set(aperture) == arms and {"MERU", "HyCoCLIP", "ARGENT"} <= arms
-    assert reader.PRETRAIN_HYPERBOLIC not in aperture
-    assert reader.PRETRAIN_HYPERBOLIC in panels["world-hierarchy/pep_auc_all"]
+    assert design.PRETRAIN_HYPERBOLIC not in aperture
+    assert design.PRETRAIN_HYPERBOLIC in panels["world-hierarchy/pep_auc_all"]
     for variant, value in aperture.items():
-        assert value == reader.item_value(
+        assert value == decided.item_value(
             "smoke", "argent", variant, "aperture/parents_inside_radius"
         )
 
@@ -909,7 +911,7 @@ def test_the_parents_over_training_start_after_the_first_update(tmp_path, monkey
     each kind's lowest mean norm, do."""
     monkeypatch.setattr(premise, "results_dir", lambda scale: tmp_path)
     claim = next(c for c in CLAIMS if c.id == "argent-aperture-vs-meru")
-    folder = tmp_path / "argent" / reader.slug(claim.baseline) / "seed1"
+    folder = tmp_path / "argent" / paths.slug(claim.baseline) / "seed1"
     folder.mkdir(parents=True)
     val = [
         {"inside_short": 0.0, "norm_short": 0.05, "inside_box_image": 1.0, "norm_box_image": 0.03},
@@ -929,7 +931,7 @@ def test_the_closest_caption_is_the_baseline_s_at_its_last_diagnostics(tmp_path,
     monkeypatch.setattr(premise, "results_dir", lambda scale: tmp_path)
     claim = next(c for c in CLAIMS if c.id == "argent-aperture-vs-hycoclip")
     for variant, norm in ((claim.variant, 0.25), (claim.baseline, 0.3)):  # the variant's is not
-        folder = tmp_path / "argent" / reader.slug(variant) / "seed0"
+        folder = tmp_path / "argent" / paths.slug(variant) / "seed0"
         folder.mkdir(parents=True)
         records = [
             {"step": 0, "diag/text/norm_min": 0.1, "diag/aperture_radius": 0.2},
@@ -942,19 +944,19 @@ def test_the_closest_caption_is_the_baseline_s_at_its_last_diagnostics(tmp_path,
 
 def test_a_tutorial_reads_the_full_scale_only_where_its_study_finished(tmp_path, monkeypatch):
     monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path))
-    assert reader.available_scale() == "smoke"  # no full study at all
+    assert decided.available_scale() == "smoke"  # no full study at all
     (tmp_path / "full").mkdir()
     claims_file = tmp_path / "full" / "claims.json"
     rows = [{"study": "himo", "partial": False}, {"study": "argent", "partial": True}]
     claims_file.write_text(json.dumps({"claims": rows}))
-    assert reader.available_scale(study="himo") == "full"
-    assert reader.available_scale(study="argent") == "smoke"  # stopped early: missing runs
-    assert reader.available_scale() == "full" and reader.available_scale("smoke") == "smoke"
+    assert decided.available_scale(study="himo") == "full"
+    assert decided.available_scale(study="argent") == "smoke"  # stopped early: missing runs
+    assert decided.available_scale() == "full" and decided.available_scale("smoke") == "smoke"
     rows[1]["partial"] = False
     claims_file.write_text(json.dumps({"claims": rows}))
-    assert reader.available_scale(study="argent") == "full"
+    assert decided.available_scale(study="argent") == "full"
     with pytest.raises(ValueError, match="unknown study scale"):
-        reader.available_scale("medium")
+        decided.available_scale("medium")
 
 
 def test_the_first_step_inside_reads_the_seed_mean_after_the_first_update():

@@ -10,18 +10,20 @@ import json
 import pytest
 import torch
 
-from paperlib.study import cli, design
-from paperlib.study.devices import (
+from paperlib.study import cli
+from paperlib.study.paths import portable_config
+from paperlib.study.plan import design
+from paperlib.study.run import parallel
+from paperlib.study.run.devices import (
     DeviceUnavailableError,
     check_device,
     concurrent_runs,
     device_record,
     on_device,
 )
-from paperlib.study.execution import current_code, init_checksum, record_differences
-from paperlib.study.executors import local_executor, open_executor
-from paperlib.study.parallel import Execution
-from paperlib.study.reader import portable_config
+from paperlib.study.run.execution import current_code, init_checksum, record_differences
+from paperlib.study.run.executors import local_executor, open_executor
+from paperlib.study.run.parallel import Execution
 
 NO_GPU = pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
 
@@ -91,7 +93,7 @@ def test_a_gpu_index_under_ray_is_refused_and_a_cluster_checks_its_own_gpus():
 
 
 def test_a_ray_task_no_node_can_hold_is_refused_by_name():
-    from paperlib.study.executors import ExecutorUnavailableError, _submit_task
+    from paperlib.study.run.executors import ExecutorUnavailableError, _submit_task
 
     nodes = [{"CPU": 1.0}, {"CPU": 1.0}]
     with pytest.raises(
@@ -132,7 +134,7 @@ def test_execution_is_frozen():
 
 
 def test_ray_tasks_get_the_study_s_folders_and_offline_flag(monkeypatch):
-    from paperlib.study.executors import forwarded_environment
+    from paperlib.study.run.executors import forwarded_environment
 
     monkeypatch.setenv("PAPERLIB_RESULTS", "/shared/results")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -145,7 +147,6 @@ def test_ray_tasks_get_the_study_s_folders_and_offline_flag(monkeypatch):
 def test_execute_all_runs_a_plan_on_the_local_executor(tmp_path, monkeypatch):
     """The scheduling path the study takes, end to end on one cheap run: the executor opened
     with the largest run's CPUs, the run executed in a worker, its stage timed."""
-    from paperlib.study import parallel
 
     monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path / "results"))
     monkeypatch.setenv("PAPERLIB_RUNS", str(tmp_path / "runs"))
@@ -154,3 +155,37 @@ def test_execute_all_runs_a_plan_on_the_local_executor(tmp_path, monkeypatch):
     assert set(stages) == {"recipe"} and stages["recipe"] > 0
     done = json.loads((tmp_path / "results" / "smoke" / search.name / "run.done").read_text())
     assert done["device"] == "cpu" and done["config"] == portable_config(search.config)
+
+
+def test_the_command_runs_the_stages_in_order_and_records_how_it_ran_them(tmp_path, monkeypatch):
+    """``python -m paperlib.study``: the run stage first, then the summary of the runs it planned
+    (partial where one study is asked for), then ``study.json`` records the executor, workers,
+    threads, device and seconds of this invocation beside what the summary wrote."""
+    monkeypatch.setenv("PAPERLIB_RESULTS", str(tmp_path / "results"))
+    calls = []
+    run = design.plan("smoke", ("argent",))[0]
+
+    def run_study(scale, studies, execution):
+        calls.append(("run", scale, studies, execution.workers, execution.threads))
+        return [run], {"argent": 12.0}
+
+    def summarise(scale, runs, partial, stages, threads):
+        calls.append(("summarise", scale, runs, partial, stages, threads))
+        folder = tmp_path / "results" / scale
+        folder.mkdir(parents=True)
+        (folder / "study.json").write_text(json.dumps({"scale": scale, "runs": len(runs)}))
+
+    monkeypatch.setattr(cli, "run_study", run_study)
+    monkeypatch.setattr(cli, "summarise", summarise)
+    argv = ["--scale", "smoke", "--studies", "argent", "--workers", "3", "--threads", "2"]
+    assert cli.main(argv) == 0
+    assert calls == [
+        ("run", "smoke", ("argent",), 3, 2),
+        ("summarise", "smoke", [run], True, {"argent": 12.0}, 2),
+    ]
+    record = json.loads((tmp_path / "results" / "smoke" / "study.json").read_text())
+    assert record["scale"] == "smoke" and record["runs"] == 1  # the summary's fields kept
+    assert {k: record[k] for k in ("workers", "threads_per_run", "executor", "device")} == {
+        "workers": 3, "threads_per_run": 2, "executor": "local", "device": "cpu"
+    }  # fmt: skip
+    assert isinstance(record["seconds_this_invocation"], int)

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from paperlib.study.reader import REPO_ROOT
+from paperlib.study.paths import REPO_ROOT
 
 pytestmark = [
     pytest.mark.slow,

@@ -14,7 +14,7 @@ import pytest
 PARENT = textwrap.dedent(
     """
     import os, sys, time
-    from paperlib.study.workers import worker_pool
+    from paperlib.study.run.workers import worker_pool
 
     def work(path):
         with open(path, "w") as handle:
@@ -71,7 +71,7 @@ def test_a_worker_stops_when_its_parent_is_killed(tmp_path):
 QUEUED = textwrap.dedent(
     """
     import os, signal, sys, time
-    from paperlib.study.workers import worker_pool
+    from paperlib.study.run.workers import worker_pool
 
     def first(path):  # answers SIGTERM as the training loop does: finish, then return
         stop = []

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from paperlib.study.plan.claims import CLAIMS
 from paperlib.tables import published, published_table
-from paperlib.tables.claims import CLAIMS
 
 METHODS = Path(__file__).resolve().parent.parent / "docs" / "methods"
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from paperlib.tables.summary import (
+from paperlib.study.decide.regime import regime_text
+from paperlib.study.report.tables import (
     Column,
     base_text,
     claim_line,
@@ -17,7 +18,6 @@ from paperlib.tables.summary import (
     format_mean_std,
     paper_text,
     premise_text,
-    regime_text,
     sign_text,
     size_text,
     study_table,
@@ -185,7 +185,7 @@ def test_sign_size_base_and_regime_are_read_from_the_decided_claim():
 def test_claims_details_folds_every_claim_line_escaped():
     from html.parser import HTMLParser
 
-    from paperlib.tables.summary import claims_details
+    from paperlib.study.report.tables import claims_details
 
     claims = [
         {
@@ -229,7 +229,7 @@ def test_claims_details_folds_every_claim_line_escaped():
 
 
 def test_the_design_and_exclusion_cells_read_the_claims_notes():
-    from paperlib.tables.summary import design_text, exclusions_text
+    from paperlib.study.report.tables import design_text, exclusions_text
 
     note = {"item_floor": 0.006, "delta": 0.01, "half_width": 0.008, "per_base_needed": 3}
     assert design_text({"design_note": note}) == "resolves δ (±0.008)"
@@ -246,8 +246,8 @@ def test_the_design_and_exclusion_cells_read_the_claims_notes():
 def test_the_readme_paragraph_is_computed_from_the_claims():
     """Counts, the runs left out, the premises that fail and the error statement come from the
     claims themselves."""
-    from paperlib.tables.error_control import statement
-    from paperlib.tables.study_paragraph import study_paragraph, verdict_counts
+    from paperlib.study.decide.error_control import statement
+    from paperlib.study.report.study_paragraph import study_paragraph, verdict_counts
 
     def claim(name, verdict, paper="HiMo-CLIP", **more):
         return {
@@ -341,7 +341,7 @@ def test_the_readme_paragraph_is_computed_from_the_claims():
 
 
 def test_the_design_table_gives_seeds_per_base_the_note_and_the_verdict_with_exclusions():
-    from paperlib.tables.summary import claims_design
+    from paperlib.study.report.tables import claims_design
 
     claim = {
         "label": "R@1", "variant": "A", "baseline": "B",

@@ -1,13 +1,14 @@
-"""The decided claims in words (``paperlib.tables.synthesis``) on a small hand-made claims list:
-each sentence against the one written out by hand, and the walk of one verdict from its
+"""The decided claims in words (``paperlib.study.report.synthesis``) on a small hand-made claims
+list: each sentence against the one written out by hand, and the walk of one verdict from its
 interval to its label against the labels read off by hand (and the decision rule
-``paperlib.tables.verdicts.verdict`` on the same numbers)."""
+``paperlib.study.decide.verdicts.verdict`` on the same numbers)."""
 
 from __future__ import annotations
 
 import pytest
 
-from paperlib.tables import synthesis, verdicts
+from paperlib.study.decide import verdicts
+from paperlib.study.report import synthesis
 
 
 def claim(name: str, label: str, **fields) -> dict:
@@ -127,7 +128,7 @@ def test_outcome_counts_and_sentence():
 
 
 def test_the_notebook_s_and_the_readme_s_undecided_claims_are_the_same():
-    from paperlib.study.decide import findings_sentences
+    from paperlib.study.report.findings import findings_sentences
 
     counts = synthesis.outcome_counts(CLAIMS)
     undecided = counts[synthesis.UNDECIDED]
@@ -176,23 +177,6 @@ def test_design_conclusion_counts_signs_sizes_designs_and_changed_verdicts():
 
 def test_design_conclusion_says_the_signs_are_the_intervals():
     assert "Holm" not in synthesis.design_conclusion(DECIDED, "P")
-
-
-def test_trend_sentence_counts_each_kind_of_reading():
-    readings = {
-        "a": {"batch": "moves toward the paper's side as ...", "length": "not estimable: 1 df"},
-        "b": {"batch": "moves away from ...", "length": "moves toward the paper's side ..."},
-    }
-    assert synthesis.trend_sentence(readings) == (
-        "Of the 4 slopes (2 headline claims × batch and length), 1 move away from the paper's "
-        "side, 1 are not estimable, and 2 move toward the paper's side as the scale grows "
-        "(a (batch); b (length))."
-    )
-    flat = {"a": {"batch": "no change established", "length": "not measured"}}
-    assert synthesis.trend_sentence(flat).endswith(
-        "1 establish no change, 1 are not measured, and 0 move toward the paper's side as the "
-        "scale grows (none)."
-    )
 
 
 # ------------------------------------------------------------------ one verdict walked
@@ -307,7 +291,7 @@ def test_the_walk_refuses_a_claim_it_cannot_walk_or_a_label_the_rule_does_not_gi
 
 
 def test_claims_not_run_yet_are_listed_and_counted_apart():
-    from paperlib.study.reader import load_claims
+    from paperlib.study.report.decided import load_claims
 
     claims = [dict(c) for c in load_claims("full")["claims"][:2]]
     claims[1].update(verdict=verdicts.NOT_RUN, reason="not run: 8 planned run(s) missing")

@@ -10,10 +10,11 @@ import json
 import numpy as np
 import pytest
 
-from paperlib.study import decide, targets
-from paperlib.study.decide import summary_table
-from paperlib.study.reader import PRETRAIN_HYPERBOLIC, slug
-from paperlib.tables.claims import CLAIMS
+from paperlib.study.decide import targets, testability
+from paperlib.study.paths import slug
+from paperlib.study.plan.claims import CLAIMS
+from paperlib.study.plan.design import PRETRAIN_HYPERBOLIC
+from paperlib.study.report.findings import summary_table
 
 L1, SHORT = "world-zeroshot/L1_correct", "world-short/i2t_hit1"
 
@@ -83,11 +84,11 @@ def test_not_learned_reads_the_mean_over_the_claim_s_seeds_and_names_the_runs_be
     ]
     # a claim between the two: its from-scratch arms, what they miss, and met only if none
     claim = next(c for c in CLAIMS if c.id == "argent-zs-l3-vs-hycoclip")
-    record = decide.learned("full", claim, [], [0, 1, 2])
+    record = testability.learned("full", claim, [], [0, 1, 2])
     assert record == {"arms": ["ARGENT", "HyCoCLIP"], "targets": targets.SCRATCH_TARGETS,
                       "missed": missed, "met": False}  # fmt: skip
     himo = next(c for c in CLAIMS if c.study == "himo")
-    assert decide.learned("full", himo, [], [0, 1, 2]) is None  # both arms start from a base
+    assert testability.learned("full", himo, [], [0, 1, 2]) is None  # both arms start from a base
 
 
 def test_the_summary_table_names_a_share_of_the_base():
@@ -117,11 +118,11 @@ def test_the_hyperbolic_bases_have_their_own_targets():
 
 def test_the_base_plateaus_are_the_current_rule_on_their_recorded_curves():
     """Each base's plateau is decided anew from the curve ``bases.json`` records (the record's
-    own ``reached`` was written by an earlier rule), by ``tables.plateau`` with no δ, written
+    own ``reached`` was written by an earlier rule), by ``study.plan.plateau`` with no δ, written
     out here: a least-squares slope over the last 40 % of the curve, still rising where its
     gain's 95 % interval lies above 0."""
-    from paperlib.study.pretrain import GEOMETRIES, bases_dir
-    from paperlib.tables.plateau import plateau_check
+    from paperlib.study.plan.bases import GEOMETRIES, bases_dir
+    from paperlib.study.plan.plateau import plateau_check
 
     found = targets.base_plateaus()
     for geometry in GEOMETRIES:

@@ -8,10 +8,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from paperlib.study import design
-from paperlib.study.scales import SCALES
-from paperlib.study.trend import claim_trend, trend_reading, trend_settings
-from paperlib.tables.error_control import trend_alpha
+from paperlib.study.decide import trend_effects
+from paperlib.study.decide.error_control import trend_alpha
+from paperlib.study.decide.trend import claim_trend, trend_reading, trend_settings
+from paperlib.study.plan import design
+from paperlib.study.plan.scales import SCALES
 from tests.recipe_helpers import write_picks
 
 # a trend over both axes: the full study's cost goes to ARGENT's runs from random weights, so
@@ -161,7 +162,7 @@ def _trend_points(slope, seeds=(0, 1, 2), factors=(0.5, 1.0, 2.0, 4.0), items=60
 
 
 def test_the_slope_is_the_least_squares_fit_with_one_intercept_per_seed():
-    from paperlib.tables.trend_slope import slope_by_least_squares, slope_estimate
+    from paperlib.study.decide.trend_slope import slope_by_least_squares, slope_estimate
 
     points = _trend_points(0.03)
     points[2] = points[2][:3]  # a seed that misses a setting still counts
@@ -173,7 +174,7 @@ def test_the_slope_is_the_least_squares_fit_with_one_intercept_per_seed():
 
 
 def test_the_slope_interval_covers_the_true_slope_and_needs_two_residual_df():
-    from paperlib.tables.trend_slope import slope_estimate
+    from paperlib.study.decide.trend_slope import slope_estimate
 
     hits = 0
     for k in range(200):
@@ -190,9 +191,8 @@ def test_the_slope_interval_covers_the_true_slope_and_needs_two_residual_df():
 def test_the_slope_of_a_claims_settings_reads_every_sweep_seed(monkeypatch):
     """The decided slope takes each setting's per-item effects on every seed it keeps and
     fits them together; too few residual degrees of freedom leave no interval."""
-    from paperlib.study import decide
-    from paperlib.tables.claims import CLAIMS
-    from paperlib.tables.trend_slope import slope_estimate
+    from paperlib.study.decide.trend_slope import slope_estimate
+    from paperlib.study.plan.claims import CLAIMS
 
     claim = next(c for c in CLAIMS if c.headline and c.study == "himo")
     points = _trend_points(0.05)
@@ -201,16 +201,16 @@ def test_the_slope_of_a_claims_settings_reads_every_sweep_seed(monkeypatch):
 
     def table(scale_name, claim_, runs, variant, baseline):
         seeds, values = tables[float(variant)]
-        return decide.TrendArms(claim_, seeds, values, np.zeros_like(values), 0)
+        return trend_effects.TrendArms(claim_, seeds, values, np.zeros_like(values), 0)
 
-    monkeypatch.setattr(decide, "_trend_table", table)
+    monkeypatch.setattr(trend_effects, "trend_arms", table)
     settings = [(f, (str(f), str(f))) for f in (0.5, 1.0, 2.0, 4.0)]
-    got = decide.trend_slope("full", claim, [], settings)
+    got = trend_effects.trend_slope("full", claim, [], settings)
     assert got["slope"] == pytest.approx(slope_estimate(points).mean)
     assert got["seeds"] == [0, 1, 2] and got["df"] == 12 - 3 - 1
     low, high = got["interval"]
     assert low < got["slope"] < high and got["alpha"] < 0.05
-    short = decide.trend_slope("full", claim, [], settings[:1])  # one setting: no line
+    short = trend_effects.trend_slope("full", claim, [], settings[:1])  # one setting: no line
     assert short["interval"] is None and short["df"] == 0
 
 
@@ -243,7 +243,7 @@ def test_the_trend_slope_in_smallest_effect_units_with_the_papers_direction_up()
 
 
 def test_the_trend_table_shows_each_setting_of_one_axis_and_the_readings_apart():
-    from paperlib.tables.summary import trend_readings, trend_table
+    from paperlib.study.report.tables import trend_readings, trend_table
 
     claims = [_claim_with_trend(), {"label": "x", "variant": "C", "baseline": "D"}]
     table = trend_table(claims, "batch")
@@ -259,7 +259,7 @@ def test_the_trend_table_shows_each_setting_of_one_axis_and_the_readings_apart()
 
 
 def test_the_trend_table_names_batch_sizes_marks_uncounted_points_and_hide_counts():
-    from paperlib.tables.summary import NOT_COUNTED, hide_components, trend_table
+    from paperlib.study.report.tables import NOT_COUNTED, hide_components, trend_table
 
     points = [
         {"factor": 0.5, "effect": 0.01, "interval": None, "batch_size": 32,

@@ -30,20 +30,13 @@ from paperlib.figures import assert_values_match_claims
 from paperlib.geometry.lorentz import aperture_radius
 from paperlib.losses.entailment import ARGENTConfig, adaent_loss, entailment_loss, norm_regularizer
 from paperlib.models.clip import create_model, embed_texts
-from paperlib.study.pretrain import base_path
-from paperlib.study.reader import (
-    EVAL_SEED,
-    HIMO_MODELS,
-    PRETRAIN,
-    REPO_ROOT,
-    available_scale,
-    item_value,
-    load_claims,
-    run_info,
-    valid_seeds,
-)
-from paperlib.study.scales import SCALES
-from paperlib.tables.chance import world_chance
+from paperlib.study.decide.chance import world_chance
+from paperlib.study.paths import REPO_ROOT
+from paperlib.study.plan.bases import base_path
+from paperlib.study.plan.design import EVAL_SEED, PRETRAIN
+from paperlib.study.plan.scales import SCALES
+from paperlib.study.report.decided import available_scale, item_value, load_claims, valid_seeds
+from paperlib.study.results.reader import HIMO_MODELS, run_info
 from paperlib.train import log_records
 
 SCALE = available_scale("auto", study="himo")

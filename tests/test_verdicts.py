@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from paperlib.tables.disagreement import NEAR_COPY_SHARE, item_disagreement, near_copies
-from paperlib.tables.verdicts import (
+from paperlib.study.decide.disagreement import NEAR_COPY_SHARE, item_disagreement, near_copies
+from paperlib.study.decide.verdicts import (
     CONTRADICTS,
     INCONCLUSIVE,
     MEANINGS,
@@ -25,12 +25,12 @@ from paperlib.tables.verdicts import (
     UNRESOLVABLE,
     VERDICTS,
     Evidence,
-    collapse_reason,
     design_verdict,
     differs_between_bases,
     untestable_reason,
     verdict,
 )
+from paperlib.study.run.collapse import collapse_reason
 
 DELTA = 0.01
 

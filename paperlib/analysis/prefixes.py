@@ -53,8 +53,8 @@ def reads_alike_from(prefixes: Sequence[Sequence[str]], tokenizer) -> np.ndarray
 
 
 def reads_of(tokenizer) -> Callable[[str], tuple[int, ...]]:
-    """What a tower reads of a text: its token ids, cut to ``tokenizer``'s context (the
-    ``reads`` of ``tables.chance.world_chance``, so that texts cut alike count as one input)."""
+    """What a tower reads of a text: its token ids, cut to ``tokenizer``'s context (the ``reads``
+    of ``study.decide.chance.world_chance``, so that texts cut alike count as one input)."""
 
     def reads(text: str) -> tuple[int, ...]:
         return tuple(tokenizer([text])[0].tolist())

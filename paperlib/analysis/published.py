@@ -4,8 +4,8 @@ absolute values with their 95 % intervals in the metric's shown units.
 
 The claims are ``claims.json``'s records (each arm's ``variant_value`` / ``baseline_value``:
 the mean over valid seeds and its interval, the claims' estimator); the paper's rows come from
-the claims' declarations (``tables.claims.CLAIMS``: each ``paper_effect`` names its table and
-rows in ``tables/published.json``), passed in by the caller.
+the claims' declarations (``study.plan.claims.CLAIMS``: each ``paper_effect`` names its table
+and rows in ``tables/published.json``), passed in by the caller.
 """
 
 from __future__ import annotations

@@ -305,12 +305,9 @@ def load_flickr30k(
 
 
 def load_coco_captions(
-    annotation_file: str | Path,
-    image_root: str | Path,
-    captions_per_image: int = 5,
-    require_images: bool = True,
-    keep_all: bool = False,
-) -> list[Sample]:
+    annotation_file: str | Path, image_root: str | Path, captions_per_image: int = 5,
+    require_images: bool = True, keep_all: bool = False,
+) -> list[Sample]:  # fmt: skip
     """COCO 5k (val2017): images in file order, first ``captions_per_image`` captions each
     (``keep_all``: every caption, still at least ``captions_per_image``)."""
     path, root = require_path(annotation_file, "COCO"), Path(image_root)

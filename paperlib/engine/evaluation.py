@@ -10,6 +10,31 @@ evaluation would replace or merge is one it wrote (``run_folder.check_replaceabl
 benchmarks themselves (data layout, loader, embedding, metrics, task) are the
 records of ``engine.benchmarks.BENCHMARK_REGISTRY``; this module loads the model, runs the
 passes, and writes the results (nothing is written until every metric is computed).
+
+What :func:`evaluate` takes: ``world_seed`` should differ from the training world's
+``data.seed``; ``world_image_size`` defaults to the model's input size. ``roots``: each real
+benchmark's folder (its registry ``layout``); ``limits`` keeps the first N samples of a
+benchmark; ``noise_seed`` seeds SSI's noise sentences; ``templates`` are classification prompt
+templates (default: see :func:`classification_templates`). A real benchmark's unreadable image
+stops the evaluation, naming the file; with ``skip_bad_images`` its samples are left out
+instead, and each results file of that benchmark records them (``skipped_images``: count and
+the first few paths with reasons).
+
+``retrieval_transform`` (``crop`` | ``squeeze``) and ``captions`` (``first-5`` | ``all``)
+default to the model family's reference protocol (:class:`EvalProtocol`: MERU, HyCoCLIP,
+ARGENT and MERU's CLIP baselines squeeze and keep every COCO caption; CLIP, Long-CLIP and
+HiMo crop and keep five). Each real benchmark's results file records the protocol it ran
+(``protocol``), and one evaluated on part of its samples (a limit) records how many of
+how many (``subset``); warnings (PEP levels whose scores all tie) go into ``warnings``.
+Every results file of a training checkpoint records how far its run got (``training``:
+step, steps, status, partial); a run that did not finish (stopped by a signal, or a
+periodic checkpoint) is refused unless ``allow_partial``.
+
+``workers`` decode images in DataLoader processes, ``precision`` is the autocast on CUDA
+(``engine.precision``), ``progress`` shows a bar per embedding pass (None: on a terminal).
+Under ``torchrun`` the passes are shared over the ranks (:class:`Embedder`) and rank 0
+writes the results. Benchmark names may be CLIP_benchmark's
+(``engine.benchmarks.BENCHMARK_ALIASES``).
 """
 
 from __future__ import annotations
@@ -485,64 +510,25 @@ def check_sizes(world_size: int, batch_size: int, limits: dict[str, int | None])
 
 
 def evaluate(
-    checkpoint: str | Path | None,
-    benchmarks: Sequence[str] = WORLD_BENCHMARKS,
-    *,
-    output_dir: str | Path,
-    model: str | None = None,
-    pep: PEPProtocol | None = None,
-    world_size: int = 256,
-    world_seed: int = 12345,
-    world_image_size: int | None = None,
-    hierarcaps_root: str | Path | None = None,
-    hierarcaps_limit: int | None = None,
-    roots: dict[str, str | Path] | None = None,
-    limits: dict[str, int] | None = None,
-    noise_seed: int = 0,
-    templates: Sequence[str] | None = None,
-    cache_dir: str | Path | None = None,
-    batch_size: int = 128,
-    device: str = "cpu",
-    model_label: str | None = None,
-    pretrained_label: str | None = None,
-    skip_bad_images: bool = False,
-    retrieval_transform: str | None = None,
-    captions: str | None = None,
-    workers: int = 0,
-    precision: str = "auto",
-    progress: bool | None = None,
-    allow_partial: bool = False,
-) -> list[dict[str, Any]]:
+    checkpoint: str | Path | None, benchmarks: Sequence[str] = WORLD_BENCHMARKS, *,
+    output_dir: str | Path, model: str | None = None, pep: PEPProtocol | None = None,
+    world_size: int = 256, world_seed: int = 12345, world_image_size: int | None = None,
+    hierarcaps_root: str | Path | None = None, hierarcaps_limit: int | None = None,
+    roots: dict[str, str | Path] | None = None, limits: dict[str, int] | None = None,
+    noise_seed: int = 0, templates: Sequence[str] | None = None,
+    cache_dir: str | Path | None = None, batch_size: int = 128, device: str = "cpu",
+    model_label: str | None = None, pretrained_label: str | None = None,
+    skip_bad_images: bool = False, retrieval_transform: str | None = None,
+    captions: str | None = None, workers: int = 0, precision: str = "auto",
+    progress: bool | None = None, allow_partial: bool = False,
+) -> list[dict[str, Any]]:  # fmt: skip
     """Evaluate ``checkpoint`` on ``benchmarks``; writes ``<output_dir>/<dataset>.json`` files
-    (CLIP_benchmark keys) and ``results.md`` (merged table); returns the result dicts.
+    (CLIP_benchmark keys) and ``results.md`` (merged table); returns the result dicts (what
+    the options mean and what each file records: the module's docstring).
     ``model_label`` / ``pretrained_label`` fill the files' ``model`` / ``pretrained`` keys
     (defaults: ``method:model-name`` or the released ``model`` name, and the checkpoint path
     as given). ``model`` reads ``checkpoint`` as released weights (``engine.released``;
     a tag or nothing for open_clip/hf-hub models); ``pep`` is HierarCaps' PEP protocol.
-
-    ``world_seed`` should differ from the training world's ``data.seed``; ``world_image_size``
-    defaults to the model's input size. ``roots``: each real benchmark's folder (its registry
-    ``layout``); ``limits`` keeps the first N samples of a benchmark; ``noise_seed`` seeds SSI's noise sentences; ``templates`` are
-    classification prompt templates (default: see :func:`classification_templates`). A real benchmark's
-    unreadable image stops the evaluation, naming the file; with ``skip_bad_images`` its
-    samples are left out instead, and each results file of that benchmark records them
-    (``skipped_images``: count and the first few paths with reasons).
-
-    ``retrieval_transform`` (``crop`` | ``squeeze``) and ``captions`` (``first-5`` | ``all``)
-    default to the model family's reference protocol (:class:`EvalProtocol`: MERU, HyCoCLIP,
-    ARGENT and MERU's CLIP baselines squeeze and keep every COCO caption; CLIP, Long-CLIP and
-    HiMo crop and keep five). Each real benchmark's results file records the protocol it ran
-    (``protocol``), and one evaluated on part of its samples (a limit) records how many of
-    how many (``subset``); warnings (PEP levels whose scores all tie) go into ``warnings``.
-    Every results file of a training checkpoint records how far its run got (``training``:
-    step, steps, status, partial); a run that did not finish (stopped by a signal, or a
-    periodic checkpoint) is refused unless ``allow_partial``.
-
-    ``workers`` decode images in DataLoader processes, ``precision`` is the autocast on CUDA
-    (``engine.precision``), ``progress`` shows a bar per embedding pass (None: on a terminal).
-    Under ``torchrun`` the passes are shared over the ranks (:class:`Embedder`) and rank 0
-    writes the results. Benchmark names may be CLIP_benchmark's
-    (``engine.benchmarks.BENCHMARK_ALIASES``).
     """
     benchmarks = [canonical_benchmark(b) for b in benchmarks]
     roots, limits, hierarcaps_root, hierarcaps_limit = _checked_request(
@@ -576,17 +562,25 @@ def evaluate(
     real_datasets, prompt_sets = _real_datasets(embedders, cache, real, skipped, real_options)
     datasets += real_datasets
     labels = (model_label or label, pretrained_label or str(checkpoint))
-    recorded = {  # the real benchmarks' (the generated world has no reference protocol)
-        b: protocol_record(b, protocol, scoring.pep, prompt_sets.get(b), family)
-        for b, _ in datasets
-        if b not in WORLD_BENCHMARKS
-    }
+    recorded = _protocol_records(datasets, protocol, scoring.pep, prompt_sets, family)
     notes = {b: {"subset": subsets[b]} for b in subsets}
     rows = _result_rows(
         datasets, skipped, f"{checkpoint}", scoring, labels, recorded, notes, training
     )
     _write_results(output_dir, rows)  # every metric first: a failure leaves no partial results
     return rows
+
+
+def _protocol_records(
+    datasets, protocol: EvalProtocol, pep: PEPProtocol, prompt_sets: dict, family: str
+) -> dict[str, dict[str, Any]]:
+    """The protocol each real benchmark of ``datasets`` ran (:func:`protocol_record`); the
+    generated world has no reference protocol."""
+    return {
+        b: protocol_record(b, protocol, pep, prompt_sets.get(b), family)
+        for b, _ in datasets
+        if b not in WORLD_BENCHMARKS
+    }
 
 
 def _write_results(output_dir: Path, rows: list[dict[str, Any]]) -> None:

@@ -407,25 +407,7 @@ def build_module(config: Config, device: torch.device | str = "cpu"):
     if m.grad_checkpointing:  # both towers' blocks recomputed in the backward pass
         bundle.model.set_grad_checkpointing(True)
     if config.hyperbolic:
-        width = 512 if m.alpha_rule == "fixed-512" else bundle.model.text_projection.shape[-1]
-        model = HyperbolicCLIP(
-            bundle.model,
-            curv_init=m.curv_init,
-            learn_curv=m.learn_curv,
-            alpha_init=meru_alpha_init(width),
-        )
-        scalars = kept_scalars(scalars, m.init_scalars)
-        if m.alpha_rule == "feature-norm" and any(k.endswith("_alpha") for k in scalars):
-            raise ValueError(
-                f"model.alpha_rule: feature-norm would replace the α that the hyperbolic "
-                f"checkpoint model.init={m.init!r} holds; use alpha_rule=embed-dim (the "
-                "checkpoint's α is kept), or leave alpha out of model.init_scalars"
-            )
-        module = method_spec(config.method).module(model, config.method, config.loss)
-        check_stored_weights(module, scalars, source)
-        with torch.no_grad():
-            for key, value in scalars.items():
-                module.get_parameter(key).copy_(value)
+        module = _hyperbolic_module(config, bundle.model, scalars, source)
     else:
         module = method_spec(config.method).module(bundle.model, config.method, config.loss)
     if m.logit_scale_init is not None:
@@ -441,6 +423,33 @@ def build_module(config: Config, device: torch.device | str = "cpu"):
         )
     module.batchnorm = m.batchnorm
     return module.to(device), bundle.preprocess, bundle.tokenizer
+
+
+def _hyperbolic_module(config: Config, encoders, scalars: dict[str, Tensor], source: str):
+    """The training module of a hyperbolic method around the open_clip ``encoders``, with the
+    scalars of a hyperbolic ``model.init`` checkpoint that ``model.init_scalars`` keeps
+    (curvature, α, logit scale: checked against their bounds, :func:`check_stored_weights`)."""
+    m = config.model
+    width = 512 if m.alpha_rule == "fixed-512" else encoders.text_projection.shape[-1]
+    model = HyperbolicCLIP(
+        encoders,
+        curv_init=m.curv_init,
+        learn_curv=m.learn_curv,
+        alpha_init=meru_alpha_init(width),
+    )
+    scalars = kept_scalars(scalars, m.init_scalars)
+    if m.alpha_rule == "feature-norm" and any(k.endswith("_alpha") for k in scalars):
+        raise ValueError(
+            f"model.alpha_rule: feature-norm would replace the α that the hyperbolic "
+            f"checkpoint model.init={m.init!r} holds; use alpha_rule=embed-dim (the "
+            "checkpoint's α is kept), or leave alpha out of model.init_scalars"
+        )
+    module = method_spec(config.method).module(model, config.method, config.loss)
+    check_stored_weights(module, scalars, source)
+    with torch.no_grad():
+        for key, value in scalars.items():
+            module.get_parameter(key).copy_(value)
+    return module
 
 
 def _encoders(m: ModelConfig, pretrained: str | dict[str, Tensor] | None, source: str):

@@ -12,8 +12,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from paperlib.figures.common import chance_line
-from paperlib.tables.plateau import WINDOW
-from paperlib.tables.summary import claim_name
+from paperlib.study.plan.plateau import WINDOW
+from paperlib.study.report.tables import claim_name
 
 VERDICT_COLORS = {
     "reproduces": "tab:green",
@@ -279,7 +279,7 @@ def _trend_panel(ax: plt.Axes, claims: list[dict], axis: str) -> None:
 def claims_trend(claims: list[dict], title: str = "") -> plt.Figure:
     """Small multiples of the headline claims' scale trend: one row per compared pair of arms
     (its claims' metrics), one column per axis (batch size, training length). Each claim shows
-    the slope of its effect per doubling of the factor (``study.trend``), in units of its
+    the slope of its effect per doubling of the factor (``study.decide.trend``), in units of its
     smallest effect of interest δ (the paper's direction right; the ±δ band shaded), with its
     family-level interval (green: toward the paper's side, red: away from it, grey: not
     established); a slope without an interval reads "not estimable" and shows no value."""
@@ -324,7 +324,7 @@ def validation_curves(
 ) -> plt.Figure:
     """One panel per (study, metric) of ``curves.json``'s validation curves: each variant's
     seeds (thin) and their mean (thick) against the training step, the end of the schedule
-    whose points the plateau criterion fits shaded (``tables.plateau.WINDOW``) and a target
+    whose points the plateau criterion fits shaded (``study.plan.plateau.WINDOW``) and a target
     (dotted) where given."""
 
     panels = list(dict.fromkeys((c.get("study", "bases"), c["metric"]) for c in curves))

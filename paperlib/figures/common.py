@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from paperlib.atomic import atomic_write
-from paperlib.tables.summary import mean_std
+from paperlib.study.report.tables import mean_std
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 

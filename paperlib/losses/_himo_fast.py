@@ -183,6 +183,17 @@ def _decompose(
     return out
 
 
+def _projected(
+    d: _Decomposition, base: Tensor | None, left: Tensor, right: Tensor | None, detach: bool
+) -> Tensor:
+    """:class:`_ProjectedProduct` ``base ± left Π_s rightᵀ`` through the block of ``d``'s
+    eigenvectors it uses (``d.kept``), the gradient through Π_s unless ``detach``."""
+    spec = d.spec
+    return _ProjectedProduct.apply(
+        base, left, right, d.side, d.vecs, spec.eigvals, spec.m, spec.gap_tol, d.kept, not detach
+    )
+
+
 def hide_batch(
     u: Tensor, tau: float, fixed_m: int | None, detach: bool, gap_tol: float | None
 ) -> HiDeResult:
@@ -193,18 +204,7 @@ def hide_batch(
     """
     d = _decompose(u, tau, fixed_m, gap_tol, detach)
     spec, side = d.spec, d.side
-    y = _ProjectedProduct.apply(  # side Π (through the smaller block)
-        None if d.kept else side,
-        side,
-        None,
-        side,
-        d.vecs,
-        spec.eigvals,
-        spec.m,
-        spec.gap_tol,
-        d.kept,
-        not detach,
-    )
+    y = _projected(d, None if d.kept else side, side, None, detach)  # side Π (smaller block)
     features = (y if d.right_side else y.T) + d.mean
     return HiDeResult(features, spec.m, spec.explained, d.components, d.mean)
 
@@ -235,16 +235,5 @@ def comp_logits(
         scaled_v = logit_scale.to(dtype).exp() * v  # cheaper than scaling logits
         offset = (scaled_v @ d.mean)[:, None]  # c = e(v·ū)1ᵀ
         left, right = (scaled_v, d.x) if d.right_side else (glob - offset, None)
-        logits = _ProjectedProduct.apply(
-            offset if d.kept else glob,
-            left,
-            right,
-            d.side,
-            d.vecs,
-            spec.eigvals,
-            spec.m,
-            spec.gap_tol,
-            d.kept,
-            not detach,
-        )
+        logits = _projected(d, offset if d.kept else glob, left, right, detach)
     return logits.to(global_logits.dtype), spec.m, spec.explained.detach()

@@ -114,15 +114,10 @@ def check_pcm_options(pcm_dim: int, short_weight: float, scope: str) -> None:
 
 
 def longclip_loss(
-    image: Tensor,
-    long_text: Tensor,
-    short_text: Tensor,
-    logit_scale: Tensor,
-    pcm_dim: int = 32,
-    label_smoothing: float = 0.1,
-    short_weight: float = 0.5,
+    image: Tensor, long_text: Tensor, short_text: Tensor, logit_scale: Tensor,
+    pcm_dim: int = 32, label_smoothing: float = 0.1, short_weight: float = 0.5,
     scope: str = "global",
-) -> LongCLIPOutput:
+) -> LongCLIPOutput:  # fmt: skip
     """Long-CLIP's loss (module docstring) on (batch, dim) features.
 
     ``image`` may be unnormalised: it is L2-normalised here, then the PCM runs on the

@@ -221,12 +221,9 @@ def d_corr(radii: Tensor) -> float:
 
 
 def hierarchical_retrieval(
-    similarity: Tensor,
-    radii: Tensor,
-    n_levels: int,
-    n_thresholds: int = 50,
+    similarity: Tensor, radii: Tensor, n_levels: int, n_thresholds: int = 50,
     caption_texts: list[str] | None = None,
-) -> dict[str, float]:
+) -> dict[str, float]:  # fmt: skip
     """Hierarchical retrieval precision/recall (``docs/methods/argent.md#hierarcaps``), means
     over images of :func:`hierarchical_retrieval_items` (hits by text with ``caption_texts``, else by index)."""
     precision, recall = hierarchical_retrieval_items(

@@ -303,6 +303,27 @@ def _load_local(
         extend_context(model, long_text, keep)
 
 
+def _open_clip_model(name: str, tag: str | None, hub: dict[str, str]):
+    """open_clip's model ``name`` and its image transform, with the weights of the pretrained
+    ``tag`` (None: random init) from the Hugging Face cache (``hub``: its folder, if given);
+    FileNotFoundError saying how to provide them when they cannot be had."""
+    previous = logging.getLogger().level
+    logging.getLogger().setLevel(logging.ERROR)  # open_clip warns loudly about random init
+    try:
+        model, _, preprocess = open_clip.create_model_and_transforms(name, pretrained=tag, **hub)
+    except RuntimeError as err:  # open_clip's "Failed to download weights for tag ..."
+        if tag is None:
+            raise
+        raise FileNotFoundError(
+            f"{name} with pretrained tag {tag!r}: its weights cannot be had ({str(err)[:200]}); "
+            "offline, put them in the Hugging Face cache first (HF_HOME, HF_HUB_CACHE) or give "
+            "the weights file itself (--checkpoint FILE, model.init=FILE)"
+        ) from None
+    finally:
+        logging.getLogger().setLevel(previous)
+    return model, preprocess
+
+
 def create_model(
     name: str = "paper-tiny",
     pretrained: str | Path | dict[str, Tensor] | None = None,
@@ -344,20 +365,7 @@ def create_model(
     tag = None if (pretrained is None or local) else str(pretrained)
     if tag is not None:
         check_activation(name, tag)
-    previous = logging.getLogger().level
-    logging.getLogger().setLevel(logging.ERROR)  # open_clip warns loudly about random init
-    try:
-        model, _, preprocess = open_clip.create_model_and_transforms(name, pretrained=tag, **hub)
-    except RuntimeError as err:  # open_clip's "Failed to download weights for tag ..."
-        if tag is None:
-            raise
-        raise FileNotFoundError(
-            f"{name} with pretrained tag {tag!r}: its weights cannot be had ({str(err)[:200]}); "
-            "offline, put them in the Hugging Face cache first (HF_HOME, HF_HUB_CACHE) or give "
-            "the weights file itself (--checkpoint FILE, model.init=FILE)"
-        ) from None
-    finally:
-        logging.getLogger().setLevel(previous)
+    model, preprocess = _open_clip_model(name, tag, hub)
     if local:
         _load_local(model, pretrained, context_length, long_text, keep, source)
     elif context_length == LONG_CONTEXT_LENGTH:

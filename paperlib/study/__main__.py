@@ -1,4 +1,5 @@
-"""``python -m paperlib.study``: see :mod:`paperlib.study.cli` and :mod:`paperlib.study.design`."""
+"""``python -m paperlib.study``: see :mod:`paperlib.study.cli` and
+:mod:`paperlib.study.plan.design`."""
 
 import sys
 

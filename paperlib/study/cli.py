@@ -1,32 +1,41 @@
 """``python -m paperlib.study``: run, resume or re-decide the study (its design:
-:mod:`paperlib.study.design`)."""
+:mod:`paperlib.study.plan.design`), its stages in order: the plan's runs executed (run), their
+results read and their curves written (results), the claims decided (decide); ``--summary``
+prints the study page's report of them."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 import textwrap
+import time
 
 import torch
 
 from paperlib import exit_status
 from paperlib.atomic import WriteError
 from paperlib.provenance import code_hash
-from paperlib.study import design
-from paperlib.study.code_versions import record_counts, refuse_other_code
-from paperlib.study.decide import summary_table
-from paperlib.study.design import plan, run_target
-from paperlib.study.devices import DeviceUnavailableError
-from paperlib.study.executors import EXECUTORS, ExecutorUnavailableError, check_reachable
-from paperlib.study.exports import refresh_items
-from paperlib.study.parallel import Execution, RunsFailedError, run_study
-from paperlib.study.reader import load_claims
-from paperlib.study.run_validity import MissingRunsError
-from paperlib.study.scales import SCALES
-from paperlib.study.status import status_lines, study_code_line, study_status
-from paperlib.study.summary import summarise
-from paperlib.tables.study_paragraph import aperture_paragraph, study_paragraph
+from paperlib.study.plan import design
+from paperlib.study.plan.design import plan, run_target
+from paperlib.study.plan.scales import SCALES
+from paperlib.study.report.decided import load_claims
+from paperlib.study.report.findings import summary_table
+from paperlib.study.report.study_paragraph import aperture_paragraph, study_paragraph
+from paperlib.study.results.status import status_lines, study_code_line, study_status
+from paperlib.study.results.validity import MissingRunsError
+from paperlib.study.run.code_versions import record_counts, refuse_other_code
+from paperlib.study.run.devices import DeviceUnavailableError
+from paperlib.study.run.executors import EXECUTORS, ExecutorUnavailableError, check_reachable
+from paperlib.study.run.exports import refresh_items
+from paperlib.study.run.parallel import Execution, RunsFailedError, run_study
+from paperlib.study.summary import record_invocation, summarise
 from paperlib.untrusted import error_text
+
+
+def _flag(name: str, text: str) -> tuple[tuple[str, ...], dict]:
+    """An option that is on when given (``store_true``), as :data:`OPTIONS` lists it."""
+    return (name,), {"action": "store_true", "help": text}
+
 
 # (flags, keyword arguments) of the command's options, in --help's order
 OPTIONS: tuple[tuple[tuple[str, ...], dict], ...] = (
@@ -46,18 +55,15 @@ OPTIONS: tuple[tuple[tuple[str, ...], dict], ...] = (
                      "device)"}),
     (("--runs-per-device",), {"type": int, "default": 1, "help": "with --device cuda: runs "
                               "training on the GPU at once (default 1)"}),
-    (("--partial",), {"action": "store_true", "help": "decide the claims although planned runs "
-                      "are missing (marked partial)"}),
-    (("--decide-only",), {"action": "store_true", "help": "re-write curves.json, claims.json "
-                          "and study.json from the finished runs' results files (train "
-                          "nothing)"}),
-    (("--summary",), {"action": "store_true", "help": "print the study page's paragraph and "
-                      "markdown table of the decided claims (docs/study.md)"}),
-    (("--status",), {"action": "store_true", "help": "print, per stage, the runs planned and "
-                     "finished and the core-seconds spent (train nothing)"}),
-    (("--refresh-items",), {"action": "store_true", "help": "recompute finished runs' results "
-                            "files and per-item values from cached embeddings, then re-decide "
-                            "the claims"}),
+    _flag("--partial", "decide the claims although planned runs are missing (marked partial)"),
+    _flag("--decide-only", "re-write curves.json, claims.json and study.json from the finished "
+          "runs' results files (train nothing)"),
+    _flag("--summary", "print the study page's paragraph and markdown table of the decided "
+          "claims (docs/study.md)"),
+    _flag("--status", "print, per stage, the runs planned and finished and the core-seconds "
+          "spent (train nothing)"),
+    _flag("--refresh-items", "recompute finished runs' results files and per-item values from "
+          "cached embeddings, then re-decide the claims"),
 )  # fmt: skip
 # what the command reports as "study: <message>" with exit status 2 (a bug keeps its traceback)
 REPORTED = (
@@ -80,7 +86,7 @@ def parser() -> argparse.ArgumentParser:
 
 def refuse_runs_of_other_code(scale: str) -> None:
     """Before the claims are decided from the finished runs of ``scale``: refuse when one was
-    trained by code neither the checkout's nor recorded alike (``study.code_versions``)."""
+    trained by code neither the checkout's nor recorded alike (``study.run.code_versions``)."""
     records = [
         done
         for run in plan(scale, searched=False)
@@ -98,12 +104,7 @@ def _act(args: argparse.Namespace) -> None:
         print("\n".join(lines + ([code] if code else [])))
         return
     if args.summary:
-        decided = load_claims(args.scale)
-        counts = {v["code_hash"]: v["runs"] for v in decided.get("code_versions", [])}
-        refuse_other_code(counts, f"results/{args.scale}/claims.json", code_hash())
-        print(textwrap.fill(study_paragraph(decided), 100, break_on_hyphens=False) + "\n")
-        print(textwrap.fill(aperture_paragraph(decided), 100, break_on_hyphens=False) + "\n")
-        print(summary_table(decided))
+        print_summary(args.scale)
         return
     if args.decide_only or args.refresh_items:
         refuse_runs_of_other_code(args.scale)
@@ -113,13 +114,35 @@ def _act(args: argparse.Namespace) -> None:
     if args.decide_only or args.refresh_items:
         summarise(args.scale, plan(args.scale, searched=False), args.partial)
         return
+    run_and_summarise(args)
+
+
+def print_summary(scale: str) -> None:
+    """The study page's paragraphs and table of the decided claims (``--summary``)."""
+    decided = load_claims(scale)
+    counts = {v["code_hash"]: v["runs"] for v in decided.get("code_versions", [])}
+    refuse_other_code(counts, f"results/{scale}/claims.json", code_hash())
+    print(textwrap.fill(study_paragraph(decided), 100, break_on_hyphens=False) + "\n")
+    print(textwrap.fill(aperture_paragraph(decided), 100, break_on_hyphens=False) + "\n")
+    print(summary_table(decided))
+
+
+def run_and_summarise(args: argparse.Namespace) -> None:
+    """The stages in order: run (or finish) the study's runs, then write its curves, claims and
+    ``study.json`` with how this invocation ran them."""
     if args.executor == "ray" and args.address is not None:
         check_reachable(args.address)  # before any stage, even where none has runs left
+    start = time.perf_counter()
     execution = Execution(
         args.workers, args.threads, args.executor, args.address, args.device,
         args.runs_per_device,
     )  # fmt: skip
-    run_study(args.scale, tuple(args.studies), execution, args.partial)
+    studies = tuple(args.studies)
+    runs, stages = run_study(args.scale, studies, execution)
+    partial = args.partial or set(studies) != {"himo", "argent"}
+    summarise(args.scale, runs, partial, stages, execution.threads)
+    seconds = round(time.perf_counter() - start)
+    record_invocation(args.scale, {**execution.record(), "seconds_this_invocation": seconds})
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,7 @@
-"""What a study leaves beside its runs: ``curves.json``, ``claims.json`` and ``study.json``."""
+"""What a study leaves beside its runs once they are run: ``curves.json`` (the results stage),
+``claims.json`` (the decide stage) and ``study.json`` (the design, the runs planned and
+finished, the time each stage took and the environment). It spans the stages, so it belongs to
+none: the command calls it after the run stage, or alone for ``--decide-only``."""
 
 from __future__ import annotations
 
@@ -8,14 +11,14 @@ from typing import Any
 
 from paperlib.atomic import atomic_write_text
 from paperlib.provenance import run_provenance
-from paperlib.study.curves import write_curves
-from paperlib.study.decide import decide
-from paperlib.study.design import Run, run_target
-from paperlib.study.execution import run_environment
-from paperlib.study.reader import results_dir
-from paperlib.study.results_files import writable_file
-from paperlib.study.scales import SCALES
-from paperlib.study.status import stage_seconds
+from paperlib.study.decide.decide import decide
+from paperlib.study.paths import results_dir
+from paperlib.study.plan.design import Run, run_target
+from paperlib.study.plan.scales import SCALES
+from paperlib.study.results.curves import write_curves
+from paperlib.study.results.files import writable_file
+from paperlib.study.results.status import stage_seconds
+from paperlib.study.run.execution import run_environment
 
 OUTPUTS = ("curves.json", "claims.json", "study.json")  # what a study writes beside its runs
 
@@ -62,3 +65,12 @@ def summarise(
     }
     atomic_write_text(results_dir(scale_name) / "study.json", json.dumps(summary, indent=1) + "\n")
     return report
+
+
+def record_invocation(scale_name: str, fields: dict[str, Any]) -> None:
+    """Add how this invocation ran the study (``fields``: its executor, workers, threads,
+    device and seconds) to ``study.json``."""
+    path = results_dir(scale_name) / "study.json"
+    record = json.loads(path.read_text())
+    record.update(fields)
+    atomic_write_text(path, json.dumps(record, indent=1) + "\n")

@@ -1,6 +1,6 @@
 """The README's first screen: three plain sentences of what the committed study found, read off
 ``results/full/claims.json`` (the findings block further down, with every claim's row, is
-``study.decide.findings``). The verdict words are those of ``tables.verdicts``;
+``study.report.findings.findings``). The verdict words are those of ``study.decide.verdicts``;
 ``tests/test_readme_claims.py`` checks that every one of them has its plain reading here."""
 
 from __future__ import annotations

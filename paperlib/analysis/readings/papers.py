@@ -9,7 +9,6 @@ from typing import Any
 
 from paperlib.analysis.readings.stand_in import NOT_RUN, regime
 from paperlib.analysis.readings.words import Reading, listing, plural, span
-from paperlib.tables.synthesis import trend_sentence
 
 CLEAR = 2.0  # a schedule check's change counts beyond this many standard errors
 #: where a claim's paired interval lies, in words (:func:`beside`)
@@ -168,12 +167,44 @@ def scale_limits(
     )
 
 
+#: each trend reading's first words, and how :func:`trend_sentence` says them
+TREND_KINDS = {
+    "moves toward": "move toward the paper's side",
+    "moves away": "move away from the paper's side",
+    "no change established": "establish no change",
+    "not estimable": "are not estimable",
+    "not measured": "are not measured",
+}
+
+
+def trend_sentence(readings: dict[str, dict[str, str]]) -> str:
+    """One sentence over the trend's readings (``study.report.tables.trend_readings``): how many
+    slopes fall in each kind of :data:`TREND_KINDS`, and which claims (and axes) move toward the
+    paper's side."""
+    found: dict[str, list[str]] = {kind: [] for kind in TREND_KINDS}
+    for name, reading in readings.items():
+        for axis, text in reading.items():
+            found[next(k for k in TREND_KINDS if text.startswith(k))].append(f"{name} ({axis})")
+    others = [f"{len(found[k])} {w}" for k, w in TREND_KINDS.items()
+              if found[k] and k != "moves toward"]  # fmt: skip
+    toward = (
+        f"{len(found['moves toward'])} move toward the paper's side as the scale grows ("
+        + ("; ".join(found["moves toward"]) or "none")
+        + ")"
+    )
+    return (
+        f"Of the {sum(len(r) for r in readings.values())} slopes ({len(readings)} headline claims "
+        f"× batch and length), {', '.join(others) + ', and ' if others else ''}{toward}."
+    )
+
+
 def trend(
     readings: Mapping[str, Mapping[str, str]], claims: Sequence[Mapping[str, Any]]
 ) -> Reading:
-    """The scale trend: its slopes in a sentence (``readings``, ``tables.summary.trend_readings``)
-    and whether the per-setting tables are shown (only where some setting of the ``claims``
-    with a trend has an interval); a study that runs no trend says so."""
+    """The scale trend: its slopes in a sentence (``readings``,
+    ``study.report.tables.trend_readings``) and whether the per-setting tables are shown (only
+    where some setting of the ``claims`` with a trend has an interval); a study that runs no
+    trend says so."""
     if not readings:
         return Reading(
             "No headline arm of this study trains at other batch sizes or lengths, so it has no "

@@ -18,7 +18,7 @@ METRIC_NAMES = {
 
 
 def _plateau_clause(check) -> str:
-    """One validation curve's plateau check (``tables.plateau.Plateau`` without δ) in words."""
+    """One validation curve's plateau check (``study.plan.plateau.Plateau`` without δ) in words."""
     low, high = check.interval
     where = "wholly above 0" if low > 0 else "wholly below 0" if high < 0 else "which includes 0"
     state = "flat" if check.reached else "still rising"
@@ -29,7 +29,7 @@ def _plateau_clause(check) -> str:
 
 def base_training(base: int, weights: str, steps: int, checks: Mapping[str, object]) -> Reading:
     """How long the base trained and, per validation curve it checks, the plateau rule's reading
-    (``checks[metric]``: ``tables.plateau.plateau_check`` of the recorded curve, no δ: a base
+    (``checks[metric]``: ``study.plan.plateau.plateau_check`` of the recorded curve, no δ: a base
     answers to no claim, so a curve is still rising where its gain's interval lies above 0;
     ``docs/methods/conventions.md#verdicts``)."""
     first = next(iter(checks.values()))

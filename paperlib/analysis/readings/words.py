@@ -70,8 +70,8 @@ def verb(labels: Sequence[str], every: Sequence[str], one: str, many: str) -> st
 
 
 def interval_text(value: Mapping | None, fmt: str = "+.3f") -> str:
-    """``mean [low, high]`` of a value with a 95 % ``interval`` (``study.reader.item_value``),
-    ``–`` for None."""
+    """``mean [low, high]`` of a value with a 95 % ``interval``
+    (``study.report.decided.item_value``), ``–`` for None."""
     if value is None:
         return "–"
     low, high = value["interval"]
