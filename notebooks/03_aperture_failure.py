@@ -393,7 +393,7 @@ probe_reading
 # ## 7. The study's arms: held-out parents at the end of training
 #
 # Every arm of the ARGENT study trains from random weights at the bases' recipe, each with its
-# own objective and one budget ([the study](../docs/study.md)), and validates its held-out
+# own objective and one budget (the study page, `docs/study.md`), and validates its held-out
 # parents over training: per kind (captions, box phrases, box crops) the share inside
 # $2K/\sqrt c$ at the curvature the run has reached, and their mean norm. The figure shows each
 # share over training (seeds thin, their mean thick); the table gives each arm's learned

@@ -369,18 +369,17 @@ def stage_notebook(stem: str, nb_path: Path, opts) -> tuple[list[Path], list[str
 
 def page_cells(nb, box: str):
     """The page's notebook: the box under the title, code folded (parameters left open), the
-    cells' outputs as they ran (figures included), widget outputs without saved widget state
-    left out (papermill saves none)."""
+    cells' outputs as they ran (figures included), widget outputs and widget state left out (a
+    tqdm bar is progress, not content, and drawing one needs scripts from a CDN)."""
     staged = copy.deepcopy(nb)
+    staged.metadata.pop("widgets", None)
     cells = []
     for cell in staged.cells:
         cells.append(cell)
         if cell.cell_type != "code":
             cell.source = METHOD_LINK.sub("](methods/", cell.source)
             continue
-        if not staged.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state"):
-            # a widget (a tqdm bar) whose state the run did not save cannot be drawn
-            cell.outputs = [o for o in cell.outputs if WIDGET_VIEW not in o.get("data", {})]
+        cell.outputs = [o for o in cell.outputs if WIDGET_VIEW not in o.get("data", {})]
         tags = cell.metadata.setdefault("tags", [])
         if not PARAMETER_TAGS & set(tags) and "hide-input" not in tags:
             tags.append("hide-input")

@@ -467,6 +467,12 @@ def test_method_pages_are_staged_and_notebook_links_point_at_them(tmp_path):
     assert "[AdaEnt](methods/argent.md#adaent)" in page.cells[2].source
     assert page.cells[3].source == nb.cells[1].source  # code is left as written
     assert page.cells[3].outputs == [printed]  # a tqdm widget papermill kept no state of
+    # a run that saved its widgets' state: the bar and the state are left out all the same, so
+    # the page asks no widget script of a CDN
+    state = {build_book.WIDGET_STATE: {"state": {"x": {"model_name": "HBoxModel"}}}}
+    nb.metadata["widgets"] = state
+    saved = build_book.page_cells(nb, "box")
+    assert saved.cells[3].outputs == [printed] and "widgets" not in saved.metadata
 
 
 def test_project_pages_are_staged_with_the_images_they_show(tmp_path):
