@@ -62,7 +62,6 @@ DOC_PAGES = ("study", "reproducibility", "full-scale", "data", "layout", "readin
 #: a Markdown image with a relative path: ``![alt](path)``
 DOC_IMAGE = re.compile(r"!\[[^\]]*\]\((?![a-z]+://)([^)\s#]+)\)")
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
 class BookError(Exception):

@@ -469,7 +469,9 @@ def test_method_pages_are_staged_and_notebook_links_point_at_them(tmp_path):
     assert page.cells[3].outputs == [printed]  # a tqdm widget papermill kept no state of
     # a run that saved its widgets' state: the bar and the state are left out all the same, so
     # the page asks no widget script of a CDN
-    state = {build_book.WIDGET_STATE: {"state": {"x": {"model_name": "HBoxModel"}}}}
+    state = {
+        "application/vnd.jupyter.widget-state+json": {"state": {"x": {"model_name": "HBoxModel"}}}
+    }
     nb.metadata["widgets"] = state
     saved = build_book.page_cells(nb, "box")
     assert saved.cells[3].outputs == [printed] and "widgets" not in saved.metadata
